@@ -1,0 +1,248 @@
+/*
+ * facts.c: agent-agnostic process facts from /proc (SPEC 5.3): the PTY's
+ * foreground process group, whether a foreground process is asleep in a
+ * terminal read (true for shells, `read`, Python input() and simple CLIs;
+ * false for event-loop agents such as node, which sleep in epoll), the CPU
+ * ticks of the session's processes, and process start times (PID reuse).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pty/pty.h"
+
+struct stat_fields {
+	char comm[64];
+	char state;
+	pid_t pgrp, session;
+	uint64_t utime, stime, starttime;
+};
+
+static ssize_t
+read_small(const char *path, char *buf, size_t sz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	do
+		n = read(fd, buf, sz - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+static int
+read_stat(pid_t pid, struct stat_fields *f)
+{
+	char path[64], buf[1024], *rp, *save = NULL, *tok;
+	const char *lp;
+	int field = 3;
+	size_t cl;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof buf) <= 0)
+		return -1;
+	/* comm may hold spaces and parentheses: take the last ')'. */
+	lp = strchr(buf, '(');
+	rp = strrchr(buf, ')');
+	if (lp == NULL || rp == NULL || rp < lp)
+		return -1;
+	cl = (size_t)(rp - lp - 1);
+	if (cl >= sizeof f->comm)
+		cl = sizeof f->comm - 1;
+	memcpy(f->comm, lp + 1, cl);
+	f->comm[cl] = '\0';
+	for (tok = strtok_r(rp + 1, " ", &save); tok != NULL;
+	     tok = strtok_r(NULL, " ", &save), field++) {
+		switch (field) {
+		case 3:
+			f->state = tok[0];
+			break;
+		case 5:
+			f->pgrp = (pid_t)strtol(tok, NULL, 10);
+			break;
+		case 6:
+			f->session = (pid_t)strtol(tok, NULL, 10);
+			break;
+		case 14:
+			f->utime = strtoull(tok, NULL, 10);
+			break;
+		case 15:
+			f->stime = strtoull(tok, NULL, 10);
+			break;
+		case 22:
+			f->starttime = strtoull(tok, NULL, 10);
+			return 0;
+		default:
+			break;
+		}
+	}
+	return -1;
+}
+
+uint64_t
+pty_facts_starttime(pid_t pid)
+{
+	struct stat_fields f;
+
+	if (pid <= 0 || read_stat(pid, &f) < 0)
+		return 0;
+	return f.starttime;
+}
+
+/* Calls fn for every numeric /proc entry; stops when fn returns nonzero. */
+static void
+each_pid(int (*fn)(pid_t, void *), void *ud)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (fn((pid_t)strtol(e->d_name, NULL, 10), ud))
+			break;
+	}
+	closedir(d);
+}
+
+struct session_scan {
+	pid_t sid;
+	pid_t *pids;
+	int n, max;
+};
+
+static int
+session_one(pid_t pid, void *ud)
+{
+	struct session_scan *s = ud;
+	struct stat_fields f;
+
+	if (read_stat(pid, &f) == 0 && f.session == s->sid && f.state != 'Z') {
+		if (s->n >= s->max)
+			return 1;
+		s->pids[s->n++] = pid;
+	}
+	return 0;
+}
+
+int
+pty_facts_session_pids(pid_t sid, pid_t *pids, int max)
+{
+	struct session_scan s = { sid, pids, 0, max };
+
+	if (sid <= 0 || max <= 0)
+		return 0;
+	each_pid(session_one, &s);
+	return s.n;
+}
+
+/* Is fd N of pid a terminal device? */
+static bool
+fd_is_tty(pid_t pid, long fd)
+{
+	char path[64], target[128];
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/fd/%ld", (int)pid, fd);
+	if ((n = readlink(path, target, sizeof target - 1)) <= 0)
+		return false;
+	target[n] = '\0';
+	return strncmp(target, "/dev/pts/", 9) == 0 ||
+	    strncmp(target, "/dev/tty", 8) == 0 ||
+	    strcmp(target, "/dev/console") == 0;
+}
+
+/*
+ * Asleep in a terminal read: /proc/PID/syscall names the blocking call.
+ * read(2) on a tty fd, or select/poll family waiting with fd 0 a tty (how
+ * readline-based shells and Python's input() wait). epoll (node, most event
+ * loops) deliberately does not count: it says nothing about the terminal.
+ */
+static bool
+in_tty_read(pid_t pid)
+{
+	char path[64], buf[256];
+	long nr, arg0;
+
+	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+	if (read_small(path, buf, sizeof buf) <= 0)
+		return false;
+	if (sscanf(buf, "%ld %lx", &nr, &arg0) != 2)
+		return false;
+	switch (nr) {
+	case SYS_read:
+	case SYS_readv:
+		return fd_is_tty(pid, arg0);
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_poll:
+	case SYS_ppoll:
+		return fd_is_tty(pid, 0);
+	default:
+		return false;
+	}
+}
+
+struct fg_scan {
+	pid_t pgrp, sid;
+	bool tty_read;
+	uint64_t ticks;
+	int nprocs;
+	char comm[64];
+};
+
+static int
+fg_one(pid_t pid, void *ud)
+{
+	struct fg_scan *s = ud;
+	struct stat_fields f;
+
+	if (read_stat(pid, &f) < 0 || f.state == 'Z')
+		return 0;
+	if (f.session != s->sid && f.pgrp != s->pgrp)
+		return 0;
+	s->nprocs++;
+	s->ticks += f.utime + f.stime;
+	if (f.pgrp == s->pgrp) {
+		if (pid == s->pgrp || s->comm[0] == '\0')
+			snprintf(s->comm, sizeof s->comm, "%s", f.comm);
+		if (f.state == 'S' && in_tty_read(pid))
+			s->tty_read = true;
+	}
+	return 0;
+}
+
+int
+pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
+{
+	struct fg_scan s;
+
+	memset(out, 0, sizeof *out);
+	out->fg_pgrp = -1;
+	if (sid <= 0)
+		return -EINVAL;
+	memset(&s, 0, sizeof s);
+	s.sid = sid;
+	s.pgrp = master_fd >= 0 ? tcgetpgrp(master_fd) : -1;
+	each_pid(fg_one, &s);
+	out->fg_pgrp = s.pgrp;
+	out->fg_tty_read = s.tty_read;
+	out->cpu_ticks = s.ticks;
+	out->nprocs = s.nprocs;
+	snprintf(out->fg_comm, sizeof out->fg_comm, "%s", s.comm);
+	return 0;
+}

@@ -1,0 +1,497 @@
+/*
+ * pty.h: the public interface of the endpoint module (STYLE A): the screen
+ * model (screen.c), packed lines (line.c), PTY processes (proc.c), the wire
+ * protocol between holders and their clients (wire.c), the holder process
+ * (holder.c) and the client side of a holder socket (client.c).
+ *
+ * Nothing here exposes a libvterm, libuv-internal or curses type: cells are
+ * our own struct pty_cell (SPEC 4.1, STYLE I.6).
+ */
+#ifndef CORRAL_PTY_H
+#define CORRAL_PTY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PTY_NODISCARD __attribute__((warn_unused_result))
+
+struct pty_screen;
+struct pty_proc;
+struct pty_holder;
+struct pty_client;
+struct sbx_plan;
+struct uv_loop_s;
+
+/* Errors: negative errno for OS failures, these below for our own. */
+enum {
+	PTY_EBASE = -20000,
+	PTY_EPROTO,	/* malformed wire frame */
+	PTY_ETOOBIG,	/* frame or line over its cap */
+	PTY_EDENIED,	/* holder refused (trusted_local without control) */
+	PTY_ETIMEDOUT,	/* holder did not answer in time */
+	PTY_EEXEC,	/* the command could not be executed */
+	PTY_ECLOSED,	/* peer went away */
+};
+const char *pty_strerror(int);
+
+/* ------------------------------------------------------------------ */
+/* Cells, colours, attributes                                          */
+
+/*
+ * A colour packed in 32 bits: the top byte is the kind, the rest is an
+ * index or 24-bit RGB.
+ */
+#define PTY_COLOR_DEFAULT 0u
+#define PTY_COLOR_INDEXED(i) (0x01000000u | ((uint32_t)(i) & 0xffu))
+#define PTY_COLOR_RGB(r, g, b)                                            \
+	(0x02000000u | (((uint32_t)(r) & 0xffu) << 16) |                  \
+	    (((uint32_t)(g) & 0xffu) << 8) | ((uint32_t)(b) & 0xffu))
+#define PTY_COLOR_KIND(c) ((c) >> 24)
+#define PTY_COLOR_KIND_DEFAULT 0u
+#define PTY_COLOR_KIND_INDEXED 1u
+#define PTY_COLOR_KIND_RGB 2u
+
+#define PTY_ATTR_BOLD 0x0001u
+#define PTY_ATTR_UNDERLINE 0x0006u /* 2 bits: 1 single, 2 double, 3 curly */
+#define PTY_ATTR_UNDERLINE_SHIFT 1
+#define PTY_ATTR_ITALIC 0x0008u
+#define PTY_ATTR_BLINK 0x0010u
+#define PTY_ATTR_REVERSE 0x0020u
+#define PTY_ATTR_STRIKE 0x0040u
+#define PTY_ATTR_CONCEAL 0x0080u
+
+/* Base character plus combining marks; more than this are dropped. */
+#define PTY_CELL_MAXCP 6
+
+/*
+ * One screen cell as the model exposes it. cp[0] == 0 is an empty (blank)
+ * cell. width is 1, 2 for the left half of a wide character, and 0 for the
+ * right half (which carries no characters).
+ */
+struct pty_cell {
+	uint32_t cp[PTY_CELL_MAXCP];
+	uint32_t fg;
+	uint32_t bg;
+	uint16_t attrs;
+	uint8_t width;
+};
+
+/* ------------------------------------------------------------------ */
+/* screen.c: the pure terminal model of one endpoint                   */
+
+#define PTY_SCREEN_SB_DEFAULT 10000
+#define PTY_SCREEN_TITLE_MAX 1024
+
+/* Mouse reporting modes (DECSET 1000/1002/1003). */
+enum pty_mouse { PTY_MOUSE_NONE, PTY_MOUSE_CLICK, PTY_MOUSE_DRAG, PTY_MOUSE_MOVE };
+
+/* Cursor shapes (DECSCUSR). */
+enum pty_cursor_shape {
+	PTY_CURSOR_BLOCK = 1,
+	PTY_CURSOR_UNDERLINE,
+	PTY_CURSOR_BAR
+};
+
+struct pty_cursor {
+	int row;
+	int col;
+	bool visible;
+	bool blink;
+	uint8_t shape; /* enum pty_cursor_shape */
+};
+
+/* Input and display modes the agent set (SPEC 4.5). */
+struct pty_modes {
+	bool altscreen;
+	bool app_cursor;	/* DECCKM */
+	bool app_keypad;	/* DECKPAM */
+	bool bracketed_paste;	/* 2004 */
+	bool mouse_sgr;		/* 1006 */
+	bool reverse;		/* DECSCNM */
+	bool focus_events;	/* 1004 */
+	uint8_t mouse;		/* enum pty_mouse */
+};
+
+/* Terminal signals the screen saw, for the lifecycle detector (SPEC 5.3). */
+enum pty_screen_event_kind {
+	PTY_SEV_BELL,
+	PTY_SEV_TITLE,	   /* OSC 0/2; text is the new title */
+	PTY_SEV_OSC,	   /* any other OSC: text is "NUM;payload" (bounded) */
+};
+typedef void (*pty_screen_event_cb)(enum pty_screen_event_kind,
+    const char *text, size_t len, void *ud);
+/* Bytes the terminal sends back to the program (DA, DSR/CPR replies, keys). */
+typedef void (*pty_screen_output_cb)(const char *buf, size_t len, void *ud);
+
+/*
+ * Create a screen of rows x cols (each 1..1000) keeping at most sb_max lines
+ * of scrollback (0 keeps none). Returns 0 or -EINVAL/-ENOMEM.
+ */
+PTY_NODISCARD int pty_screen_new(struct pty_screen **out, int rows, int cols,
+    size_t sb_max);
+void pty_screen_free(struct pty_screen *);
+void pty_screen_set_output(struct pty_screen *, pty_screen_output_cb, void *ud);
+void pty_screen_set_event(struct pty_screen *, pty_screen_event_cb, void *ud);
+/* Feed bytes from the program; never fails, whatever the bytes. */
+void pty_screen_feed(struct pty_screen *, const char *buf, size_t len);
+/* Resize; the scrollback keeps its lines. Returns 0 or -EINVAL/-ENOMEM. */
+PTY_NODISCARD int pty_screen_resize(struct pty_screen *, int rows, int cols);
+void pty_screen_size(const struct pty_screen *, int *rows, int *cols);
+/* Copy cell (row, col) of the visible screen; out-of-range gives a blank. */
+void pty_screen_cell(const struct pty_screen *, int row, int col,
+    struct pty_cell *out);
+/*
+ * The dirty row range since the last clear: returns false when nothing is
+ * dirty, else sets [*first, *last] (inclusive).
+ */
+bool pty_screen_dirty(const struct pty_screen *, int *first, int *last);
+void pty_screen_dirty_clear(struct pty_screen *);
+void pty_screen_cursor(const struct pty_screen *, struct pty_cursor *out);
+void pty_screen_modes(const struct pty_screen *, struct pty_modes *out);
+/* The title (OSC 0/2), NUL-terminated, at most PTY_SCREEN_TITLE_MAX bytes. */
+const char *pty_screen_title(const struct pty_screen *);
+uint64_t pty_screen_bells(const struct pty_screen *);
+/* Scrollback: number of lines held, and line idx (0 = oldest). */
+size_t pty_screen_sb_count(const struct pty_screen *);
+/*
+ * Copy scrollback line idx into cells (at most maxcols); returns the number
+ * of cells in the line (trailing blanks trimmed) or -EINVAL.
+ */
+int pty_screen_sb_line(const struct pty_screen *, size_t idx,
+    struct pty_cell *cells, int maxcols);
+/* Bytes a scrollback line takes in memory (for benchmarks). */
+size_t pty_screen_sb_bytes(const struct pty_screen *);
+/*
+ * Keyboard input encoded the way the program asked (DECCKM, bracketed
+ * paste...). The bytes come out through the output callback.
+ */
+enum pty_key {
+	PTY_KEY_NONE,
+	PTY_KEY_ENTER,
+	PTY_KEY_TAB,
+	PTY_KEY_BACKSPACE,
+	PTY_KEY_ESCAPE,
+	PTY_KEY_UP,
+	PTY_KEY_DOWN,
+	PTY_KEY_LEFT,
+	PTY_KEY_RIGHT,
+	PTY_KEY_INS,
+	PTY_KEY_DEL,
+	PTY_KEY_HOME,
+	PTY_KEY_END,
+	PTY_KEY_PAGEUP,
+	PTY_KEY_PAGEDOWN,
+	PTY_KEY_F1, /* F1..F12 follow in order */
+	PTY_KEY_F12 = PTY_KEY_F1 + 11,
+	PTY_KEY_MAX
+};
+#define PTY_MOD_SHIFT 0x01u
+#define PTY_MOD_ALT 0x02u
+#define PTY_MOD_CTRL 0x04u
+void pty_screen_key(struct pty_screen *, enum pty_key, unsigned mods);
+void pty_screen_unichar(struct pty_screen *, uint32_t cp, unsigned mods);
+void pty_screen_paste(struct pty_screen *, const char *buf, size_t len);
+/*
+ * The text of visible row `row` as UTF-8, trailing blanks trimmed, written
+ * NUL-terminated into buf (truncated at a character boundary). Returns the
+ * length written.
+ */
+size_t pty_screen_row_text(const struct pty_screen *, int row, char *buf,
+    size_t bufsz);
+
+/* ------------------------------------------------------------------ */
+/* line.c: packed lines, for the scrollback ring and the wire          */
+
+/* Upper bound of pty_line_pack's output for ncells cells. */
+size_t pty_line_packed_max(int ncells);
+/*
+ * Pack cells[0..ncells) (trailing blank cells trimmed) into buf. Returns
+ * the bytes written, or 0 if bufsz is too small.
+ */
+size_t pty_line_pack(const struct pty_cell *cells, int ncells, uint8_t *buf,
+    size_t bufsz);
+/*
+ * Unpack a packed line from untrusted bytes into at most maxcells cells;
+ * the rest of cells[] up to maxcells is filled with blanks. Returns the
+ * number of cells the line holds, or PTY_EPROTO; *used gets the bytes read.
+ */
+PTY_NODISCARD int pty_line_unpack(const uint8_t *buf, size_t len,
+    struct pty_cell *cells, int maxcells, size_t *used);
+/* Fill n cells with blanks. */
+void pty_cell_blank(struct pty_cell *cells, int n);
+/* UTF-8 of one cell's characters into buf (bufsz >= 4*PTY_CELL_MAXCP+1). */
+size_t pty_cell_utf8(const struct pty_cell *, char *buf, size_t bufsz);
+
+/* ------------------------------------------------------------------ */
+/* wire.c: the holder socket protocol (SPEC 9.5)                        */
+
+/*
+ * A frame is a 4-byte little-endian payload length, then a 1-byte type,
+ * then the payload. Frames over PTY_WIRE_MAX are a protocol error.
+ */
+#define PTY_WIRE_VERSION 1
+#define PTY_WIRE_MAX (1u << 20)
+#define PTY_WIRE_HDR 5
+
+enum pty_wire_type {
+	/* client -> holder */
+	PTY_W_HELLO = 1,	/* u32 version, u8 flags (PTY_HELLO_*) */
+	PTY_W_INPUT,		/* raw bytes to type */
+	PTY_W_KEY,		/* u32 key (enum pty_key), u32 mods */
+	PTY_W_UNICHAR,		/* u32 codepoint, u32 mods */
+	PTY_W_PASTE,		/* bytes (bracketed if the program asked) */
+	PTY_W_RESIZE,		/* u16 rows, u16 cols */
+	PTY_W_SIGNAL,		/* u8 signal (SIGINT/SIGTERM/SIGKILL/SIGHUP) */
+	PTY_W_CANCEL,		/* SPEC 5.5 escalation */
+	PTY_W_STATUS,		/* u32 seq */
+	PTY_W_SCROLLBACK,	/* u32 from (0 = oldest), u32 count */
+	/* holder -> client */
+	PTY_W_STATUS_REPLY = 64, /* u32 seq, then a JSON object */
+	PTY_W_META,		/* see struct pty_wire_meta; then title bytes */
+	PTY_W_ROWS,		/* u16 first, u16 n, then n packed lines */
+	PTY_W_SB_LINES,		/* u32 from, u32 total, u32 n, packed lines */
+	PTY_W_EXIT,		/* i32 wait status */
+	PTY_W_ERROR,		/* i32 code, then message bytes */
+	PTY_W_OK,		/* u32 what (the request type acknowledged) */
+};
+
+#define PTY_HELLO_LIVE 0x01u   /* send the screen then live updates */
+#define PTY_HELLO_CONTROL 0x02u /* the client wants to type/resize */
+
+struct pty_wire_meta {
+	uint16_t rows, cols;
+	uint16_t cur_row, cur_col;
+	uint8_t cur_visible, cur_blink, cur_shape;
+	uint8_t modes;	/* PTY_WMODE_* bits */
+	uint8_t mouse;
+	uint8_t state;	/* enum pty_run_state */
+	int32_t exit_status;
+	uint64_t bells;
+	uint64_t sb_count;
+	uint16_t title_len;
+};
+#define PTY_WIRE_META_SIZE 36
+#define PTY_WMODE_ALT 0x01u
+#define PTY_WMODE_APPCURSOR 0x02u
+#define PTY_WMODE_APPKEYPAD 0x04u
+#define PTY_WMODE_PASTE 0x08u
+#define PTY_WMODE_MOUSESGR 0x10u
+#define PTY_WMODE_REVERSE 0x20u
+#define PTY_WMODE_FOCUS 0x40u
+
+enum pty_run_state { PTY_RUN_STARTING, PTY_RUN_RUNNING, PTY_RUN_EXITED };
+
+/* Incremental decoder over a byte stream of frames. */
+struct pty_wire_dec {
+	uint8_t *buf;
+	size_t len, cap;
+	size_t max;	/* frame cap */
+	size_t pending;	/* bytes of the frame handed out last */
+};
+void pty_wire_dec_init(struct pty_wire_dec *, size_t max);
+void pty_wire_dec_free(struct pty_wire_dec *);
+/* Append bytes; returns 0 or -ENOMEM / PTY_ETOOBIG. */
+PTY_NODISCARD int pty_wire_dec_push(struct pty_wire_dec *, const void *buf,
+    size_t len);
+/*
+ * Take the next complete frame: returns 1 and sets *type, *payload (valid
+ * until the next _next or _push call) and *plen; 0 when more bytes are needed;
+ * PTY_EPROTO/PTY_ETOOBIG on a bad frame.
+ */
+PTY_NODISCARD int pty_wire_dec_next(struct pty_wire_dec *, uint8_t *type,
+    const uint8_t **payload, size_t *plen);
+
+/* A growable output buffer for building frames. */
+struct pty_wbuf {
+	uint8_t *buf;
+	size_t len, cap;
+	bool oom;
+};
+void pty_wbuf_init(struct pty_wbuf *);
+void pty_wbuf_free(struct pty_wbuf *);
+void pty_wbuf_reset(struct pty_wbuf *);
+/* Start a frame of the given type; returns the offset to pass to _end. */
+size_t pty_wire_begin(struct pty_wbuf *, uint8_t type);
+void pty_wire_end(struct pty_wbuf *, size_t start);
+void pty_wbuf_put(struct pty_wbuf *, const void *, size_t);
+void pty_wbuf_u8(struct pty_wbuf *, uint8_t);
+void pty_wbuf_u16(struct pty_wbuf *, uint16_t);
+void pty_wbuf_u32(struct pty_wbuf *, uint32_t);
+void pty_wbuf_u64(struct pty_wbuf *, uint64_t);
+/* Little-endian readers over untrusted payloads: bounds-checked cursor. */
+struct pty_rd {
+	const uint8_t *p;
+	size_t len, off;
+	bool bad;
+};
+void pty_rd_init(struct pty_rd *, const uint8_t *p, size_t len);
+uint8_t pty_rd_u8(struct pty_rd *);
+uint16_t pty_rd_u16(struct pty_rd *);
+uint32_t pty_rd_u32(struct pty_rd *);
+uint64_t pty_rd_u64(struct pty_rd *);
+const uint8_t *pty_rd_bytes(struct pty_rd *, size_t n);
+
+/* Encode/decode a META frame payload. */
+void pty_wire_meta_put(struct pty_wbuf *, const struct pty_wire_meta *,
+    const char *title);
+PTY_NODISCARD int pty_wire_meta_get(const uint8_t *p, size_t len,
+    struct pty_wire_meta *, char *title, size_t titlesz);
+
+/*
+ * Validate any holder->client or client->holder payload for its type
+ * (used by both ends and by the fuzz target). Returns 0 or PTY_EPROTO.
+ */
+PTY_NODISCARD int pty_wire_check(uint8_t type, const uint8_t *p, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* mirror.c: a client-side copy of a holder's screen, built from frames */
+
+struct pty_mirror {
+	int rows, cols;
+	struct pty_cell *cells;	/* rows * cols */
+	struct pty_wire_meta meta;
+	char title[PTY_SCREEN_TITLE_MAX + 1];
+	uint32_t dirty_first, dirty_last; /* rows changed since last clear */
+	bool dirty;
+	int32_t exit_status;
+	bool exited;
+};
+void pty_mirror_init(struct pty_mirror *);
+void pty_mirror_free(struct pty_mirror *);
+/*
+ * Apply one holder->client frame (META, ROWS, EXIT); other types are
+ * ignored. Returns 0 or PTY_EPROTO (the mirror stays consistent).
+ */
+PTY_NODISCARD int pty_mirror_apply(struct pty_mirror *, uint8_t type,
+    const uint8_t *p, size_t len);
+const struct pty_cell *pty_mirror_cell(const struct pty_mirror *, int row,
+    int col);
+
+/* ------------------------------------------------------------------ */
+/* proc.c: a child process on a fresh PTY                               */
+
+typedef void (*pty_proc_exit_cb)(struct pty_proc *, int64_t wstatus,
+    void *ud);
+typedef void (*pty_proc_read_cb)(struct pty_proc *, const char *buf,
+    size_t len, void *ud);
+
+/* How the child gets its terminal (SPEC 8.3). */
+enum pty_ctty {
+	PTY_CTTY_TAKE,	/* setsid + TIOCSCTTY: trusted_local */
+	PTY_CTTY_NONE,	/* setsid only: a sandbox helper takes it later */
+};
+
+struct pty_proc_opts {
+	const struct sbx_plan *plan;	/* argv, envp, cwd, pre-exec recipe */
+	int rows, cols;
+	enum pty_ctty ctty;
+	size_t read_budget;	/* bytes per loop tick before backpressure */
+	pty_proc_read_cb on_read;
+	pty_proc_exit_cb on_exit;
+	void *ud;
+};
+
+/*
+ * Spawn the plan on a fresh PTY under loop. On success the child runs and
+ * *out is the handle; an exec failure is reported as PTY_EEXEC with errno
+ * text in errbuf, and no child is left behind.
+ */
+PTY_NODISCARD int pty_proc_spawn(struct pty_proc **out,
+    struct uv_loop_s *loop, const struct pty_proc_opts *, char *errbuf,
+    size_t errsz);
+/* Queue bytes to the child's terminal (bounded; returns -ENOBUFS if full). */
+PTY_NODISCARD int pty_proc_write(struct pty_proc *, const void *buf,
+    size_t len);
+PTY_NODISCARD int pty_proc_resize(struct pty_proc *, int rows, int cols);
+pid_t pty_proc_pid(const struct pty_proc *);
+int pty_proc_master_fd(const struct pty_proc *);
+/* Signal the child's session and its process groups (SPEC 5.5). */
+int pty_proc_signal(struct pty_proc *, int sig);
+/* Pause/resume reading (backpressure from a slow consumer). */
+void pty_proc_read_pause(struct pty_proc *, bool paused);
+bool pty_proc_exited(const struct pty_proc *);
+/* Close handles; cb runs once everything is closed and freed. */
+void pty_proc_close(struct pty_proc *, void (*cb)(void *ud), void *ud);
+
+/* ------------------------------------------------------------------ */
+/* facts.c: process facts from /proc (SPEC 5.3)                         */
+
+struct pty_facts {
+	pid_t fg_pgrp;		/* tcgetpgrp of the master, or -1 */
+	bool fg_tty_read;	/* a fg process asleep in a terminal read */
+	uint64_t cpu_ticks;	/* utime+stime of the session's processes */
+	int nprocs;		/* processes in the session */
+	char fg_comm[64];	/* comm of the fg pgrp leader */
+};
+/* Sample facts for the session led by sid on the PTY master fd. */
+int pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out);
+/* Every pid whose session is sid (up to max); returns the count. */
+int pty_facts_session_pids(pid_t sid, pid_t *pids, int max);
+/* Process start time (field 22 of /proc/PID/stat), 0 if gone. */
+uint64_t pty_facts_starttime(pid_t pid);
+
+/* ------------------------------------------------------------------ */
+/* holder.c: the per-lease holder process (SPEC 2)                      */
+
+/* What the composition root learns from a holder, through callbacks. */
+struct pty_holder_hooks {
+	void (*started)(pid_t child, void *ud);
+	void (*exited)(int64_t wstatus, bool cancelled, void *ud);
+	void (*event)(const char *kind, const char *detail, void *ud);
+	/* Extra fields for the status reply (a JSON object text, or NULL). */
+	char *(*status_json)(void *ud);
+	void *ud;
+};
+
+struct pty_holder_opts {
+	const char *id;		/* lease ID */
+	const char *dir;	/* lease directory (0700) */
+	const struct sbx_plan *plan;
+	enum pty_ctty ctty;
+	int rows, cols;
+	size_t sb_lines;
+	size_t transcript_max;	/* bytes; 0 disables the transcript */
+	bool allow_control;	/* false: refuse input/signals/cancel */
+	bool trusted_local;
+	int ready_fd;		/* "ok PID\n" or "err MSG\n" then closed; -1 */
+	int owner_fd;		/* connected socket of the owner (wrap); -1 */
+	unsigned cancel_wait_ms; /* each escalation step (SPEC 5.5) */
+	struct pty_holder_hooks hooks;
+};
+
+/*
+ * Run a holder to its end on loop: spawn, serve the socket dir/holder.sock,
+ * keep the screen and transcript. Returns the child's exit code for the
+ * holder process's own exit, or a negative error before the child started.
+ */
+int pty_holder_run(struct uv_loop_s *loop, const struct pty_holder_opts *);
+
+/* ------------------------------------------------------------------ */
+/* client.c: blocking client of a holder socket (for one-shot commands) */
+
+/*
+ * Connect to the holder socket at path with a deadline; sends HELLO.
+ * Returns 0 or a negative error (PTY_ETIMEDOUT, -ECONNREFUSED...).
+ */
+PTY_NODISCARD int pty_client_open(struct pty_client **out, const char *path,
+    unsigned flags, int timeout_ms);
+void pty_client_free(struct pty_client *);
+int pty_client_fd(const struct pty_client *);
+/* Send one frame (blocking with the client's deadline). */
+PTY_NODISCARD int pty_client_send(struct pty_client *, uint8_t type,
+    const void *payload, size_t len);
+/*
+ * Receive the next frame within timeout_ms: 1 and the frame, 0 on timeout,
+ * negative on error/EOF. The payload is valid until the next call.
+ */
+PTY_NODISCARD int pty_client_recv(struct pty_client *, uint8_t *type,
+    const uint8_t **payload, size_t *plen, int timeout_ms);
+/*
+ * Status ping: the JSON text of the holder's status (malloc'd, caller
+ * frees) within timeout_ms, or NULL with *err set.
+ */
+char *pty_client_status(struct pty_client *, int timeout_ms, int *err);
+
+#endif /* CORRAL_PTY_H */

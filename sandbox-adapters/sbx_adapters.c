@@ -1,0 +1,22 @@
+/*
+ * sbx_adapters.c: the table of built-in sandbox adapters (SPEC 8.1), in the
+ * tmux cmd_table style. The only global of the module, and it is const.
+ */
+#include <string.h>
+
+#include "sandbox-adapters/sbx.h"
+
+const struct sbx_adapter *const sbx_adapters[] = {
+	&sbx_adapter_local,
+	NULL,
+};
+
+const struct sbx_adapter *
+sbx_adapter_find(const char *name)
+{
+	for (size_t i = 0; sbx_adapters[i] != NULL; i++) {
+		if (strcmp(sbx_adapters[i]->name, name) == 0)
+			return sbx_adapters[i];
+	}
+	return NULL;
+}
