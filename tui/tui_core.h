@@ -1,0 +1,524 @@
+/*
+ * tui_core.h: the pure core of the console (STYLE F): text escaping
+ * (escape.c), the key/prefix state machine (keys.c), geometry (layout.c),
+ * the redraw throttle (redraw.c), themes and colour depth (theme.c) and
+ * rendering onto an abstract surface (draw.c). No curses, no libuv, no I/O
+ * except reading theme files. Included from tui/tui.h.
+ */
+#ifndef CORRAL_TUI_CORE_H
+#define CORRAL_TUI_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pty/pty.h"
+
+struct tui_theme;
+
+/* ------------------------------------------------------------------ */
+/* escape.c: untrusted text made safe to display (SPEC 4.7)            */
+
+/* Flags for tui_escape_ex. */
+#define TUI_ESC_BACKSLASH 0x01u /* also write '\' as "\\" (unambiguous) */
+#define TUI_ESC_KEEP_NL 0x02u	/* let '\n' through (multi-line output) */
+#define TUI_ESC_KEEP_TAB 0x04u	/* let '\t' through */
+
+/*
+ * Copy in[0..len) to out as printable UTF-8: C0 controls, DEL, C1 (U+0080
+ * to U+009F), bidi controls (U+202A-202E, U+2066-2069, U+200E, U+200F,
+ * U+061C), line/paragraph separators (U+2028/2029) and invalid UTF-8 are
+ * written visibly as "\t", "\n", "\r", "\xNN" (bytes) or "\uNNNN"
+ * (characters). At most outsz-1 bytes are written, never part of a
+ * character or of an escape, and out is always NUL-terminated when
+ * outsz > 0. Returns the bytes written (without the NUL). Used by the
+ * console and the command line alike.
+ */
+size_t tui_escape(const char *in, size_t len, char *out, size_t outsz);
+size_t tui_escape_ex(const char *in, size_t len, char *out, size_t outsz,
+    unsigned flags);
+/* Bytes tui_escape_ex would need for the whole input (without the NUL). */
+size_t tui_escape_size(const char *in, size_t len, unsigned flags);
+/*
+ * Decode one strict UTF-8 character (no overlongs, surrogates or values
+ * over U+10FFFF) from s[0..len): returns its length (1-4) and sets *cp, or
+ * -1 when s does not start with a valid character.
+ */
+int tui_escape_utf8_decode(const char *s, size_t len, uint32_t *cp);
+/* Encode cp (<= U+10FFFF) into out[0..4); returns the length (1-4). */
+size_t tui_escape_utf8_encode(uint32_t cp, char *out);
+/* True when tui_escape would escape the character cp. */
+bool tui_escape_cp_unsafe(uint32_t cp);
+/*
+ * Terminal columns of a printable character: 0 (combining), 1 or 2, from
+ * wcwidth() so it agrees with curses (set a UTF-8 LC_CTYPE); characters
+ * wcwidth does not know count as 1.
+ */
+int tui_escape_cp_width(uint32_t cp);
+/* Columns of already-escaped (valid, printable) UTF-8 text. */
+size_t tui_escape_width(const char *s, size_t len);
+
+/* ------------------------------------------------------------------ */
+/* keys.c: keys in, actions out                                         */
+
+/* Console-only key codes, after enum pty_key's. */
+enum tui_key_code {
+	TUI_KEY_RESIZE = 0x100,	/* the outer terminal changed size */
+	TUI_KEY_WHEEL_UP,
+	TUI_KEY_WHEEL_DOWN,
+	TUI_KEY_CLICK,		/* button 1 at (x, y) */
+};
+
+/*
+ * One input event. code == PTY_KEY_NONE means a character cp; otherwise
+ * code is an enum pty_key or enum tui_key_code value. Control characters
+ * are a letter with PTY_MOD_CTRL (C-b is cp 'b', CTRL): build them with
+ * tui_key_from_char.
+ */
+struct tui_key {
+	int code;
+	uint32_t cp;
+	unsigned mods;	/* PTY_MOD_* */
+	int x, y;	/* surface position for TUI_KEY_CLICK and the wheel */
+};
+
+enum tui_mode {
+	TUI_MODE_NORMAL,	/* the console has the keyboard */
+	TUI_MODE_PREFIX,	/* after the prefix key: one console command */
+	TUI_MODE_TYPING,	/* keys go to the focused agent */
+	TUI_MODE_SCROLL,	/* browsing scrollback */
+	TUI_MODE_CONFIRM,	/* waiting for y/n */
+	TUI_MODE_COUNT
+};
+
+enum tui_action {
+	TUI_ACT_NONE,		/* nothing to do */
+	TUI_ACT_MODE,		/* only the mode changed (redraw the status) */
+	TUI_ACT_QUIT,		/* leave the console; agents keep running */
+	TUI_ACT_SELECT_NEXT,
+	TUI_ACT_SELECT_PREV,
+	TUI_ACT_SELECT_FIRST,
+	TUI_ACT_SELECT_LAST,
+	TUI_ACT_TYPE_START,	/* mode is now TYPING into the focused lease */
+	TUI_ACT_SEND_KEY,	/* send act.key to the agent, act.arg times */
+	TUI_ACT_HELP,		/* toggle the help overlay */
+	TUI_ACT_DISMISS,	/* Esc: close help / a message */
+	TUI_ACT_DETAIL_TOGGLE,
+	TUI_ACT_ZOOM_TOGGLE,	/* the pane takes the whole body */
+	TUI_ACT_SCROLL,		/* mode is SCROLL; move by act.arg act.unit */
+	TUI_ACT_SCROLL_TOP,
+	TUI_ACT_SCROLL_BOTTOM,
+	TUI_ACT_SCROLL_EXIT,	/* back to the live screen */
+	TUI_ACT_CONFIRM_ASK,	/* ask y/n for the action in act.arg */
+	TUI_ACT_CONFIRM_NO,	/* the question was declined */
+	TUI_ACT_CANCEL,		/* confirmed: cancel the selected lease */
+	TUI_ACT_REJECT,		/* confirmed: reject its result */
+	TUI_ACT_APPLY,		/* confirmed: apply its result */
+	TUI_ACT_REVIEW,		/* open the review view */
+	TUI_ACT_RESIZE,		/* re-lay everything, resize the focused pane */
+	TUI_ACT_REDRAW,		/* C-l: full redraw */
+	TUI_ACT_CLICK,		/* act.key.x/y: select what is there */
+	TUI_ACT_COUNT
+};
+
+enum tui_scroll_unit { TUI_SCROLL_LINE, TUI_SCROLL_HALF, TUI_SCROLL_PAGE };
+
+/* What a key produced. */
+struct tui_act {
+	enum tui_action action;
+	/*
+	 * SCROLL: amount in unit, positive = back into history (0 = just
+	 * entered). SEND_KEY: repeat count (>= 1). CONFIRM_ASK: the
+	 * enum tui_action that 'y' will produce.
+	 */
+	int arg;
+	enum tui_scroll_unit unit;
+	struct tui_key key;	/* SEND_KEY, CLICK */
+	bool mode_changed;
+};
+
+/* The state machine. Fields may be read; change them through the API. */
+struct tui_keys {
+	enum tui_mode mode;
+	enum tui_mode prefix_from;	/* mode the prefix was pressed in */
+	enum tui_mode scroll_from;	/* mode SCROLL returns to */
+	enum tui_action pending;	/* what CONFIRM will do on 'y' */
+	struct tui_key prefix;		/* default C-b */
+	bool pane_altscreen;	/* focused agent on the alternate screen */
+};
+
+/* One row of the binding tables (named initialisers in keys.c). */
+struct tui_binding {
+	struct tui_key key;
+	enum tui_action action;
+	int arg;
+	enum tui_scroll_unit unit;
+	enum tui_mode next;	/* mode after the action */
+};
+
+/* One line of the help overlay. */
+struct tui_help_line {
+	bool prefixed;		/* shown after the prefix key's name */
+	const char *keys;
+	const char *what;
+};
+
+/* Start in NORMAL with the prefix C-b. */
+void tui_keys_init(struct tui_keys *);
+/*
+ * Feed one key: fills *out (always) and returns out->action. Moving the
+ * selection never produces TUI_ACT_SEND_KEY; only TYPING does (and the
+ * prefix pressed twice while typing, which sends the prefix itself).
+ */
+enum tui_action tui_keys_feed(struct tui_keys *, const struct tui_key *,
+    struct tui_act *out);
+/* Force a mode (the focused lease went away, scrolled back to the end). */
+void tui_keys_set_mode(struct tui_keys *, enum tui_mode);
+/* Set the prefix key; -EINVAL for a key that cannot be one (NONE). */
+int tui_keys_set_prefix(struct tui_keys *, const struct tui_key *);
+/* The focused agent uses the alternate screen: the wheel sends arrows. */
+void tui_keys_set_altscreen(struct tui_keys *, bool);
+const char *tui_keys_mode_name(enum tui_mode);
+const char *tui_keys_action_name(enum tui_action);
+/* Key hints for the status bar in the current mode (names the prefix). */
+size_t tui_keys_hints(const struct tui_keys *, char *buf, size_t bufsz);
+/* The help overlay's lines. */
+const struct tui_help_line *tui_keys_help(size_t *n);
+
+/* Key constructors and names. */
+struct tui_key tui_key_char(uint32_t cp, unsigned mods);
+struct tui_key tui_key_special(int code, unsigned mods);
+/*
+ * A character as a terminal sends it: CR/LF -> Enter, HT -> Tab, DEL/BS
+ * -> Backspace, ESC -> Escape, other C0 -> letter + PTY_MOD_CTRL.
+ */
+struct tui_key tui_key_from_char(uint32_t wc);
+bool tui_key_eq(const struct tui_key *, const struct tui_key *);
+/*
+ * Parse "C-b", "^b", "M-x", "Enter", "Esc", "Tab", "Space", "F1", "PgUp",
+ * a single character...; 0 or -EINVAL.
+ */
+int tui_key_parse(const char *s, struct tui_key *out);
+/* Name a key the way tui_key_parse reads it ("C-b"); returns the length. */
+size_t tui_key_name(const struct tui_key *, char *buf, size_t bufsz);
+
+/* ------------------------------------------------------------------ */
+/* layout.c: area -> rectangles                                          */
+
+struct tui_rect {
+	int x, y, w, h;	/* w == 0 or h == 0: absent */
+};
+
+struct tui_layout_in {
+	int w, h;		/* the outer terminal */
+	size_t nleases;
+	bool detail;		/* detail panel shown */
+	bool zoom;		/* focused pane takes the whole body */
+	bool help;		/* help overlay shown */
+};
+
+/* Columns from which the list goes to the left of the pane. */
+#define TUI_LAYOUT_WIDE 100
+#define TUI_LAYOUT_LIST_MIN 30
+#define TUI_LAYOUT_LIST_MAX 40
+#define TUI_LAYOUT_DETAIL_ROWS 12
+
+struct tui_layout {
+	struct tui_rect list;	/* the lease list */
+	struct tui_rect detail;	/* the detail panel (empty when hidden) */
+	struct tui_rect pane;	/* the focused pane: the endpoint's size */
+	struct tui_rect status;	/* bottom line */
+	struct tui_rect sep_v;	/* vertical rule between list and pane */
+	struct tui_rect sep_h;	/* horizontal rule above the pane */
+	struct tui_rect help;	/* overlay drawn over the others */
+	bool list_left;
+};
+
+/*
+ * Compute the scene. Every rect lies inside the area, none is negative,
+ * and list, detail, pane, status and the rules never overlap (the help
+ * overlay is drawn on top on purpose).
+ */
+void tui_layout_compute(const struct tui_layout_in *, struct tui_layout *out);
+bool tui_rect_empty(const struct tui_rect *);
+bool tui_rect_contains(const struct tui_rect *, int x, int y);
+bool tui_rect_overlap(const struct tui_rect *, const struct tui_rect *);
+
+/* ------------------------------------------------------------------ */
+/* redraw.c: one throttled frame timer (STYLE E)                        */
+
+#define TUI_REDRAW_INTERVAL_MS 16	/* at most ~60 frames a second */
+#define TUI_REDRAW_ECHO_MS 100		/* output after a key is an echo */
+
+#define TUI_DIRTY_LIST 0x01u
+#define TUI_DIRTY_PANE 0x02u	/* rows pane_first..pane_last */
+#define TUI_DIRTY_DETAIL 0x04u
+#define TUI_DIRTY_STATUS 0x08u
+#define TUI_DIRTY_ALL 0x10u	/* re-lay, clear and draw everything */
+
+struct tui_redraw {
+	unsigned interval_ms;
+	uint64_t last_draw_ms;
+	uint64_t echo_until_ms;	/* the next pane frame before this is urgent */
+	unsigned what;		/* TUI_DIRTY_* */
+	int pane_first, pane_last;
+	bool urgent;
+	bool pending;		/* the caller has a timer armed */
+	bool drawn;		/* a frame was drawn already */
+};
+
+enum tui_redraw_verdict {
+	TUI_REDRAW_IDLE,	/* nothing dirty */
+	TUI_REDRAW_NOW,		/* draw now (tui_redraw_take) */
+	TUI_REDRAW_ARM,		/* arm the timer for *wait_ms */
+	TUI_REDRAW_PENDING,	/* the armed timer will do it */
+};
+
+/* What one frame has to draw. */
+struct tui_redraw_set {
+	unsigned what;
+	int pane_first, pane_last;
+};
+
+/* interval_ms 0 means TUI_REDRAW_INTERVAL_MS. */
+void tui_redraw_init(struct tui_redraw *, unsigned interval_ms);
+/*
+ * Mark parts dirty. urgent (a keystroke) makes the next frame immediate
+ * and opens the echo window: the first pane frame within
+ * TUI_REDRAW_ECHO_MS after it is drawn at once too.
+ */
+void tui_redraw_mark(struct tui_redraw *, uint64_t now_ms, unsigned what,
+    bool urgent);
+/* Mark pane rows first..last dirty (output-driven, not urgent). */
+void tui_redraw_mark_rows(struct tui_redraw *, uint64_t now_ms, int first,
+    int last);
+/* Decide: draw now, arm the timer (sets pending), or wait. */
+enum tui_redraw_verdict tui_redraw_due(struct tui_redraw *, uint64_t now_ms,
+    unsigned *wait_ms);
+/* The armed timer went off: call tui_redraw_due again. */
+void tui_redraw_fired(struct tui_redraw *);
+/* A frame is drawn now: take the dirty set and clear it. */
+void tui_redraw_take(struct tui_redraw *, uint64_t now_ms,
+    struct tui_redraw_set *out);
+
+/* ------------------------------------------------------------------ */
+/* theme.c: themes (SPEC 4.6)                                          */
+
+/* Activity states (SPEC 5.2) plus the console's own lost/unknown. */
+enum tui_activity {
+	TUI_ACTIVITY_UNKNOWN,
+	TUI_ACTIVITY_STARTING,
+	TUI_ACTIVITY_WORKING,
+	TUI_ACTIVITY_PROMPT,
+	TUI_ACTIVITY_BLOCKED,
+	TUI_ACTIVITY_DONE,
+	TUI_ACTIVITY_FAILED,
+	TUI_ACTIVITY_CANCELLED,
+	TUI_ACTIVITY_LOST,
+	TUI_ACTIVITY_COUNT
+};
+/* "working" -> TUI_ACTIVITY_WORKING; unknown words -> UNKNOWN. */
+enum tui_activity tui_activity_from_name(const char *);
+const char *tui_activity_name(enum tui_activity);
+/* The badge letter: S W P B D F C L, '?' for unknown. */
+char tui_activity_letter(enum tui_activity);
+
+/* Colour depth of the outer terminal. */
+enum tui_colors {
+	TUI_COLORS_NONE,	/* NO_COLOR or a monochrome terminal */
+	TUI_COLORS_8,
+	TUI_COLORS_16,
+	TUI_COLORS_256,
+	TUI_COLORS_TRUE
+};
+
+struct tui_style {
+	uint32_t fg, bg;	/* PTY_COLOR_* packing */
+	uint16_t attrs;		/* PTY_ATTR_* */
+};
+
+/* Themed elements; theme files name them (see tui_theme_el_name). */
+enum tui_el {
+	TUI_EL_LIST,		/* list */
+	TUI_EL_LIST_SELECTED,	/* list.selected */
+	TUI_EL_LIST_DIM,	/* list.dim: secondary columns, empty list */
+	TUI_EL_LIST_UNSEEN,	/* list.unseen: the unseen marker */
+	TUI_EL_BADGE,		/* badge.unknown; + activity for the others */
+	TUI_EL_BADGE_LAST = TUI_EL_BADGE + TUI_ACTIVITY_COUNT - 1,
+	TUI_EL_PANE,		/* pane: the agent's default colours */
+	TUI_EL_BORDER,		/* border */
+	TUI_EL_BORDER_LABEL,	/* border.label */
+	TUI_EL_STATUS,		/* status */
+	TUI_EL_STATUS_MODE,	/* status.mode */
+	TUI_EL_STATUS_TYPING,	/* status.typing: the mode tag while typing */
+	TUI_EL_STATUS_MESSAGE,	/* status.message */
+	TUI_EL_STATUS_ERROR,	/* status.error: errors and y/n questions */
+	TUI_EL_DETAIL,		/* detail */
+	TUI_EL_DETAIL_KEY,	/* detail.key */
+	TUI_EL_DETAIL_TITLE,	/* detail.title */
+	TUI_EL_HELP,		/* help */
+	TUI_EL_SCROLL,		/* scroll: the scrollback position tag */
+	TUI_EL_COUNT
+};
+
+#define TUI_THEME_NAME_MAX 64
+
+struct tui_theme {
+	struct tui_style el[TUI_EL_COUNT];
+	bool no_color;
+	char name[TUI_THEME_NAME_MAX];
+};
+
+/* The built-in theme (the same as themes/default.theme). */
+void tui_theme_default(struct tui_theme *);
+/*
+ * Load a theme file: `key = value` lines, '#' or ';' comments. A value is
+ * "[FG] [on BG] [ATTR...]" with colours default, black..white,
+ * bright-black..bright-white, colourN/colorN (0-255) or #rrggbb, and attrs
+ * bold, underline, italic, blink, reverse, strike, none. Keys not in the
+ * file keep their defaults. Returns 0; -errno if the file cannot be read;
+ * -EINVAL if it is malformed, with "PATH:LINE: what" in err. On any error
+ * *th holds the built-in defaults. no_color is left as it was.
+ */
+int tui_theme_load(const char *path, struct tui_theme *th, char *err,
+    size_t errsz);
+int tui_theme_parse_style(const char *value, struct tui_style *out);
+int tui_theme_parse_color(const char *word, uint32_t *out);
+/* Element <-> theme file key. */
+const char *tui_theme_el_name(enum tui_el);
+int tui_theme_el_from_name(const char *);	/* enum tui_el or -1 */
+/*
+ * NO_COLOR: every colour reads as the default, attributes stay, and the
+ * selection, badges and status bar gain bold/reverse if they had none.
+ */
+void tui_theme_set_no_color(struct tui_theme *, bool);
+/* The effective style of an element (no_color applied). */
+void tui_theme_style(const struct tui_theme *, enum tui_el,
+    struct tui_style *out);
+/* The nearest colour the terminal can show (RGB -> 256 -> 16 -> 8). */
+uint32_t tui_theme_degrade(uint32_t color, enum tui_colors);
+/*
+ * Depth from curses' COLORS, $COLORTERM and $NO_COLOR (set and non-empty
+ * disables colour). Either string may be NULL.
+ */
+enum tui_colors tui_theme_colors_detect(int ncolors, const char *colorterm,
+    const char *no_color);
+/* The RGB of an indexed colour (xterm's default palette). */
+void tui_theme_index_rgb(unsigned idx, uint8_t rgb[3]);
+
+/* ------------------------------------------------------------------ */
+/* draw.c: the scene onto a surface (STYLE F)                            */
+
+/*
+ * A drawing target. put_cell writes one cell: utf8 is one character plus
+ * its combining marks (never a control), width 1 or 2 (a wide character
+ * covers x and x+1). The curses surface implements it; tests use a grid.
+ */
+struct tui_surface_ops {
+	void (*put_cell)(void *ud, int x, int y, const char *utf8, int width,
+	    const struct tui_style *);
+	void (*clear)(void *ud);
+	void (*set_cursor)(void *ud, int x, int y, bool visible);
+	void (*size)(void *ud, int *w, int *h);
+};
+
+struct tui_surface {
+	const struct tui_surface_ops *ops;
+	void *ud;
+};
+
+/* A drawing context: where, with which theme, at which colour depth. */
+struct tui_draw {
+	const struct tui_surface *surface;
+	const struct tui_theme *theme;
+	enum tui_colors colors;
+};
+
+/*
+ * One lease as the list shows it. Strings are borrowed for the call, may
+ * be NULL, and are escaped before drawing (they come from sandboxes).
+ */
+struct tui_lease_row {
+	const char *id;
+	const char *name;	/* NULL: the id is shown */
+	enum tui_activity activity;
+	const char *lease_state;	/* SPEC 5.1 word */
+	const char *mode;	/* label: "bwrap", "trusted_local"... */
+	const char *branch;
+	int64_t age_s;		/* < 0: unknown */
+	const char *last_output;	/* last non-blank screen line */
+	const char *lost_reason;	/* shown when activity is LOST */
+	bool unseen;
+};
+
+/* A key/value line of the detail panel (value untrusted). */
+struct tui_kv {
+	const char *key;
+	const char *value;
+};
+
+/* What the status bar shows. */
+struct tui_status {
+	enum tui_mode mode;
+	const char *focus;	/* name of the focused lease (untrusted) */
+	const char *hints;	/* tui_keys_hints() */
+	const char *message;	/* replaces the hints when set */
+	bool error;		/* message is an error or a question */
+	unsigned counts[TUI_ACTIVITY_COUNT];
+};
+
+/* Text flags. */
+#define TUI_TEXT_TRUSTED 0x01u	/* skip escaping (our own text) */
+#define TUI_TEXT_RIGHT 0x02u	/* right-align in the width */
+
+/*
+ * Draw text at (x, y) within w columns (escaped unless TRUSTED, padded
+ * with blanks, clipped with an ellipsis). Returns the columns the text
+ * itself took.
+ */
+int tui_draw_text(const struct tui_draw *, int x, int y, int w,
+    const char *s, const struct tui_style *, unsigned flags);
+void tui_draw_fill(const struct tui_draw *, const struct tui_rect *,
+    const struct tui_style *);
+/* "45s", "12m", "3h", "5d" into buf (>= 8 bytes); "-" when negative. */
+void tui_draw_age(int64_t secs, char *buf, size_t bufsz);
+/* The first row to show so that sel is visible in height rows. */
+size_t tui_draw_list_top(size_t n, size_t sel, int height, size_t top);
+/*
+ * The lease list: rows[top..] into r, row sel highlighted (and marked
+ * '>'). Columns adapt to the width.
+ */
+void tui_draw_list(const struct tui_draw *, const struct tui_rect *r,
+    const struct tui_lease_row *rows, size_t n, size_t sel, size_t top);
+/*
+ * Pane rows first..last (inclusive, clipped) of a mirror into r; cells
+ * outside the mirror are blank. Characters the escaper would escape show
+ * as '?'.
+ */
+void tui_draw_pane(const struct tui_draw *, const struct tui_rect *r,
+    const struct pty_mirror *m, int first, int last);
+/*
+ * One row of cells at (x, y) in w columns (scrollback lines); reverse
+ * flips every cell (DECSCNM).
+ */
+void tui_draw_cells(const struct tui_draw *, int x, int y, int w,
+    const struct pty_cell *cells, int n, bool reverse);
+/* Place the cursor of m in r, visible only if show and the agent shows it. */
+void tui_draw_cursor(const struct tui_draw *, const struct tui_rect *r,
+    const struct pty_mirror *m, bool show);
+/* "[offset/total]" at the top right of r while browsing scrollback. */
+void tui_draw_scroll_tag(const struct tui_draw *, const struct tui_rect *r,
+    size_t offset, size_t total);
+/* The detail panel: a title row then key: value lines. */
+void tui_draw_detail(const struct tui_draw *, const struct tui_rect *r,
+    const char *title, const struct tui_kv *kv, size_t n);
+void tui_draw_status(const struct tui_draw *, const struct tui_rect *r,
+    const struct tui_status *);
+/* A rule (vertical or horizontal by shape) with an optional label. */
+void tui_draw_rule(const struct tui_draw *, const struct tui_rect *r,
+    const char *label);
+/* The help overlay from the key tables. */
+void tui_draw_help(const struct tui_draw *, const struct tui_rect *r,
+    const struct tui_keys *);
+
+#endif /* CORRAL_TUI_CORE_H */
