@@ -1,0 +1,785 @@
+/*
+ * lease.h: the public interface of the lease module (STYLE A): lease IDs
+ * (id.c), the pure lease state machine and state names (fsm.c), the SQLite
+ * journal (store.c), hash-chained receipts (receipt.c), git through libgit2
+ * (git.c), provisioning and teardown building blocks (provision.c), the
+ * state-directory lock, reconciliation and gc (recover.c), process facts
+ * (proc.c) and JSON views for the command line (json.c).
+ *
+ * Nothing here exposes a libgit2 or SQLite type (STYLE I.6). The core API
+ * is synchronous and handle-based; errors are negative ints: -errno or the
+ * LEASE_E* codes below, with the message on the handle (lease_store_errmsg,
+ * lease_git_errmsg). docs/schema.md describes the database, the lease
+ * states and recovery.
+ */
+#ifndef CORRAL_LEASE_H
+#define CORRAL_LEASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LEASE_NODISCARD __attribute__((warn_unused_result))
+
+struct json_t;		/* jansson's json_t */
+struct lease_store;
+struct lease_git;
+struct lease_lock;
+
+/* Errors: negative errno for OS failures, these below for our own. */
+enum {
+	LEASE_EBASE = -21000,
+	LEASE_EBADTRANSITION,	/* illegal lease state transition (SPEC 5.1) */
+	LEASE_ENOTFOUND,	/* no such lease (or object) */
+	LEASE_EBADID,		/* malformed lease ID */
+	LEASE_ECORRUPT,		/* database corrupt, truncated or not corral's */
+	LEASE_ESCHEMA,		/* database written by a newer corral */
+	LEASE_ELOCKED,		/* database or state lock busy past the timeout */
+	LEASE_EREADONLY,	/* state directory or database is read-only */
+	LEASE_EDB,		/* any other SQLite failure */
+	LEASE_ENOTREPO,		/* not a git repository */
+	LEASE_EBARE,		/* a bare repository (no checkout to lease) */
+	LEASE_EOWNER,		/* repository owned by another user, not named */
+	LEASE_EBADBASE,		/* base does not resolve to a commit */
+	LEASE_EBRANCHEXISTS,	/* branch corral/<id> already exists */
+	LEASE_EEXIST,		/* a path that must be new already exists */
+	LEASE_EGIT,		/* any other libgit2 failure */
+	LEASE_ETAMPERED,	/* receipt chain fails verification */
+	LEASE_EBUSY,		/* the lease is live: refused */
+	LEASE_ENOTREMOVABLE,	/* orphan not yet seen by two inventories */
+};
+
+/*
+ * lease_strerror: a short static description of any code this module
+ * returns (LEASE_E* or -errno). Never NULL.
+ */
+const char *lease_strerror(int);
+
+/* ------------------------------------------------------------------ */
+/* id.c: lease IDs (SPEC 2)                                            */
+
+/* "YYYYMMDD-HHMMSS-mmm-xxxx", UTC, 4 lowercase hex random characters. */
+#define LEASE_ID_LEN 24
+/* "corral/" + ID */
+#define LEASE_BRANCH_PREFIX "corral/"
+#define LEASE_BRANCH_LEN (7 + LEASE_ID_LEN)
+
+/*
+ * lease_id_new: write a fresh ID for the current UTC time with 16 bits from
+ * getrandom(2) into out (NUL-terminated). IDs sort by time as strings.
+ * Uniqueness across the journal is enforced by lease_store_insert, which
+ * also guarantees an ID is never reused. Returns 0 or -errno.
+ */
+LEASE_NODISCARD int lease_id_new(char out[LEASE_ID_LEN + 1]);
+
+/*
+ * lease_id_format: the ID for ms (milliseconds since the epoch, UTC) and
+ * the random part rnd. Deterministic; for tests and lease_id_new. Returns
+ * 0, or -EINVAL for a time outside years 1970..9999.
+ */
+LEASE_NODISCARD int lease_id_format(char out[LEASE_ID_LEN + 1], int64_t ms,
+    uint16_t rnd);
+
+/*
+ * lease_id_valid: true only for a string of exactly the ID format (digits
+ * in range, '-' separators, lowercase hex). It therefore never contains a
+ * path separator, a dot or a glob character; every function below that
+ * accepts an ID checks it and returns LEASE_EBADID when this is false.
+ */
+bool lease_id_valid(const char *);
+
+/*
+ * lease_id_branch: "corral/<id>" into out. Returns 0 or LEASE_EBADID.
+ */
+LEASE_NODISCARD int lease_id_branch(char out[LEASE_BRANCH_LEN + 1],
+    const char *id);
+
+/* Milliseconds since the epoch (CLOCK_REALTIME). */
+int64_t lease_now_ms(void);
+
+/* ------------------------------------------------------------------ */
+/* fsm.c: lease states, events, activity, cleanup (SPEC 5.1, 5.2)      */
+
+enum lease_state {
+	LEASE_STATE_PROVISIONING,
+	LEASE_STATE_RUNNING,
+	LEASE_STATE_RESULT_READY,
+	LEASE_STATE_APPLIED,
+	LEASE_STATE_REJECTED,
+	LEASE_STATE_FAILED,
+	LEASE_STATE_CANCELLED,
+	LEASE_STATE_COUNT
+};
+
+enum lease_event {
+	LEASE_EV_START,		/* provisioning -> running */
+	LEASE_EV_RESULT,	/* running -> result_ready */
+	LEASE_EV_APPLY,		/* result_ready -> applied */
+	LEASE_EV_REJECT,	/* result_ready -> rejected */
+	LEASE_EV_FAIL,		/* provisioning | running -> failed */
+	LEASE_EV_CANCEL,	/* provisioning | running -> cancelled */
+	LEASE_EV_COUNT
+};
+
+enum lease_activity {
+	LEASE_ACT_STARTING,
+	LEASE_ACT_WORKING,
+	LEASE_ACT_PROMPT,
+	LEASE_ACT_BLOCKED,
+	LEASE_ACT_DONE,
+	LEASE_ACT_FAILED,
+	LEASE_ACT_CANCELLED,
+	LEASE_ACT_COUNT
+};
+
+enum lease_cleanup {
+	LEASE_CLEANUP_NONE,
+	LEASE_CLEANUP_PENDING,
+	LEASE_CLEANUP_CONFIRMED,
+	LEASE_CLEANUP_FAILED,
+	LEASE_CLEANUP_COUNT
+};
+
+enum lease_mode {
+	LEASE_MODE_SANDBOXED,
+	LEASE_MODE_TRUSTED_LOCAL,
+	LEASE_MODE_COUNT
+};
+
+/*
+ * lease_fsm_next: the SPEC 5.1 transition function, pure. On success
+ * stores the next state in *next and returns 0; an illegal pair returns
+ * LEASE_EBADTRANSITION and leaves *next untouched. result_ready never goes
+ * back to running; applied, rejected, failed and cancelled are final.
+ */
+LEASE_NODISCARD int lease_fsm_next(enum lease_state cur, enum lease_event ev,
+    enum lease_state *next);
+
+/* lease_state_final: applied, rejected, failed or cancelled. */
+bool lease_state_final(enum lease_state);
+
+/*
+ * Names are the lower-case words of SPEC 5.1/5.2 and 11 ("result_ready",
+ * "trusted_local"). *_name returns a static string ("?" if out of range);
+ * *_parse returns 0 and sets *out, or -EINVAL for an unknown word.
+ */
+const char *lease_state_name(enum lease_state);
+int lease_state_parse(const char *, enum lease_state *out);
+const char *lease_event_name(enum lease_event);
+int lease_event_parse(const char *, enum lease_event *out);
+const char *lease_activity_name(enum lease_activity);
+int lease_activity_parse(const char *, enum lease_activity *out);
+const char *lease_cleanup_name(enum lease_cleanup);
+int lease_cleanup_parse(const char *, enum lease_cleanup *out);
+const char *lease_mode_name(enum lease_mode);
+int lease_mode_parse(const char *, enum lease_mode *out);
+
+/* ------------------------------------------------------------------ */
+/* store.c: the journal (SPEC 9.1)                                     */
+
+/* Schema version this build writes (PRAGMA user_version). */
+#define LEASE_SCHEMA_VERSION 2
+/* Default busy timeout: holders and commands write from many processes. */
+#define LEASE_BUSY_MS 5000
+
+/* What a new lease asks for (lease_store_insert). Strings are copied. */
+struct lease_spec {
+	const char *name;	/* NULL or "": the ID; at most 128 bytes */
+	enum lease_mode mode;
+	const char *adapter;	/* "bwrap", "trusted_local", "command" */
+	const char *isolation;	/* label shown to the operator */
+	const char *repo;	/* repository directory or NULL */
+	const char *policy;	/* policy text or NULL */
+	const char *limits;	/* JSON object text or NULL */
+	char *const *cmd;	/* NULL-terminated argv or NULL */
+};
+
+/* One lease row. Strings are owned by the record (NULL when absent). */
+struct lease_record {
+	char id[LEASE_ID_LEN + 1];
+	char *name;
+	enum lease_mode mode;
+	char *adapter;
+	char *isolation;
+	enum lease_state state;
+	enum lease_activity activity;
+	bool unseen;
+	char *failed_reason;
+	enum lease_cleanup cleanup;
+	char *repo;
+	char *base;		/* commit OID, hex */
+	char *base_ref;		/* full ref name, NULL for a bare commit */
+	char *branch;
+	char *worktree;
+	char *workspace;
+	char *sandbox_id;
+	char *policy;
+	char *limits;		/* JSON text */
+	int64_t holder_pid;	/* 0: none */
+	int64_t holder_start;	/* /proc start time (clock ticks), 0: none */
+	int64_t created_at;	/* ms since the epoch */
+	int64_t updated_at;
+	char receipt_head[65];	/* hex SHA-256, "" when the chain is empty */
+	int64_t receipt_len;
+	char *result;		/* JSON text or NULL */
+	char *cmd;		/* JSON array text or NULL */
+};
+
+/* Text fields settable with lease_store_set_text. */
+enum lease_field {
+	LEASE_FIELD_NAME,
+	LEASE_FIELD_ADAPTER,
+	LEASE_FIELD_ISOLATION,
+	LEASE_FIELD_REPO,
+	LEASE_FIELD_BASE,
+	LEASE_FIELD_BASE_REF,
+	LEASE_FIELD_BRANCH,
+	LEASE_FIELD_WORKTREE,
+	LEASE_FIELD_WORKSPACE,
+	LEASE_FIELD_SANDBOX_ID,
+	LEASE_FIELD_POLICY,
+	LEASE_FIELD_LIMITS,	/* must be JSON */
+	LEASE_FIELD_RESULT,	/* must be JSON */
+	LEASE_FIELD_COUNT
+};
+
+/* Resources whose identity is journaled before they exist (SPEC 9.2). */
+enum lease_resource {
+	LEASE_RES_BRANCH,	/* identity "corral/<id>", scope the repo */
+	LEASE_RES_WORKTREE,	/* review worktree path, scope the repo */
+	LEASE_RES_LEASE_DIR,	/* $STATE/leases/<id> (0700) */
+	LEASE_RES_WORKSPACE,	/* $STATE/leases/<id>/work (detached clone) */
+	LEASE_RES_HOLDER,	/* "pid:start" */
+	LEASE_RES_SOCKET,	/* socket path */
+	LEASE_RES_CGROUP,	/* cgroup path */
+	LEASE_RES_CREDENTIAL,	/* credential file or fingerprint */
+	LEASE_RES_SANDBOX,	/* adapter sandbox ID */
+	LEASE_RES_COUNT
+};
+
+enum lease_res_state {
+	LEASE_RS_PLANNED,
+	LEASE_RS_CREATED,
+	LEASE_RS_REMOVED,
+	LEASE_RS_COUNT
+};
+
+struct lease_resource_row {
+	enum lease_resource kind;
+	enum lease_res_state state;
+	char *identity;
+	char *scope;		/* NULL when none */
+	int64_t at;
+};
+
+/* One row of the transitions table (lease_store_events). */
+struct lease_event_row {
+	int64_t cursor;		/* global, increasing, never reused */
+	const char *id;
+	int64_t seq;		/* per lease, from 1 */
+	int64_t at;		/* ms since the epoch */
+	const char *kind;	/* "lease", "activity" or "cleanup" */
+	const char *from;	/* NULL for the first row of a lease */
+	const char *to;
+	const char *reason;	/* NULL when none */
+};
+
+/* Called once per row; return non-zero to stop (that value is returned). */
+typedef int (*lease_event_cb)(const struct lease_event_row *, void *ud);
+
+struct lease_store_opts {
+	int busy_ms;		/* 0: LEASE_BUSY_MS */
+	int max_version;	/* 0: LEASE_SCHEMA_VERSION; tests make v1 files */
+};
+
+/*
+ * lease_store_open: open (creating if absent) the journal at path, set WAL,
+ * synchronous=FULL, foreign keys and the busy timeout, check the file
+ * (quick_check) and migrate the schema to LEASE_SCHEMA_VERSION. An
+ * existing file is never recreated or overwritten: a corrupt, truncated or
+ * foreign file gives LEASE_ECORRUPT, a newer schema LEASE_ESCHEMA, a lock
+ * held past the timeout LEASE_ELOCKED, a read-only directory or file
+ * LEASE_EREADONLY, a full disk -ENOSPC; each message names the file. On
+ * any return *out is set to a handle (NULL only on -ENOMEM) that carries
+ * the message and must be closed with lease_store_close.
+ */
+LEASE_NODISCARD int lease_store_open(struct lease_store **out,
+    const char *path);
+LEASE_NODISCARD int lease_store_open_ex(struct lease_store **out,
+    const char *path, const struct lease_store_opts *);
+
+/* lease_store_close: finalize statements and close; NULL is a no-op. */
+void lease_store_close(struct lease_store *);
+
+/* The last error message (never NULL; "" when none), owned by s. */
+const char *lease_store_errmsg(const struct lease_store *);
+/* The database path given to open. */
+const char *lease_store_path(const struct lease_store *);
+/* PRAGMA user_version of the open file. */
+int lease_store_version(struct lease_store *);
+/* Change the busy timeout (ms > 0). Returns 0 or LEASE_EDB. */
+int lease_store_set_busy_timeout(struct lease_store *, int ms);
+
+/*
+ * lease_store_insert: persist a new lease in provisioning (SPEC 6.1) with a
+ * fresh ID (retried on collision; IDs are kept in an ids table forever, so
+ * one is never reused even after gc) and its first transition row, in one
+ * transaction. The ID goes to id_out. -EINVAL for a bad spec (limits not
+ * JSON, name too long, unknown mode); store errors as for open.
+ */
+LEASE_NODISCARD int lease_store_insert(struct lease_store *,
+    const struct lease_spec *, char id_out[LEASE_ID_LEN + 1]);
+
+/*
+ * lease_store_get: fill *out (which the caller clears with
+ * lease_record_clear) with the lease's row. LEASE_EBADID, LEASE_ENOTFOUND.
+ */
+LEASE_NODISCARD int lease_store_get(struct lease_store *, const char *id,
+    struct lease_record *out);
+
+/* Free the record's strings and zero it; safe on a zeroed record. */
+void lease_record_clear(struct lease_record *);
+
+#define LEASE_LIST_ALL 0x1	/* include finished leases (corral ls --all) */
+
+/*
+ * lease_store_list: every lease in ID (= creation) order into a malloc'd
+ * array (*out, *n; free with lease_records_free). Without LEASE_LIST_ALL,
+ * only live leases: not final, or cleanup pending/failed (SPEC 9.3 keeps
+ * those visible).
+ */
+LEASE_NODISCARD int lease_store_list(struct lease_store *, unsigned flags,
+    struct lease_record **out, size_t *n);
+void lease_records_free(struct lease_record *, size_t n);
+
+/*
+ * lease_store_transition: apply ev through lease_fsm_next and write the
+ * new state plus its transition row (reason, e.g. a halt reason or
+ * "holder_lost") in one IMMEDIATE transaction. A fail event stores reason
+ * as failed_reason. Entering a final state sets cleanup to pending when
+ * any resource of the lease is not yet removed (and records that too).
+ * LEASE_EBADTRANSITION leaves the journal untouched. *next optional.
+ */
+LEASE_NODISCARD int lease_store_transition(struct lease_store *,
+    const char *id, enum lease_event ev, const char *reason,
+    enum lease_state *next);
+
+/*
+ * lease_store_set_activity: record a new activity and the deciding signal
+ * (a transition row of kind "activity"); done/failed set unseen. Setting
+ * the current activity again writes nothing and returns 0.
+ */
+LEASE_NODISCARD int lease_store_set_activity(struct lease_store *,
+    const char *id, enum lease_activity, const char *signal);
+
+/* lease_store_mark_seen: clear unseen. */
+LEASE_NODISCARD int lease_store_mark_seen(struct lease_store *,
+    const char *id);
+
+/*
+ * lease_store_set_cleanup: record a cleanup change with a reason (a
+ * transition row of kind "cleanup"). Same value: no row, returns 0.
+ */
+LEASE_NODISCARD int lease_store_set_cleanup(struct lease_store *,
+    const char *id, enum lease_cleanup, const char *reason);
+
+/*
+ * lease_store_set_text: set one text column (NULL clears it). LIMITS and
+ * RESULT must be valid JSON (-EINVAL otherwise).
+ */
+LEASE_NODISCARD int lease_store_set_text(struct lease_store *,
+    const char *id, enum lease_field, const char *value);
+
+/*
+ * lease_store_set_holder: record the holder's PID and /proc start time
+ * (lease_proc_start) so a reused PID is never mistaken for it; pid 0
+ * clears both.
+ */
+LEASE_NODISCARD int lease_store_set_holder(struct lease_store *,
+    const char *id, pid_t pid, int64_t start);
+
+/*
+ * Resources (SPEC 9.2): _plan records the identity (state planned) BEFORE
+ * the caller creates the thing; _created and _removed move it on. Plan is
+ * idempotent for the same (kind, identity) and refuses a removed one
+ * (LEASE_EEXIST). _removed re-evaluates cleanup: a final lease whose
+ * runtime resources (all kinds but branch and lease_dir) are all removed
+ * gets cleanup confirmed in the same transaction. scope may be NULL.
+ */
+LEASE_NODISCARD int lease_store_resource_plan(struct lease_store *,
+    const char *id, enum lease_resource, const char *identity,
+    const char *scope);
+LEASE_NODISCARD int lease_store_resource_created(struct lease_store *,
+    const char *id, enum lease_resource, const char *identity);
+LEASE_NODISCARD int lease_store_resource_removed(struct lease_store *,
+    const char *id, enum lease_resource, const char *identity);
+
+/* All resource rows of a lease (free with lease_resources_free). */
+LEASE_NODISCARD int lease_store_resources(struct lease_store *,
+    const char *id, struct lease_resource_row **out, size_t *n);
+void lease_resources_free(struct lease_resource_row *, size_t n);
+
+const char *lease_resource_name(enum lease_resource);
+int lease_resource_parse(const char *, enum lease_resource *out);
+const char *lease_res_state_name(enum lease_res_state);
+/* True for kinds that cleanup must remove (not branch, not lease_dir). */
+bool lease_resource_runtime(enum lease_resource);
+
+/*
+ * lease_store_events: transition rows with at >= since_ms and cursor >
+ * after, oldest first, to cb (corral events; for --follow call again with
+ * the last cursor seen, which *last receives, optional). id NULL: every
+ * lease.
+ */
+LEASE_NODISCARD int lease_store_events(struct lease_store *, const char *id,
+    int64_t since_ms, int64_t after, lease_event_cb cb, void *ud,
+    int64_t *last);
+
+/*
+ * lease_store_delete: remove a lease row with its transitions, resources
+ * and receipts (gc). Its ID stays in the ids table. Used by lease_gc_*;
+ * refuses a live lease with LEASE_EBUSY.
+ */
+LEASE_NODISCARD int lease_store_delete(struct lease_store *, const char *id);
+
+/* ------------------------------------------------------------------ */
+/* receipt.c: hash-chained receipts (SPEC 2, 9.1)                      */
+
+/*
+ * lease_receipt_append: append one entry {"seq","at","kind","fields"} to
+ * the lease's chain. The stored text is canonical JSON (sorted keys,
+ * compact, ASCII); hash = SHA-256(previous hash bytes, or 32 zero bytes,
+ * || text). The row, and the lease's receipt_head/receipt_len, are
+ * written in one IMMEDIATE transaction, so concurrent writers (several
+ * processes) serialize and cannot fork the chain. fields is borrowed and
+ * may be NULL (an empty object). Trusted code only. seq_out optional.
+ */
+LEASE_NODISCARD int lease_receipt_append(struct lease_store *,
+    const char *id, const char *kind, struct json_t *fields,
+    int64_t *seq_out);
+
+/*
+ * lease_receipt_verify: walk the chain from seq 1 and check every link,
+ * every entry's embedded seq, and the end against the lease row's head and
+ * length. Returns 0 when intact, LEASE_ETAMPERED (message says which entry
+ * and why) for an edited entry, a removed or added entry, a truncated tail
+ * or a rewritten chain. len and head_hex (65 bytes) are optional and get
+ * what the walk computed.
+ */
+LEASE_NODISCARD int lease_receipt_verify(struct lease_store *,
+    const char *id, int64_t *len, char *head_hex);
+
+/*
+ * lease_receipt_entries: the entries as a new JSON array (each entry
+ * object plus "hash"); the caller owns *out (json_decref).
+ */
+LEASE_NODISCARD int lease_receipt_entries(struct lease_store *,
+    const char *id, struct json_t **out);
+
+/* ------------------------------------------------------------------ */
+/* git.c: libgit2 only, trusted side (SPEC 6.2-6.4)                     */
+
+/*
+ * lease_git_init / lease_git_shutdown: git_libgit2_init/shutdown. The
+ * composition root calls them once per process (counted by libgit2).
+ */
+int lease_git_init(void);
+void lease_git_shutdown(void);
+
+/*
+ * lease_git_open: open the operator's repository at dir (searching upward
+ * from dir, as git does). Errors: LEASE_ENOTREPO, LEASE_EBARE.
+ *
+ * Ownership (libgit2 1.5.1 run as root refuses a repository owned by
+ * another user, as git's safe.directory does): if the search finds a
+ * repository owned by someone else, the open is retried with owner
+ * validation disabled only for dir itself (no search), because the
+ * operator named it; the option is process-wide, so it is switched off
+ * just around that open (and the worktree operations on that repository)
+ * and restored at once. A repository found above dir owned by someone
+ * else is refused (LEASE_EOWNER): name its top directory. Never use this
+ * for repositories found inside workspaces or sandboxes. While a call
+ * here runs, no other thread of the process may open an untrusted
+ * repository.
+ */
+LEASE_NODISCARD int lease_git_open(struct lease_git **out, const char *dir);
+void lease_git_free(struct lease_git *);
+const char *lease_git_errmsg(const struct lease_git *);
+/* The repository's working directory (absolute, with a trailing '/'). */
+const char *lease_git_workdir(const struct lease_git *);
+
+/*
+ * lease_git_resolve: resolve base (a ref name or any commit-ish; NULL
+ * means "HEAD") to a commit. oid_hex (41 bytes) gets the commit ID;
+ * *ref_out gets a malloc'd full ref name (HEAD resolves to its branch,
+ * e.g. "refs/heads/main") or NULL for a detached HEAD or a bare commit ID.
+ * LEASE_EBADBASE when it names nothing or no commit.
+ */
+LEASE_NODISCARD int lease_git_resolve(struct lease_git *, const char *base,
+    char oid_hex[41], char **ref_out);
+
+/*
+ * lease_git_branch_create: create corral/<id> at the commit oid_hex. An
+ * existing branch is never moved: LEASE_EBRANCHEXISTS.
+ */
+LEASE_NODISCARD int lease_git_branch_create(struct lease_git *,
+    const char *id, const char *oid_hex);
+/* lease_git_branch_delete: delete corral/<id>; absent is 0 (idempotent). */
+LEASE_NODISCARD int lease_git_branch_delete(struct lease_git *,
+    const char *id);
+/* lease_git_branch_exists: 1, 0, or a negative error. */
+int lease_git_branch_exists(struct lease_git *, const char *id);
+
+/*
+ * lease_git_worktree_add: add the review worktree named <id> at path (which
+ * must not exist; its parent must) checked out on corral/<id>.
+ * LEASE_EEXIST when path exists, LEASE_ENOTFOUND without the branch.
+ */
+LEASE_NODISCARD int lease_git_worktree_add(struct lease_git *,
+    const char *id, const char *path);
+/*
+ * lease_git_worktree_remove: prune the worktree named <id> (admin entry and
+ * working tree). Absent is 0. Only ever removes what git records for <id>.
+ */
+LEASE_NODISCARD int lease_git_worktree_remove(struct lease_git *,
+    const char *id);
+/* 1 if git has a worktree named <id>, 0 if not, or a negative error. */
+int lease_git_worktree_exists(struct lease_git *, const char *id);
+
+/*
+ * lease_git_workspace_seed: create the sandbox workspace at path (which
+ * must not exist; created 0700) as a detached clone of oid_hex: a new
+ * repository whose own object database gets one pack of the commit and its
+ * history, written by the packbuilder (so no hardlinks, no alternates, no
+ * remote at all, nothing of the operator's index or working tree), HEAD
+ * detached at the commit and checked out, core.hooksPath=/dev/null and
+ * credential.helper="". LEASE_EEXIST when path exists.
+ */
+LEASE_NODISCARD int lease_git_workspace_seed(struct lease_git *,
+    const char *oid_hex, const char *path);
+
+/* Called per branch corral/<x>: name is x (may be an invalid ID). */
+typedef int (*lease_git_name_cb)(const char *name, void *ud);
+/* Every branch corral/<x> (x without '/') of the repository. */
+LEASE_NODISCARD int lease_git_branches(struct lease_git *, lease_git_name_cb,
+    void *ud);
+/* Every worktree name registered in the repository. */
+LEASE_NODISCARD int lease_git_worktrees(struct lease_git *,
+    lease_git_name_cb, void *ud);
+
+struct lease_diffstat {
+	size_t files;
+	size_t insertions;
+	size_t deletions;
+};
+/* lease_git_diffstat: tree-to-tree stats between two commits (hex). */
+LEASE_NODISCARD int lease_git_diffstat(struct lease_git *,
+    const char *from_hex, const char *to_hex, struct lease_diffstat *out);
+
+/* ------------------------------------------------------------------ */
+/* provision.c: SPEC 6 steps 2-4 with journaling, and teardown          */
+
+/* Paths under the state directory (malloc'd, NULL on -ENOMEM). */
+char *lease_path_db(const char *state_dir);		/* corral.db */
+char *lease_path_worktree(const char *state_dir, const char *id);
+char *lease_path_lease_dir(const char *state_dir, const char *id);
+char *lease_path_workspace(const char *state_dir, const char *id);
+
+/*
+ * lease_provision_git: for a lease in provisioning (inserted by the
+ * caller, who holds the state lock), do SPEC 6 steps 2-4, each journaled
+ * before it acts: resolve and record the base commit and ref (and the
+ * repository's top directory), then for the branch, the review worktree
+ * ($STATE/worktrees/<id>), the lease directory ($STATE/leases/<id>, 0700)
+ * and the workspace ($STATE/leases/<id>/work): record the identity
+ * (planned), create it, mark it created. On failure, what was created is
+ * torn down again (journaled), the lease goes to failed with a named
+ * reason ("not_a_repository", "bare_repository", "repository_owner",
+ * "unknown_base", "branch_exists", "provision_error") and the error is
+ * returned with its message on the store handle. A refused request
+ * (repository, base) creates nothing. trusted_local leases do not call
+ * this (SPEC 3). Needs lease_git_init.
+ */
+LEASE_NODISCARD int lease_provision_git(struct lease_store *,
+    struct lease_lock *held, const char *state_dir, const char *id,
+    const char *repo_dir, const char *base);
+
+#define LEASE_TEARDOWN_RUNTIME 0x1	/* review worktree and workspace */
+#define LEASE_TEARDOWN_ALL 0x3		/* + branch and the lease directory */
+
+/*
+ * lease_teardown: remove the lease's git and directory resources named by
+ * what, idempotently: each removal is done, then journaled as removed
+ * (re-running after a crash finds it gone and just journals it). Paths
+ * are recomputed from state_dir and the ID, never taken from the row, and
+ * directories are removed without following symlinks or crossing mounts.
+ * Afterwards cleanup is confirmed when every runtime resource of a final
+ * lease is removed (holder, socket, cgroup... are the caller's: it stops
+ * them and calls lease_store_resource_removed first); a failed removal
+ * sets cleanup failed and returns the error. SPEC 7.5 reject uses
+ * LEASE_TEARDOWN_RUNTIME; gc uses LEASE_TEARDOWN_ALL.
+ */
+LEASE_NODISCARD int lease_teardown(struct lease_store *,
+    const char *state_dir, const char *id, unsigned what);
+
+/*
+ * Fault hook for crash tests: when built with CORRAL_TESTING (the CMake
+ * option of the same name, on with CORRAL_TESTS), the environment
+ * variable CORRAL_FAULT=<point> makes the process _exit(137) at that
+ * point, e.g. "provision.branch.before", "provision.branch.created" (the
+ * resource exists, the journal does not say so yet),
+ * "provision.branch.after", "teardown.workspace.removed". Points are
+ * listed in docs/schema.md. lease_fault_enabled says whether the hook is
+ * compiled in; lease_fault_point is what the steps call.
+ */
+bool lease_fault_enabled(void);
+void lease_fault_point(const char *point);
+
+/* ------------------------------------------------------------------ */
+/* recover.c: the state lock, reconciliation and gc (SPEC 9.2, 9.3)     */
+
+/*
+ * lease_lock_acquire: take the exclusive lock $STATE/corral.lock (flock,
+ * O_CLOEXEC) so reconciliation, gc and `corral new`'s provisioning run
+ * one at a time. Waits up to timeout_ms (0: try once), then LEASE_ELOCKED.
+ * flock locks belong to the open file: release before fork()ing anything
+ * that does not exec at once. _release(NULL) is a no-op.
+ */
+LEASE_NODISCARD int lease_lock_acquire(const char *state_dir, int timeout_ms,
+    struct lease_lock **out);
+void lease_lock_release(struct lease_lock *);
+
+enum lease_holder_status {
+	LEASE_HOLDER_ALIVE,
+	LEASE_HOLDER_DEAD,
+	LEASE_HOLDER_WEDGED,	/* alive but missed the status ping deadline */
+};
+
+/*
+ * Probe a lease's holder (PID + start time + a status ping with a
+ * deadline: the caller's, see lease_proc_alive). Called for running
+ * leases and for provisioning leases that have a holder recorded.
+ */
+typedef enum lease_holder_status (*lease_holder_probe_cb)(
+    const struct lease_record *, void *ud);
+
+enum lease_finding_kind {
+	LEASE_FIND_LIVE,		/* holder alive: lease stays, once */
+	LEASE_FIND_HOLDER_LOST,		/* now failed (holder_lost): caller
+					   stops its processes; workspace kept */
+	LEASE_FIND_INTERRUPTED,		/* provisioning died: failed and torn
+					   down */
+	LEASE_FIND_CLEANED,		/* pending teardown finished */
+	LEASE_FIND_CLEANUP_PENDING,	/* resources kept or teardown failed */
+	LEASE_FIND_RESOURCE,		/* journal corrected from disk */
+	LEASE_FIND_ORPHAN,		/* on disk without a lease */
+	LEASE_FIND_COUNT
+};
+
+struct lease_finding {
+	enum lease_finding_kind kind;
+	char id[LEASE_ID_LEN + 1];	/* "" when the name is no valid ID */
+	enum lease_resource resource;	/* RESOURCE and ORPHAN only */
+	char *identity;			/* path or branch name, or NULL */
+	char *scope;			/* repository, or NULL */
+	int seen;			/* ORPHAN: consistent inventories */
+	bool removable;			/* ORPHAN: `corral gc ID` may remove */
+	char *detail;			/* one line for humans */
+};
+
+struct lease_report {
+	struct lease_finding *v;
+	size_t n;
+	size_t cap;
+	bool dry_run;
+};
+
+void lease_report_free(struct lease_report *);
+const char *lease_finding_name(enum lease_finding_kind);
+
+#define LEASE_RECONCILE_DRY_RUN 0x1
+
+/*
+ * lease_reconcile: SPEC 9.2, under the caller's held lock. For each running
+ * lease (and provisioning lease with a holder) call probe: alive leaves it
+ * running (reported once); dead or wedged fails it with holder_lost and
+ * cleanup pending (the caller stops its processes; the workspace is kept
+ * for quarantine until reject or gc). A provisioning lease without a
+ * holder was interrupted (its creator held the lock and is gone): it fails
+ * with provisioning_interrupted and is torn down. Final leases with
+ * cleanup pending are torn down again (rejected, applied, cancelled). The
+ * journal's planned/created resources are corrected from disk. Then the
+ * state directory's worktrees/ and leases/ and the corral/<x> branches of
+ * every repository in the journal are inventoried against the journal: a
+ * resource without a lease is an orphan; the inventory is kept in the
+ * database, and an orphan seen by two consecutive inventories is
+ * removable, by lease_gc_id only. With LEASE_RECONCILE_DRY_RUN nothing is
+ * written or removed: the report says what would happen. *out (free with
+ * lease_report_free) gets the findings. Needs lease_git_init.
+ */
+LEASE_NODISCARD int lease_reconcile(struct lease_store *,
+    struct lease_lock *held, const char *state_dir,
+    lease_holder_probe_cb probe, void *ud, unsigned flags,
+    struct lease_report **out);
+
+/*
+ * lease_gc_id: `corral gc ID`, exact and validated (LEASE_EBADID, never a
+ * pattern). A lease that is live (provisioning, running, result_ready) is
+ * refused with LEASE_EBUSY; a finished one is torn down completely
+ * (LEASE_TEARDOWN_ALL) and its row deleted. An ID without a lease removes
+ * that ID's orphans when the last two inventories saw them
+ * (LEASE_ENOTREMOVABLE otherwise; LEASE_ENOTFOUND when nothing has that
+ * ID).
+ */
+LEASE_NODISCARD int lease_gc_id(struct lease_store *,
+    struct lease_lock *held, const char *state_dir, const char *id);
+
+/*
+ * lease_gc_older_than: gc every finished lease (applied, rejected, failed,
+ * cancelled) with cleanup confirmed or none whose last update is older
+ * than age_ms. *removed (optional) gets the count.
+ */
+LEASE_NODISCARD int lease_gc_older_than(struct lease_store *,
+    struct lease_lock *held, const char *state_dir, int64_t age_ms,
+    size_t *removed);
+
+/* ------------------------------------------------------------------ */
+/* proc.c: process facts for holder probes                              */
+
+/*
+ * lease_proc_start: the start time of pid (field 22 of /proc/<pid>/stat,
+ * clock ticks since boot). -ESRCH when there is no such process.
+ */
+LEASE_NODISCARD int lease_proc_start(pid_t pid, int64_t *start);
+/* lease_proc_alive: pid exists, is not a zombie, and started at start. */
+bool lease_proc_alive(pid_t pid, int64_t start);
+
+/* ------------------------------------------------------------------ */
+/* json.c: JSON views (SPEC 11)                                         */
+
+#define LEASE_JSON_FULL 0x1	/* corral show: add base, policy, result... */
+
+/*
+ * lease_record_json: the corral ls --json object (id, name, lease_state,
+ * activity, unseen, mode, adapter, branch, worktree, workspace,
+ * sandbox_id, holder_pid, cleanup, ...; absent values null). With
+ * LEASE_JSON_FULL also base, base_ref, policy, limits, result (parsed),
+ * failed_reason, cmd and receipt {length, head, verified: null}. New
+ * reference; NULL on -ENOMEM.
+ */
+struct json_t *lease_record_json(const struct lease_record *,
+    unsigned flags);
+
+/*
+ * lease_show_json: corral show --json: the full object with the chain
+ * verified ("receipt": {"length","head","verified"}), plus "receipts"
+ * (entries), "transitions" and "resources". *out is a new reference.
+ */
+LEASE_NODISCARD int lease_show_json(struct lease_store *, const char *id,
+    struct json_t **out);
+
+/* lease_report_json: a reconcile report as {"dry_run", "findings": [...]} */
+struct json_t *lease_report_json(const struct lease_report *);
+
+#endif
