@@ -147,15 +147,6 @@ struct tui_keys {
 	bool pane_altscreen;	/* focused agent on the alternate screen */
 };
 
-/* One row of the binding tables (named initialisers in keys.c). */
-struct tui_binding {
-	struct tui_key key;
-	enum tui_action action;
-	int arg;
-	enum tui_scroll_unit unit;
-	enum tui_mode next;	/* mode after the action */
-};
-
 /* One line of the help overlay. */
 struct tui_help_line {
 	bool prefixed;		/* shown after the prefix key's name */
