@@ -1,0 +1,252 @@
+/*
+ * test_layout.c: the console's geometry (issue 3): list on top for small
+ * terminals, on the left for wide ones; every cell owned by exactly one
+ * part, nothing negative, nothing outside, down to tiny sizes.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/tui_core.h"
+
+Suite *layout_suite(void);
+
+#define ck_assert_rect(r, X, Y, W, H)                                    \
+	do {                                                              \
+		ck_assert_int_eq((r).x, (X));                             \
+		ck_assert_int_eq((r).y, (Y));                             \
+		ck_assert_int_eq((r).w, (W));                             \
+		ck_assert_int_eq((r).h, (H));                             \
+	} while (0)
+
+static struct tui_layout
+lay(int w, int h, size_t n, bool detail, bool zoom, bool help)
+{
+	struct tui_layout_in in = { .w = w, .h = h, .nleases = n,
+		.detail = detail, .zoom = zoom, .help = help };
+	struct tui_layout out;
+
+	tui_layout_compute(&in, &out);
+	return out;
+}
+
+START_TEST(test_layout_80x24_list_on_top)
+{
+	struct tui_layout l = lay(80, 24, 3, false, false, false);
+
+	ck_assert(!l.list_left);
+	ck_assert_rect(l.list, 0, 0, 80, 3);
+	ck_assert_rect(l.sep_h, 0, 3, 80, 1);
+	ck_assert_rect(l.pane, 0, 4, 80, 19);
+	ck_assert_rect(l.status, 0, 23, 80, 1);
+	ck_assert(tui_rect_empty(&l.detail));
+	ck_assert(tui_rect_empty(&l.sep_v));
+	/* many leases: the list is capped and scrolls */
+	l = lay(80, 24, 40, false, false, false);
+	ck_assert_rect(l.list, 0, 0, 80, 5);
+	ck_assert_rect(l.pane, 0, 6, 80, 17);
+	/* no lease still gets a row for the "no leases" line */
+	l = lay(80, 24, 0, false, false, false);
+	ck_assert_rect(l.list, 0, 0, 80, 1);
+	/* the detail panel sits between list and pane */
+	l = lay(80, 24, 3, true, false, false);
+	ck_assert_rect(l.detail, 0, 3, 80, 9);
+	ck_assert_rect(l.sep_h, 0, 12, 80, 1);
+	ck_assert_rect(l.pane, 0, 13, 80, 10);
+}
+END_TEST
+
+START_TEST(test_layout_wide_list_left)
+{
+	struct tui_layout l = lay(120, 40, 3, false, false, false), d;
+
+	ck_assert(l.list_left);
+	ck_assert_rect(l.list, 0, 0, 36, 39);
+	ck_assert_rect(l.sep_v, 36, 0, 1, 39);
+	ck_assert_rect(l.pane, 37, 0, 83, 39);
+	ck_assert_rect(l.status, 0, 39, 120, 1);
+	/* toggling the detail panel never resizes the agent */
+	d = lay(120, 40, 3, true, false, false);
+	ck_assert_rect(d.pane, 37, 0, 83, 39);
+	ck_assert_rect(d.list, 0, 0, 36, 27);
+	ck_assert_rect(d.detail, 0, 27, 36, 12);
+	/* the list width is clamped to 30..40 columns */
+	l = lay(100, 30, 3, false, false, false);
+	ck_assert_int_eq(l.list.w, 30);
+	l = lay(250, 60, 3, false, false, false);
+	ck_assert_int_eq(l.list.w, 40);
+	ck_assert_int_eq(l.pane.w, 209);
+	/* just under the threshold the list is on top */
+	l = lay(99, 30, 3, false, false, false);
+	ck_assert(!l.list_left);
+}
+END_TEST
+
+START_TEST(test_layout_zoom)
+{
+	struct tui_layout l = lay(120, 40, 3, true, true, false);
+
+	ck_assert_rect(l.pane, 0, 0, 120, 39);
+	ck_assert(tui_rect_empty(&l.list));
+	ck_assert(tui_rect_empty(&l.detail));
+	ck_assert(tui_rect_empty(&l.sep_v));
+	ck_assert_rect(l.status, 0, 39, 120, 1);
+}
+END_TEST
+
+START_TEST(test_layout_tiny)
+{
+	struct tui_layout l = lay(10, 5, 3, false, false, false);
+
+	ck_assert_rect(l.list, 0, 0, 10, 1);
+	ck_assert_rect(l.sep_h, 0, 1, 10, 1);
+	ck_assert_rect(l.pane, 0, 2, 10, 2);
+	ck_assert_rect(l.status, 0, 4, 10, 1);
+	l = lay(10, 3, 3, true, false, true);
+	ck_assert_rect(l.list, 0, 0, 10, 1);
+	ck_assert_rect(l.pane, 0, 1, 10, 1);
+	ck_assert(tui_rect_empty(&l.help));
+	l = lay(10, 2, 3, false, false, false);
+	ck_assert_rect(l.pane, 0, 0, 10, 1);
+	ck_assert(tui_rect_empty(&l.list));
+	l = lay(10, 1, 3, false, false, false);
+	ck_assert(tui_rect_empty(&l.pane));
+	ck_assert_rect(l.status, 0, 0, 10, 1);
+	l = lay(0, 0, 3, true, true, true);
+	ck_assert(tui_rect_empty(&l.status));
+	ck_assert(tui_rect_empty(&l.pane));
+	l = lay(-5, 10, 3, false, false, false);
+	ck_assert(tui_rect_empty(&l.status));
+}
+END_TEST
+
+START_TEST(test_layout_help_centered)
+{
+	struct tui_layout l = lay(80, 24, 3, false, false, true);
+
+	ck_assert_rect(l.help, 8, 1, 64, 21);
+	l = lay(200, 60, 3, false, false, true);
+	ck_assert_rect(l.help, 68, 17, 64, 24);
+}
+END_TEST
+
+/* Every cell of the area belongs to exactly one part; nothing outside. */
+static void
+check_partition(int w, int h, size_t n, bool detail, bool zoom)
+{
+	struct tui_layout l = lay(w, h, n, detail, zoom, true);
+	const struct tui_rect *parts[] = { &l.list, &l.detail, &l.pane,
+		&l.status, &l.sep_v, &l.sep_h };
+	unsigned char *owner;
+	size_t i;
+	int x, y, bad;
+
+	owner = calloc((size_t)(w > 0 ? w : 1) * (size_t)(h > 0 ? h : 1), 1);
+	ck_assert_ptr_nonnull(owner);
+	for (i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		const struct tui_rect *r = parts[i];
+
+		ck_assert_int_ge(r->w, 0);
+		ck_assert_int_ge(r->h, 0);
+		if (tui_rect_empty(r)) {
+			ck_assert_int_eq(r->w * r->h, 0);
+			continue;
+		}
+		ck_assert_int_ge(r->x, 0);
+		ck_assert_int_ge(r->y, 0);
+		ck_assert_int_le(r->x + r->w, w);
+		ck_assert_int_le(r->y + r->h, h);
+		for (y = r->y; y < r->y + r->h; y++)
+			for (x = r->x; x < r->x + r->w; x++)
+				owner[(size_t)y * (size_t)w + (size_t)x]++;
+	}
+	/* count in C first: a Check assert per cell is slow */
+	bad = -1;
+	for (y = 0; y < h && bad < 0; y++)
+		for (x = 0; x < w && bad < 0; x++)
+			if (owner[(size_t)y * (size_t)w + (size_t)x] != 1)
+				bad = y * w + x;
+	ck_assert_msg(bad < 0, "%dx%d n=%zu d=%d z=%d: cell %d,%d owned %d "
+	    "times", w, h, n, detail, zoom, bad < 0 ? 0 : bad % w,
+	    bad < 0 ? 0 : bad / w, bad < 0 ? 0 : owner[bad]);
+	/* the pane exists whenever there is a body */
+	if (w > 0 && h > 1)
+		ck_assert(!tui_rect_empty(&l.pane));
+	/* the help overlay, when there, is inside the body */
+	if (!tui_rect_empty(&l.help)) {
+		ck_assert_int_ge(l.help.x, 0);
+		ck_assert_int_ge(l.help.y, 0);
+		ck_assert_int_le(l.help.x + l.help.w, w);
+		ck_assert_int_le(l.help.y + l.help.h, h - 1);
+	}
+	for (i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+		size_t j;
+
+		for (j = i + 1; j < sizeof parts / sizeof parts[0]; j++)
+			ck_assert(!tui_rect_overlap(parts[i], parts[j]));
+	}
+	free(owner);
+}
+
+START_TEST(test_layout_partition_many_sizes)
+{
+	static const int sizes[][2] = { { 80, 24 }, { 120, 40 }, { 100, 30 },
+		{ 99, 30 }, { 250, 70 }, { 10, 5 }, { 1, 1 }, { 1, 2 },
+		{ 2, 3 }, { 3, 3 }, { 40, 4 }, { 300, 2 }, { 100, 2 },
+		{ 100, 3 }, { 132, 43 }, { 20, 100 } };
+	static const size_t counts[] = { 0, 1, 3, 7, 500 };
+	size_t s, c;
+	int f;
+
+	for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+		for (c = 0; c < sizeof counts / sizeof counts[0]; c++)
+			for (f = 0; f < 4; f++)
+				check_partition(sizes[s][0], sizes[s][1],
+				    counts[c], f & 1, f & 2);
+}
+END_TEST
+
+START_TEST(test_layout_partition_sweep)
+{
+	int w, h;
+
+	for (w = 1; w <= 130; w += 3)
+		for (h = 1; h <= 50; h++)
+			check_partition(w, h, (size_t)(w + h) % 9,
+			    (w + h) % 2, false);
+}
+END_TEST
+
+START_TEST(test_layout_rect_helpers)
+{
+	struct tui_rect a = { 0, 0, 4, 4 }, b = { 3, 3, 2, 2 },
+			c = { 4, 0, 2, 2 }, e = { 1, 1, 0, 5 };
+
+	ck_assert(tui_rect_overlap(&a, &b));
+	ck_assert(!tui_rect_overlap(&a, &c));
+	ck_assert(!tui_rect_overlap(&a, &e));
+	ck_assert(tui_rect_contains(&a, 3, 3));
+	ck_assert(!tui_rect_contains(&a, 4, 0));
+	ck_assert(!tui_rect_contains(&e, 1, 1));
+}
+END_TEST
+
+Suite *
+layout_suite(void)
+{
+	Suite *s = suite_create("layout");
+	TCase *tc = tcase_create("Core");
+
+	tcase_add_test(tc, test_layout_80x24_list_on_top);
+	tcase_add_test(tc, test_layout_wide_list_left);
+	tcase_add_test(tc, test_layout_zoom);
+	tcase_add_test(tc, test_layout_help_centered);
+	tcase_add_test(tc, test_layout_rect_helpers);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("Limits");
+	tcase_add_test(tc, test_layout_tiny);
+	tcase_add_test(tc, test_layout_partition_many_sizes);
+	tcase_add_test(tc, test_layout_partition_sweep);
+	suite_add_tcase(s, tc);
+	return s;
+}
