@@ -176,7 +176,8 @@ static bool
 in_tty_read(pid_t pid)
 {
 	char path[64], buf[256];
-	long nr, arg0;
+	long nr;
+	unsigned long arg0;
 
 	snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
 	if (read_small(path, buf, sizeof buf) <= 0)
@@ -186,7 +187,7 @@ in_tty_read(pid_t pid)
 	switch (nr) {
 	case SYS_read:
 	case SYS_readv:
-		return fd_is_tty(pid, arg0);
+		return fd_is_tty(pid, (long)arg0);
 	case SYS_select:
 	case SYS_pselect6:
 	case SYS_poll:

@@ -591,7 +591,8 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 		b = pty_rd_u16(&r);
 		if (pty_screen_resize(h->screen, (int)a, (int)b) == 0 &&
 		    h->state != PTY_RUN_EXITED)
-			(void)pty_proc_resize(h->proc, (int)a, (int)b);
+			if (pty_proc_resize(h->proc, (int)a, (int)b) < 0)
+				send_error(c, -EINVAL, "resize failed");
 		for (struct hclient *x = h->clients; x != NULL; x = x->next)
 			x->full = x->live;
 		schedule_flush(h, true);
@@ -778,7 +779,9 @@ on_screen_output(const char *buf, size_t len, void *ud)
 	struct holder *h = ud;
 
 	if (h->proc != NULL && h->state != PTY_RUN_EXITED)
-		(void)pty_proc_write(h->proc, buf, len);
+		if (pty_proc_write(h->proc, buf, len) < 0)
+			hevent(h, "input", "reply to the agent dropped: queue "
+			    "full");
 }
 
 static void
@@ -810,7 +813,7 @@ write_final(struct holder *h)
 }
 
 static void
-on_exit(struct pty_proc *p, int64_t wstatus, void *ud)
+agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 {
 	struct holder *h = ud;
 	size_t st;
@@ -1020,7 +1023,7 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	po.ctty = o->ctty;
 	po.read_budget = HOLDER_READ_BUDGET;
 	po.on_read = on_pty_read;
-	po.on_exit = on_exit;
+	po.on_exit = agent_exit;
 	po.ud = &h;
 	if ((rc = pty_proc_spawn(&h.proc, loop, &po, err, sizeof err)) < 0) {
 		ready(o->ready_fd, "err %s\n",

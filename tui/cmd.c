@@ -1,0 +1,110 @@
+/*
+ * cmd.c: the command table and dispatcher (SPEC 11), in the tmux cmd_table
+ * style: one entry per command family file, `corral --help`, `corral
+ * --version` and `corral CMD --help` printed from the same table.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/tui.h"
+
+const struct tui_cmd *const tui_cmds[] = {
+	&tui_cmd_new,
+	&tui_cmd_wrap,
+	&tui_cmd_ls,
+	&tui_cmd_show,
+	&tui_cmd_screen,
+	&tui_cmd_send,
+	&tui_cmd_cancel,
+	&tui_cmd_holder,
+	NULL,
+};
+
+static const struct tui_cmd *
+cmd_find(const char *name)
+{
+	for (size_t i = 0; tui_cmds[i] != NULL; i++) {
+		if (strcmp(tui_cmds[i]->name, name) == 0)
+			return tui_cmds[i];
+	}
+	return NULL;
+}
+
+void
+tui_cmd_help(const struct tui_cmd *c, FILE *f)
+{
+	fprintf(f, "usage: corral %s %s\n\n%s\n", c->name, c->usage, c->help);
+}
+
+bool
+tui_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return false;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: corral [--help | --version] COMMAND [ARGS...]\n\n"
+		   "corral supervises coding agents: each on its own lease, in "
+		   "its own sandbox,\non its own PTY, watched live, with its "
+		   "result handed back as a patch.\n\ncommands:\n");
+	for (size_t i = 0; tui_cmds[i] != NULL; i++) {
+		if (!tui_cmds[i]->hidden)
+			fprintf(f, "  %-8s %s\n", tui_cmds[i]->name,
+			    tui_cmds[i]->usage);
+	}
+	fprintf(f, "\n'corral COMMAND --help' describes one command. State "
+		   "lives in $CORRAL_STATE_DIR,\nelse $XDG_STATE_HOME/corral, "
+		   "else ~/.local/state/corral.\n");
+}
+
+int
+tui_cmd_main(int argc, char **argv)
+{
+	const struct tui_cmd *c;
+	struct tui_ctx ctx;
+	int rc;
+
+	if (argc < 2) {
+		usage(stderr);
+		return TUI_EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		if (argc > 2 && (c = cmd_find(argv[2])) != NULL) {
+			tui_cmd_help(c, stdout);
+			return TUI_EXIT_OK;
+		}
+		usage(stdout);
+		return TUI_EXIT_OK;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("corral %s\n", CORRAL_VERSION);
+		return TUI_EXIT_OK;
+	}
+	if ((c = cmd_find(argv[1])) == NULL) {
+		fprintf(stderr, "corral: unknown command '%.64s'\n", argv[1]);
+		usage(stderr);
+		return TUI_EXIT_USAGE;
+	}
+	if (tui_wants_help(argc - 1, argv + 1)) {
+		tui_cmd_help(c, stdout);
+		return TUI_EXIT_OK;
+	}
+	if (tui_ctx_init(&ctx, argv[0]) < 0) {
+		fprintf(stderr, "corral: out of memory\n");
+		return TUI_EXIT_FAIL;
+	}
+	ctx.cmd = c->name;
+	rc = c->exec(&ctx, argc - 1, argv + 1);
+	tui_ctx_free(&ctx);
+	return rc;
+}

@@ -1,0 +1,408 @@
+/*
+ * cmd_endpoint.c: commands that talk to a lease's endpoint through its
+ * holder: `corral screen` (the current screen as text, or the final screen
+ * the holder left on disk), `corral send` (type text), `corral cancel`
+ * (SPEC 5.5). Every wait has a deadline; refusals from the holder (a
+ * trusted_local lease without --allow-control) are reported as errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lease/lease.h"
+#include "pty/pty.h"
+#include "tui/tui.h"
+
+#define EP_TIMEOUT_MS 3000
+
+/* Print one row of cells as text, escaped, trailing blanks trimmed. */
+static void
+print_cells(const struct pty_cell *cells, int n)
+{
+	char *line = malloc((size_t)n * (4 * PTY_CELL_MAXCP) + 1);
+	size_t len = 0, keep = 0;
+
+	if (line == NULL)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (cells[i].width == 0)
+			continue;
+		if (cells[i].cp[0] == 0) {
+			line[len++] = ' ';
+			continue;
+		}
+		len += pty_cell_utf8(&cells[i], line + len, 4 * PTY_CELL_MAXCP +
+		    1);
+		keep = len;
+	}
+	tui_put_escaped(stdout, line, keep);
+	fputc('\n', stdout);
+	free(line);
+}
+
+static void
+print_mirror(const struct pty_mirror *m)
+{
+	for (int r = 0; r < m->rows; r++)
+		print_cells(pty_mirror_cell(m, r, 0), m->cols);
+}
+
+static int
+print_sb_frame(const uint8_t *p, size_t len, uint32_t *next, uint32_t *total)
+{
+	struct pty_cell cells[1000];
+	struct pty_rd r;
+	uint32_t from, n;
+
+	if (pty_wire_check(PTY_W_SB_LINES, p, len) < 0)
+		return PTY_EPROTO;
+	pty_rd_init(&r, p, len);
+	from = pty_rd_u32(&r);
+	*total = pty_rd_u32(&r);
+	n = pty_rd_u32(&r);
+	for (uint32_t i = 0; i < n; i++) {
+		size_t used = 0;
+		int nc = pty_line_unpack(r.p + r.off, r.len - r.off, cells,
+		    1000, &used);
+
+		if (nc < 0)
+			return PTY_EPROTO;
+		r.off += used;
+		print_cells(cells, nc);
+	}
+	*next = from + n;
+	return 0;
+}
+
+/* The final screen a holder left behind: the same frames, in a file. */
+static int
+screen_from_file(struct tui_ctx *c, const char *id, bool sb)
+{
+	char *dir = tui_lease_dir(c, id), *path = NULL, *buf = NULL;
+	struct pty_wire_dec dec;
+	struct pty_mirror m;
+	const uint8_t *p;
+	size_t plen;
+	uint8_t type;
+	FILE *f;
+	long sz;
+	int rc = TUI_EXIT_FAIL;
+
+	if (dir == NULL || asprintf(&path, "%s/final.screen", dir) < 0)
+		path = NULL;
+	free(dir);
+	if (path == NULL || (f = fopen(path, "rb")) == NULL) {
+		free(path);
+		return tui_err(c, "lease %s has no live holder and no final "
+		    "screen", id);
+	}
+	free(path);
+	fseek(f, 0, SEEK_END);
+	sz = ftell(f);
+	rewind(f);
+	if (sz <= 0 || sz > (64L << 20) || (buf = malloc((size_t)sz)) == NULL ||
+	    fread(buf, 1, (size_t)sz, f) != (size_t)sz) {
+		fclose(f);
+		free(buf);
+		return tui_err(c, "cannot read the final screen of %s", id);
+	}
+	fclose(f);
+	pty_wire_dec_init(&dec, PTY_WIRE_MAX);
+	pty_mirror_init(&m);
+	if (pty_wire_dec_push(&dec, buf, (size_t)sz) < 0)
+		goto out;
+	while ((rc = pty_wire_dec_next(&dec, &type, &p, &plen)) == 1) {
+		uint32_t next, total;
+
+		if (type == PTY_W_SB_LINES) {
+			if (sb && print_sb_frame(p, plen, &next, &total) < 0)
+				break;
+		} else if (pty_mirror_apply(&m, type, p, plen) < 0) {
+			break;
+		}
+	}
+	if (rc == 0) {
+		print_mirror(&m);
+		rc = TUI_EXIT_OK;
+	} else {
+		rc = tui_err(c, "the final screen of %s is corrupt", id);
+	}
+out:
+	pty_mirror_free(&m);
+	pty_wire_dec_free(&dec);
+	free(buf);
+	return rc;
+}
+
+static int
+open_holder(struct tui_ctx *c, const struct lease_record *rec,
+    unsigned flags, struct pty_client **out)
+{
+	char *sock = tui_holder_sock(c, rec->id);
+	int rc;
+
+	if (sock == NULL)
+		return -ENOMEM;
+	rc = pty_client_open(out, sock, flags, EP_TIMEOUT_MS);
+	free(sock);
+	return rc;
+}
+
+static int
+screen_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "scrollback", no_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lease_record rec;
+	struct pty_client *cl = NULL;
+	struct pty_mirror m;
+	bool sb = false, have_rows = false;
+	const uint8_t *p;
+	size_t plen;
+	uint8_t type, req[8];
+	uint32_t next = 0, total = 0;
+	int ch, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "s", opts, NULL)) != -1) {
+		if (ch == 's')
+			sb = true;
+		else
+			return tui_usage(c, "unknown option '%.64s'",
+			    argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return tui_usage(c, "expected one lease ID or name");
+	if ((rc = tui_find_lease(c, argv[optind], &rec)) != 0)
+		return rc;
+	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
+		rc = screen_from_file(c, rec.id, sb);
+		lease_record_clear(&rec);
+		return rc;
+	}
+	pty_mirror_init(&m);
+	if (sb) {
+		do {
+			uint32_t cnt = 2000;
+
+			memcpy(req, &next, 4);
+			memcpy(req + 4, &cnt, 4);
+			if (pty_client_send(cl, PTY_W_SCROLLBACK, req, 8) < 0)
+				break;
+			while ((rc = pty_client_recv(cl, &type, &p, &plen,
+			    EP_TIMEOUT_MS)) == 1 && type != PTY_W_SB_LINES) {
+				if (pty_mirror_apply(&m, type, p, plen) < 0)
+					break;
+			}
+			if (rc != 1 || print_sb_frame(p, plen, &next,
+			    &total) < 0)
+				break;
+		} while (next < total);
+	}
+	/* The first META + full ROWS answer the LIVE hello. */
+	while (!have_rows && (rc = pty_client_recv(cl, &type, &p, &plen,
+	    EP_TIMEOUT_MS)) == 1) {
+		if (pty_mirror_apply(&m, type, p, plen) < 0)
+			break;
+		if (type == PTY_W_ROWS && m.rows > 0)
+			have_rows = true;
+	}
+	pty_client_free(cl);
+	if (have_rows) {
+		print_mirror(&m);
+		rc = TUI_EXIT_OK;
+	} else {
+		rc = screen_from_file(c, rec.id, false);
+	}
+	pty_mirror_free(&m);
+	lease_record_clear(&rec);
+	return rc;
+}
+
+const struct tui_cmd tui_cmd_screen = {
+	.name = "screen",
+	.usage = "ID [--scrollback]",
+	.help = "Print the endpoint's current screen as text, one line per "
+		"row, trailing\nblanks trimmed (--scrollback first prints the "
+		"scrollback, oldest first).\nAfter the agent ends, prints the "
+		"final screen its holder kept. Control and\nbidi characters "
+		"are escaped (SPEC 4.7).",
+	.exec = screen_exec,
+};
+
+/* Unescape \r \n \t \e \a \b \\ \xHH \0NN in TEXT. */
+static size_t
+unescape(const char *in, char *out)
+{
+	size_t n = 0;
+
+	while (*in != '\0') {
+		if (*in != '\\' || in[1] == '\0') {
+			out[n++] = *in++;
+			continue;
+		}
+		in++;
+		switch (*in) {
+		case 'r': out[n++] = '\r'; in++; break;
+		case 'n': out[n++] = '\n'; in++; break;
+		case 't': out[n++] = '\t'; in++; break;
+		case 'e': out[n++] = '\033'; in++; break;
+		case 'a': out[n++] = '\a'; in++; break;
+		case 'b': out[n++] = '\b'; in++; break;
+		case '\\': out[n++] = '\\'; in++; break;
+		case 'x': {
+			unsigned v = 0;
+			int k;
+
+			in++;
+			for (k = 0; k < 2 && ((*in >= '0' && *in <= '9') ||
+			    (*in >= 'a' && *in <= 'f') ||
+			    (*in >= 'A' && *in <= 'F')); k++, in++)
+				v = v * 16 + (unsigned)(*in <= '9' ? *in - '0' :
+				    (*in | 0x20) - 'a' + 10);
+			out[n++] = (char)v;
+			break;
+		}
+		default:
+			out[n++] = '\\';
+			out[n++] = *in++;
+			break;
+		}
+	}
+	return n;
+}
+
+/* Wait for the holder's verdict on a request: OK/status, or ERROR. */
+static int
+await_verdict(struct tui_ctx *c, struct pty_client *cl, uint8_t want)
+{
+	const uint8_t *p;
+	size_t plen;
+	uint8_t type;
+	int rc;
+
+	while ((rc = pty_client_recv(cl, &type, &p, &plen, EP_TIMEOUT_MS)) ==
+	    1) {
+		if (type == PTY_W_ERROR && plen >= 4) {
+			fprintf(stderr, "corral %s: holder refused: ", c->cmd);
+			tui_put_escaped(stderr, (const char *)p + 4, plen - 4);
+			fputc('\n', stderr);
+			return TUI_EXIT_FAIL;
+		}
+		if (type == want)
+			return TUI_EXIT_OK;
+	}
+	return tui_err(c, "holder did not answer: %s",
+	    rc == 0 ? "timed out" : pty_strerror(rc));
+}
+
+static int
+send_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	struct lease_record rec;
+	struct pty_client *cl = NULL;
+	uint8_t seq[4] = { 1, 0, 0, 0 };
+	char *buf;
+	size_t n;
+	int rc;
+
+	if (argc != 3 || argv[1][0] == '-')
+		return tui_usage(c, "expected: corral send ID TEXT");
+	if ((rc = tui_find_lease(c, argv[1], &rec)) != 0)
+		return rc;
+	if ((rc = open_holder(c, &rec, 0, &cl)) < 0) {
+		lease_record_clear(&rec);
+		return tui_err(c, "lease %s has no live holder: %s", argv[1],
+		    pty_strerror(rc));
+	}
+	lease_record_clear(&rec);
+	if ((buf = malloc(strlen(argv[2]) + 1)) == NULL) {
+		pty_client_free(cl);
+		return tui_err(c, "out of memory");
+	}
+	n = unescape(argv[2], buf);
+	rc = pty_client_send(cl, PTY_W_INPUT, buf, n);
+	free(buf);
+	/* A status round trip after the input: any refusal comes first. */
+	if (rc == 0)
+		rc = pty_client_send(cl, PTY_W_STATUS, seq, sizeof seq);
+	rc = rc < 0 ? tui_err(c, "send: %s", pty_strerror(rc)) :
+		      await_verdict(c, cl, PTY_W_STATUS_REPLY);
+	pty_client_free(cl);
+	return rc;
+}
+
+const struct tui_cmd tui_cmd_send = {
+	.name = "send",
+	.usage = "ID TEXT",
+	.help = "Type TEXT into the endpoint. Escapes: \\r (Enter), \\n, \\t, "
+		"\\e (Esc), \\a,\n\\b, \\\\ and \\xHH. A trusted_local lease "
+		"started without --allow-control\nrefuses, and the command "
+		"fails.",
+	.exec = send_exec,
+};
+
+static int
+cancel_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	struct lease_record rec;
+	struct pty_client *cl = NULL;
+	int rc;
+
+	if (argc != 2 || argv[1][0] == '-')
+		return tui_usage(c, "expected: corral cancel ID");
+	if ((rc = tui_find_lease(c, argv[1], &rec)) != 0)
+		return rc;
+	if (lease_state_final(rec.state)) {
+		rc = tui_err(c, "lease %s already ended (%s)", rec.id,
+		    lease_state_name(rec.state));
+		lease_record_clear(&rec);
+		return rc;
+	}
+	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
+		rc = tui_err(c, "lease %s has no live holder (%s): run "
+		    "'corral reconcile'", rec.id, pty_strerror(rc));
+		lease_record_clear(&rec);
+		return rc;
+	}
+	rc = pty_client_send(cl, PTY_W_CANCEL, NULL, 0);
+	if (rc < 0)
+		rc = tui_err(c, "cancel: %s", pty_strerror(rc));
+	else
+		rc = await_verdict(c, cl, PTY_W_OK);
+	if (rc == TUI_EXIT_OK) {
+		/* Wait for the escalation to end the agent (bounded). */
+		const uint8_t *p;
+		size_t plen;
+		uint8_t type;
+		int r;
+
+		while ((r = pty_client_recv(cl, &type, &p, &plen, 10000)) == 1
+		    && type != PTY_W_EXIT)
+			;
+		if (r != 1)
+			rc = tui_err(c, "lease %s did not end in time",
+			    rec.id);
+		else
+			printf("%s cancelled\n", rec.id);
+	}
+	pty_client_free(cl);
+	lease_record_clear(&rec);
+	return rc;
+}
+
+const struct tui_cmd tui_cmd_cancel = {
+	.name = "cancel",
+	.usage = "ID",
+	.help = "Cancel the lease (SPEC 5.5): SIGINT, then SIGTERM, then "
+		"SIGKILL to every\nprocess of the lease, 2 s apart; each step "
+		"goes into the receipt. Waits\nuntil the agent has ended.",
+	.exec = cancel_exec,
+};

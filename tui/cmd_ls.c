@@ -1,0 +1,236 @@
+/*
+ * cmd_ls.c: `corral ls` and `corral show` (SPEC 11): the journal's view of
+ * every lease, joined with a status ping of each live holder (with a
+ * deadline: a dead or wedged holder shows as lost, with the reason).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "lease/lease.h"
+#include "tui/tui.h"
+
+#define LS_PING_MS 1000
+
+static bool
+needs_holder(const struct lease_record *r)
+{
+	return r->state == LEASE_STATE_RUNNING ||
+	    (r->state == LEASE_STATE_PROVISIONING && r->holder_pid > 0);
+}
+
+/* Add the live holder's view (or why it is lost) to a lease object. */
+static void
+add_live(struct tui_ctx *c, const struct lease_record *r, json_t *o)
+{
+	char why[256], *js = NULL;
+	enum tui_holder_state hs;
+	json_t *st;
+
+	if (!needs_holder(r)) {
+		json_object_set_new(o, "lost", json_null());
+		return;
+	}
+	hs = tui_probe_holder(c, r, LS_PING_MS, &js, why, sizeof why);
+	if (hs != TUI_HOLDER_ALIVE) {
+		json_object_set_new(o, "lost", json_string(why));
+		return;
+	}
+	json_object_set_new(o, "lost", json_null());
+	if ((st = json_loads(js, 0, NULL)) != NULL) {
+		json_object_set(o, "title", json_object_get(st, "title"));
+		json_object_set(o, "last_line",
+		    json_object_get(st, "last_line"));
+		json_object_set(o, "child_pid",
+		    json_object_get(st, "child_pid"));
+		json_object_set(o, "transcript_truncated",
+		    json_object_get(st, "transcript_truncated"));
+		json_decref(st);
+	}
+	free(js);
+}
+
+static void
+print_field(const char *s, int width)
+{
+	char buf[256];
+	size_t n;
+
+	if (s == NULL)
+		s = "-";
+	tui_escape(s, strlen(s), buf, sizeof buf);
+	n = strlen(buf);
+	if (width > 0 && n > (size_t)width) {
+		buf[width - 1] = '~';
+		buf[width] = '\0';
+	}
+	printf("%-*s ", width, buf);
+}
+
+static int
+ls_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "all", no_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lease_record *v = NULL;
+	struct lease_store *st;
+	bool all = false;
+	size_t n = 0;
+	json_t *arr;
+	int ch;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "aj", opts, NULL)) != -1) {
+		if (ch == 'a')
+			all = true;
+		else if (ch == 'j')
+			c->json = true;
+		else
+			return tui_usage(c, "unknown option '%.64s'",
+			    argv[optind - 1]);
+	}
+	if (optind < argc)
+		return tui_usage(c, "unexpected argument '%.64s'",
+		    argv[optind]);
+	if ((st = tui_ctx_store(c)) == NULL)
+		return TUI_EXIT_FAIL;
+	if (lease_store_list(st, all ? LEASE_LIST_ALL : 0, &v, &n) < 0)
+		return tui_err(c, "%s", lease_store_errmsg(st));
+	arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = lease_record_json(&v[i], 0);
+
+		add_live(c, &v[i], o);
+		json_array_append_new(arr, o);
+	}
+	if (c->json) {
+		tui_print_json(arr);
+	} else {
+		printf("%-24s %-16s %-12s %-10s %-13s %s\n", "ID", "NAME",
+		    "STATE", "ACTIVITY", "MODE", "LAST");
+		for (size_t i = 0; i < json_array_size(arr); i++) {
+			json_t *o = json_array_get(arr, i);
+			const char *lost = json_string_value(
+			    json_object_get(o, "lost"));
+			const char *last = json_string_value(
+			    json_object_get(o, "last_line"));
+
+			print_field(json_string_value(json_object_get(o, "id")),
+			    24);
+			print_field(json_string_value(
+			    json_object_get(o, "name")), 16);
+			print_field(json_string_value(
+			    json_object_get(o, "lease_state")), 12);
+			print_field(lost ? "lost" : json_string_value(
+			    json_object_get(o, "activity")), 10);
+			print_field(json_string_value(
+			    json_object_get(o, "adapter")), 13);
+			print_field(lost ? lost : last, 0);
+			printf("\n");
+		}
+		json_decref(arr);
+	}
+	lease_records_free(v, n);
+	return TUI_EXIT_OK;
+}
+
+const struct tui_cmd tui_cmd_ls = {
+	.name = "ls",
+	.usage = "[--all] [--json]",
+	.help = "List live leases (--all adds finished ones): ID, name, lease "
+		"state, activity,\nmode label and the last line of output. A "
+		"lease whose holder is dead or does\nnot answer within 1 s "
+		"shows as lost, with the reason. --json prints an array\nof "
+		"objects with id, name, lease_state, activity, unseen, mode, "
+		"adapter,\nbranch, worktree, workspace, sandbox_id, holder_pid "
+		"and cleanup (SPEC 11).",
+	.exec = ls_exec,
+};
+
+static int
+show_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lease_record rec;
+	json_t *o = NULL, *rcpt;
+	const char *k;
+	json_t *val;
+	int ch, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "j", opts, NULL)) != -1) {
+		if (ch == 'j')
+			c->json = true;
+		else
+			return tui_usage(c, "unknown option '%.64s'",
+			    argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return tui_usage(c, "expected one lease ID or name");
+	if ((rc = tui_find_lease(c, argv[optind], &rec)) != 0)
+		return rc;
+	if (lease_show_json(c->store, rec.id, &o) < 0) {
+		lease_record_clear(&rec);
+		return tui_err(c, "%s", lease_store_errmsg(c->store));
+	}
+	add_live(c, &rec, o);
+	lease_record_clear(&rec);
+	if (c->json) {
+		tui_print_json(o);
+		return TUI_EXIT_OK;
+	}
+	json_object_foreach(o, k, val) {
+		char *s;
+
+		if (strcmp(k, "receipts") == 0 || strcmp(k, "transitions") == 0
+		    || strcmp(k, "resources") == 0)
+			continue;
+		printf("%-16s ", k);
+		if (json_is_string(val)) {
+			tui_put_escaped(stdout, json_string_value(val),
+			    json_string_length(val));
+		} else if ((s = json_dumps(val, JSON_COMPACT |
+		    JSON_ENCODE_ANY | JSON_ENSURE_ASCII)) != NULL) {
+			tui_put_escaped(stdout, s, strlen(s));
+			free(s);
+		}
+		printf("\n");
+	}
+	rcpt = json_object_get(o, "transitions");
+	printf("transitions:\n");
+	for (size_t i = 0; i < json_array_size(rcpt); i++) {
+		char *s = json_dumps(json_array_get(rcpt, i),
+		    JSON_COMPACT | JSON_ENSURE_ASCII);
+		printf("  ");
+		if (s != NULL)
+			tui_put_escaped(stdout, s, strlen(s));
+		printf("\n");
+		free(s);
+	}
+	json_decref(o);
+	return TUI_EXIT_OK;
+}
+
+const struct tui_cmd tui_cmd_show = {
+	.name = "show",
+	.usage = "ID [--json]",
+	.help = "Print one lease in full: base and ref, branch, worktree, "
+		"workspace,\nsandbox, policy, limits, cleanup, the receipt "
+		"chain (length, head, and\nwhether it verifies), the result "
+		"and the transitions. Text that came\nfrom a sandbox is "
+		"printed escaped (SPEC 4.7).",
+	.exec = show_exec,
+};

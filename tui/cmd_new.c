@@ -1,0 +1,265 @@
+/*
+ * cmd_new.c: `corral new` (create a lease and start its holder; print the
+ * ID once the endpoint runs) and `corral wrap` (run a command in this
+ * terminal as a trusted_local lease). SPEC 3, 6, 11.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "lease/lease.h"
+#include "pty/pty.h"
+#include "sandbox-adapters/sbx.h"
+#include "tui/tui.h"
+
+struct new_args {
+	const char *repo, *base, *sandbox, *policy, *agent, *name, *prompt;
+	bool allow_control;
+	char **cmd;
+};
+
+static void
+term_size(int *rows, int *cols)
+{
+	struct winsize ws;
+
+	*rows = 24;
+	*cols = 80;
+	if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 &&
+	    ws.ws_col > 0) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}
+
+/* Steps 1 and 6 of SPEC 6 for a trusted_local lease; returns the exit code. */
+static int
+create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
+    char id[LEASE_ID_LEN + 1])
+{
+	struct lease_spec spec;
+	struct lease_store *st;
+	struct tui_spawn sp;
+	char err[600], cwd[PATH_MAX], *dir = NULL, *sock = NULL;
+	const struct sbx_adapter *ad;
+	pid_t child = 0;
+	int rc;
+
+	if ((ad = sbx_adapter_find(a->sandbox)) == NULL) {
+		if (strcmp(a->sandbox, "bwrap") == 0 ||
+		    strcmp(a->sandbox, "command") == 0)
+			return tui_err(c, "sandbox adapter '%s' is not "
+			    "available yet in this build; nothing was started "
+			    "(there is no fallback to trusted_local: pass "
+			    "--sandbox trusted_local to run on the host)",
+			    a->sandbox);
+		return tui_usage(c, "unknown sandbox '%.64s' (bwrap, "
+		    "trusted_local, command)", a->sandbox);
+	}
+	if (a->name != NULL && (strlen(a->name) > 128 || *a->name == '\0'))
+		return tui_usage(c, "--name must be 1 to 128 bytes");
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		return tui_err(c, "getcwd: %s", strerror(errno));
+	if ((st = tui_ctx_store(c)) == NULL)
+		return TUI_EXIT_FAIL;
+
+	memset(&spec, 0, sizeof spec);
+	spec.name = a->name;
+	spec.mode = LEASE_MODE_TRUSTED_LOCAL;
+	spec.adapter = ad->name;
+	spec.isolation = ad->isolation;
+	spec.cmd = a->cmd;
+	if ((rc = lease_store_insert(st, &spec, id)) < 0)
+		return tui_err(c, "%s", lease_store_errmsg(st));
+
+	/* The lease directory: identity journaled before it exists. */
+	dir = tui_lease_dir(c, id);
+	sock = tui_holder_sock(c, id);
+	if (dir == NULL || sock == NULL) {
+		rc = tui_err(c, "out of memory");
+		goto out;
+	}
+	if ((rc = lease_store_resource_plan(st, id, LEASE_RES_LEASE_DIR, dir,
+		 NULL)) < 0 ||
+	    (rc = lease_store_resource_plan(st, id, LEASE_RES_SOCKET, sock,
+		 NULL)) < 0) {
+		rc = tui_err(c, "%s", lease_store_errmsg(st));
+		goto out;
+	}
+	{
+		char *parent = strdup(dir);
+		*strrchr(parent, '/') = '\0';
+		mkdir(parent, 0700);
+		free(parent);
+	}
+	if (mkdir(dir, 0700) < 0) {
+		rc = tui_err(c, "%s: %s", dir, strerror(errno));
+		TUI_BEST_EFFORT(lease_store_transition(st, id, LEASE_EV_FAIL,
+		    "provision_error", NULL));
+		goto out;
+	}
+	TUI_BEST_EFFORT(lease_store_resource_created(st, id, LEASE_RES_LEASE_DIR, dir));
+
+	memset(&sp, 0, sizeof sp);
+	sp.id = id;
+	sp.sandbox = ad->name;
+	sp.cmd = a->cmd;
+	sp.cwd = cwd;
+	sp.allow_control = a->allow_control;
+	sp.owner_fd = owner_fd;
+	term_size(&sp.rows, &sp.cols);
+	if ((rc = tui_spawn_holder(c, &sp, &child, err, sizeof err)) < 0) {
+		struct lease_record rec;
+
+		/* The holder journals exec failures itself; make sure. */
+		if (lease_store_get(st, id, &rec) == 0) {
+			if (!lease_state_final(rec.state))
+				TUI_BEST_EFFORT(lease_store_transition(st, id,
+				    LEASE_EV_FAIL, "holder_start_failed", NULL));
+			lease_record_clear(&rec);
+		}
+		rc = tui_err(c, "cannot start '%s': %s", a->cmd[0], err);
+		goto out;
+	}
+	rc = TUI_EXIT_OK;
+out:
+	free(dir);
+	free(sock);
+	return rc;
+}
+
+static int
+parse_new(struct tui_ctx *c, int argc, char **argv, struct new_args *a,
+    bool wrap)
+{
+	static const struct option opts[] = {
+		{ "repo", required_argument, NULL, 'R' },
+		{ "base", required_argument, NULL, 'b' },
+		{ "sandbox", required_argument, NULL, 's' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "prompt-file", required_argument, NULL, 'f' },
+		{ "allow-control", no_argument, NULL, 'C' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	memset(a, 0, sizeof *a);
+	a->sandbox = wrap ? "trusted_local" : "bwrap";
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'R': a->repo = optarg; break;
+		case 'b': a->base = optarg; break;
+		case 's': a->sandbox = optarg; break;
+		case 'p': a->policy = optarg; break;
+		case 'a': a->agent = optarg; break;
+		case 'n': a->name = optarg; break;
+		case 'f': a->prompt = optarg; break;
+		case 'C': a->allow_control = true; break;
+		default:
+			return tui_usage(c, "unknown or incomplete option "
+			    "'%.64s'", argv[optind - 1]);
+		}
+		if (wrap && (ch == 'R' || ch == 'b' || ch == 's' ||
+		    ch == 'p' || ch == 'f'))
+			return tui_usage(c, "wrap takes only --name, --agent "
+			    "and --allow-control");
+	}
+	if (optind >= argc)
+		return tui_usage(c, "missing the command: corral %s [OPTIONS] "
+		    "-- CMD [ARG...]", wrap ? "wrap" : "new");
+	a->cmd = argv + optind;
+	if (strcmp(a->sandbox, "trusted_local") == 0 &&
+	    (a->repo != NULL || a->base != NULL))
+		return tui_usage(c, "a trusted_local lease has no clone: "
+		    "--repo and --base do not apply (SPEC 3)");
+	return 0;
+}
+
+static int
+new_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	char id[LEASE_ID_LEN + 1];
+	struct new_args a;
+	int rc;
+
+	if ((rc = parse_new(c, argc, argv, &a, false)) != 0)
+		return rc;
+	if ((rc = create_lease(c, &a, -1, id)) != 0)
+		return rc;
+	if (c->json) {
+		tui_print_json(json_pack("{s:s}", "id", id));
+	} else {
+		printf("%s\n", id);
+	}
+	return TUI_EXIT_OK;
+}
+
+const struct tui_cmd tui_cmd_new = {
+	.name = "new",
+	.usage = "[--repo DIR] [--base REF] [--sandbox bwrap|trusted_local|"
+		 "command] [--policy FILE] [--agent PROFILE] [--name NAME] "
+		 "[--prompt-file FILE] [--allow-control] -- CMD [ARG...]",
+	.help = "Create a lease for CMD and start its holder; print the lease "
+		"ID once the\nendpoint runs. The default sandbox is bwrap; "
+		"a sandbox that cannot be\nprovisioned fails the lease with a "
+		"named reason and never falls back.\n--sandbox trusted_local "
+		"runs CMD on the host, in this directory and\nenvironment, "
+		"labelled trusted_local everywhere (SPEC 3); without\n"
+		"--allow-control the holder refuses input, signals and cancel "
+		"from anyone.",
+	.exec = new_exec,
+};
+
+/* ---- wrap ------------------------------------------------------------------ */
+
+static int
+wrap_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	char id[LEASE_ID_LEN + 1];
+	struct new_args a;
+	int sv[2], rc;
+
+	if ((rc = parse_new(c, argc, argv, &a, true)) != 0)
+		return rc;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return tui_err(c, "wrap needs a terminal on stdin and stdout");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return tui_err(c, "socketpair: %s", strerror(errno));
+	rc = create_lease(c, &a, sv[1], id);
+	close(sv[1]);
+	if (rc != 0) {
+		close(sv[0]);
+		return rc;
+	}
+	return tui_wrap_attach(c, id, sv[0]);
+}
+
+const struct tui_cmd tui_cmd_wrap = {
+	.name = "wrap",
+	.usage = "[--name NAME] [--agent PROFILE] [--allow-control] -- CMD "
+		 "[ARG...]",
+	.help = "Run CMD in this terminal as a trusted_local lease (SPEC 3): "
+		"it shows in the\nconsole next to the sandboxed ones. This "
+		"terminal is the owner's and always\ncontrols it; others may "
+		"type into it or cancel it only with --allow-control.\nThe "
+		"screen is drawn from corral's screen model, never as raw "
+		"agent bytes.\nPress C-b d to detach (the command keeps "
+		"running; 'corral attach ID').",
+	.exec = wrap_exec,
+};

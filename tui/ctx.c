@@ -1,0 +1,242 @@
+/*
+ * ctx.c: what every command shares: the state directory (SPEC 11), the
+ * journal handle, lease lookup by ID or name, error and usage messages,
+ * and escaped printing of untrusted text (SPEC 4.7).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "lease/lease.h"
+#include "tui/tui.h"
+
+static char *
+state_dir_default(void)
+{
+	const char *s = getenv("CORRAL_STATE_DIR"), *home;
+	char *p = NULL;
+
+	if (s != NULL && *s != '\0')
+		return strdup(s);
+	if ((s = getenv("XDG_STATE_HOME")) != NULL && *s == '/') {
+		if (asprintf(&p, "%s/corral", s) < 0)
+			return NULL;
+		return p;
+	}
+	home = getenv("HOME");
+	if (home == NULL || *home == '\0')
+		home = "/";
+	if (asprintf(&p, "%s/.local/state/corral", home) < 0)
+		return NULL;
+	return p;
+}
+
+int
+tui_ctx_init(struct tui_ctx *c, const char *argv0)
+{
+	char buf[PATH_MAX];
+	ssize_t n;
+
+	memset(c, 0, sizeof *c);
+	c->argv0 = argv0;
+	n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		c->self = strdup(buf);
+	} else {
+		c->self = strdup(argv0);
+	}
+	c->state_dir = state_dir_default();
+	if (c->self == NULL || c->state_dir == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+tui_ctx_free(struct tui_ctx *c)
+{
+	lease_store_close(c->store);
+	free(c->self);
+	free(c->state_dir);
+	memset(c, 0, sizeof *c);
+}
+
+/* mkdir -p with mode 0700 for the directories we create. */
+static int
+mkdirs(const char *path)
+{
+	char *p = strdup(path), *s;
+	int rc = 0;
+
+	if (p == NULL)
+		return -ENOMEM;
+	for (s = p + 1; rc == 0; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			rc = -errno;
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	return rc;
+}
+
+struct lease_store *
+tui_ctx_store(struct tui_ctx *c)
+{
+	char *db;
+	int rc;
+
+	if (c->store != NULL)
+		return c->store;
+	if ((rc = mkdirs(c->state_dir)) < 0) {
+		tui_err(c, "state directory %s: %s", c->state_dir,
+		    strerror(-rc));
+		return NULL;
+	}
+	if ((db = lease_path_db(c->state_dir)) == NULL) {
+		tui_err(c, "out of memory");
+		return NULL;
+	}
+	rc = lease_store_open(&c->store, db);
+	free(db);
+	if (rc < 0) {
+		tui_err(c, "%s", c->store ? lease_store_errmsg(c->store) :
+					    lease_strerror(rc));
+		lease_store_close(c->store);
+		c->store = NULL;
+	}
+	return c->store;
+}
+
+static void
+vmsg(struct tui_ctx *c, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "corral%s%s: ", c->cmd ? " " : "", c->cmd ? c->cmd :
+								   "");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int
+tui_err(struct tui_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(c, fmt, ap);
+	va_end(ap);
+	return TUI_EXIT_FAIL;
+}
+
+int
+tui_usage(struct tui_ctx *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(c, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "try 'corral %s--help'\n", c->cmd ? c->cmd : "");
+	if (c->cmd)
+		fprintf(stderr, "%s", "");
+	return TUI_EXIT_USAGE;
+}
+
+void
+tui_print_json(json_t *j)
+{
+	if (j == NULL)
+		return;
+	json_dumpf(j, stdout, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	fputc('\n', stdout);
+	json_decref(j);
+}
+
+char *
+tui_lease_dir(const struct tui_ctx *c, const char *id)
+{
+	return lease_path_lease_dir(c->state_dir, id);
+}
+
+char *
+tui_holder_sock(const struct tui_ctx *c, const char *id)
+{
+	char *d = tui_lease_dir(c, id), *p = NULL;
+
+	if (d != NULL && asprintf(&p, "%s/holder.sock", d) < 0)
+		p = NULL;
+	free(d);
+	return p;
+}
+
+int
+tui_find_lease(struct tui_ctx *c, const char *idname, struct lease_record *rec)
+{
+	struct lease_store *st = tui_ctx_store(c);
+	struct lease_record *v = NULL;
+	size_t n = 0, hits = 0, hit = 0;
+	int rc;
+
+	memset(rec, 0, sizeof *rec);
+	if (st == NULL)
+		return TUI_EXIT_FAIL;
+	if (lease_id_valid(idname)) {
+		rc = lease_store_get(st, idname, rec);
+		if (rc == 0)
+			return 0;
+		if (rc != LEASE_ENOTFOUND)
+			return tui_err(c, "%s", lease_store_errmsg(st));
+	}
+	/* Not an ID: a unique lease name. */
+	if ((rc = lease_store_list(st, LEASE_LIST_ALL, &v, &n)) < 0)
+		return tui_err(c, "%s", lease_store_errmsg(st));
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].name != NULL && strcmp(v[i].name, idname) == 0) {
+			hits++;
+			hit = i;
+		}
+	}
+	if (hits == 1) {
+		*rec = v[hit];
+		memset(&v[hit], 0, sizeof v[hit]);
+	}
+	lease_records_free(v, n);
+	if (hits == 1)
+		return 0;
+	fprintf(stderr, "corral %s: ", c->cmd ? c->cmd : "");
+	if (hits == 0)
+		fprintf(stderr, "no lease with ID or name '");
+	else
+		fprintf(stderr, "%zu leases are named '", hits);
+	tui_put_escaped(stderr, idname, strlen(idname));
+	fprintf(stderr, "'%s\n", hits ? ": use the ID" : "");
+	return TUI_EXIT_FAIL;
+}
+
+void
+tui_put_escaped(FILE *f, const char *s, size_t len)
+{
+	size_t need;
+	char *buf;
+
+	if (s == NULL)
+		return;
+	need = tui_escape_size(s, len, 0) + 1;
+	if ((buf = malloc(need)) == NULL)
+		return;
+	tui_escape(s, len, buf, need);
+	fputs(buf, f);
+	free(buf);
+}

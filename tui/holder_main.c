@@ -1,0 +1,247 @@
+/*
+ * holder_main.c: `corral __holder`, the hidden entry point of a lease's
+ * holder process (SPEC 2). The composition root of the holder: it builds
+ * the exec plan through the lease's sandbox adapter, runs pty_holder_run on
+ * its own loop, and turns the holder's callbacks into journal transitions
+ * and receipt entries (so pty/ never includes lease/).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include <jansson.h>
+
+#include "lease/lease.h"
+#include "pty/pty.h"
+#include "sandbox-adapters/sbx.h"
+#include "tui/tui.h"
+
+#define HOLDER_TRANSCRIPT_MAX (64ull << 20)
+
+struct hmain {
+	struct tui_ctx *ctx;
+	const char *id;
+	bool trusted_local;
+	char *sock;
+};
+
+static void
+receipt(struct hmain *m, const char *kind, json_t *fields)
+{
+	struct lease_store *st = m->ctx->store;
+
+	if (st != NULL && lease_receipt_append(st, m->id, kind, fields,
+	    NULL) < 0)
+		fprintf(stderr, "corral holder %s: receipt: %s\n", m->id,
+		    lease_store_errmsg(st));
+	json_decref(fields);
+}
+
+static void
+journal_err(struct hmain *m, int rc)
+{
+	if (rc < 0)
+		fprintf(stderr, "corral holder %s: journal: %s\n", m->id,
+		    lease_store_errmsg(m->ctx->store));
+}
+
+static void
+on_started(pid_t child, void *ud)
+{
+	struct hmain *m = ud;
+	struct lease_store *st = m->ctx->store;
+	int64_t start = 0;
+	char ident[64];
+
+	if (lease_proc_start(getpid(), &start) < 0)
+		start = 0;
+	snprintf(ident, sizeof ident, "%d:%lld", (int)getpid(),
+	    (long long)start);
+	journal_err(m, lease_store_set_holder(st, m->id, getpid(), start));
+	journal_err(m, lease_store_resource_plan(st, m->id, LEASE_RES_HOLDER,
+	    ident, NULL));
+	journal_err(m, lease_store_resource_created(st, m->id,
+	    LEASE_RES_HOLDER, ident));
+	journal_err(m, lease_store_resource_created(st, m->id,
+	    LEASE_RES_SOCKET, m->sock));
+	journal_err(m, lease_store_transition(st, m->id, LEASE_EV_START,
+	    "endpoint running", NULL));
+	journal_err(m, lease_store_set_activity(st, m->id,
+	    LEASE_ACT_STARTING, "spawned"));
+	receipt(m, "holder_started", json_pack("{s:i, s:i, s:I}", "holder_pid",
+	    (int)getpid(), "child_pid", (int)child, "holder_start",
+	    (json_int_t)start));
+}
+
+static void
+on_exited(int64_t ws, bool cancelled, void *ud)
+{
+	struct hmain *m = ud;
+	struct lease_store *st = m->ctx->store;
+	enum lease_activity act;
+	enum lease_event ev;
+	char why[64];
+	int status = (int)ws;
+
+	if (cancelled) {
+		act = LEASE_ACT_CANCELLED;
+		ev = LEASE_EV_CANCEL;
+		snprintf(why, sizeof why, "cancelled by the operator");
+	} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		act = LEASE_ACT_DONE;
+		/* trusted_local has no result to review (SPEC 3). */
+		ev = LEASE_EV_RESULT;
+		snprintf(why, sizeof why, "exit 0");
+	} else {
+		act = LEASE_ACT_FAILED;
+		ev = LEASE_EV_FAIL;
+		if (WIFEXITED(status))
+			snprintf(why, sizeof why, "exit %d",
+			    WEXITSTATUS(status));
+		else
+			snprintf(why, sizeof why, "signal %d",
+			    WTERMSIG(status));
+	}
+	journal_err(m, lease_store_set_activity(st, m->id, act, why));
+	journal_err(m, lease_store_transition(st, m->id, ev, why, NULL));
+	receipt(m, "agent_exited", json_pack("{s:b, s:b, s:i, s:s}",
+	    "cancelled", cancelled, "exited", WIFEXITED(status),
+	    "code", WIFEXITED(status) ? WEXITSTATUS(status) :
+					WTERMSIG(status), "reason", why));
+}
+
+static void
+on_event(const char *kind, const char *detail, void *ud)
+{
+	struct hmain *m = ud;
+
+	receipt(m, kind, json_pack("{s:s}", "detail", detail));
+}
+
+static int
+holder_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "sandbox", required_argument, NULL, 's' },
+		{ "rows", required_argument, NULL, 'r' },
+		{ "cols", required_argument, NULL, 'c' },
+		{ "cwd", required_argument, NULL, 'd' },
+		{ "allow-control", no_argument, NULL, 'a' },
+		{ "owner", no_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *id = NULL, *sandbox = "trusted_local", *cwd = NULL;
+	const struct sbx_adapter *ad;
+	struct pty_holder_opts ho;
+	struct sbx_request req;
+	struct sbx_plan *plan = NULL;
+	struct lease_record rec;
+	struct hmain m;
+	uv_loop_t loop;
+	int ch, rows = 24, cols = 80, rc;
+	bool allow = false, owner = false;
+	char *dir = NULL;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'i': id = optarg; break;
+		case 's': sandbox = optarg; break;
+		case 'r': rows = atoi(optarg); break;
+		case 'c': cols = atoi(optarg); break;
+		case 'd': cwd = optarg; break;
+		case 'a': allow = true; break;
+		case 'o': owner = true; break;
+		default: return TUI_EXIT_USAGE;
+		}
+	}
+	if (id == NULL || !lease_id_valid(id) || optind >= argc) {
+		fprintf(stderr, "corral __holder: bad arguments\n");
+		if (write(3, "err bad holder arguments\n", 25) < 0) {
+			/* nobody to tell */
+		}
+		return TUI_EXIT_USAGE;
+	}
+	if (tui_ctx_store(c) == NULL ||
+	    lease_store_get(c->store, id, &rec) < 0) {
+		dprintf(3, "err journal: %s\n",
+		    c->store ? lease_store_errmsg(c->store) : "unavailable");
+		return TUI_EXIT_FAIL;
+	}
+	lease_record_clear(&rec);
+	if ((ad = sbx_adapter_find(sandbox)) == NULL) {
+		dprintf(3, "err unknown sandbox adapter\n");
+		return TUI_EXIT_FAIL;
+	}
+	memset(&req, 0, sizeof req);
+	dir = tui_lease_dir(c, id);
+	req.id = id;
+	req.lease_dir = dir;
+	req.cmd = argv + optind;
+	req.cwd = cwd;
+	if ((rc = ad->plan(&req, &plan)) < 0) {
+		dprintf(3, "err sandbox plan: %s\n", sbx_strerror(rc));
+		free(dir);
+		return TUI_EXIT_FAIL;
+	}
+	memset(&m, 0, sizeof m);
+	m.ctx = c;
+	m.id = id;
+	m.trusted_local = strcmp(ad->name, "trusted_local") == 0;
+	m.sock = tui_holder_sock(c, id);
+
+	memset(&ho, 0, sizeof ho);
+	ho.id = id;
+	ho.dir = dir;
+	ho.plan = plan;
+	ho.ctty = m.trusted_local ? PTY_CTTY_TAKE : PTY_CTTY_NONE;
+	ho.rows = rows > 0 && rows <= 1000 ? rows : 24;
+	ho.cols = cols > 0 && cols <= 1000 ? cols : 80;
+	ho.sb_lines = PTY_SCREEN_SB_DEFAULT;
+	ho.transcript_max = HOLDER_TRANSCRIPT_MAX;
+	ho.allow_control = allow;
+	ho.trusted_local = m.trusted_local;
+	ho.ready_fd = 3;
+	ho.owner_fd = owner ? 4 : -1;
+	ho.cancel_wait_ms = 2000;
+	ho.hooks.started = on_started;
+	ho.hooks.exited = on_exited;
+	ho.hooks.event = on_event;
+	ho.hooks.ud = &m;
+
+	uv_loop_init(&loop);
+	rc = pty_holder_run(&loop, &ho);
+	if (rc < 0) {
+		/* The agent never ran: the lease fails with the reason. */
+		TUI_BEST_EFFORT(lease_store_transition(c->store, id, LEASE_EV_FAIL,
+		    "exec_failed", NULL));
+		TUI_BEST_EFFORT(lease_store_set_activity(c->store, id, LEASE_ACT_FAILED,
+		    "exec_failed"));
+	} else {
+		TUI_BEST_EFFORT(lease_store_set_holder(c->store, id, 0, 0));
+	}
+	TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id, LEASE_RES_SOCKET,
+	    m.sock));
+	uv_loop_close(&loop);
+	sbx_plan_free(plan);
+	free(m.sock);
+	free(dir);
+	return rc < 0 ? TUI_EXIT_FAIL : TUI_EXIT_OK;
+}
+
+const struct tui_cmd tui_cmd_holder = {
+	.name = "__holder",
+	.usage = "--id ID [--sandbox NAME] [--rows N --cols N] [--cwd DIR] "
+		 "[--allow-control] [--owner] -- CMD [ARG...]",
+	.help = "Internal: the per-lease holder process. Started by 'corral "
+		"new' and 'corral wrap'; not for direct use.",
+	.exec = holder_exec,
+	.hidden = true,
+};
