@@ -1,0 +1,72 @@
+/*
+ * lease_int.h: declarations shared by the lease module's files and nobody
+ * else (STYLE A): the store handle's layout, statement cache, transaction
+ * and error helpers, and the path helpers used by provision and recover.
+ */
+#ifndef CORRAL_LEASE_INT_H
+#define CORRAL_LEASE_INT_H
+
+#include <sqlite3.h>
+#include <stdarg.h>
+
+#include "lease/lease.h"
+
+#define LEASE__STMT_CACHE 96
+#define LEASE__ERRMSG 1024
+#define LEASE__APPLICATION_ID 0x636f726c	/* "corl" */
+
+struct lease__stmt {
+	const char *sql;	/* a static string: the cache key */
+	sqlite3_stmt *st;
+};
+
+struct lease_store {
+	sqlite3 *db;
+	char *path;
+	int busy_ms;
+	int version;
+	struct lease__stmt stmts[LEASE__STMT_CACHE];
+	char errmsg[LEASE__ERRMSG];
+};
+
+/* store.c */
+/* Set the handle's message (printf-style). */
+void lease__store_msg(struct lease_store *, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/*
+ * Map a SQLite result code to a module code and set the message
+ * "<path>: <what>: <sqlite message>". Returns the code (negative).
+ */
+int lease__store_fail(struct lease_store *, int src, const char *what);
+/* The cached statement for a static sql string, reset, bindings cleared. */
+int lease__store_stmt(struct lease_store *, const char *sql,
+    sqlite3_stmt **out);
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK (rollback ignores errors). */
+int lease__store_begin(struct lease_store *);
+int lease__store_commit(struct lease_store *);
+void lease__store_rollback(struct lease_store *);
+/*
+ * Inside a transaction: append a transitions row for id with the next seq.
+ */
+int lease__store_log(struct lease_store *, const char *id, int64_t at,
+    const char *kind, const char *from, const char *to, const char *reason);
+/* Inside a transaction: 1 if the lease exists, 0 if not, or an error. */
+int lease__store_exists(struct lease_store *, const char *id);
+/* Inside a transaction: re-evaluate cleanup after a resource change. */
+int lease__store_cleanup_eval(struct lease_store *, const char *id,
+    int64_t at);
+/* malloc'd copy of a text column, or NULL (sets *oom on allocation failure) */
+char *lease__col_text(sqlite3_stmt *, int col, bool *oom);
+
+/* fs.c */
+/* mkdir -p with mode for each created component. 0 or -errno. */
+int lease__mkdirs(const char *path, mode_t mode);
+/*
+ * Remove path recursively without following symlinks and without crossing
+ * into another filesystem; directories are made u+rwx first. Absent: 0.
+ */
+int lease__rmtree(const char *path);
+/* 1 if path exists (lstat), 0 if not, -errno on other errors. */
+int lease__exists(const char *path);
+
+#endif
