@@ -39,7 +39,7 @@ struct hclient {
 	struct holder *h;
 	struct pty_wire_dec dec;
 	struct hclient *next;
-	bool live, owner, closing, full;
+	bool live, owner, closing, full, summary;
 	int dfirst, dlast; /* pending dirty rows; dfirst < 0: none */
 	size_t queued;
 };
@@ -54,6 +54,7 @@ struct holder {
 	uv_timer_t flush_timer;
 	uv_timer_t cancel_timer;
 	uv_timer_t linger_timer;
+	uv_timer_t summary_timer;
 	uv_signal_t sigterm;
 	struct hclient *clients;
 	int nclients;
@@ -535,6 +536,10 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 			client_close(c);
 			return;
 		}
+		if (b & PTY_HELLO_SUMMARY) {
+			c->summary = true;
+			send_status(c, 0);
+		}
 		if (b & PTY_HELLO_LIVE) {
 			c->live = true;
 			c->full = true;
@@ -758,12 +763,35 @@ transcript_write(struct holder *h, const char *buf, size_t len)
 		    (unsigned long long)h->transcript_bytes);
 }
 
+/* Push a status to summary clients (the console's lease list). */
+static void
+summary_cb(uv_timer_t *t)
+{
+	struct holder *h = t->data;
+
+	for (struct hclient *c = h->clients; c != NULL; c = c->next) {
+		if (c->summary && !c->closing &&
+		    c->queued < HOLDER_CLIENT_QUEUE)
+			send_status(c, 0);
+	}
+}
+
+static void
+summary_changed(struct holder *h)
+{
+	if (!uv_is_active((uv_handle_t *)&h->summary_timer))
+		uv_timer_start(&h->summary_timer, summary_cb, PTY_SUMMARY_MS,
+		    0);
+}
+
 static void
 on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 {
 	struct holder *h = ud;
 
 	(void)p;
+	if (h->clients != NULL)
+		summary_changed(h);
 	pty_screen_feed(h->screen, buf, len);
 	transcript_write(h, buf, len);
 	if (h->clients != NULL)
@@ -833,6 +861,7 @@ agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 	if (h->o->hooks.exited != NULL)
 		h->o->hooks.exited(wstatus, h->cancelled, h->o->hooks.ud);
 	collect_dirty(h);
+	summary_cb(&h->summary_timer);
 	for (struct hclient *c = h->clients; c != NULL; c = c->next) {
 		if (!c->live)
 			continue;
@@ -1011,9 +1040,10 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	uv_timer_init(loop, &h.flush_timer);
 	uv_timer_init(loop, &h.cancel_timer);
 	uv_timer_init(loop, &h.linger_timer);
+	uv_timer_init(loop, &h.summary_timer);
 	uv_signal_init(loop, &h.sigterm);
 	h.flush_check.data = h.flush_timer.data = h.cancel_timer.data =
-	    h.linger_timer.data = h.sigterm.data = &h;
+	    h.linger_timer.data = h.summary_timer.data = h.sigterm.data = &h;
 	uv_signal_start(&h.sigterm, on_sigterm, SIGTERM);
 
 	memset(&po, 0, sizeof po);

@@ -200,6 +200,15 @@ void pty_screen_paste(struct pty_screen *, const char *buf, size_t len);
  */
 size_t pty_screen_row_text(const struct pty_screen *, int row, char *buf,
     size_t bufsz);
+/*
+ * Pack visible row `row` (trailing blanks trimmed) in line.c's format into
+ * buf (room for pty_line_packed_max(cols) always suffices): the same
+ * bytes as pty_screen_cell on every column then pty_line_pack, without the
+ * copies. Returns the length, or 0 when row is out of range or buf is too
+ * small.
+ */
+size_t pty_screen_row_pack(const struct pty_screen *, int row, uint8_t *buf,
+    size_t bufsz);
 
 /* ------------------------------------------------------------------ */
 /* line.c: packed lines, for the scrollback ring and the wire          */
@@ -259,6 +268,9 @@ enum pty_wire_type {
 
 #define PTY_HELLO_LIVE 0x01u   /* send the screen then live updates */
 #define PTY_HELLO_CONTROL 0x02u /* the client wants to type/resize */
+#define PTY_HELLO_SUMMARY 0x04u /* push STATUS_REPLY (seq 0) on changes,
+				   at most every PTY_SUMMARY_MS */
+#define PTY_SUMMARY_MS 250
 
 struct pty_wire_meta {
 	uint16_t rows, cols;

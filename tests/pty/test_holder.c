@@ -478,6 +478,41 @@ START_TEST(test_holder_backpressure_flood)
 }
 END_TEST
 
+START_TEST(test_holder_summary_push)
+{
+	char *agent = agent_cmd();
+	char *cmd[] = { agent, NULL };
+	struct pty_client *sum = NULL, *ctl = NULL;
+	struct th t;
+	const uint8_t *p;
+	size_t plen;
+	uint8_t type;
+	int pushes = 0;
+	bool seen = false;
+
+	th_start(&t, cmd, true, true);
+	ck_assert_int_eq(pty_client_open(&sum, t.sock, PTY_HELLO_SUMMARY,
+	    2000), 0);
+	ck_assert_int_eq(pty_client_open(&ctl, t.sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_client_send(ctl, PTY_W_INPUT, "echo summary\r",
+	    13), 0);
+	/* Pushed statuses (seq 0) follow the output, rate-limited. */
+	while (!seen && pty_client_recv(sum, &type, &p, &plen, 3000) == 1) {
+		ck_assert_int_eq(type, PTY_W_STATUS_REPLY);
+		ck_assert_int_ge(plen, 4);
+		ck_assert_int_eq(p[0] | p[1] | p[2] | p[3], 0);
+		pushes++;
+		seen = memmem(p, plen, "got: summary", 12) != NULL;
+	}
+	ck_assert(seen);
+	ck_assert_int_le(pushes, 6);
+	pty_client_free(ctl);
+	pty_client_free(sum);
+	th_stop(&t);
+	free(agent);
+}
+END_TEST
+
 Suite *
 holder_suite(void)
 {
@@ -492,6 +527,7 @@ holder_suite(void)
 	tcase_add_test(tc, test_holder_exec_failure);
 	tcase_add_test(tc, test_holder_hostile_frames);
 	tcase_add_test(tc, test_holder_backpressure_flood);
+	tcase_add_test(tc, test_holder_summary_push);
 	suite_add_tcase(s, tc);
 	return s;
 }
