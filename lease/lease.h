@@ -472,7 +472,9 @@ LEASE_NODISCARD int lease_receipt_verify(struct lease_store *,
 
 /*
  * lease_receipt_entries: the entries as a new JSON array (each entry
- * object plus "hash"); the caller owns *out (json_decref).
+ * object plus "hash"); the caller owns *out (json_decref). When the chain
+ * fails verification, returns LEASE_ETAMPERED with *out holding the
+ * entries verified before the break.
  */
 LEASE_NODISCARD int lease_receipt_entries(struct lease_store *,
     const char *id, struct json_t **out);

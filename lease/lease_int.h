@@ -41,6 +41,14 @@ int lease__store_fail(struct lease_store *, int src, const char *what);
 /* The cached statement for a static sql string, reset, bindings cleared. */
 int lease__store_stmt(struct lease_store *, const char *sql,
     sqlite3_stmt **out);
+/* sqlite3_exec with the error mapped. */
+int lease__store_exec(struct lease_store *, const char *sql,
+    const char *what);
+/* Step a statement that returns no rows, then reset it. */
+int lease__store_step_done(struct lease_store *, sqlite3_stmt *,
+    const char *what);
+/* BEGIN IMMEDIATE, then LEASE_EBADID / LEASE_ENOTFOUND checks on id. */
+int lease__store_begin_lease(struct lease_store *, const char *id);
 /* BEGIN IMMEDIATE / COMMIT / ROLLBACK (rollback ignores errors). */
 int lease__store_begin(struct lease_store *);
 int lease__store_commit(struct lease_store *);

@@ -234,8 +234,9 @@ lease__store_stmt(struct lease_store *s, const char *sql, sqlite3_stmt **out)
 }
 
 /* Run a statement with no result rows and reset it. */
-static int
-step_done(struct lease_store *s, sqlite3_stmt *st, const char *what)
+int
+lease__store_step_done(struct lease_store *s, sqlite3_stmt *st,
+    const char *what)
 {
 	int rc = sqlite3_step(st);
 
@@ -245,8 +246,8 @@ step_done(struct lease_store *s, sqlite3_stmt *st, const char *what)
 	return 0;
 }
 
-static int
-exec(struct lease_store *s, const char *sql, const char *what)
+int
+lease__store_exec(struct lease_store *s, const char *sql, const char *what)
 {
 	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 
@@ -258,13 +259,13 @@ exec(struct lease_store *s, const char *sql, const char *what)
 int
 lease__store_begin(struct lease_store *s)
 {
-	return exec(s, "BEGIN IMMEDIATE", "begin transaction");
+	return lease__store_exec(s, "BEGIN IMMEDIATE", "begin transaction");
 }
 
 int
 lease__store_commit(struct lease_store *s)
 {
-	int rc = exec(s, "COMMIT", "commit");
+	int rc = lease__store_exec(s, "COMMIT", "commit");
 
 	if (rc < 0)
 		lease__store_rollback(s);
@@ -357,19 +358,19 @@ migrate(struct lease_store *s, int want)
 		    LEASE_SCHEMA_VERSION);
 		return LEASE_ESCHEMA;
 	}
-	if (v == 0 && (rc = exec(s, "PRAGMA application_id = 1668248172",
+	if (v == 0 && (rc = lease__store_exec(s, "PRAGMA application_id = 1668248172",
 	    "set application id")) < 0)
 		goto fail;
 	for (i = (int)v; i < want; i++) {
 		char what[32];
 
 		snprintf(what, sizeof what, "migrate to version %d", i + 1);
-		if ((rc = exec(s, migrations[i], what)) < 0)
+		if ((rc = lease__store_exec(s, migrations[i], what)) < 0)
 			goto fail;
 	}
 	if (v < want) {
 		snprintf(sql, sizeof sql, "PRAGMA user_version = %d", want);
-		if ((rc = exec(s, sql, "set schema version")) < 0)
+		if ((rc = lease__store_exec(s, sql, "set schema version")) < 0)
 			goto fail;
 	}
 	if ((rc = lease__store_commit(s)) < 0)
@@ -510,7 +511,7 @@ lease_store_open_ex(struct lease_store **out, const char *path,
 		rc = LEASE_EDB;
 		goto fail;
 	}
-	if ((rc = exec(s, "PRAGMA synchronous = FULL; "
+	if ((rc = lease__store_exec(s, "PRAGMA synchronous = FULL; "
 	    "PRAGMA foreign_keys = ON", "set pragmas")) < 0)
 		goto fail;
 	if (s->version < want && (rc = migrate(s, want)) < 0)
@@ -787,12 +788,11 @@ lease__store_log(struct lease_store *s, const char *id, int64_t at,
 	sqlite3_bind_text(st, 4, from, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 5, to, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 6, reason, -1, SQLITE_TRANSIENT);
-	return step_done(s, st, "record transition");
+	return lease__store_step_done(s, st, "record transition");
 }
 
-/* Begin, then make sure the lease exists (LEASE_ENOTFOUND otherwise). */
-static int
-begin_lease(struct lease_store *s, const char *id)
+int
+lease__store_begin_lease(struct lease_store *s, const char *id)
 {
 	int rc;
 
@@ -893,7 +893,7 @@ lease_store_insert(struct lease_store *s, const struct lease_spec *spec,
 			goto fail;
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, now);
-		if ((rc = step_done(s, st, "claim lease ID")) < 0)
+		if ((rc = lease__store_step_done(s, st, "claim lease ID")) < 0)
 			goto fail;
 		if (sqlite3_changes(s->db) == 1)
 			break;
@@ -916,7 +916,7 @@ lease_store_insert(struct lease_store *s, const struct lease_spec *spec,
 	sqlite3_bind_text(st, 8, spec->limits, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 9, cmd, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 10, now);
-	if ((rc = step_done(s, st, "insert lease")) < 0)
+	if ((rc = lease__store_step_done(s, st, "insert lease")) < 0)
 		goto fail;
 	if ((rc = lease__store_log(s, id, now, "lease", NULL, "provisioning",
 	    "created")) < 0)
@@ -1003,7 +1003,7 @@ write_cleanup(struct lease_store *s, const char *id, enum lease_cleanup from,
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, lease_cleanup_name(to), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, at);
-	if ((rc = step_done(s, st, "set cleanup")) < 0)
+	if ((rc = lease__store_step_done(s, st, "set cleanup")) < 0)
 		return rc;
 	return lease__store_log(s, id, at, "cleanup",
 	    lease_cleanup_name(from), lease_cleanup_name(to), reason);
@@ -1045,7 +1045,7 @@ lease_store_transition(struct lease_store *s, const char *id,
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = read_state(s, id, &cur, &cleanup)) < 0)
 		goto fail;
@@ -1061,7 +1061,7 @@ lease_store_transition(struct lease_store *s, const char *id,
 	sqlite3_bind_int(st, 3, ev == LEASE_EV_FAIL);
 	sqlite3_bind_text(st, 4, reason, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, now);
-	if ((rc = step_done(s, st, "set lease state")) < 0)
+	if ((rc = lease__store_step_done(s, st, "set lease state")) < 0)
 		goto fail;
 	if ((rc = lease__store_log(s, id, now, "lease", lease_state_name(cur),
 	    lease_state_name(to), reason)) < 0)
@@ -1098,7 +1098,7 @@ lease_store_set_activity(struct lease_store *s, const char *id,
 	assert(s != NULL && s->db != NULL);
 	if ((unsigned)act >= LEASE_ACT_COUNT)
 		return -EINVAL;
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = lease__store_stmt(s, sql_activity_of, &st)) < 0)
 		goto fail;
@@ -1124,7 +1124,7 @@ lease_store_set_activity(struct lease_store *s, const char *id,
 	sqlite3_bind_int(st, 3, act == LEASE_ACT_DONE ||
 	    act == LEASE_ACT_FAILED);
 	sqlite3_bind_int64(st, 4, now);
-	if ((rc = step_done(s, st, "set activity")) < 0)
+	if ((rc = lease__store_step_done(s, st, "set activity")) < 0)
 		goto fail;
 	if ((rc = lease__store_log(s, id, now, "activity", cur,
 	    lease_activity_name(act), signal)) < 0)
@@ -1145,14 +1145,14 @@ lease_store_mark_seen(struct lease_store *s, const char *id)
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = lease__store_stmt(s, sql_seen, &st)) < 0) {
 		lease__store_rollback(s);
 		return rc;
 	}
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	if ((rc = step_done(s, st, "mark seen")) < 0) {
+	if ((rc = lease__store_step_done(s, st, "mark seen")) < 0) {
 		lease__store_rollback(s);
 		return rc;
 	}
@@ -1170,7 +1170,7 @@ lease_store_set_cleanup(struct lease_store *s, const char *id,
 	assert(s != NULL && s->db != NULL);
 	if ((unsigned)to >= LEASE_CLEANUP_COUNT)
 		return -EINVAL;
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = read_state(s, id, &state, &cur)) < 0)
 		goto fail;
@@ -1218,7 +1218,7 @@ set_text(struct lease_store *s, const char *id, enum lease_field f,
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, value, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 3, at);
-	return step_done(s, st, "set lease field");
+	return lease__store_step_done(s, st, "set lease field");
 }
 
 int
@@ -1239,7 +1239,7 @@ lease_store_set_text(struct lease_store *s, const char *id,
 		lease__store_msg(s, "invalid value for lease field %d", f);
 		return -EINVAL;
 	}
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = set_text(s, id, f, value, lease_now_ms())) < 0) {
 		lease__store_rollback(s);
@@ -1262,7 +1262,7 @@ lease_store_set_holder(struct lease_store *s, const char *id, pid_t pid,
 	assert(s != NULL && s->db != NULL);
 	if (pid < 0)
 		return -EINVAL;
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = lease__store_stmt(s, sql_set_holder, &st)) < 0)
 		goto fail;
@@ -1272,7 +1272,7 @@ lease_store_set_holder(struct lease_store *s, const char *id, pid_t pid,
 		sqlite3_bind_int64(st, 3, start);
 	}
 	sqlite3_bind_int64(st, 4, lease_now_ms());
-	if ((rc = step_done(s, st, "set holder")) < 0)
+	if ((rc = lease__store_step_done(s, st, "set holder")) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:
@@ -1386,7 +1386,7 @@ res_update(struct lease_store *s, const char *id, enum lease_resource k,
 	sqlite3_bind_text(st, 3, identity, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, res_state_names[to], -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 5, at);
-	return step_done(s, st, "update resource");
+	return lease__store_step_done(s, st, "update resource");
 }
 
 /* The lease column mirroring a resource's identity, or -1. */
@@ -1419,7 +1419,7 @@ lease_store_resource_plan(struct lease_store *s, const char *id,
 	if ((unsigned)k >= LEASE_RES_COUNT || identity == NULL ||
 	    *identity == '\0')
 		return -EINVAL;
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = res_state(s, id, k, identity, &cur)) < 0)
 		goto fail;
@@ -1440,7 +1440,7 @@ lease_store_resource_plan(struct lease_store *s, const char *id,
 	sqlite3_bind_text(st, 3, identity, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 4, scope, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, now);
-	if ((rc = step_done(s, st, "record resource")) < 0)
+	if ((rc = lease__store_step_done(s, st, "record resource")) < 0)
 		goto fail;
 	if ((f = res_field(k)) >= 0 &&
 	    (rc = set_text(s, id, (enum lease_field)f, identity, now)) < 0)
@@ -1461,7 +1461,7 @@ res_move(struct lease_store *s, const char *id, enum lease_resource k,
 	assert(s != NULL && s->db != NULL);
 	if ((unsigned)k >= LEASE_RES_COUNT || identity == NULL)
 		return -EINVAL;
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = res_state(s, id, k, identity, &cur)) < 0)
 		goto fail;
@@ -1653,7 +1653,7 @@ lease_store_delete(struct lease_store *s, const char *id)
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
-	if ((rc = begin_lease(s, id)) < 0)
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
 	if ((rc = read_state(s, id, &state, &cleanup)) < 0)
 		goto fail;
@@ -1666,7 +1666,7 @@ lease_store_delete(struct lease_store *s, const char *id)
 	if ((rc = lease__store_stmt(s, sql_delete, &st)) < 0)
 		goto fail;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	if ((rc = step_done(s, st, "delete lease")) < 0)
+	if ((rc = lease__store_step_done(s, st, "delete lease")) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:

@@ -5,6 +5,7 @@
  * errors with the file untouched; a committed transition survives SIGKILL;
  * concurrent writers from several processes.
  */
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "lease_test.h"
@@ -865,6 +866,130 @@ START_TEST(test_store_concurrent_writers)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Migrations: a version-1 file (committed under tests/fixtures) to 2  */
+
+/* Fill a store with what the v1 fixture holds. */
+static void
+fill_fixture(struct lease_store *s)
+{
+	char a[LEASE_ID_LEN + 1], b[LEASE_ID_LEN + 1];
+	json_t *f;
+
+	insert_ok(s, "fixture-one", a);
+	ck_assert_int_eq(lease_store_resource_plan(s, a, LEASE_RES_BRANCH,
+	    "corral/fixture", "/src/repo"), 0);
+	ck_assert_int_eq(lease_store_resource_created(s, a, LEASE_RES_BRANCH,
+	    "corral/fixture"), 0);
+	ck_assert_int_eq(lease_store_transition(s, a, LEASE_EV_START, "up",
+	    NULL), 0);
+	f = json_pack("{s:s}", "kernel", "6.1.0");
+	ck_assert_int_eq(lease_receipt_append(s, a, "preflight", f, NULL), 0);
+	ck_assert_int_eq(lease_receipt_append(s, a, "start", NULL, NULL), 0);
+	json_decref(f);
+	insert_ok(s, "fixture-two", b);
+	ck_assert_int_eq(lease_store_resource_plan(s, b, LEASE_RES_WORKSPACE,
+	    "/state/leases/b/work", NULL), 0);
+	ck_assert_int_eq(lease_store_transition(s, b, LEASE_EV_FAIL,
+	    "holder_lost", NULL), 0);
+}
+
+/* Check what fill_fixture wrote, after migration to version 2. */
+static void
+check_fixture(struct lease_store *s)
+{
+	struct lease_record *v;
+	int64_t len;
+	size_t n;
+
+	ck_assert_int_eq(lease_store_list(s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(v[0].name, "fixture-one");
+	ck_assert_int_eq(v[0].state, LEASE_STATE_RUNNING);
+	ck_assert_str_eq(v[0].branch, "corral/fixture");
+	ck_assert_int_eq(lease_receipt_verify(s, v[0].id, &len, NULL), 0);
+	ck_assert_int_eq(len, 2);
+	ck_assert_str_eq(v[1].name, "fixture-two");
+	ck_assert_int_eq(v[1].state, LEASE_STATE_FAILED);
+	ck_assert_str_eq(v[1].failed_reason, "holder_lost");
+	ck_assert_int_eq(v[1].cleanup, LEASE_CLEANUP_PENDING);
+	/* the journal keeps working after the migration */
+	ck_assert_int_eq(lease_store_set_activity(s, v[0].id,
+	    LEASE_ACT_PROMPT, "after migration"), 0);
+	ck_assert_int_eq(lease_receipt_append(s, v[0].id, "after", NULL,
+	    NULL), 0);
+	ck_assert_int_eq(lease_receipt_verify(s, v[0].id, &len, NULL), 0);
+	ck_assert_int_eq(len, 3);
+	lease_records_free(v, n);
+}
+
+START_TEST(test_store_v1_then_v2)
+{
+	struct lease_store_opts o = { .max_version = 1 };
+	struct lease_store *s;
+	const char *out = getenv("CORRAL_WRITE_V1_FIXTURE");
+
+	ck_assert_int_eq(lease_store_open_ex(&s, db, &o), 0);
+	ck_assert_int_eq(lease_store_version(s), 1);
+	fill_fixture(s);
+	lease_store_close(s);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 1);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
+	    "name = 'inventory'"), 0);
+	if (out != NULL && *out != '\0') {
+		size_t len;
+		char *b = lt_slurp(db, &len);
+
+		/* how tests/fixtures/lease-v1.db was made */
+		ck_assert_int_eq(cu_write_file(out, b, len), 0);
+		free(b);
+	}
+	s = open_ok();
+	ck_assert_int_eq(lease_store_version(s), 2);
+	check_fixture(s);
+	lease_store_close(s);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 2);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
+	    "name IN ('inventory', 'transitions_at')"), 2);
+}
+END_TEST
+
+START_TEST(test_store_committed_v1_fixture)
+{
+	char *src = cu_src_path("tests/fixtures/lease-v1.db");
+	struct lease_store *s;
+	size_t len;
+	char *b = lt_slurp(src, &len);
+
+	ck_assert_int_eq(cu_write_file(db, b, len), 0);
+	free(b);
+	free(src);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 1);
+	s = open_ok();
+	ck_assert_int_eq(lease_store_version(s), 2);
+	check_fixture(s);
+	lease_store_close(s);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 2);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM inventory"), 0);
+}
+END_TEST
+
+START_TEST(test_store_v1_opened_by_v1_stays_v1)
+{
+	struct lease_store_opts o = { .max_version = 1 };
+	struct lease_store *s;
+
+	ck_assert_int_eq(lease_store_open_ex(&s, db, &o), 0);
+	lease_store_close(s);
+	ck_assert_int_eq(lease_store_open_ex(&s, db, &o), 0);
+	ck_assert_int_eq(lease_store_version(s), 1);
+	lease_store_close(s);
+	o.max_version = LEASE_SCHEMA_VERSION + 1;
+	ck_assert_int_eq(lease_store_open_ex(&s, db, &o), -EINVAL);
+	lease_store_close(s);
+}
+END_TEST
+
 Suite *store_suite(void);
 
 Suite *
@@ -874,6 +999,7 @@ store_suite(void)
 	TCase *tc = tcase_create("Core");
 	TCase *bad = tcase_create("Errors");
 	TCase *dur = tcase_create("Durability");
+	TCase *mig = tcase_create("Migration");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_store_open_creates_v2_wal);
@@ -910,5 +1036,11 @@ store_suite(void)
 	tcase_add_test(dur, test_store_commit_survives_sigkill);
 	tcase_add_test(dur, test_store_concurrent_writers);
 	suite_add_tcase(s, dur);
+
+	tcase_add_checked_fixture(mig, setup, teardown);
+	tcase_add_test(mig, test_store_v1_then_v2);
+	tcase_add_test(mig, test_store_committed_v1_fixture);
+	tcase_add_test(mig, test_store_v1_opened_by_v1_stays_v1);
+	suite_add_tcase(s, mig);
 	return s;
 }
