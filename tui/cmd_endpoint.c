@@ -13,15 +13,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "lease/lease.h"
 #include "pty/pty.h"
 #include "tui/tui.h"
 
 #define EP_TIMEOUT_MS 3000
 
-/* Print one row of cells as text, escaped, trailing blanks trimmed. */
+/*
+ * Print one row of cells as text, escaped, trailing blanks trimmed; or,
+ * with arr, append the raw text to arr (jansson escapes it).
+ */
 static void
-print_cells(const struct pty_cell *cells, int n)
+row_out(const struct pty_cell *cells, int n, json_t *arr)
 {
 	char *line = malloc((size_t)n * (4 * PTY_CELL_MAXCP) + 1);
 	size_t len = 0, keep = 0;
@@ -39,9 +44,20 @@ print_cells(const struct pty_cell *cells, int n)
 		    1);
 		keep = len;
 	}
-	tui_put_escaped(stdout, line, keep);
-	fputc('\n', stdout);
+	if (arr != NULL) {
+		json_t *t = json_stringn(line, keep);
+		json_array_append_new(arr, t ? t : json_string("?"));
+	} else {
+		tui_put_escaped(stdout, line, keep);
+		fputc('\n', stdout);
+	}
 	free(line);
+}
+
+static void
+print_cells(const struct pty_cell *cells, int n)
+{
+	row_out(cells, n, NULL);
 }
 
 static void
@@ -51,8 +67,93 @@ print_mirror(const struct pty_mirror *m)
 		print_cells(pty_mirror_cell(m, r, 0), m->cols);
 }
 
+/*
+ * The screen as JSON: size, cursor, modes, title, and per row its text and
+ * its runs of attributes ({"col","len","fg","bg","attrs"}), so two dumps
+ * compare cells, attributes, cursor and modes exactly.
+ */
+static json_t *
+mirror_json(const struct pty_mirror *m)
+{
+	json_t *o = json_object(), *rows = json_array();
+	const struct pty_wire_meta *mt = &m->meta;
+	char *line = malloc((size_t)m->cols * (4 * PTY_CELL_MAXCP) + 1);
+
+	for (int r = 0; r < m->rows && line != NULL; r++) {
+		json_t *runs = json_array(), *row;
+		size_t len = 0;
+		int start = 0;
+
+		for (int col = 0; col < m->cols; col++) {
+			const struct pty_cell *c = pty_mirror_cell(m, r, col);
+			const struct pty_cell *s0 = pty_mirror_cell(m, r, start);
+
+			if (c->width != 0) {
+				if (c->cp[0] == 0)
+					line[len++] = ' ';
+				else
+					len += pty_cell_utf8(c, line + len,
+					    4 * PTY_CELL_MAXCP + 1);
+			}
+			if (col + 1 == m->cols || c[1].fg != s0->fg ||
+			    c[1].bg != s0->bg || c[1].attrs != s0->attrs) {
+				if (s0->fg || s0->bg || s0->attrs)
+					json_array_append_new(runs, json_pack(
+					    "{s:i,s:i,s:I,s:I,s:i}", "col", start,
+					    "len", col + 1 - start, "fg",
+					    (json_int_t)s0->fg, "bg",
+					    (json_int_t)s0->bg, "attrs",
+					    s0->attrs));
+				start = col + 1;
+			}
+		}
+		while (len > 0 && line[len - 1] == ' ')
+			len--;
+		row = json_pack("{s:s%,s:o}", "text", line, len, "runs", runs);
+		json_array_append_new(rows, row ? row : json_null());
+	}
+	free(line);
+	json_object_set_new(o, "rows", json_integer(m->rows));
+	json_object_set_new(o, "cols", json_integer(m->cols));
+	json_object_set_new(o, "cursor", json_pack("{s:i,s:i,s:b,s:b,s:i}",
+	    "row", mt->cur_row, "col", mt->cur_col, "visible", mt->cur_visible,
+	    "blink", mt->cur_blink, "shape", mt->cur_shape));
+	json_object_set_new(o, "modes", json_pack(
+	    "{s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:i}",
+	    "altscreen", mt->modes & PTY_WMODE_ALT,
+	    "app_cursor", mt->modes & PTY_WMODE_APPCURSOR,
+	    "app_keypad", mt->modes & PTY_WMODE_APPKEYPAD,
+	    "bracketed_paste", mt->modes & PTY_WMODE_PASTE,
+	    "mouse_sgr", mt->modes & PTY_WMODE_MOUSESGR,
+	    "reverse", mt->modes & PTY_WMODE_REVERSE,
+	    "focus_events", mt->modes & PTY_WMODE_FOCUS,
+	    "mouse", mt->mouse));
+	{
+		json_t *t = json_string(m->title);
+		json_object_set_new(o, "title", t ? t : json_null());
+	}
+	json_object_set_new(o, "exited", json_boolean(m->exited));
+	json_object_set_new(o, "lines", rows);
+	return o;
+}
+
+static void
+emit_mirror(struct tui_ctx *c, const struct pty_mirror *m, json_t *sb)
+{
+	json_t *o;
+
+	if (!c->json) {
+		print_mirror(m);
+		return;
+	}
+	o = mirror_json(m);
+	json_object_set(o, "scrollback", sb ? sb : json_null());
+	tui_print_json(o);
+}
+
 static int
-print_sb_frame(const uint8_t *p, size_t len, uint32_t *next, uint32_t *total)
+print_sb_frame(const uint8_t *p, size_t len, uint32_t *next, uint32_t *total,
+    json_t *arr)
 {
 	struct pty_cell cells[1000];
 	struct pty_rd r;
@@ -72,7 +173,7 @@ print_sb_frame(const uint8_t *p, size_t len, uint32_t *next, uint32_t *total)
 		if (nc < 0)
 			return PTY_EPROTO;
 		r.off += used;
-		print_cells(cells, nc);
+		row_out(cells, nc, arr);
 	}
 	*next = from + n;
 	return 0;
@@ -91,6 +192,7 @@ screen_from_file(struct tui_ctx *c, const char *id, bool sb)
 	FILE *f;
 	long sz;
 	int rc = TUI_EXIT_FAIL;
+	json_t *sbj = c->json && sb ? json_array() : NULL;
 
 	if (dir == NULL || asprintf(&path, "%s/final.screen", dir) < 0)
 		path = NULL;
@@ -119,19 +221,21 @@ screen_from_file(struct tui_ctx *c, const char *id, bool sb)
 		uint32_t next, total;
 
 		if (type == PTY_W_SB_LINES) {
-			if (sb && print_sb_frame(p, plen, &next, &total) < 0)
+			if (sb && print_sb_frame(p, plen, &next, &total,
+			    sbj) < 0)
 				break;
 		} else if (pty_mirror_apply(&m, type, p, plen) < 0) {
 			break;
 		}
 	}
 	if (rc == 0) {
-		print_mirror(&m);
+		emit_mirror(c, &m, sbj);
 		rc = TUI_EXIT_OK;
 	} else {
 		rc = tui_err(c, "the final screen of %s is corrupt", id);
 	}
 out:
+	json_decref(sbj);
 	pty_mirror_free(&m);
 	pty_wire_dec_free(&dec);
 	free(buf);
@@ -157,6 +261,7 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "scrollback", no_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lease_record rec;
@@ -167,13 +272,16 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 	size_t plen;
 	uint8_t type, req[8];
 	uint32_t next = 0, total = 0;
+	json_t *sbj = NULL;
 	int ch, rc;
 
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "s", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "sj", opts, NULL)) != -1) {
 		if (ch == 's')
 			sb = true;
+		else if (ch == 'j')
+			c->json = true;
 		else
 			return tui_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
@@ -188,6 +296,8 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 		return rc;
 	}
 	pty_mirror_init(&m);
+	if (sb && c->json)
+		sbj = json_array();
 	if (sb) {
 		do {
 			uint32_t cnt = 2000;
@@ -202,7 +312,7 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 					break;
 			}
 			if (rc != 1 || print_sb_frame(p, plen, &next,
-			    &total) < 0)
+			    &total, sbj) < 0)
 				break;
 		} while (next < total);
 	}
@@ -216,11 +326,12 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	pty_client_free(cl);
 	if (have_rows) {
-		print_mirror(&m);
+		emit_mirror(c, &m, sbj);
 		rc = TUI_EXIT_OK;
 	} else {
 		rc = screen_from_file(c, rec.id, false);
 	}
+	json_decref(sbj);
 	pty_mirror_free(&m);
 	lease_record_clear(&rec);
 	return rc;
@@ -228,10 +339,11 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 
 const struct tui_cmd tui_cmd_screen = {
 	.name = "screen",
-	.usage = "ID [--scrollback]",
+	.usage = "ID [--scrollback] [--json]",
 	.help = "Print the endpoint's current screen as text, one line per "
 		"row, trailing\nblanks trimmed (--scrollback first prints the "
-		"scrollback, oldest first).\nAfter the agent ends, prints the "
+		"scrollback, oldest first).\n--json prints the screen with "
+		"its size, cursor, modes, title and attribute\nruns. After the agent ends, prints the "
 		"final screen its holder kept. Control and\nbidi characters "
 		"are escaped (SPEC 4.7).",
 	.exec = screen_exec,

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# endpoints.sh: the first commands against live holders, through the real
+# binary (issue 2, SPEC 2, 3, 11): new/ls/screen/send/cancel, refusal
+# without --allow-control, holder survival after the starter is SIGKILLed,
+# reattach with identical cells/attributes/cursor/modes, lost holders (dead
+# and wedged) shown without hanging, bad input with the right exit codes.
+set -u
+. "$(dirname "$0")/lib.bash"
+
+AGENT="$CORRAL_FIXTURES/fake_agent"
+
+# --- bad input ---------------------------------------------------------------
+expect_rc 2 "unknown command" "$CORRAL" frobnicate
+expect_rc 2 "unknown flag" "$CORRAL" ls --frob
+expect_rc 2 "new without command" "$CORRAL" new --sandbox trusted_local
+expect_rc 0 "--help" "$CORRAL" --help
+expect_rc 0 "new --help" "$CORRAL" new --help
+expect_rc 0 "--version" "$CORRAL" --version
+out=$("$CORRAL" new -- "$AGENT" 2>&1); rc=$?
+check "default sandbox (bwrap) is refused, no fallback" \
+	test "$rc" -ne 0 -a -n "$(echo "$out" | grep -i 'no fallback')"
+out=$("$CORRAL" new --sandbox trusted_local -- /nonexistent/agent 2>&1); rc=$?
+check "missing CMD fails with a clear error" \
+	test "$rc" -eq 1 -a -n "$(echo "$out" | grep -i 'No such file')"
+check "no orphan holder for the missing CMD" \
+	test -z "$(pgrep -f "__holder.*nonexistent/agent")"
+
+# --- new, ls, screen, send ------------------------------------------------------
+id=$("$CORRAL" new --sandbox trusted_local --allow-control --name alpha -- "$AGENT")
+check "new prints a lease ID" valid_id "$id"
+check "ls --json lists it as trusted_local, running" \
+	jq_eq "$("$CORRAL" ls --json)" \
+	".[] | select(.id==\"$id\") | \"\(.mode) \(.lease_state) \(.name)\"" \
+	"trusted_local running alpha"
+wait_screen "$id" "ready" || fail "agent output never reached the screen"
+"$CORRAL" send "$id" 'echo hello\r'
+check "send types into the agent" wait_screen "$id" "got: hello"
+"$CORRAL" send "$id" 'color\r'
+wait_screen "$id" "red green rgb"
+js=$("$CORRAL" screen "$id" --json)
+check "screen --json keeps attributes (bold red run)" \
+	test -n "$(echo "$js" | jq '.lines[] | .runs[] | select(.attrs==1)' )"
+check "name works as well as the ID" "$CORRAL" screen alpha
+
+# --- refusal without --allow-control --------------------------------------------
+id2=$("$CORRAL" new --sandbox trusted_local --name beta -- "$AGENT")
+wait_screen "$id2" "ready"
+out=$("$CORRAL" send "$id2" 'echo nope\r' 2>&1); rc=$?
+check "send refused without --allow-control" test "$rc" -eq 1
+check "refusal names the reason" grep -q "allow" <<<"$out"
+out=$("$CORRAL" cancel "$id2" 2>&1); rc=$?
+check "cancel refused without --allow-control" test "$rc" -eq 1
+check "the refused input never reached the agent" \
+	bash -c "! '$CORRAL' screen '$id2' | grep -q 'got: nope'"
+
+# --- holder survival: SIGKILL the process that started three endpoints ---------
+starter_out="$TMP/starter.out"
+setsid bash -c "
+	for n in s1 s2 s3; do
+		'$CORRAL' new --sandbox trusted_local --allow-control --name \$n -- '$AGENT' >>'$starter_out'
+	done
+	sleep 1000" &
+spid=$!
+for _ in $(seq 100); do [ "$(wc -l <"$starter_out" 2>/dev/null)" = 3 ] && break; sleep 0.1; done
+kill -9 -- -"$spid" 2>/dev/null; kill -9 "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
+check "three endpoints were started" test "$(wc -l <"$starter_out")" = 3
+for s in $(cat "$starter_out"); do
+	check "endpoint $s survives its starter" wait_screen "$s" "ready"
+	"$CORRAL" send "$s" 'title kept\r'
+	"$CORRAL" send "$s" 'color\r'
+	wait_screen "$s" "red green rgb"
+done
+s1=$(head -1 "$starter_out")
+before=$("$CORRAL" screen "$s1" --json)
+after=$("$CORRAL" screen "$s1" --json)
+check "a new reader sees identical cells, attributes, cursor and modes" \
+	test "$before" = "$after"
+check "the title survived" jq_eq "$after" .title "kept"
+
+# --- lost holders: dead and wedged -----------------------------------------------
+s2=$(sed -n 2p "$starter_out"); s3=$(sed -n 3p "$starter_out")
+hp2=$("$CORRAL" ls --json | jq -r ".[] | select(.id==\"$s2\") | .holder_pid")
+hp3=$("$CORRAL" ls --json | jq -r ".[] | select(.id==\"$s3\") | .holder_pid")
+kill -9 "$hp2"
+kill -STOP "$hp3"
+t0=$(date +%s%N)
+ls_json=$(timeout 20 "$CORRAL" ls --json); rc=$?
+t1=$(date +%s%N)
+kill -CONT "$hp3"
+check "ls does not hang on a wedged holder" test "$rc" -eq 0
+check "ls answers within 5 s" test $(( (t1 - t0) / 1000000 )) -lt 5000
+check "dead holder shows as lost with a reason" \
+	test -n "$(echo "$ls_json" | jq -r ".[] | select(.id==\"$s2\") | .lost // empty")"
+check "wedged holder shows as lost (did not answer)" \
+	grep -q "did not answer" <<<"$(echo "$ls_json" | jq -r ".[] | select(.id==\"$s3\") | .lost // empty")"
+
+# --- cancel -------------------------------------------------------------------------
+check "cancel ends the agent" "$CORRAL" cancel "$id"
+check "the cancelled lease is recorded" jq_eq "$("$CORRAL" ls --all --json)" \
+	".[] | select(.id==\"$id\") | \"\(.lease_state) \(.activity)\"" \
+	"cancelled cancelled"
+check "screen after the end shows the final screen" wait_screen "$id" "got: hello"
+check "show --json verifies the receipt chain" jq_eq \
+	"$("$CORRAL" show "$id" --json)" .receipt.verified true
+
+finish
