@@ -541,8 +541,10 @@ int lease_git_branch_exists(struct lease_git *, const char *id);
 LEASE_NODISCARD int lease_git_worktree_add(struct lease_git *,
     const char *id, const char *path);
 /*
- * lease_git_worktree_remove: prune the worktree named <id> (admin entry and
- * working tree). Absent is 0. Only ever removes what git records for <id>.
+ * lease_git_worktree_remove: prune git's admin entry for the worktree named
+ * <id> (even if its directory still exists). Absent is 0. It never deletes
+ * a working tree: the caller removes the directory it created
+ * (lease_teardown does, at the path computed from the ID).
  */
 LEASE_NODISCARD int lease_git_worktree_remove(struct lease_git *,
     const char *id);

@@ -12,7 +12,7 @@
 #include "lease/lease.h"
 
 #define LEASE__STMT_CACHE 96
-#define LEASE__ERRMSG 1024
+#define LEASE__ERRMSG 8192
 #define LEASE__APPLICATION_ID 0x636f726c	/* "corl" */
 
 struct lease__stmt {

@@ -23,15 +23,17 @@
 #include "lease/lease.h"
 #include "support/check_util.h"
 
-/* asprintf or abort */
+/* A malloc'd formatted string with two string arguments (aborts on OOM). */
 static inline char *
 lt_fmt(const char *fmt, const char *a, const char *b)
 {
-	char *p;
+	int n = snprintf(NULL, 0, fmt, a, b);
+	char *out;
 
-	if (asprintf(&p, fmt, a, b) < 0)
+	if (n < 0 || (out = malloc((size_t)n + 1)) == NULL)
 		abort();
-	return p;
+	snprintf(out, (size_t)n + 1, fmt, a, b);
+	return out;
 }
 
 /* Write rel (under dir) with text, creating parent directories. */
@@ -39,18 +41,14 @@ static inline void
 lt_write(const char *dir, const char *rel, const char *text)
 {
 	char *p = lt_fmt("%s/%s", dir, rel);
-	char *slash = strrchr(p, '/');
+	size_t cut = (size_t)(strrchr(p, '/') - p);
+	char *parent = strndup(p, cut);
+	char *cmd = lt_fmt("mkdir -p '%s'%s", parent, "");
 
-	*slash = '\0';
-	{
-		char *cmd = lt_fmt("mkdir -p '%s'%s", p, "");
-		int st = system(cmd);
-
-		ck_assert_int_eq(st, 0);
-		free(cmd);
-	}
-	*slash = '/';
+	ck_assert_int_eq(system(cmd), 0);
 	ck_assert_int_eq(cu_write_file(p, text, strlen(text)), 0);
+	free(cmd);
+	free(parent);
 	free(p);
 }
 

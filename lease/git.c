@@ -1,0 +1,593 @@
+/*
+ * git.c: everything corral does to git, through libgit2 only and on the
+ * trusted side (SPEC 6.2-6.4): open the operator's repository (with the
+ * owner check relaxed only for the directory the operator named), resolve
+ * the base, create and delete corral/<id>, add and prune the review
+ * worktree, and seed the sandbox workspace as a detached clone with its
+ * own object database written by the packbuilder.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <git2.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lease/lease_int.h"
+
+struct lease_git {
+	git_repository *repo;
+	char *workdir;
+	bool owner_override;	/* opened with owner validation off */
+	char errmsg[LEASE__ERRMSG];
+};
+
+int
+lease_git_init(void)
+{
+	int rc = git_libgit2_init();
+
+	return rc < 0 ? LEASE_EGIT : 0;
+}
+
+void
+lease_git_shutdown(void)
+{
+	git_libgit2_shutdown();
+}
+
+/* Set the message "<text>: <libgit2 message>" and return code. */
+static int
+gfail(struct lease_git *g, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+gfail(struct lease_git *g, int code, const char *fmt, ...)
+{
+	const git_error *e = git_error_last();
+	va_list ap;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(g->errmsg, sizeof g->errmsg, fmt, ap);
+	va_end(ap);
+	n = strlen(g->errmsg);
+	if (e != NULL && e->message != NULL && n < sizeof g->errmsg)
+		snprintf(g->errmsg + n, sizeof g->errmsg - n, ": %s",
+		    e->message);
+	return code;
+}
+
+/*
+ * Owner validation is a process-wide libgit2 option: switch it off only
+ * around calls on the repository the operator named, and restore it.
+ */
+static int
+owner_off(const struct lease_git *g)
+{
+	int prev = 1;
+
+	if (g == NULL || g->owner_override) {
+		git_libgit2_opts(GIT_OPT_GET_OWNER_VALIDATION, &prev);
+		git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	}
+	return prev;
+}
+
+static void
+owner_restore(const struct lease_git *g, int prev)
+{
+	if (g == NULL || g->owner_override)
+		git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, prev);
+}
+
+const char *
+lease_git_errmsg(const struct lease_git *g)
+{
+	return g != NULL ? g->errmsg : "out of memory";
+}
+
+const char *
+lease_git_workdir(const struct lease_git *g)
+{
+	assert(g != NULL);
+	return g->workdir;
+}
+
+/* Strip trailing slashes (but keep "/"). */
+static void
+chop_slashes(char *p)
+{
+	size_t n = strlen(p);
+
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+}
+
+/* True when the directory holding the repository is not ours. */
+static bool
+foreign_owner(const char *gitdir, const char *top)
+{
+	struct stat sb;
+	uid_t me = geteuid();
+
+	if (stat(gitdir, &sb) == 0 && sb.st_uid != me)
+		return true;
+	return stat(top, &sb) == 0 && sb.st_uid != me;
+}
+
+int
+lease_git_open(struct lease_git **out, const char *dir)
+{
+	struct lease_git *g;
+	char abs[PATH_MAX], gitdir[PATH_MAX], top[PATH_MAX];
+	git_buf found = { 0 };
+	const char *wd;
+	size_t n;
+	int rc, prev;
+
+	assert(out != NULL);
+	*out = NULL;
+	if ((g = calloc(1, sizeof *g)) == NULL)
+		return -ENOMEM;
+	*out = g;
+	if (dir == NULL || *dir == '\0')
+		dir = ".";
+	if (realpath(dir, abs) == NULL) {
+		rc = errno;
+		snprintf(g->errmsg, sizeof g->errmsg, "%s: %s", dir,
+		    strerror(rc));
+		return rc == ENOENT || rc == ENOTDIR ? LEASE_ENOTREPO : -rc;
+	}
+	/* Find the repository as git does (discovery checks no owner). */
+	rc = git_repository_discover(&found, abs, 0, NULL);
+	if (rc == GIT_ENOTFOUND) {
+		snprintf(g->errmsg, sizeof g->errmsg, "%s: not a git "
+		    "repository (or any parent directory)", abs);
+		return LEASE_ENOTREPO;
+	}
+	if (rc < 0)
+		return gfail(g, LEASE_EGIT, "%s: cannot find repository", abs);
+	snprintf(gitdir, sizeof gitdir, "%s", found.ptr);
+	git_buf_dispose(&found);
+	chop_slashes(gitdir);
+	snprintf(top, sizeof top, "%s", gitdir);
+	n = strlen(top);
+	if (n > 5 && strcmp(top + n - 5, "/.git") == 0)
+		top[n - 5] = '\0';
+
+	/* With the owner check on first. */
+	rc = git_repository_open_ext(&g->repo, abs, 0, NULL);
+	if (rc < 0 && foreign_owner(gitdir, top)) {
+		/*
+		 * libgit2 1.5.1 refuses a repository owned by someone else
+		 * (and reports it as "not found"). Trust it only when dir
+		 * is that repository's top (or git) directory, which the
+		 * operator named; never one found by searching upward.
+		 */
+		if (strcmp(abs, top) != 0 && strcmp(abs, gitdir) != 0) {
+			snprintf(g->errmsg, sizeof g->errmsg, "%s: the "
+			    "repository at %s is owned by another user; name "
+			    "its top directory to use it", abs, top);
+			return LEASE_EOWNER;
+		}
+		prev = owner_off(NULL);
+		rc = git_repository_open_ext(&g->repo, abs,
+		    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL);
+		owner_restore(NULL, prev);
+		if (rc == 0)
+			g->owner_override = true;
+	}
+	if (rc < 0)
+		return gfail(g, LEASE_EGIT, "%s: cannot open repository", abs);
+	if (git_repository_is_bare(g->repo)) {
+		snprintf(g->errmsg, sizeof g->errmsg, "%s: bare repository "
+		    "(corral needs a repository with a working tree)", abs);
+		return LEASE_EBARE;
+	}
+	wd = git_repository_workdir(g->repo);
+	if (wd == NULL || (g->workdir = strdup(wd)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+void
+lease_git_free(struct lease_git *g)
+{
+	if (g == NULL)
+		return;
+	git_repository_free(g->repo);
+	free(g->workdir);
+	free(g);
+}
+
+int
+lease_git_resolve(struct lease_git *g, const char *base, char oid_hex[41],
+    char **ref_out)
+{
+	git_object *obj = NULL, *commit = NULL;
+	git_reference *ref = NULL, *resolved = NULL;
+	const char *spec = base != NULL && *base != '\0' ? base : "HEAD";
+	int rc;
+
+	assert(g != NULL && g->repo != NULL && oid_hex != NULL &&
+	    ref_out != NULL);
+	*ref_out = NULL;
+	if (*spec == '-') {
+		snprintf(g->errmsg, sizeof g->errmsg, "unknown base '%s'",
+		    spec);
+		return LEASE_EBADBASE;
+	}
+	if (git_revparse_ext(&obj, &ref, g->repo, spec) < 0) {
+		rc = gfail(g, LEASE_EBADBASE, "unknown base '%s' in %s", spec,
+		    g->workdir);
+		goto out;
+	}
+	if (git_object_peel(&commit, obj, GIT_OBJECT_COMMIT) < 0) {
+		rc = gfail(g, LEASE_EBADBASE, "base '%s' does not name a "
+		    "commit", spec);
+		goto out;
+	}
+	git_oid_tostr(oid_hex, 41, git_object_id(commit));
+	/* HEAD (or any symbolic ref) names the branch it points to. */
+	if (ref != NULL && git_reference_resolve(&resolved, ref) == 0 &&
+	    strcmp(git_reference_name(resolved), "HEAD") != 0) {
+		if ((*ref_out = strdup(git_reference_name(resolved))) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	git_reference_free(resolved);
+	git_reference_free(ref);
+	git_object_free(commit);
+	git_object_free(obj);
+	return rc;
+}
+
+static int
+lookup_commit(struct lease_git *g, const char *oid_hex, git_commit **out)
+{
+	git_oid oid;
+
+	if (oid_hex == NULL || strlen(oid_hex) != GIT_OID_HEXSZ ||
+	    git_oid_fromstr(&oid, oid_hex) < 0) {
+		snprintf(g->errmsg, sizeof g->errmsg, "malformed commit ID");
+		return -EINVAL;
+	}
+	if (git_commit_lookup(out, g->repo, &oid) < 0)
+		return gfail(g, LEASE_EBADBASE, "commit %s not found", oid_hex);
+	return 0;
+}
+
+int
+lease_git_branch_create(struct lease_git *g, const char *id,
+    const char *oid_hex)
+{
+	char name[LEASE_BRANCH_LEN + 1];
+	git_commit *c = NULL;
+	git_reference *ref = NULL;
+	int rc;
+
+	assert(g != NULL && g->repo != NULL);
+	if ((rc = lease_id_branch(name, id)) < 0)
+		return rc;
+	if ((rc = lookup_commit(g, oid_hex, &c)) < 0)
+		return rc;
+	rc = git_branch_create(&ref, g->repo, name, c, 0);
+	if (rc == GIT_EEXISTS)
+		rc = gfail(g, LEASE_EBRANCHEXISTS, "branch %s already exists "
+		    "in %s", name, g->workdir);
+	else if (rc < 0)
+		rc = gfail(g, LEASE_EGIT, "cannot create branch %s", name);
+	git_reference_free(ref);
+	git_commit_free(c);
+	return rc;
+}
+
+int
+lease_git_branch_exists(struct lease_git *g, const char *id)
+{
+	char name[LEASE_BRANCH_LEN + 1];
+	git_reference *ref = NULL;
+	int rc;
+
+	assert(g != NULL && g->repo != NULL);
+	if ((rc = lease_id_branch(name, id)) < 0)
+		return rc;
+	rc = git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL);
+	git_reference_free(ref);
+	if (rc == 0)
+		return 1;
+	if (rc == GIT_ENOTFOUND)
+		return 0;
+	return gfail(g, LEASE_EGIT, "cannot look up branch %s", name);
+}
+
+int
+lease_git_branch_delete(struct lease_git *g, const char *id)
+{
+	char name[LEASE_BRANCH_LEN + 1];
+	git_reference *ref = NULL;
+	int rc, prev;
+
+	assert(g != NULL && g->repo != NULL);
+	if ((rc = lease_id_branch(name, id)) < 0)
+		return rc;
+	rc = git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL);
+	if (rc == GIT_ENOTFOUND)
+		return 0;
+	if (rc < 0)
+		return gfail(g, LEASE_EGIT, "cannot look up branch %s", name);
+	/* the "checked out in a worktree?" check opens worktrees */
+	prev = owner_off(g);
+	rc = git_branch_delete(ref);
+	owner_restore(g, prev);
+	git_reference_free(ref);
+	if (rc < 0)
+		return gfail(g, LEASE_EGIT, "cannot delete branch %s", name);
+	return 0;
+}
+
+int
+lease_git_worktree_add(struct lease_git *g, const char *id, const char *path)
+{
+	char name[LEASE_BRANCH_LEN + 1];
+	git_worktree_add_options o;
+	git_reference *ref = NULL;
+	git_worktree *wt = NULL;
+	int rc, prev;
+
+	assert(g != NULL && g->repo != NULL && path != NULL);
+	if ((rc = lease_id_branch(name, id)) < 0)
+		return rc;
+	if ((rc = lease__exists(path)) != 0) {
+		snprintf(g->errmsg, sizeof g->errmsg, "%s: %s", path, rc > 0 ?
+		    "worktree path already exists" : strerror(-rc));
+		return rc > 0 ? LEASE_EEXIST : rc;
+	}
+	rc = git_branch_lookup(&ref, g->repo, name, GIT_BRANCH_LOCAL);
+	if (rc == GIT_ENOTFOUND)
+		return gfail(g, LEASE_ENOTFOUND, "no branch %s", name);
+	if (rc < 0)
+		return gfail(g, LEASE_EGIT, "cannot look up branch %s", name);
+	git_worktree_add_options_init(&o, GIT_WORKTREE_ADD_OPTIONS_VERSION);
+	o.ref = ref;
+	o.checkout_options.checkout_strategy = GIT_CHECKOUT_FORCE;
+	/* libgit2 opens the new worktree, whose common dir is the operator's */
+	prev = owner_off(g);
+	rc = git_worktree_add(&wt, g->repo, id, path, &o);
+	owner_restore(g, prev);
+	if (rc < 0)
+		rc = gfail(g, LEASE_EGIT, "cannot add worktree %s", path);
+	git_worktree_free(wt);
+	git_reference_free(ref);
+	return rc;
+}
+
+int
+lease_git_worktree_exists(struct lease_git *g, const char *id)
+{
+	git_strarray names = { NULL, 0 };
+	size_t i;
+	int found = 0;
+
+	assert(g != NULL && g->repo != NULL);
+	if (!lease_id_valid(id))
+		return LEASE_EBADID;
+	if (git_worktree_list(&names, g->repo) < 0)
+		return gfail(g, LEASE_EGIT, "cannot list worktrees");
+	for (i = 0; i < names.count; i++)
+		if (strcmp(names.strings[i], id) == 0)
+			found = 1;
+	git_strarray_dispose(&names);
+	return found;
+}
+
+int
+lease_git_worktree_remove(struct lease_git *g, const char *id)
+{
+	git_worktree_prune_options o;
+	git_worktree *wt = NULL;
+	int rc, prev;
+
+	assert(g != NULL && g->repo != NULL);
+	if ((rc = lease_git_worktree_exists(g, id)) <= 0)
+		return rc;	/* absent (0) or an error */
+	if (git_worktree_lookup(&wt, g->repo, id) < 0)
+		return gfail(g, LEASE_EGIT, "cannot look up worktree %s", id);
+	git_worktree_prune_options_init(&o,
+	    GIT_WORKTREE_PRUNE_OPTIONS_VERSION);
+	/* Admin entry only: the caller removes the directory it created. */
+	o.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED;
+	prev = owner_off(g);
+	rc = git_worktree_prune(wt, &o);
+	owner_restore(g, prev);
+	git_worktree_free(wt);
+	if (rc < 0)
+		return gfail(g, LEASE_EGIT, "cannot prune worktree %s", id);
+	return 0;
+}
+
+static int
+pack_cb(void *buf, size_t size, void *ud)
+{
+	git_odb_writepack *wp = ud;
+	git_indexer_progress stats;
+
+	memset(&stats, 0, sizeof stats);
+	return wp->append(wp, buf, size, &stats);
+}
+
+/* Copy the commit and its history into dst's object database as a pack. */
+static int
+copy_objects(struct lease_git *g, const git_oid *base, git_repository *dst)
+{
+	git_packbuilder *pb = NULL;
+	git_revwalk *walk = NULL;
+	git_odb *odb = NULL;
+	git_odb_writepack *wp = NULL;
+	git_indexer_progress stats;
+	int rc;
+
+	memset(&stats, 0, sizeof stats);
+	if ((rc = git_packbuilder_new(&pb, g->repo)) < 0 ||
+	    (rc = git_revwalk_new(&walk, g->repo)) < 0 ||
+	    (rc = git_revwalk_push(walk, base)) < 0 ||
+	    (rc = git_packbuilder_insert_walk(pb, walk)) < 0 ||
+	    (rc = git_repository_odb(&odb, dst)) < 0 ||
+	    (rc = git_odb_write_pack(&wp, odb, NULL, NULL)) < 0 ||
+	    (rc = git_packbuilder_foreach(pb, pack_cb, wp)) < 0 ||
+	    (rc = wp->commit(wp, &stats)) < 0 ||
+	    (rc = git_odb_refresh(odb)) < 0)
+		rc = gfail(g, LEASE_EGIT, "cannot copy objects");
+	if (wp != NULL)
+		wp->free(wp);
+	git_odb_free(odb);
+	git_revwalk_free(walk);
+	git_packbuilder_free(pb);
+	return rc;
+}
+
+int
+lease_git_workspace_seed(struct lease_git *g, const char *oid_hex,
+    const char *path)
+{
+	git_repository_init_options io;
+	git_checkout_options co;
+	git_repository *dst = NULL;
+	git_config *cfg = NULL, *local = NULL;
+	git_commit *c = NULL;
+	int rc;
+
+	assert(g != NULL && g->repo != NULL && path != NULL);
+	if ((rc = lookup_commit(g, oid_hex, &c)) < 0)
+		return rc;
+	if (mkdir(path, 0700) < 0) {
+		rc = errno == EEXIST ? LEASE_EEXIST : -errno;
+		snprintf(g->errmsg, sizeof g->errmsg, "%s: %s", path,
+		    rc == LEASE_EEXIST ? "workspace already exists" :
+		    strerror(errno));
+		goto out;
+	}
+	git_repository_init_options_init(&io,
+	    GIT_REPOSITORY_INIT_OPTIONS_VERSION);
+	io.flags = GIT_REPOSITORY_INIT_NO_REINIT;
+	if (git_repository_init_ext(&dst, path, &io) < 0) {
+		rc = gfail(g, LEASE_EGIT, "%s: cannot create repository",
+		    path);
+		goto out;
+	}
+	if ((rc = copy_objects(g, git_commit_id(c), dst)) < 0)
+		goto out;
+	if (git_repository_set_head_detached(dst, git_commit_id(c)) < 0) {
+		rc = gfail(g, LEASE_EGIT, "%s: cannot detach HEAD", path);
+		goto out;
+	}
+	git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+	co.checkout_strategy = GIT_CHECKOUT_FORCE;
+	if (git_checkout_head(dst, &co) < 0) {
+		rc = gfail(g, LEASE_EGIT, "%s: cannot check out the base",
+		    path);
+		goto out;
+	}
+	if (git_repository_config(&cfg, dst) < 0 ||
+	    git_config_open_level(&local, cfg, GIT_CONFIG_LEVEL_LOCAL) < 0 ||
+	    git_config_set_string(local, "core.hooksPath", "/dev/null") < 0 ||
+	    git_config_set_string(local, "credential.helper", "") < 0) {
+		rc = gfail(g, LEASE_EGIT, "%s: cannot write config", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	git_config_free(local);
+	git_config_free(cfg);
+	git_repository_free(dst);
+	git_commit_free(c);
+	return rc;
+}
+
+int
+lease_git_branches(struct lease_git *g, lease_git_name_cb cb, void *ud)
+{
+	git_branch_iterator *it = NULL;
+	git_reference *ref;
+	git_branch_t type;
+	const char *name;
+	size_t plen = strlen(LEASE_BRANCH_PREFIX);
+	int grc, rc = 0;
+
+	assert(g != NULL && g->repo != NULL && cb != NULL);
+	if (git_branch_iterator_new(&it, g->repo, GIT_BRANCH_LOCAL) < 0)
+		return gfail(g, LEASE_EGIT, "cannot list branches");
+	while (rc == 0 && (grc = git_branch_next(&ref, &type, it)) == 0) {
+		name = NULL;
+		if (git_branch_name(&name, ref) == 0 &&
+		    strncmp(name, LEASE_BRANCH_PREFIX, plen) == 0 &&
+		    strchr(name + plen, '/') == NULL)
+			rc = cb(name + plen, ud);
+		git_reference_free(ref);
+	}
+	git_branch_iterator_free(it);
+	if (rc != 0)
+		return rc;
+	if (grc != GIT_ITEROVER)
+		return gfail(g, LEASE_EGIT, "cannot list branches");
+	return 0;
+}
+
+int
+lease_git_worktrees(struct lease_git *g, lease_git_name_cb cb, void *ud)
+{
+	git_strarray names = { NULL, 0 };
+	size_t i;
+	int rc = 0;
+
+	assert(g != NULL && g->repo != NULL && cb != NULL);
+	if (git_worktree_list(&names, g->repo) < 0)
+		return gfail(g, LEASE_EGIT, "cannot list worktrees");
+	for (i = 0; i < names.count && rc == 0; i++)
+		rc = cb(names.strings[i], ud);
+	git_strarray_dispose(&names);
+	return rc;
+}
+
+int
+lease_git_diffstat(struct lease_git *g, const char *from_hex,
+    const char *to_hex, struct lease_diffstat *out)
+{
+	git_commit *a = NULL, *b = NULL;
+	git_tree *ta = NULL, *tb = NULL;
+	git_diff *diff = NULL;
+	git_diff_stats *st = NULL;
+	int rc;
+
+	assert(g != NULL && g->repo != NULL && out != NULL);
+	memset(out, 0, sizeof *out);
+	if ((rc = lookup_commit(g, from_hex, &a)) < 0 ||
+	    (rc = lookup_commit(g, to_hex, &b)) < 0)
+		goto out;
+	if (git_commit_tree(&ta, a) < 0 || git_commit_tree(&tb, b) < 0 ||
+	    git_diff_tree_to_tree(&diff, g->repo, ta, tb, NULL) < 0 ||
+	    git_diff_get_stats(&st, diff) < 0) {
+		rc = gfail(g, LEASE_EGIT, "cannot diff %s..%s", from_hex,
+		    to_hex);
+		goto out;
+	}
+	out->files = git_diff_stats_files_changed(st);
+	out->insertions = git_diff_stats_insertions(st);
+	out->deletions = git_diff_stats_deletions(st);
+	rc = 0;
+out:
+	git_diff_stats_free(st);
+	git_diff_free(diff);
+	git_tree_free(ta);
+	git_tree_free(tb);
+	git_commit_free(a);
+	git_commit_free(b);
+	return rc;
+}
