@@ -1,8 +1,9 @@
 /*
  * tui_core.h: the pure core of the console (STYLE F): text escaping
  * (escape.c), the key/prefix state machine (keys.c), geometry (layout.c),
- * the redraw throttle (redraw.c), themes and colour depth (theme.c) and
- * rendering onto an abstract surface (draw.c). No curses, no libuv, no I/O
+ * the redraw throttle (redraw.c), activity badges (activity.c), themes
+ * and colour depth (theme.c) and rendering onto an abstract surface
+ * (draw.c). No curses, no libuv, no I/O
  * except reading theme files. Included from tui/tui.h.
  */
 #ifndef CORRAL_TUI_CORE_H
@@ -293,7 +294,7 @@ void tui_redraw_take(struct tui_redraw *, uint64_t now_ms,
     struct tui_redraw_set *out);
 
 /* ------------------------------------------------------------------ */
-/* theme.c: themes (SPEC 4.6)                                          */
+/* activity.c: activity states as the console shows them               */
 
 /* Activity states (SPEC 5.2) plus the console's own lost/unknown. */
 enum tui_activity {
@@ -313,6 +314,9 @@ enum tui_activity tui_activity_from_name(const char *);
 const char *tui_activity_name(enum tui_activity);
 /* The badge letter: S W P B D F C L, '?' for unknown. */
 char tui_activity_letter(enum tui_activity);
+
+/* ------------------------------------------------------------------ */
+/* theme.c: themes (SPEC 4.6)                                          */
 
 /* Colour depth of the outer terminal. */
 enum tui_colors {
@@ -459,12 +463,12 @@ struct tui_status {
 };
 
 /* Text flags. */
-#define TUI_TEXT_TRUSTED 0x01u	/* skip escaping (our own text) */
-#define TUI_TEXT_RIGHT 0x02u	/* right-align in the width */
+#define TUI_TEXT_PAD 0x01u	/* fill the rest of the width with blanks */
+#define TUI_TEXT_RIGHT 0x02u	/* right-align in the width (pads left) */
 
 /*
- * Draw text at (x, y) within w columns (escaped unless TRUSTED, padded
- * with blanks, clipped with an ellipsis). Returns the columns the text
+ * Draw text at (x, y) within w columns: always escaped first (tui_escape),
+ * clipped with an ellipsis when too wide. Returns the columns the text
  * itself took.
  */
 int tui_draw_text(const struct tui_draw *, int x, int y, int w,

@@ -1,0 +1,783 @@
+/*
+ * test_draw.c: rendering onto an in-memory surface (STYLE F), compared to
+ * golden text: the lease list, the pane from a mirror (colours, wide
+ * characters, dirty rows, cursor), detail, status, rules and help; and
+ * no agent-supplied text ever reaches the surface unescaped (SPEC 4.7).
+ */
+#include <check.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tui/tui_core.h"
+
+Suite *draw_suite(void);
+
+/* ------------------------------------------------------------------ */
+/* An in-memory surface: a grid of cells plus counters                 */
+
+struct mcell {
+	char text[40];
+	int width;		/* 0: right half of a wide glyph */
+	struct tui_style st;
+	int puts;
+};
+
+struct msurf {
+	int w, h;
+	struct mcell *cells;
+	int outside;		/* writes outside the surface */
+	int unsafe;		/* texts with controls/bidi/bad UTF-8 */
+	int cur_x, cur_y;
+	bool cur_visible;
+	int clears;
+};
+
+static struct mcell *
+at(struct msurf *m, int x, int y)
+{
+	return &m->cells[y * m->w + x];
+}
+
+static void
+m_put(void *ud, int x, int y, const char *s, int width,
+    const struct tui_style *st)
+{
+	struct msurf *m = ud;
+	struct mcell *c;
+	size_t len = strlen(s);
+
+	if (x < 0 || y < 0 || y >= m->h || x + width > m->w ||
+	    (width != 1 && width != 2)) {
+		m->outside++;
+		return;
+	}
+	if (len == 0 || len >= sizeof c->text ||
+	    tui_escape_size(s, len, 0) != len)
+		m->unsafe++;
+	c = at(m, x, y);
+	snprintf(c->text, sizeof c->text, "%s", s);
+	c->width = width;
+	c->st = *st;
+	c->puts++;
+	if (width == 2) {
+		c = at(m, x + 1, y);
+		c->text[0] = '\0';
+		c->width = 0;
+		c->st = *st;
+	}
+}
+
+static void
+m_clear(void *ud)
+{
+	struct msurf *m = ud;
+
+	m->clears++;
+}
+
+static void
+m_cursor(void *ud, int x, int y, bool visible)
+{
+	struct msurf *m = ud;
+
+	m->cur_x = x;
+	m->cur_y = y;
+	m->cur_visible = visible;
+}
+
+static void
+m_size(void *ud, int *w, int *h)
+{
+	struct msurf *m = ud;
+
+	*w = m->w;
+	*h = m->h;
+}
+
+static const struct tui_surface_ops mem_ops = {
+	.put_cell = m_put,
+	.clear = m_clear,
+	.set_cursor = m_cursor,
+	.size = m_size,
+};
+
+static struct msurf ms;
+static struct tui_surface surf;
+static struct tui_theme theme;
+static struct tui_draw dr;
+
+/* A fresh w x h surface filled with '~' (never drawn). */
+static void
+surface(int w, int h)
+{
+	int i;
+
+	free(ms.cells);
+	memset(&ms, 0, sizeof ms);
+	ms.w = w;
+	ms.h = h;
+	ms.cells = calloc((size_t)w * (size_t)h, sizeof *ms.cells);
+	ck_assert_ptr_nonnull(ms.cells);
+	for (i = 0; i < w * h; i++) {
+		strcpy(ms.cells[i].text, "~");
+		ms.cells[i].width = 1;
+	}
+	surf.ops = &mem_ops;
+	surf.ud = &ms;
+}
+
+/* Row y as text (wide glyphs once). */
+static const char *
+row_text(int y)
+{
+	static char buf[4096];
+	size_t n = 0, l;
+	int x;
+
+	for (x = 0; x < ms.w; x++) {
+		if (at(&ms, x, y)->width == 0)
+			continue;
+		l = strlen(at(&ms, x, y)->text);
+		memcpy(buf + n, at(&ms, x, y)->text, l);
+		n += l;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Count '~' cells inside and outside r. */
+static void
+untouched(const struct tui_rect *r, int *inside, int *outside)
+{
+	int x, y;
+
+	*inside = *outside = 0;
+	for (y = 0; y < ms.h; y++)
+		for (x = 0; x < ms.w; x++)
+			if (strcmp(at(&ms, x, y)->text, "~") == 0) {
+				if (tui_rect_contains(r, x, y))
+					(*inside)++;
+				else
+					(*outside)++;
+			}
+}
+
+static void
+assert_clean(void)
+{
+	ck_assert_int_eq(ms.outside, 0);
+	ck_assert_int_eq(ms.unsafe, 0);
+}
+
+static void
+setup(void)
+{
+	ck_assert_ptr_nonnull(setlocale(LC_CTYPE, "C.UTF-8"));
+	tui_theme_default(&theme);
+	dr.surface = &surf;
+	dr.theme = &theme;
+	dr.colors = TUI_COLORS_256;
+	surface(80, 24);
+}
+
+static void
+teardown(void)
+{
+	free(ms.cells);
+	ms.cells = NULL;
+}
+
+#define IDX PTY_COLOR_INDEXED
+
+/* ------------------------------------------------------------------ */
+/* Text                                                                */
+
+START_TEST(test_draw_text_clip_and_escape)
+{
+	struct tui_style st = { IDX(1), IDX(2), PTY_ATTR_BOLD };
+	int n;
+
+	surface(12, 6);
+	n = tui_draw_text(&dr, 0, 0, 12, "hello", &st, 0);
+	ck_assert_int_eq(n, 5);
+	ck_assert_str_eq(row_text(0), "hello~~~~~~~");
+	n = tui_draw_text(&dr, 0, 1, 12, "hello", &st, TUI_TEXT_PAD);
+	ck_assert_str_eq(row_text(1), "hello       ");
+	n = tui_draw_text(&dr, 0, 2, 8, "a long name here", &st, 0);
+	ck_assert_int_eq(n, 8);
+	ck_assert_str_eq(row_text(2), "a long \xe2\x80\xa6~~~~");
+	/* an escape sequence is shown, not sent */
+	n = tui_draw_text(&dr, 0, 3, 12, "a\x1b[2Jb", &st, 0);
+	ck_assert_str_eq(row_text(3), "a\\x1b[2Jb~~~");
+	ck_assert_int_eq(n, 9);
+	/* wide characters that do not fit are not split */
+	n = tui_draw_text(&dr, 0, 4, 4, "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e",
+	    &st, 0);
+	ck_assert_int_eq(n, 4);
+	ck_assert_str_eq(row_text(4), "\xe6\x97\xa5 \xe2\x80\xa6~~~~~~~~");
+	/* right-aligned, combining mark kept with its base */
+	n = tui_draw_text(&dr, 0, 5, 6, "e\xcc\x81t", &st, TUI_TEXT_RIGHT);
+	ck_assert_int_eq(n, 2);
+	ck_assert_str_eq(row_text(5), "    e\xcc\x81t~~~~~~");
+	ck_assert_uint_eq(at(&ms, 4, 5)->st.fg, IDX(1));
+	ck_assert_uint_eq(at(&ms, 4, 5)->st.attrs, PTY_ATTR_BOLD);
+	ck_assert_int_eq(tui_draw_text(&dr, 0, 0, 0, "x", &st, 0), 0);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_age)
+{
+	char b[16];
+
+	tui_draw_age(-1, b, sizeof b);
+	ck_assert_str_eq(b, "-");
+	tui_draw_age(59, b, sizeof b);
+	ck_assert_str_eq(b, "59s");
+	tui_draw_age(125, b, sizeof b);
+	ck_assert_str_eq(b, "2m");
+	tui_draw_age(3700, b, sizeof b);
+	ck_assert_str_eq(b, "1h");
+	tui_draw_age(90000, b, sizeof b);
+	ck_assert_str_eq(b, "1d");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The lease list                                                      */
+
+static const struct tui_lease_row demo_rows[] = {
+	{ .id = "01J9A", .name = "build-fix",
+	  .activity = TUI_ACTIVITY_WORKING, .lease_state = "running",
+	  .mode = "bwrap", .branch = "corral/01J9A", .age_s = 125,
+	  .last_output = "compiling foo.c" },
+	{ .id = "01J9B", .name = "asks-question",
+	  .activity = TUI_ACTIVITY_PROMPT, .lease_state = "running",
+	  .mode = "bwrap", .branch = "corral/01J9B", .age_s = 3700,
+	  .last_output = "Proceed? [y/n]", .unseen = true },
+	{ .id = "01J9C", .name = "evil\x1b]0;pwn\x07",
+	  .activity = TUI_ACTIVITY_DONE, .lease_state = "result_ready",
+	  .mode = "trusted_local", .branch = "corral/01J9C", .age_s = 90000,
+	  .last_output = "\xe2\x80\xae" "evil", .unseen = true },
+	{ .id = "01J9D", .activity = TUI_ACTIVITY_LOST,
+	  .lease_state = "running", .mode = "bwrap", .age_s = 10,
+	  .lost_reason = "holder socket refused" },
+};
+
+START_TEST(test_draw_list_golden_80)
+{
+	struct tui_rect r = { 0, 0, 80, 4 };
+	int in, out;
+
+	tui_draw_list(&dr, &r, demo_rows, 4, 1, 0);
+	ck_assert_str_eq(row_text(0), " W  build-fix        running      "
+	    "bwrap           2m compiling foo.c            ");
+	ck_assert_str_eq(row_text(1), ">P* asks-question    running      "
+	    "bwrap           1h Proceed? [y/n]             ");
+	ck_assert_str_eq(row_text(2), " D* evil\\x1b]0;pwn\\\xe2\x80\xa6 "
+	    "result_ready trusted_local   1d \\u202eevil                 ");
+	ck_assert_str_eq(row_text(3), " L  01J9D            running      "
+	    "bwrap          10s lost: holder socket refused");
+	/* styles: selection, badges in colour and letter, unseen marker */
+	ck_assert_uint_eq(at(&ms, 10, 1)->st.bg, IDX(6));
+	ck_assert_uint_eq(at(&ms, 10, 0)->st.bg, PTY_COLOR_DEFAULT);
+	ck_assert_uint_eq(at(&ms, 1, 0)->st.bg, IDX(2));
+	ck_assert_uint_eq(at(&ms, 1, 1)->st.bg, IDX(12));
+	ck_assert_uint_eq(at(&ms, 2, 2)->st.fg, IDX(11));
+	/* the dim columns of other rows */
+	ck_assert_uint_eq(at(&ms, 40, 0)->st.fg, IDX(8));
+	untouched(&r, &in, &out);
+	ck_assert_int_eq(in, 0);
+	ck_assert_int_eq(out, 80 * 20);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_list_narrow_columns)
+{
+	struct tui_rect r = { 2, 1, 40, 2 };
+
+	tui_draw_list(&dr, &r, demo_rows, 4, 0, 2);
+	/* 40 columns: name, state and age only */
+	ck_assert_str_eq(row_text(1), "~~ D* evil\\x1b]0;pwn\\x07 result_ready"
+	    "   1d~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
+	ck_assert_str_eq(row_text(2), "~~ L  01J9D              running      "
+	    " 10s~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_list_every_width)
+{
+	/* no width writes outside its rect or leaves a cell undrawn */
+	struct tui_rect r;
+	int w, in, out;
+
+	for (w = 1; w <= 130; w++) {
+		surface(140, 8);
+		r = (struct tui_rect){ 3, 2, w, 5 };
+		tui_draw_list(&dr, &r, demo_rows, 4, 3, 0);
+		untouched(&r, &in, &out);
+		ck_assert_msg(in == 0, "width %d left %d cells", w, in);
+		ck_assert_int_eq(out, 140 * 8 - w * 5);
+		assert_clean();
+	}
+}
+END_TEST
+
+START_TEST(test_draw_list_empty_and_top)
+{
+	struct tui_rect r = { 0, 0, 40, 3 };
+
+	tui_draw_list(&dr, &r, NULL, 0, 0, 0);
+	ck_assert_str_eq(row_text(0), " no leases (corral new -- CMD)          "
+	    "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
+	ck_assert_str_eq(row_text(2), "                                        "
+	    "~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
+	ck_assert_uint_eq(tui_draw_list_top(10, 0, 3, 0), 0);
+	ck_assert_uint_eq(tui_draw_list_top(10, 5, 3, 0), 3);
+	ck_assert_uint_eq(tui_draw_list_top(10, 4, 3, 3), 3);
+	ck_assert_uint_eq(tui_draw_list_top(10, 2, 3, 3), 2);
+	ck_assert_uint_eq(tui_draw_list_top(10, 99, 3, 0), 7);
+	ck_assert_uint_eq(tui_draw_list_top(2, 1, 5, 4), 0);
+	ck_assert_uint_eq(tui_draw_list_top(0, 0, 5, 4), 0);
+	ck_assert_uint_eq(tui_draw_list_top(5, 1, 0, 4), 0);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_list_no_color)
+{
+	struct tui_rect r = { 0, 0, 80, 4 };
+	int x, y;
+
+	tui_theme_set_no_color(&theme, true);
+	tui_draw_list(&dr, &r, demo_rows, 4, 1, 0);
+	for (y = 0; y < 4; y++)
+		for (x = 0; x < 80; x++) {
+			ck_assert_uint_eq(at(&ms, x, y)->st.fg,
+			    PTY_COLOR_DEFAULT);
+			ck_assert_uint_eq(at(&ms, x, y)->st.bg,
+			    PTY_COLOR_DEFAULT);
+		}
+	/* the selection still shows, and so does the marker */
+	ck_assert_uint_ne(at(&ms, 10, 1)->st.attrs & PTY_ATTR_REVERSE, 0);
+	ck_assert_uint_eq(at(&ms, 10, 0)->st.attrs & PTY_ATTR_REVERSE, 0);
+	ck_assert_str_eq(at(&ms, 0, 1)->text, ">");
+	ck_assert_str_eq(at(&ms, 1, 1)->text, "P");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The pane                                                            */
+
+static struct pty_cell mcells[3 * 6];
+
+/* A 3x6 mirror: "hi日!", escapes and marks, then a blank row. */
+static void
+mirror(struct pty_mirror *m)
+{
+	int i;
+
+	memset(m, 0, sizeof *m);
+	memset(mcells, 0, sizeof mcells);
+	for (i = 0; i < 18; i++)
+		mcells[i].width = 1;
+	m->rows = 3;
+	m->cols = 6;
+	m->cells = mcells;
+	mcells[0].cp[0] = 'h';
+	mcells[0].fg = IDX(1);
+	mcells[1].cp[0] = 'i';
+	mcells[1].attrs = PTY_ATTR_BOLD;
+	mcells[2].cp[0] = 0x65e5;
+	mcells[2].width = 2;
+	mcells[3].width = 0;
+	mcells[4].cp[0] = '!';
+	mcells[4].bg = PTY_COLOR_RGB(255, 0, 0);
+	mcells[6].cp[0] = 0x1b;			/* never in a cell, but */
+	mcells[7].cp[0] = 0x202e;		/* RLO */
+	mcells[8].cp[0] = 'e';
+	mcells[8].cp[1] = 0x301;
+	mcells[9].cp[0] = 'x';
+	mcells[9].cp[1] = 0x202e;		/* an unsafe mark: dropped */
+	mcells[10].cp[0] = 0x9b;		/* C1 CSI */
+	m->meta.cur_row = 1;
+	m->meta.cur_col = 2;
+	m->meta.cur_visible = 1;
+}
+
+START_TEST(test_draw_pane_golden)
+{
+	struct pty_mirror m;
+	struct tui_rect r = { 2, 1, 10, 4 };
+	int in, out;
+
+	surface(14, 6);
+	mirror(&m);
+	tui_draw_pane(&dr, &r, &m, 0, 3);
+	ck_assert_str_eq(row_text(0), "~~~~~~~~~~~~~~");
+	ck_assert_str_eq(row_text(1), "~~hi\xe6\x97\xa5!     ~~");
+	ck_assert_str_eq(row_text(2), "~~??e\xcc\x81x?     ~~");
+	ck_assert_str_eq(row_text(3), "~~          ~~");
+	ck_assert_str_eq(row_text(4), "~~          ~~");
+	ck_assert_uint_eq(at(&ms, 2, 1)->st.fg, IDX(1));
+	ck_assert_uint_eq(at(&ms, 3, 1)->st.attrs, PTY_ATTR_BOLD);
+	ck_assert_int_eq(at(&ms, 4, 1)->width, 2);
+	/* RGB degraded to 256 colours */
+	ck_assert_uint_eq(at(&ms, 6, 1)->st.bg, IDX(196));
+	/* blanks after the line use the pane's own colours */
+	ck_assert_uint_eq(at(&ms, 8, 1)->st.bg, PTY_COLOR_DEFAULT);
+	untouched(&r, &in, &out);
+	ck_assert_int_eq(in, 0);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_pane_dirty_rows_only)
+{
+	struct pty_mirror m;
+	struct tui_rect r = { 0, 0, 8, 3 };
+	int x;
+
+	surface(8, 3);
+	mirror(&m);
+	tui_draw_pane(&dr, &r, &m, 1, 1);
+	ck_assert_str_eq(row_text(0), "~~~~~~~~");
+	ck_assert_str_eq(row_text(1), "??e\xcc\x81x?   ");
+	ck_assert_str_eq(row_text(2), "~~~~~~~~");
+	for (x = 0; x < 8; x++)
+		ck_assert_int_eq(at(&ms, x, 1)->puts, 1);
+	/* a range past the rect is clipped */
+	tui_draw_pane(&dr, &r, &m, 2, 50);
+	ck_assert_str_eq(row_text(2), "        ");
+	tui_draw_pane(&dr, &r, &m, -3, -1);
+	ck_assert_str_eq(row_text(0), "~~~~~~~~");
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_pane_clips_wide_and_narrow_rect)
+{
+	struct pty_mirror m;
+	struct tui_rect r = { 0, 0, 3, 2 };
+
+	surface(5, 2);
+	mirror(&m);
+	tui_draw_pane(&dr, &r, &m, 0, 1);
+	/* the wide character at columns 2-3 does not fit in 3 */
+	ck_assert_str_eq(row_text(0), "hi ~~");
+	ck_assert_str_eq(row_text(1), "??e\xcc\x81~~");
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_pane_reverse_and_depth)
+{
+	struct pty_mirror m;
+	struct tui_rect r = { 0, 0, 6, 1 };
+
+	surface(6, 1);
+	mirror(&m);
+	m.meta.modes = PTY_WMODE_REVERSE;
+	dr.colors = TUI_COLORS_16;
+	tui_draw_pane(&dr, &r, &m, 0, 0);
+	ck_assert_uint_ne(at(&ms, 0, 0)->st.attrs & PTY_ATTR_REVERSE, 0);
+	ck_assert_uint_ne(at(&ms, 5, 0)->st.attrs & PTY_ATTR_REVERSE, 0);
+	ck_assert_uint_eq(at(&ms, 4, 0)->st.bg, IDX(9));
+	/* NO_COLOR: the agent's colours go too, attributes stay */
+	tui_theme_set_no_color(&theme, true);
+	tui_draw_pane(&dr, &r, &m, 0, 0);
+	ck_assert_uint_eq(at(&ms, 0, 0)->st.fg, PTY_COLOR_DEFAULT);
+	ck_assert_uint_eq(at(&ms, 4, 0)->st.bg, PTY_COLOR_DEFAULT);
+	ck_assert_uint_ne(at(&ms, 1, 0)->st.attrs & PTY_ATTR_BOLD, 0);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_pane_empty_mirror)
+{
+	struct pty_mirror m;
+	struct tui_rect r = { 1, 0, 4, 2 };
+
+	surface(6, 2);
+	memset(&m, 0, sizeof m);
+	tui_draw_pane(&dr, &r, &m, 0, 1);
+	ck_assert_str_eq(row_text(0), "~    ~");
+	ck_assert_str_eq(row_text(1), "~    ~");
+	tui_draw_cursor(&dr, &r, &m, true);
+	ck_assert(!ms.cur_visible);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_cursor)
+{
+	struct pty_mirror m;
+	struct tui_rect r = { 2, 1, 10, 4 };
+
+	mirror(&m);
+	tui_draw_cursor(&dr, &r, &m, true);
+	ck_assert(ms.cur_visible);
+	ck_assert_int_eq(ms.cur_x, 4);
+	ck_assert_int_eq(ms.cur_y, 2);
+	/* not typing: hidden */
+	tui_draw_cursor(&dr, &r, &m, false);
+	ck_assert(!ms.cur_visible);
+	/* the agent hid it */
+	m.meta.cur_visible = 0;
+	tui_draw_cursor(&dr, &r, &m, true);
+	ck_assert(!ms.cur_visible);
+	/* outside the rect (pane smaller than the screen) */
+	m.meta.cur_visible = 1;
+	r.w = 2;
+	tui_draw_cursor(&dr, &r, &m, true);
+	ck_assert(!ms.cur_visible);
+}
+END_TEST
+
+START_TEST(test_draw_cells_scrollback_line)
+{
+	struct pty_cell line[3];
+
+	surface(6, 1);
+	memset(line, 0, sizeof line);
+	line[0].cp[0] = 'o';
+	line[0].width = 1;
+	line[1].cp[0] = 'k';
+	line[1].width = 1;
+	line[2].width = 0;		/* orphan right half */
+	tui_draw_cells(&dr, 1, 0, 4, line, 3, false);
+	ck_assert_str_eq(row_text(0), "~ok  ~");
+	assert_clean();
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Detail, status, rules, help                                          */
+
+START_TEST(test_draw_detail_golden)
+{
+	static const struct tui_kv kv[] = {
+		{ "branch", "corral/01J9A" },
+		{ "worktree", "/st/wt/01J9A\x1b[2J" },
+		{ "sandbox", NULL },
+	};
+	struct tui_rect r = { 0, 0, 36, 5 };
+	int in, out;
+
+	surface(36, 6);
+	tui_draw_detail(&dr, &r, "lease build-fix", kv, 3);
+	ck_assert_str_eq(row_text(0), "lease build-fix                     ");
+	ck_assert_str_eq(row_text(1), "branch   corral/01J9A               ");
+	ck_assert_str_eq(row_text(2), "worktree /st/wt/01J9A\\x1b[2J        ");
+	ck_assert_str_eq(row_text(3), "sandbox  -                          ");
+	ck_assert_str_eq(row_text(4), "                                    ");
+	ck_assert_uint_eq(at(&ms, 0, 1)->st.fg, IDX(6));
+	ck_assert_uint_ne(at(&ms, 0, 0)->st.attrs & PTY_ATTR_BOLD, 0);
+	untouched(&r, &in, &out);
+	ck_assert_int_eq(in, 0);
+	ck_assert_int_eq(out, 36);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_status_golden)
+{
+	struct tui_status st = { .mode = TUI_MODE_TYPING,
+		.focus = "build-fix", .hints = "C-b Esc stop" };
+	struct tui_rect r = { 0, 0, 60, 1 };
+
+	surface(60, 2);
+	st.counts[TUI_ACTIVITY_WORKING] = 2;
+	st.counts[TUI_ACTIVITY_PROMPT] = 1;
+	st.counts[TUI_ACTIVITY_DONE] = 12;
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " TYPING  build-fix C-b Esc stop        "
+	    "           P1 W2 D12 ");
+	/* the typing tag stands out; the badges have colour and letter */
+	ck_assert_uint_eq(at(&ms, 1, 0)->st.bg, IDX(3));
+	ck_assert_str_eq(at(&ms, 50, 0)->text, "P");
+	ck_assert_uint_eq(at(&ms, 50, 0)->st.bg, IDX(12));
+	ck_assert_str_eq(at(&ms, 53, 0)->text, "W");
+	ck_assert_uint_eq(at(&ms, 53, 0)->st.bg, IDX(2));
+	ck_assert_uint_eq(at(&ms, 51, 0)->st.bg, IDX(7));
+	ck_assert_uint_eq(at(&ms, 20, 0)->st.bg, IDX(7));
+
+	/* a question replaces the hints, in the error style */
+	st.mode = TUI_MODE_CONFIRM;
+	st.message = "cancel build-fix? y/n";
+	st.error = true;
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " CONFIRM  build-fix cancel build-fix? "
+	    "y/n         P1 W2 D12 ");
+	ck_assert_uint_eq(at(&ms, 20, 0)->st.bg, IDX(1));
+
+	/* too narrow for the counts: the mode and message win */
+	r.w = 20;
+	surface(20, 1);
+	st.focus = NULL;
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " CONFIRM  cancel bu\xe2\x80\xa6");
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_rules)
+{
+	struct tui_rect v = { 0, 0, 1, 3 }, h = { 1, 0, 12, 1 };
+
+	surface(13, 3);
+	tui_draw_rule(&dr, &v, NULL);
+	tui_draw_rule(&dr, &h, "t\x07itle");
+	ck_assert_str_eq(row_text(0), "\xe2\x94\x82\xe2\x94\x80 t\\x07it"
+	    "\xe2\x80\xa6 \xe2\x94\x80");
+	ck_assert_str_eq(row_text(1), "\xe2\x94\x82~~~~~~~~~~~~");
+	ck_assert_uint_eq(at(&ms, 0, 0)->st.fg, IDX(8));
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_help)
+{
+	struct tui_keys k;
+	struct tui_rect r = { 2, 1, 60, 20 };
+	char all[8192] = "";
+	int y, in, out;
+
+	surface(64, 22);
+	tui_keys_init(&k);
+	tui_draw_help(&dr, &r, &k);
+	for (y = 1; y < 21; y++) {
+		strcat(all, row_text(y));
+		strcat(all, "\n");
+	}
+	ck_assert_ptr_nonnull(strstr(all, "corral keys (prefix C-b)"));
+	ck_assert_ptr_nonnull(strstr(all, "C-b d"));
+	ck_assert_ptr_nonnull(strstr(all, "detach"));
+	ck_assert_ptr_nonnull(strstr(all, "C-b C-b"));
+	ck_assert_ptr_nonnull(strstr(all, "never types"));
+	ck_assert_ptr_nonnull(strstr(all, "Esc: close"));
+	untouched(&r, &in, &out);
+	ck_assert_int_eq(in, 0);
+	ck_assert_int_eq(out, 64 * 22 - 60 * 20);
+	/* a tiny overlay still stays inside */
+	surface(10, 3);
+	r = (struct tui_rect){ 1, 1, 5, 2 };
+	tui_draw_help(&dr, &r, &k);
+	untouched(&r, &in, &out);
+	ck_assert_int_eq(in, 0);
+	ck_assert_int_eq(out, 30 - 10);
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_scroll_tag)
+{
+	struct tui_rect r = { 0, 0, 20, 3 };
+
+	surface(20, 3);
+	tui_draw_scroll_tag(&dr, &r, 42, 1000);
+	ck_assert_str_eq(row_text(0), "~~~~~~~~~~~[42/1000]");
+	ck_assert_uint_eq(at(&ms, 19, 0)->st.bg, IDX(3));
+	r.w = 4;
+	surface(20, 3);
+	tui_draw_scroll_tag(&dr, &r, 42, 1000);
+	ck_assert_str_eq(row_text(0), "[42\xe2\x80\xa6~~~~~~~~~~~~~~~~");
+	assert_clean();
+}
+END_TEST
+
+START_TEST(test_draw_every_size_stays_inside)
+{
+	/* each panel fills exactly its rect, at every size */
+	static const struct tui_kv kv[] = { { "base", "abc123 (main)" },
+		{ "a-very-long-key-name", "\xe6\x97\xa5\xe6\x9c\xac\x1b" } };
+	struct tui_status st = { .mode = TUI_MODE_NORMAL, .focus = "f\x1bo",
+		.hints = "j/k move  Enter type" };
+	struct pty_mirror m;
+	struct tui_keys k;
+	struct tui_rect r;
+	int w, h, p, in, out;
+
+	tui_keys_init(&k);
+	mirror(&m);
+	st.counts[TUI_ACTIVITY_BLOCKED] = 3;
+	for (p = 0; p < 5; p++) {
+		for (w = 1; w <= 70; w++) {
+			for (h = 1; h <= 4; h++) {
+				surface(74, 6);
+				r = (struct tui_rect){ 2, 1, w, h };
+				switch (p) {
+				case 0:
+					tui_draw_detail(&dr, &r, "t", kv, 2);
+					break;
+				case 1:
+					r.h = 1;
+					tui_draw_status(&dr, &r, &st);
+					break;
+				case 2:
+					tui_draw_rule(&dr, &r, "label");
+					break;
+				case 3:
+					tui_draw_help(&dr, &r, &k);
+					break;
+				case 4:
+					tui_draw_pane(&dr, &r, &m, 0, h - 1);
+					break;
+				}
+				untouched(&r, &in, &out);
+				ck_assert_msg(in == 0, "panel %d %dx%d: %d "
+				    "cells undrawn", p, w, h, in);
+				ck_assert_int_eq(out, 74 * 6 - r.w * r.h);
+				assert_clean();
+			}
+		}
+	}
+}
+END_TEST
+
+Suite *
+draw_suite(void)
+{
+	Suite *s = suite_create("draw");
+	TCase *tc = tcase_create("Text");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_draw_text_clip_and_escape);
+	tcase_add_test(tc, test_draw_age);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("List");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_draw_list_golden_80);
+	tcase_add_test(tc, test_draw_list_narrow_columns);
+	tcase_add_test(tc, test_draw_list_every_width);
+	tcase_add_test(tc, test_draw_list_empty_and_top);
+	tcase_add_test(tc, test_draw_list_no_color);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("Pane");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_draw_pane_golden);
+	tcase_add_test(tc, test_draw_pane_dirty_rows_only);
+	tcase_add_test(tc, test_draw_pane_clips_wide_and_narrow_rect);
+	tcase_add_test(tc, test_draw_pane_reverse_and_depth);
+	tcase_add_test(tc, test_draw_pane_empty_mirror);
+	tcase_add_test(tc, test_draw_cursor);
+	tcase_add_test(tc, test_draw_cells_scrollback_line);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("Panels");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_draw_detail_golden);
+	tcase_add_test(tc, test_draw_status_golden);
+	tcase_add_test(tc, test_draw_rules);
+	tcase_add_test(tc, test_draw_help);
+	tcase_add_test(tc, test_draw_scroll_tag);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("Limits");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_draw_every_size_stays_inside);
+	suite_add_tcase(s, tc);
+	return s;
+}
