@@ -347,8 +347,30 @@ send_ok(struct hclient *c, uint8_t what)
 	client_send(c, &h->wb);
 }
 
+/*
+ * Process facts of the agent (SPEC 5.3), sampled from /proc on the PTY
+ * master: the foreground group (the agent's host pid, also under a pid
+ * namespace), whether it waits in a terminal read, its comm, and the
+ * processes of the child's session plus that group.
+ */
+static void
+status_facts(struct holder *h, json_t *j)
+{
+	struct pty_facts f;
+
+	if (h->proc == NULL || h->state != PTY_RUN_RUNNING ||
+	    pty_facts_sample(pty_proc_master_fd(h->proc), h->child, &f) < 0)
+		return;
+	json_object_set_new(j, "fg_pgrp", json_integer(f.fg_pgrp));
+	json_object_set_new(j, "fg_tty_read", json_boolean(f.fg_tty_read));
+	json_object_set_new(j, "fg_comm",
+	    json_stringn_nocheck(f.fg_comm, strlen(f.fg_comm)));
+	json_object_set_new(j, "nprocs", json_integer(f.nprocs));
+}
+
+/* facts: sample /proc (explicit requests only, not summary pushes). */
 static char *
-status_json(struct holder *h)
+status_json(struct holder *h, bool facts)
 {
 	const struct pty_holder_opts *o = h->o;
 	json_t *j = json_object(), *extra = NULL;
@@ -389,6 +411,8 @@ status_json(struct holder *h)
 	    json_integer((json_int_t)h->started_ms));
 	json_object_set_new(j, "trusted_local", json_boolean(o->trusted_local));
 	json_object_set_new(j, "allow_control", json_boolean(o->allow_control));
+	if (facts)
+		status_facts(h, j);
 	if (o->hooks.status_json != NULL &&
 	    (x = o->hooks.status_json(o->hooks.ud)) != NULL) {
 		extra = json_loads(x, 0, NULL);
@@ -403,10 +427,10 @@ status_json(struct holder *h)
 }
 
 static void
-send_status(struct hclient *c, uint32_t seq)
+send_status(struct hclient *c, uint32_t seq, bool facts)
 {
 	struct holder *h = c->h;
-	char *js = status_json(h);
+	char *js = status_json(h, facts);
 	size_t st;
 
 	pty_wbuf_reset(&h->wb);
@@ -538,7 +562,7 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 		}
 		if (b & PTY_HELLO_SUMMARY) {
 			c->summary = true;
-			send_status(c, 0);
+			send_status(c, 0, false);
 		}
 		if (b & PTY_HELLO_LIVE) {
 			c->live = true;
@@ -547,7 +571,7 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 		}
 		return;
 	case PTY_W_STATUS:
-		send_status(c, pty_rd_u32(&r));
+		send_status(c, pty_rd_u32(&r), true);
 		return;
 	case PTY_W_SCROLLBACK:
 		a = pty_rd_u32(&r);
@@ -772,7 +796,7 @@ summary_cb(uv_timer_t *t)
 	for (struct hclient *c = h->clients; c != NULL; c = c->next) {
 		if (c->summary && !c->closing &&
 		    c->queued < HOLDER_CLIENT_QUEUE)
-			send_status(c, 0);
+			send_status(c, 0, false);
 	}
 }
 
