@@ -29,6 +29,7 @@ const char *sbx_strerror(int);
 #define SBX_PLAN_MAX_RLIMITS 8
 #define SBX_PLAN_MAX_CGROUPS 8
 #define SBX_PLAN_MAX_FDS 8
+#define SBX_PLAN_MAX_DATA 6
 
 struct sbx_rlimit {
 	int resource;
@@ -41,6 +42,19 @@ struct sbx_fdmap {
 	int to;
 };
 
+/*
+ * Bytes the zone reads from fd `to` when it starts (bwrap --args, and
+ * --ro-bind-data for /etc/passwd...): kept in the plan as data so .plan
+ * stays pure; sbx_plan_open_data() turns each into a sealed memfd mapped to
+ * `to` in fds[] just before the spawn.
+ */
+struct sbx_data {
+	int to;
+	char *bytes;
+	size_t len;
+	int fd;		/* the memfd once opened, else -1; the plan owns it */
+};
+
 struct sbx_plan {
 	char **argv;	/* NULL-terminated; argv[0] is an absolute path */
 	char **envp;	/* NULL-terminated; NULL means an empty environment */
@@ -51,6 +65,8 @@ struct sbx_plan {
 	int ncgroups;
 	struct sbx_fdmap fds[SBX_PLAN_MAX_FDS];
 	int nfds;
+	struct sbx_data data[SBX_PLAN_MAX_DATA];
+	int ndata;
 	struct sbx_rlimit rlimits[SBX_PLAN_MAX_RLIMITS];
 	int nrlimits;
 	bool drop_uid;	/* setgroups(0), setresgid, setresuid to uid/gid */
@@ -68,9 +84,30 @@ SBX_NODISCARD int sbx_plan_env(struct sbx_plan *, const char *name,
     const char *value);
 SBX_NODISCARD int sbx_plan_cwd(struct sbx_plan *, const char *);
 size_t sbx_plan_argc(const struct sbx_plan *);
+/*
+ * Attach len bytes (copied) for the zone to read from fd `to` (3..99, not
+ * already used). Returns 0, -EINVAL or -ENOMEM. Pure.
+ */
+SBX_NODISCARD int sbx_plan_data(struct sbx_plan *, int to, const void *buf,
+    size_t len);
+/* The data attached for fd `to`, or NULL. */
+const struct sbx_data *sbx_plan_data_find(const struct sbx_plan *, int to);
+/*
+ * Not pure: put each data item in a sealed, close-on-exec memfd and map it
+ * to its fd in fds[] (pty/proc.c then dup2s it into the child). Call once,
+ * right before the spawn: the child reads from the memfd's shared offset.
+ * Idempotent; sbx_plan_free closes the memfds. Returns 0 or -errno.
+ */
+SBX_NODISCARD int sbx_plan_open_data(struct sbx_plan *);
 
 /* ------------------------------------------------------------------ */
 /* sbx_adapters.c: the adapter table (the tmux cmd_table pattern)     */
+
+/* A host path bound read-only into a sandbox at dst (both absolute). */
+struct sbx_mount {
+	const char *src;
+	const char *dst;
+};
 
 /* What a lease asks of an adapter. */
 struct sbx_request {
@@ -82,6 +119,10 @@ struct sbx_request {
 	const char *init_path;	/* host path of corral-sbx-init */
 	uid_t uid;		/* per-lease unprivileged uid (bwrap) */
 	gid_t gid;
+	const struct sbx_mount *ro_binds; /* extra read-only mounts, or NULL */
+	int nro_binds;
+	unsigned long long tmp_bytes;	/* size of /tmp; 0: the default */
+	unsigned long long home_bytes;	/* size of $HOME; 0: the default */
 };
 
 struct sbx_adapter {
@@ -98,5 +139,36 @@ const struct sbx_adapter *sbx_adapter_find(const char *name);
 
 /* sbx_local.c */
 extern const struct sbx_adapter sbx_adapter_local;
+
+/* sbx_bwrap.c: the bwrap adapter, agent zone (SPEC 8.2, 8.3) */
+extern const struct sbx_adapter sbx_adapter_bwrap;
+#define SBX_BWRAP_PATH "/usr/bin/bwrap"	/* absolute, never from PATH */
+#define SBX_BWRAP_INIT "/run/corral/init" /* corral-sbx-init, inside */
+#define SBX_BWRAP_HOME "/home/sbx"
+#define SBX_BWRAP_WORK "/work"
+#define SBX_BWRAP_ARGS_FD 3	/* bwrap --args: the policy, off the argv */
+#define SBX_BWRAP_PASSWD_FD 4	/* --ro-bind-data: /etc/passwd */
+#define SBX_BWRAP_GROUP_FD 5	/* --ro-bind-data: /etc/group */
+#define SBX_BWRAP_HOSTS_FD 6	/* --ro-bind-data: /etc/hosts */
+#define SBX_BWRAP_TMP_BYTES (64ull << 20)
+#define SBX_BWRAP_HOME_BYTES (64ull << 20)
+
+/*
+ * sbx_uid.c: per-lease uids (SANDBOX.md 0.1). Slot N is uid and gid
+ * SBX_UID_BASE + N, never a uid of the host's passwd: unique per live lease,
+ * so RLIMIT_NPROC, file ownership and host-side process checks are exact.
+ * A slot is claimed by creating DIR/slot-N (mkdir is atomic) holding the
+ * lease ID; the lowest free slot wins, so allocation is deterministic.
+ */
+#define SBX_UID_BASE 2000000u
+#define SBX_UID_SLOTS 4096u
+/* The uid/gid of slot (pure). -EINVAL if slot >= SBX_UID_SLOTS. */
+SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);
+/* Claim the lowest free slot under dir for lease id. 0, -ENOSPC, -errno. */
+SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
+    unsigned *slot);
+/* Release slot if id holds it: 0, -ENOENT, -EPERM (another ID), -errno. */
+SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
+    const char *id);
 
 #endif /* CORRAL_SBX_H */

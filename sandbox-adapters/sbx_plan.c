@@ -4,9 +4,12 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
 
@@ -61,6 +64,11 @@ sbx_plan_free(struct sbx_plan *p)
 	free(p->cwd);
 	for (int i = 0; i < p->ncgroups; i++)
 		free(p->cgroup_procs[i]);
+	for (int i = 0; i < p->ndata; i++) {
+		free(p->data[i].bytes);
+		if (p->data[i].fd >= 0)
+			close(p->data[i].fd);
+	}
 	free(p);
 }
 
@@ -131,4 +139,92 @@ size_t
 sbx_plan_argc(const struct sbx_plan *p)
 {
 	return strv_len(p->argv);
+}
+
+int
+sbx_plan_data(struct sbx_plan *p, int to, const void *buf, size_t len)
+{
+	struct sbx_data *d;
+
+	assert(p != NULL && (buf != NULL || len == 0));
+	if (to < 3 || to > 99 || p->ndata >= SBX_PLAN_MAX_DATA ||
+	    sbx_plan_data_find(p, to) != NULL)
+		return -EINVAL;
+	for (int i = 0; i < p->nfds; i++) {
+		if (p->fds[i].to == to)
+			return -EINVAL;
+	}
+	d = &p->data[p->ndata];
+	if ((d->bytes = malloc(len > 0 ? len : 1)) == NULL)
+		return -ENOMEM;
+	if (len > 0)
+		memcpy(d->bytes, buf, len);
+	d->len = len;
+	d->to = to;
+	d->fd = -1;
+	p->ndata++;
+	return 0;
+}
+
+const struct sbx_data *
+sbx_plan_data_find(const struct sbx_plan *p, int to)
+{
+	for (int i = 0; i < p->ndata; i++) {
+		if (p->data[i].to == to)
+			return &p->data[i];
+	}
+	return NULL;
+}
+
+/* One sealed memfd holding d's bytes, offset 0. */
+static int
+data_memfd(const struct sbx_data *d)
+{
+	size_t off = 0;
+	ssize_t n;
+	int fd = memfd_create("corral-sbx-data", MFD_CLOEXEC |
+	    MFD_ALLOW_SEALING), err;
+
+	if (fd < 0)
+		return -errno;
+	while (off < d->len) {
+		n = write(fd, d->bytes + off, d->len - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		off += (size_t)n;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+	    F_SEAL_WRITE | F_SEAL_SEAL) < 0 || lseek(fd, 0, SEEK_SET) != 0)
+		goto fail;
+	return fd;
+fail:
+	err = errno ? errno : EIO;
+	close(fd);
+	return -err;
+}
+
+int
+sbx_plan_open_data(struct sbx_plan *p)
+{
+	int fd;
+
+	if (p == NULL)
+		return -EINVAL;
+	for (int i = 0; i < p->ndata; i++) {
+		struct sbx_data *d = &p->data[i];
+
+		if (d->fd >= 0)
+			continue;
+		if (p->nfds >= SBX_PLAN_MAX_FDS)
+			return -ENOSPC;
+		if ((fd = data_memfd(d)) < 0)
+			return fd;
+		d->fd = fd;
+		p->fds[p->nfds].from = fd;
+		p->fds[p->nfds].to = d->to;
+		p->nfds++;
+	}
+	return 0;
 }

@@ -1,0 +1,98 @@
+/*
+ * sbx_uid.c: per-lease unprivileged uids (SANDBOX.md 0.1, SPEC 8.3). Slot N
+ * maps to uid = gid = SBX_UID_BASE + N. A slot is claimed by an atomic
+ * mkdir of DIR/slot-N holding an "owner" file with the lease ID; the lowest
+ * free slot wins, so the allocator is deterministic and two live leases
+ * never share a uid. Release checks the owner first (exact ID, SPEC 9).
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox-adapters/sbx.h"
+
+int
+sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid)
+{
+	assert(uid != NULL && gid != NULL);
+	if (slot >= SBX_UID_SLOTS)
+		return -EINVAL;
+	*uid = (uid_t)(SBX_UID_BASE + slot);
+	*gid = (gid_t)(SBX_UID_BASE + slot);
+	return 0;
+}
+
+static int
+write_owner(const char *path, const char *id)
+{
+	size_t len = strlen(id);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, id, len) != (ssize_t)len)
+		rc = errno ? -errno : -EIO;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int
+sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
+{
+	char path[4096], owner[4200];
+	int rc;
+
+	if (dir == NULL || id == NULL || slot == NULL || *id == '\0' ||
+	    strchr(id, '/') != NULL)
+		return -EINVAL;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
+		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
+		if (mkdir(path, 0700) < 0) {
+			if (errno == EEXIST)
+				continue;
+			return -errno;
+		}
+		snprintf(owner, sizeof owner, "%s/owner", path);
+		if ((rc = write_owner(owner, id)) < 0) {
+			unlink(owner);
+			rmdir(path);
+			return rc;
+		}
+		*slot = n;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+int
+sbx_uid_release(const char *dir, unsigned slot, const char *id)
+{
+	char path[4096], owner[4200], held[256];
+	ssize_t n;
+	int fd;
+
+	if (dir == NULL || id == NULL || slot >= SBX_UID_SLOTS)
+		return -EINVAL;
+	snprintf(path, sizeof path, "%s/slot-%u", dir, slot);
+	snprintf(owner, sizeof owner, "%s/owner", path);
+	if ((fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -errno;
+	n = read(fd, held, sizeof held - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	held[n] = '\0';
+	if (strcmp(held, id) != 0)
+		return -EPERM;
+	if (unlink(owner) < 0 || rmdir(path) < 0)
+		return -errno;
+	return 0;
+}
