@@ -506,4 +506,230 @@ PTY_NODISCARD int pty_client_recv(struct pty_client *, uint8_t *type,
  */
 char *pty_client_status(struct pty_client *, int timeout_ms, int *err);
 
+/* ------------------------------------------------------------------ */
+/* detect.c: the pure lifecycle detector of one endpoint (SPEC 5.2-5.4) */
+
+struct pty_detect;
+struct pty_rules;
+struct pty_rules_agent;
+
+/* Activity states (SPEC 5.2); their names are the lower-case words. */
+enum pty_detect_state {
+	PTY_DETECT_STARTING,
+	PTY_DETECT_WORKING,
+	PTY_DETECT_PROMPT,
+	PTY_DETECT_BLOCKED,
+	PTY_DETECT_DONE,
+	PTY_DETECT_FAILED,
+	PTY_DETECT_CANCELLED,
+};
+#define PTY_DETECT_NSTATES 7
+const char *pty_detect_state_name(enum pty_detect_state);
+/* Parse a state name ("working"...); returns 0 or -EINVAL. */
+PTY_NODISCARD int pty_detect_state_parse(const char *name,
+    enum pty_detect_state *out);
+
+/*
+ * The report a hook prints on its own terminal (`corral report STATE`,
+ * SPEC 5.3): ESC ] 7717 ; corral-report ; STATE BEL (ESC \ also ends it),
+ * STATE one of working, prompt, blocked, done, failed. A report is one
+ * signal among others: output after it ends it (docs/detection.md).
+ */
+#define PTY_DETECT_REPORT_OSC 7717
+#define PTY_DETECT_REPORT_TAG "corral-report"
+/*
+ * Write the report sequence for the state name into buf (NUL-terminated);
+ * returns its length, or -EINVAL for a name a report cannot carry.
+ */
+int pty_detect_report_seq(const char *state, char *buf, size_t bufsz);
+
+/* "No wakeup needed": the state is settled until the next event. */
+#define PTY_DETECT_NEVER UINT64_MAX
+
+enum pty_detect_ev {
+	PTY_DETECT_EV_OUTPUT,	/* .bytes of program output were read */
+	PTY_DETECT_EV_INPUT,	/* the operator typed .bytes (echo follows) */
+	PTY_DETECT_EV_RESIZE,	/* the terminal was resized (a redraw follows) */
+	PTY_DETECT_EV_CANCEL,	/* the operator cancelled (SPEC 5.5) */
+	PTY_DETECT_EV_EXIT,	/* ended: exit .status, or .signo > 0 */
+	PTY_DETECT_EV_BELL,	/* BEL */
+	PTY_DETECT_EV_OSC,	/* OSC text "NUM;payload" (PTY_SEV_OSC) */
+	PTY_DETECT_EV_EGRESS,	/* .inflight model requests now in flight */
+};
+
+struct pty_detect_event {
+	enum pty_detect_ev kind;
+	uint64_t now_ms;	/* monotonic milliseconds */
+	size_t bytes;		/* OUTPUT, INPUT */
+	int status;		/* EXIT */
+	int signo;		/* EXIT: > 0 when killed by this signal */
+	unsigned inflight;	/* EGRESS */
+	const char *text;	/* OSC: not NUL-terminated, len bytes */
+	size_t len;
+};
+
+/* Timings in ms; a zero field takes its default (docs/detection.md). */
+struct pty_detect_opts {
+	uint32_t quiet_ms;	/* no output this long is quiet (250) */
+	uint32_t work_ms;	/* a burst this long leaves a rest (300) */
+	uint32_t echo_ms;	/* output this soon after input: echo (250) */
+	uint32_t resize_ms;	/* output this soon after resize: redraw (500) */
+	uint32_t idle_ms;	/* quiet + idle CPU this long: prompt (1000) */
+	uint32_t blind_ms;	/* quiet, no facts at all: prompt (3000) */
+	uint32_t grace_ms;	/* output this soon after a report (300) */
+	uint32_t facts_min_ms;	/* first sampling interval (250) */
+	uint32_t facts_max_ms;	/* interval backs off to this (2000) */
+	uint32_t progress_ms;	/* OSC 9;4 with no output expires (30000) */
+};
+
+#define PTY_DETECT_SIGNAL_MAX 64
+#define PTY_DETECT_DETAIL_MAX 160
+
+struct pty_detect_result {
+	enum pty_detect_state state;
+	enum pty_detect_state prev;	/* the state the previous step returned */
+	bool changed;			/* state != prev */
+	bool final;			/* done/failed/cancelled: never changes */
+	uint64_t since_ms;		/* when state was entered */
+	uint64_t next_ms;		/* step again then, or PTY_DETECT_NEVER */
+	bool want_facts;		/* sample facts now, pass them, step again */
+	/* What decided state: "rule:claude-code:permission", "fact:tty-read",
+	 * "osc133:A", "exit:0", "report:blocked", "quiet", "output"... */
+	char signal[PTY_DETECT_SIGNAL_MAX];
+	/* Evidence for explain, e.g. the matched row (C0 controls as '?'). */
+	char detail[PTY_DETECT_DETAIL_MAX];
+};
+
+/*
+ * Create a detector in state starting at now_ms; opts NULL takes every
+ * default. Pure: no I/O, no timers, time comes in through now_ms. Returns
+ * 0 or -ENOMEM.
+ */
+PTY_NODISCARD int pty_detect_new(struct pty_detect **out,
+    const struct pty_detect_opts *opts, uint64_t now_ms);
+void pty_detect_free(struct pty_detect *);
+/*
+ * Use this agent's screen rules (NULL: agent-agnostic signals only). The
+ * agent is borrowed: its pty_rules set must outlive the detector or be
+ * replaced here first.
+ */
+void pty_detect_set_agent(struct pty_detect *,
+    const struct pty_rules_agent *);
+const struct pty_rules_agent *pty_detect_agent(const struct pty_detect *);
+/* Record one event (copied; text is borrowed for the call only). */
+void pty_detect_feed_event(struct pty_detect *,
+    const struct pty_detect_event *);
+/*
+ * The visible rows, top to bottom, as text, and the title (NULL: none).
+ * Trailing blank rows are ignored, so "bottom N" means the N last rows that
+ * hold text; rows and title are copied with caps (PTY_RULES_ROWS_MAX rows,
+ * PTY_DETECT_ROW_MAX bytes each, PTY_SCREEN_TITLE_MAX). Call it when the
+ * screen changed, at least before each step that follows output.
+ */
+#define PTY_DETECT_ROW_MAX 1024
+void pty_detect_set_screen(struct pty_detect *, const char *const *rows,
+    int nrows, const char *title, uint64_t now_ms);
+/* Process facts sampled at now_ms (facts.c); cpu_ticks is cumulative. */
+void pty_detect_set_facts(struct pty_detect *, const struct pty_facts *,
+    uint64_t now_ms);
+/*
+ * Decide the state at now_ms (>= every time fed so far). Arm one timer for
+ * out->next_ms (none when PTY_DETECT_NEVER: an idle, settled endpoint costs
+ * nothing); when out->want_facts, sample facts, pass them, step again.
+ */
+void pty_detect_step(struct pty_detect *, uint64_t now_ms,
+    struct pty_detect_result *out);
+/*
+ * Human-readable evidence for `corral explain` (several lines: state,
+ * deciding signal, agent, output, facts, marks, report), NUL-terminated
+ * into buf; returns the length it needed.
+ */
+size_t pty_detect_explain(const struct pty_detect *, uint64_t now_ms,
+    char *buf, size_t bufsz);
+/* Bytes the detector holds (for the bounded-memory tests and bench). */
+size_t pty_detect_memory(const struct pty_detect *);
+
+/* ------------------------------------------------------------------ */
+/* rules.c: per-agent screen rules kept as data files (SPEC 5.3)        */
+
+#define PTY_RULES_MAX 64	/* rules per agent */
+#define PTY_RULES_ROWS_MAX 64	/* the largest "bottom N" region */
+
+enum pty_rules_region {
+	PTY_RULES_BOTTOM,	/* the last N rows that hold text */
+	PTY_RULES_TITLE,	/* the title (OSC 0/2) */
+	PTY_RULES_NOTIFY,	/* the last OSC 9/777 notification, in force */
+};
+
+struct pty_rule_info {
+	const char *name;
+	enum pty_detect_state state;	/* working, prompt or blocked */
+	enum pty_rules_region region;
+	int rows;			/* PTY_RULES_BOTTOM: N */
+	int priority;
+	uint32_t hold_ms;		/* region unchanged this long first */
+};
+
+/* A problem in a rule file: file path, 1-based line (0: whole file). */
+typedef void (*pty_rules_error_cb)(const char *file, int line,
+    const char *msg, void *ud);
+
+PTY_NODISCARD int pty_rules_new(struct pty_rules **out);
+void pty_rules_free(struct pty_rules *);
+/*
+ * Load every NAME.rules file of each directory, in order; a file in a
+ * later directory replaces the same-named file of an earlier one (so pass
+ * the shipped share/corral/agents first, the operator's
+ * $XDG_CONFIG_HOME/corral/agents last). A malformed file is reported
+ * through err (file, line, message) and skipped whole, leaving any earlier
+ * same-named file in force; the others keep working. Missing directories
+ * are skipped. Returns the number of files rejected, or -ENOMEM.
+ */
+int pty_rules_load_dirs(struct pty_rules *, const char *const *dirs,
+    size_t ndirs, pty_rules_error_cb err, void *ud);
+/*
+ * Parse one agent's rules from text as if read from file (for messages);
+ * the agent's name is name, replacing a loaded one of that name. Returns 0,
+ * -EINVAL (reported through err) or -ENOMEM.
+ */
+PTY_NODISCARD int pty_rules_load_text(struct pty_rules *, const char *name,
+    const char *file, const char *text, size_t len, pty_rules_error_cb err,
+    void *ud);
+/* The operator's rule directory: $XDG_CONFIG_HOME/corral/agents, else
+ * $HOME/.config/corral/agents. Returns 0, or -ENOENT / -ENAMETOOLONG. */
+int pty_rules_user_dir(char *buf, size_t bufsz);
+size_t pty_rules_count(const struct pty_rules *);
+const struct pty_rules_agent *pty_rules_at(const struct pty_rules *,
+    size_t i);
+const struct pty_rules_agent *pty_rules_find(const struct pty_rules *,
+    const char *name);
+/*
+ * The agent of a foreground process, from its argv: an agent's argv
+ * pattern against the whole command line first, then its command globs
+ * against each program name behind launchers (env, node, bun, deno,
+ * python, sh -c...), innermost first. NULL when none matches.
+ */
+const struct pty_rules_agent *pty_rules_identify(const struct pty_rules *,
+    const char *const *argv, int argc);
+/*
+ * The program names behind launchers, outermost first ("node /x/claude"
+ * gives "node", "claude"): each NUL-terminated, PTY_RULES_NAME_MAX bytes
+ * at most, into names[max]. Returns how many.
+ */
+#define PTY_RULES_NAME_MAX 64
+int pty_rules_unwrap(const char *const *argv, int argc,
+    char (*names)[PTY_RULES_NAME_MAX], int max);
+const char *pty_rules_agent_name(const struct pty_rules_agent *);
+const char *pty_rules_agent_file(const struct pty_rules_agent *);
+int pty_rules_agent_nrules(const struct pty_rules_agent *);
+void pty_rules_agent_rule(const struct pty_rules_agent *, int i,
+    struct pty_rule_info *out);
+/*
+ * Whether rule i matches text (its region: rows joined by '\n'). When it
+ * does and line is not NULL, *line and *linelen give the line its first
+ * pattern matched in.
+ */
+bool pty_rules_agent_test(const struct pty_rules_agent *, int i,
+    const char *text, const char **line, size_t *linelen);
+
 #endif /* CORRAL_PTY_H */

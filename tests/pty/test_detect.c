@@ -1,0 +1,1289 @@
+/*
+ * test_detect.c: the pure lifecycle detector (SPEC 5.2-5.4) driven with
+ * synthetic events, screens, facts and time; each test asserts the exact
+ * timeline of states. Agent-agnostic cases run twice: with the shipped
+ * rule files (agent identified from argv) and with no rule file at all.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pty/pty.h"
+#include "support/check_util.h"
+
+#define T0 1000000u
+
+/* A caller of the detector: a loop with one timer and a fake process. */
+struct sim {
+	struct pty_detect *d;
+	struct pty_rules *rules;
+	uint64_t now, next;
+	/* the fake foreground process */
+	bool facts_on;
+	bool tty_read;
+	bool busy;
+	uint64_t busy_ms, clock_ms;
+	const char *comm;
+	int nfacts, nsteps;
+	/* what the caller saw */
+	char tl[1024];
+	struct pty_detect_result last;
+	uint64_t changed_ms;
+	/* the screen */
+	const char *rows[80];
+	int nrows;
+	const char *title;
+};
+
+static void
+sim_clock(struct sim *s)
+{
+	if (s->busy)
+		s->busy_ms += s->now - s->clock_ms;
+	s->clock_ms = s->now;
+}
+
+static void
+sim_record(struct sim *s, const struct pty_detect_result *r)
+{
+	s->last = *r;
+	if (r->changed) {
+		size_t n = strlen(s->tl);
+
+		snprintf(s->tl + n, sizeof s->tl - n, ",%s",
+		    pty_detect_state_name(r->state));
+		s->changed_ms = s->now;
+	}
+}
+
+static void
+sim_step(struct sim *s)
+{
+	struct pty_detect_result r;
+
+	pty_detect_step(s->d, s->now, &r);
+	s->nsteps++;
+	sim_record(s, &r);
+	if (r.want_facts && s->facts_on) {
+		struct pty_facts f;
+
+		memset(&f, 0, sizeof f);
+		sim_clock(s);
+		f.fg_pgrp = 42;
+		f.fg_tty_read = s->tty_read;
+		f.cpu_ticks = 5000 + s->busy_ms / 10;
+		f.nprocs = 1;
+		snprintf(f.fg_comm, sizeof f.fg_comm, "%s", s->comm);
+		pty_detect_set_facts(s->d, &f, s->now);
+		s->nfacts++;
+		pty_detect_step(s->d, s->now, &r);
+		sim_record(s, &r);
+	}
+	/* The contract: a wakeup is always in the future. */
+	ck_assert(r.next_ms == PTY_DETECT_NEVER || r.next_ms > s->now);
+	s->next = r.next_ms;
+}
+
+/* Let ms pass, stepping at each wakeup the detector asked for. */
+static void
+sim_run(struct sim *s, uint64_t ms)
+{
+	uint64_t end = s->now + ms;
+
+	while (s->next != PTY_DETECT_NEVER && s->next <= end) {
+		s->now = s->next;
+		sim_step(s);
+	}
+	s->now = end;
+	sim_clock(s);
+}
+
+static void
+sim_event(struct sim *s, enum pty_detect_ev kind, size_t bytes)
+{
+	struct pty_detect_event ev = { .kind = kind, .now_ms = s->now,
+		.bytes = bytes };
+
+	pty_detect_feed_event(s->d, &ev);
+}
+
+static void
+sim_show(struct sim *s, const char *const *rows, int n)
+{
+	int i;
+
+	ck_assert_int_le(n, 80);
+	for (i = 0; i < n; i++)
+		s->rows[i] = rows[i];
+	s->nrows = n;
+	pty_detect_set_screen(s->d, s->rows, s->nrows, s->title, s->now);
+}
+
+/* Output of some bytes (the screen already shows them), then a step. */
+static void
+sim_out(struct sim *s, size_t bytes)
+{
+	sim_event(s, PTY_DETECT_EV_OUTPUT, bytes);
+	pty_detect_set_screen(s->d, s->rows, s->nrows, s->title, s->now);
+	sim_step(s);
+}
+
+static void
+sim_osc(struct sim *s, const char *text)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_OSC,
+		.now_ms = s->now, .text = text, .len = strlen(text) };
+
+	pty_detect_feed_event(s->d, &ev);
+	sim_out(s, strlen(text) + 3);
+}
+
+static void
+sim_exit(struct sim *s, int status, int signo)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_EXIT,
+		.now_ms = s->now, .status = status, .signo = signo };
+
+	pty_detect_feed_event(s->d, &ev);
+	sim_step(s);
+}
+
+static void
+rules_err(const char *file, int line, const char *msg, void *ud)
+{
+	(void)ud;
+	ck_abort_msg("shipped rules: %s:%d: %s", file, line, msg);
+}
+
+/*
+ * A detector at T0 for the program argv; with_rules loads the shipped
+ * agents/ directory and identifies the agent from argv.
+ */
+static void
+sim_init(struct sim *s, bool with_rules, const char *const *argv, int argc)
+{
+	memset(s, 0, sizeof *s);
+	s->now = s->clock_ms = T0;
+	s->next = PTY_DETECT_NEVER;
+	s->facts_on = true;
+	s->comm = argc > 0 ? argv[0] : "?";
+	snprintf(s->tl, sizeof s->tl, "starting");
+	ck_assert_int_eq(pty_detect_new(&s->d, NULL, T0), 0);
+	if (with_rules) {
+		char *dir = cu_src_path("agents");
+		const char *dirs[] = { dir };
+
+		ck_assert_int_eq(pty_rules_new(&s->rules), 0);
+		ck_assert_int_eq(pty_rules_load_dirs(s->rules, dirs, 1,
+		    rules_err, NULL), 0);
+		free(dir);
+		pty_detect_set_agent(s->d, pty_rules_identify(s->rules, argv,
+		    argc));
+	}
+	sim_step(s);
+}
+
+static void
+sim_free(struct sim *s)
+{
+	pty_detect_free(s->d);
+	pty_rules_free(s->rules);
+}
+
+static const char *const bash_argv[] = { "-bash" };
+static const char *const node_argv[] = { "node", "/srv/agent/main.js" };
+static const char *const py_argv[] = { "python3", "ask.py" };
+static const char *const claude_argv[] = { "node", "/usr/local/bin/claude" };
+static const char *const codex_argv[] = { "codex" };
+static const char *const aider_argv[] = { "python3", "-m", "aider" };
+
+/* ------------------------------------------------------------------ */
+/* Agent-agnostic cases: _i == 0 with the rule files, 1 without.        */
+
+START_TEST(test_detect_shell_prompt)
+{
+	static const char *const rows[] = { "ann@box:~$", "", "" };
+	struct sim s;
+
+	sim_init(&s, _i == 0, bash_argv, 1);
+	if (_i == 0)
+		ck_assert_str_eq(pty_rules_agent_name(pty_detect_agent(s.d)),
+		    "shell");
+	s.tty_read = true;
+	sim_show(&s, rows, 3);
+	sim_out(&s, 12);
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_run(&s, 249);
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_uint_eq(s.changed_ms, T0 + 250);
+	ck_assert_str_eq(s.last.signal, _i == 0 ? "rule:shell:prompt" :
+	    "fact:tty-read");
+	/* Settled: no timer, no sampling, however long it idles. */
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	s.nsteps = 0;
+	s.nfacts = 0;
+	sim_run(&s, 3600 * 1000);
+	ck_assert_int_eq(s.nsteps, 0);
+	ck_assert_int_eq(s.nfacts, 0);
+	sim_free(&s);
+}
+END_TEST
+
+/* `read -p` inside a shell script: only the tty-read fact tells. */
+START_TEST(test_detect_read_p)
+{
+	static const char *const argv[] = { "bash", "./setup.sh" };
+	static const char *const rows[] = { "Setting up...", "Name for the",
+		"project? my-app" };
+	struct sim s;
+
+	sim_init(&s, _i == 0, argv, 2);
+	sim_show(&s, rows, 2);
+	sim_out(&s, 30);
+	sim_run(&s, 200);
+	sim_show(&s, rows, 3);
+	sim_out(&s, 10);	/* the operator's answer echoed... */
+	s.tty_read = true;	/* ...and read asks again */
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "fact:tty-read");
+	ck_assert_str_eq(s.last.detail, "bash asleep in a terminal read");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_python_input)
+{
+	static const char *const rows[] = { "Loading model list...",
+		"Pick a model" };
+	struct sim s;
+
+	sim_init(&s, _i == 0, py_argv, 2);
+	if (_i == 0)
+		ck_assert_str_eq(pty_rules_agent_name(pty_detect_agent(s.d)),
+		    "python-input");
+	sim_show(&s, rows, 1);
+	sim_out(&s, 22);
+	s.busy = true;
+	sim_run(&s, 2000);	/* silent work between the two lines */
+	ck_assert_str_eq(s.tl, "starting,working");
+	s.busy = false;
+	s.tty_read = true;
+	sim_show(&s, rows, 2);
+	sim_out(&s, 14);
+	sim_run(&s, 250);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_uint_eq(s.changed_ms, T0 + 2250);
+	ck_assert_str_eq(s.last.signal, "fact:tty-read");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_exit_done)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 100);
+	sim_run(&s, 50);
+	sim_exit(&s, 0, 0);
+	ck_assert_str_eq(s.tl, "starting,working,done");
+	ck_assert(s.last.final);
+	ck_assert_str_eq(s.last.signal, "exit:0");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	/* Final: nothing moves it any more. */
+	sim_out(&s, 10);
+	sim_osc(&s, "7717;corral-report;working");
+	sim_run(&s, 10000);
+	ck_assert_str_eq(s.tl, "starting,working,done");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_exit_failed)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 100);
+	sim_exit(&s, 3, 0);
+	ck_assert_str_eq(s.tl, "starting,working,failed");
+	ck_assert_str_eq(s.last.signal, "exit:3");
+	sim_free(&s);
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_exit(&s, 0, 9);
+	ck_assert_str_eq(s.tl, "starting,failed");
+	ck_assert_str_eq(s.last.signal, "signal:9");
+	ck_assert(s.last.final);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_cancel)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 100);
+	sim_event(&s, PTY_DETECT_EV_CANCEL, 0);
+	sim_step(&s);
+	/* Cancelling is not the end: the state waits for the exit. */
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_run(&s, 120);
+	sim_exit(&s, 0, 2);
+	ck_assert_str_eq(s.tl, "starting,working,cancelled");
+	ck_assert_str_eq(s.last.signal, "cancel");
+	ck_assert_str_eq(s.last.detail,
+	    "operator cancel, then signal:2 120 ms later");
+	ck_assert(s.last.final);
+	sim_free(&s);
+}
+END_TEST
+
+/* Silent compute: no output for seconds, CPU advancing: still working. */
+START_TEST(test_detect_silent_compute)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 500);
+	s.busy = true;
+	sim_run(&s, 8000);
+	ck_assert_str_eq(s.tl, "starting,working");
+	ck_assert_int_gt(s.nfacts, 2);
+	/* Sampling backs off: far fewer samples than 8 s / 250 ms. */
+	ck_assert_int_lt(s.nfacts, 10);
+	s.busy = false;
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "quiet");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	sim_free(&s);
+}
+END_TEST
+
+/* Spinner frames every 100 ms keep working; no sampling meanwhile. */
+START_TEST(test_detect_spinner)
+{
+	static const char *const frames[] = { "⠋ Thinking", "⠙ Thinking",
+		"⠹ Thinking", "⠸ Thinking" };
+	struct sim s;
+	int k;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	for (k = 0; k < 50; k++) {
+		sim_show(&s, &frames[k % 4], 1);
+		sim_out(&s, 12);
+		sim_run(&s, 100);
+	}
+	ck_assert_str_eq(s.tl, "starting,working");
+	ck_assert_int_eq(s.nfacts, 0);
+	sim_free(&s);
+}
+END_TEST
+
+/* Debounce: pauses shorter than the quiet hold change nothing. */
+START_TEST(test_detect_debounce_hold)
+{
+	struct sim s;
+	int k;
+
+	sim_init(&s, _i == 0, bash_argv, 1);
+	s.tty_read = true;	/* would say prompt at once if asked */
+	for (k = 0; k < 20; k++) {
+		sim_out(&s, 80);
+		sim_run(&s, 240);
+	}
+	ck_assert_str_eq(s.tl, "starting,working");
+	ck_assert_int_eq(s.nfacts, 0);
+	sim_run(&s, 9);
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/* A short redraw at the prompt (flicker) does not flap to working. */
+START_TEST(test_detect_flicker)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, bash_argv, 1);
+	s.tty_read = true;
+	sim_out(&s, 20);
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_out(&s, 200);
+	sim_run(&s, 100);
+	sim_out(&s, 200);
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	/* A sustained burst is work. */
+	s.tty_read = false;
+	s.busy = true;
+	sim_out(&s, 200);
+	sim_run(&s, 150);
+	sim_out(&s, 200);
+	sim_run(&s, 150);
+	sim_out(&s, 200);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	ck_assert_str_eq(s.last.signal, "output");
+	sim_free(&s);
+}
+END_TEST
+
+/* The operator typing at a prompt: echo is not work. */
+START_TEST(test_detect_typing_echo)
+{
+	struct sim s;
+	int k;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 300);
+	sim_run(&s, 1500);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	for (k = 0; k < 30; k++) {
+		sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+		sim_run(&s, 20);
+		sim_out(&s, 1);
+		sim_run(&s, 130);
+	}
+	sim_event(&s, PTY_DETECT_EV_RESIZE, 0);
+	sim_run(&s, 30);
+	sim_out(&s, 4000);	/* the redraw after a resize */
+	sim_run(&s, 300);
+	sim_out(&s, 40);
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/* No facts at all (the caller cannot sample): quiet for long is prompt. */
+START_TEST(test_detect_blind)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	s.facts_on = false;
+	sim_out(&s, 300);
+	sim_run(&s, 2999);
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "quiet");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	sim_free(&s);
+}
+END_TEST
+
+/* A report is one signal: output after it ends it. */
+START_TEST(test_detect_report_overridden)
+{
+	struct sim s;
+	int k;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 300);
+	sim_osc(&s, "7717;corral-report;blocked");
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	ck_assert_str_eq(s.last.signal, "report:blocked");
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	/* The agent carries on by itself: output resumes. */
+	for (k = 0; k < 5; k++) {
+		sim_out(&s, 100);
+		sim_run(&s, 100);
+	}
+	ck_assert_str_eq(s.tl, "starting,working,blocked,working");
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * The stuck-report case: a hook reported blocked, the operator rejects the
+ * permission, the agent goes back to its prompt and no hook fires.
+ */
+START_TEST(test_detect_report_rejected)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 300);
+	sim_run(&s, 100);
+	sim_osc(&s, "7717;corral-report;blocked");
+	sim_run(&s, 4000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	sim_run(&s, 30);
+	sim_out(&s, 600);	/* the dialog goes, the prompt comes back */
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_report_states)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_osc(&s, "7717;corral-report;working");
+	ck_assert_str_eq(s.tl, "starting,working");
+	ck_assert_str_eq(s.last.signal, "report:working");
+	sim_run(&s, 400);
+	sim_osc(&s, "7717;corral-report;done");
+	/* done from a hook means the turn ended: the agent is alive. */
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "report:done");
+	ck_assert(!s.last.final);
+	sim_run(&s, 400);
+	sim_osc(&s, "7717;corral-report;bogus");
+	sim_osc(&s, "7717;other-tag;blocked");
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_osc133)
+{
+	static const char *const argv[] = { "zsh" };
+	struct sim s;
+
+	sim_init(&s, _i == 0, argv, 1);
+	s.facts_on = false;	/* marks alone */
+	sim_osc(&s, "133;A");
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	sim_osc(&s, "133;C");
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	ck_assert_str_eq(s.last.signal, "osc133:C");
+	sim_run(&s, 10000);	/* a quiet command: still running */
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	sim_osc(&s, "133;D;0");
+	sim_osc(&s, "133;A;cl=m");
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working,prompt");
+	ck_assert_str_eq(s.last.signal, "osc133:A");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_egress_progress)
+{
+	struct sim s;
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_EGRESS };
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 100);
+	ev.now_ms = s.now;
+	ev.inflight = 1;
+	pty_detect_feed_event(s.d, &ev);
+	sim_run(&s, 6000);	/* waiting on the model, no CPU */
+	ck_assert_str_eq(s.tl, "starting,working");
+	ck_assert_str_eq(s.last.signal, "output");
+	ev.now_ms = s.now;
+	ev.inflight = 0;
+	pty_detect_feed_event(s.d, &ev);
+	sim_step(&s);
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+
+	/* OSC 9;4 progress shown: working until it is removed. */
+	sim_osc(&s, "9;4;3;0");
+	sim_run(&s, 400);
+	sim_osc(&s, "9;4;1;40");
+	sim_run(&s, 6000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	sim_osc(&s, "9;4;0;0");
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/* A progress bar left behind expires instead of getting stuck. */
+START_TEST(test_detect_progress_expires)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_osc(&s, "9;4;3;0");
+	sim_run(&s, 29000);
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_notification)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	s.facts_on = false;
+	sim_out(&s, 400);
+	sim_run(&s, 100);
+	sim_osc(&s, "9;\n\nBuild finished");
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "osc9");
+	ck_assert_str_eq(s.last.detail, "Build finished");
+	sim_free(&s);
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	s.facts_on = false;
+	sim_out(&s, 400);
+	sim_event(&s, PTY_DETECT_EV_BELL, 0);
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "bel");
+	sim_free(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Known agents, with their rule files                                  */
+
+#define BOX_TOP "╭──────────────────────────────────────────────────╮"
+#define BOX_BOT "╰──────────────────────────────────────────────────╯"
+
+static const char *const claude_idle[] = {
+	BOX_TOP,
+	"│ ✻ Welcome to Claude Code!                        │",
+	BOX_BOT,
+	"",
+	BOX_TOP,
+	"│ > Try \"write a test for detect.c\"                │",
+	BOX_BOT,
+	"  ? for shortcuts",
+	"", "", "",
+};
+
+static const char *const claude_work1[] = {
+	"> fix the failing test",
+	"",
+	"● I'll run the tests first.",
+	"",
+	"✻ Thinking… (3s · esc to interrupt)",
+	"",
+	BOX_TOP,
+	"│ >                                                │",
+	BOX_BOT,
+	"", "",
+};
+
+static const char *const claude_work2[] = {
+	"> fix the failing test",
+	"",
+	"● I'll run the tests first.",
+	"",
+	"✽ Thinking… (4s · esc to interrupt)",
+	"",
+	BOX_TOP,
+	"│ >                                                │",
+	BOX_BOT,
+	"", "",
+};
+
+static const char *const claude_perm[] = {
+	"> fix the failing test",
+	"",
+	"● Bash(rm -rf build && make test)",
+	BOX_TOP,
+	"│ Bash command                                     │",
+	"│                                                  │",
+	"│   rm -rf build && make test                      │",
+	"│   Clean and rebuild                              │",
+	"│                                                  │",
+	"│ Do you want to proceed?                          │",
+	"│ ❯ 1. Yes                                         │",
+	"│   2. Yes, and don't ask again for make commands  │",
+	"│   3. No, and tell Claude what to do differently  │",
+	BOX_BOT,
+	"",
+};
+
+static const char *const claude_perm_sel2[] = {
+	"> fix the failing test",
+	"",
+	"● Bash(rm -rf build && make test)",
+	BOX_TOP,
+	"│ Bash command                                     │",
+	"│                                                  │",
+	"│   rm -rf build && make test                      │",
+	"│   Clean and rebuild                              │",
+	"│                                                  │",
+	"│ Do you want to proceed?                          │",
+	"│   1. Yes                                         │",
+	"│ ❯ 2. Yes, and don't ask again for make commands  │",
+	"│   3. No, and tell Claude what to do differently  │",
+	BOX_BOT,
+	"",
+};
+
+static const char *const claude_rejected[] = {
+	"> fix the failing test",
+	"",
+	"● Bash(rm -rf build && make test)",
+	"  ⎿  No (tell Claude what to do differently)",
+	"",
+	BOX_TOP,
+	"│ >                                                │",
+	BOX_BOT,
+	"  ? for shortcuts",
+	"",
+};
+
+static const char *const claude_done[] = {
+	"● The test passes now.",
+	"",
+	BOX_TOP,
+	"│ >                                                │",
+	BOX_BOT,
+	"  ? for shortcuts",
+	"",
+};
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* Claude Code: spinner frames until the dialog, which holds still. */
+static void
+claude_spin(struct sim *s, int frames)
+{
+	int k;
+
+	for (k = 0; k < frames; k++) {
+		if (k % 2 == 0)
+			sim_show(s, claude_work1, N(claude_work1));
+		else
+			sim_show(s, claude_work2, N(claude_work2));
+		sim_out(s, 60);
+		sim_run(s, 100);
+	}
+}
+
+START_TEST(test_detect_claude_permission)
+{
+	struct sim s;
+
+	sim_init(&s, true, claude_argv, 2);
+	ck_assert_str_eq(pty_rules_agent_name(pty_detect_agent(s.d)),
+	    "claude-code");
+	sim_show(&s, claude_idle, N(claude_idle));
+	sim_out(&s, 2000);
+	sim_run(&s, 250);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "rule:claude-code:prompt");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	claude_spin(&s, 20);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	ck_assert_str_eq(s.last.signal, "rule:claude-code:working");
+
+	sim_show(&s, claude_perm, N(claude_perm));
+	sim_out(&s, 900);
+	sim_run(&s, 149);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working,blocked");
+	ck_assert_str_eq(s.last.signal, "rule:claude-code:permission");
+	ck_assert_str_eq(s.last.detail,
+	    "│ Do you want to proceed?                          │");
+	sim_run(&s, 60000);
+	ck_assert(s.next == PTY_DETECT_NEVER);
+
+	/* Approved: the spinner comes back, then the turn ends. */
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	claude_spin(&s, 10);
+	sim_show(&s, claude_done, N(claude_done));
+	sim_out(&s, 300);
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.tl,
+	    "starting,working,prompt,working,blocked,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/* Blocked is never shown as prompt or working while the dialog is up. */
+START_TEST(test_detect_claude_blocked_holds)
+{
+	struct sim s;
+	int k;
+
+	sim_init(&s, true, claude_argv, 2);
+	claude_spin(&s, 5);
+	sim_show(&s, claude_perm, N(claude_perm));
+	sim_out(&s, 900);
+	sim_run(&s, 200);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	/* The operator moves the selection up and down for a while. */
+	for (k = 0; k < 40; k++) {
+		sim_event(&s, PTY_DETECT_EV_INPUT, 3);
+		sim_run(&s, 10);
+		if (k % 2 == 0)
+			sim_show(&s, claude_perm_sel2, N(claude_perm_sel2));
+		else
+			sim_show(&s, claude_perm, N(claude_perm));
+		sim_out(&s, 200);
+		sim_run(&s, 90);
+	}
+	/* A title animation and a hook claiming prompt change nothing. */
+	s.title = "⠂ Fix failing test";
+	sim_out(&s, 30);
+	sim_osc(&s, "7717;corral-report;prompt");
+	sim_run(&s, 400);
+	sim_osc(&s, "7717;corral-report;working");
+	sim_run(&s, 20000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_free(&s);
+}
+END_TEST
+
+/* Rejected with no hook firing: ends in prompt. */
+START_TEST(test_detect_claude_rejected)
+{
+	struct sim s;
+
+	sim_init(&s, true, claude_argv, 2);
+	claude_spin(&s, 5);
+	sim_show(&s, claude_perm, N(claude_perm));
+	sim_out(&s, 900);
+	sim_osc(&s, "7717;corral-report;blocked");
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);	/* "3" */
+	sim_run(&s, 40);
+	sim_show(&s, claude_rejected, N(claude_rejected));
+	sim_out(&s, 700);
+	sim_run(&s, 249);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,prompt");
+	ck_assert_str_eq(s.last.signal, "rule:claude-code:prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/* Prose holding the dialog's words while the agent keeps working. */
+START_TEST(test_detect_claude_prose)
+{
+	const char *rows[40];
+	struct sim s;
+	int k, i;
+
+	sim_init(&s, _i == 0, claude_argv, 2);
+	for (k = 0; k < 30; k++) {
+		for (i = 0; i < 30; i++)
+			rows[i] = "● Streaming the explanation, line after line.";
+		rows[10] = "The installer asks \"Do you want to proceed?\" and";
+		rows[11] = "offers 1. Yes 2. No; we pass --yes instead.";
+		rows[30] = "";
+		rows[31] = k % 2 ? claude_work1[4] : claude_work2[4];
+		rows[32] = "";
+		rows[33] = BOX_TOP;
+		rows[34] = claude_work1[7];
+		rows[35] = BOX_BOT;
+		sim_show(&s, rows, 36);
+		sim_out(&s, 300);
+		sim_run(&s, 100);
+	}
+	ck_assert_str_eq(s.tl, "starting,working");
+	/* Now the words right above the spinner, which stalls a while. */
+	rows[28] = rows[10];
+	rows[29] = "│ ❯ 1. Yes │ is what the dialog would show.";
+	sim_show(&s, rows, 36);
+	sim_out(&s, 300);
+	s.busy = true;
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_claude_notify)
+{
+	struct sim s;
+
+	sim_init(&s, true, claude_argv, 2);
+	claude_spin(&s, 5);
+	/* A dialog this rule file does not know, announced by OSC 9. */
+	sim_show(&s, claude_done, 2);
+	sim_out(&s, 300);
+	sim_osc(&s, "9;\n\nClaude needs your permission to use WebFetch");
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	ck_assert_str_eq(s.last.signal, "rule:claude-code:notify-permission");
+	sim_free(&s);
+}
+END_TEST
+
+static const char *const codex_work[] = {
+	"› add a --json flag to ls",
+	"",
+	"• Working (12s • esc to interrupt)",
+	"",
+	"› Ask Codex to do anything",
+	"",
+	"  ⏎ send   ⇧⏎ newline   ⌃T transcript   ⌃C quit",
+};
+
+static const char *const codex_approval[] = {
+	"› add a --json flag to ls",
+	"",
+	"  Would you like to run the following command?",
+	"",
+	"  $ cargo test",
+	"",
+	"› 1. Yes, proceed",
+	"  2. Yes, and don't ask again for this command",
+	"  3. No, and tell Codex what to do differently",
+	"",
+	"  Press enter to confirm or esc to cancel",
+};
+
+static const char *const codex_idle[] = {
+	"• Added the flag and a test.",
+	"",
+	"› Ask Codex to do anything",
+	"",
+	"  100% context left · ? for shortcuts",
+};
+
+START_TEST(test_detect_codex)
+{
+	struct sim s;
+	int k;
+
+	sim_init(&s, true, codex_argv, 1);
+	ck_assert_str_eq(pty_rules_agent_name(pty_detect_agent(s.d)),
+	    "codex");
+	sim_show(&s, codex_work, N(codex_work));
+	for (k = 0; k < 3; k++) {	/* the timer ticks once a second */
+		sim_out(&s, 40);
+		sim_run(&s, 1000);
+	}
+	ck_assert_str_eq(s.tl, "starting,working");
+	sim_show(&s, codex_approval, N(codex_approval));
+	sim_out(&s, 400);
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	ck_assert_str_eq(s.last.signal, "rule:codex:approval");
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	sim_run(&s, 30);
+	sim_show(&s, codex_work, N(codex_work));
+	sim_out(&s, 400);
+	sim_run(&s, 2000);
+	sim_show(&s, codex_idle, N(codex_idle));
+	sim_out(&s, 400);
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,working,prompt");
+	ck_assert_str_eq(s.last.signal, "rule:codex:prompt");
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_aider)
+{
+	static const char *const ask[] = { "Aider v0.60.0",
+		"Add src/main.py to the chat? (Y)es/(N)o/(D)on't ask again "
+		"[Yes]:" };
+	static const char *const prompt[] = { "Aider v0.60.0",
+		"Added src/main.py to the chat", "", "src/main.py", ">" };
+	struct sim s;
+
+	sim_init(&s, true, aider_argv, 3);
+	ck_assert_str_eq(pty_rules_agent_name(pty_detect_agent(s.d)),
+	    "aider");
+	sim_show(&s, ask, N(ask));
+	sim_out(&s, 100);
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_event(&s, PTY_DETECT_EV_INPUT, 2);
+	sim_run(&s, 20);
+	sim_show(&s, prompt, N(prompt));
+	sim_out(&s, 60);
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,prompt");
+	ck_assert_str_eq(s.last.signal, "rule:aider:prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/* A y/n question in a shell: blocked with the rules; without them the
+ * agent-agnostic facts can only say prompt (docs/detection.md). */
+START_TEST(test_detect_shell_question)
+{
+	static const char *const rows[] = { "ann@box:~$ sudo apt upgrade",
+		"After this operation, 12 MB will be used.",
+		"Do you want to continue? [Y/n]" };
+	struct sim s;
+
+	sim_init(&s, _i == 0, bash_argv, 1);
+	s.tty_read = true;
+	sim_show(&s, rows, 3);
+	sim_out(&s, 300);
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.tl, _i == 0 ? "starting,working,blocked" :
+	    "starting,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Bad input                                                            */
+
+START_TEST(test_detect_huge_line_title)
+{
+	const char *rows[3];
+	struct sim s;
+	char *big = malloc(1 << 20), *title = malloc(1 << 20);
+	size_t mem;
+
+	ck_assert_ptr_nonnull(big);
+	ck_assert_ptr_nonnull(title);
+	memset(big, 'x', (1 << 20) - 1);
+	big[(1 << 20) - 1] = '\0';
+	/* a title of 1 MB of multibyte characters */
+	for (size_t i = 0; i + 3 < (1 << 20); i += 3)
+		memcpy(title + i, "\xe2\xa0\x8b", 3);
+	title[(1 << 20) - 1] = '\0';
+	sim_init(&s, _i == 0, claude_argv, 2);
+	rows[0] = big;
+	rows[1] = big;
+	rows[2] = "│ > ";
+	s.title = title;
+	sim_show(&s, rows, 3);
+	sim_out(&s, 3 << 20);
+	sim_run(&s, 3000);
+	mem = pty_detect_memory(s.d);
+	ck_assert_uint_lt(mem, 64 * 1024);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	free(big);
+	free(title);
+	sim_free(&s);
+}
+END_TEST
+
+START_TEST(test_detect_osc_flood)
+{
+	static const char *const kinds[] = { "133;A", "133;C", "9;4;1;50",
+		"9;Hello", "777;notify;T;B", "7717;corral-report;blocked",
+		"7717;corral-report;", "7717;", "0;title", "999999999;x", ";",
+		"9;4;", "133;", "777;", "633;B" };
+	struct sim s;
+	size_t mem0;
+	char *huge = malloc(1 << 20);
+	int k;
+
+	ck_assert_ptr_nonnull(huge);
+	memcpy(huge, "9;", 2);
+	memset(huge + 2, 'n', (1 << 20) - 2);
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 10);
+	mem0 = pty_detect_memory(s.d);
+	/* Ten thousand OSC sequences in one second. */
+	for (k = 0; k < 10000; k++) {
+		struct pty_detect_event ev = { .kind = PTY_DETECT_EV_OSC,
+			.now_ms = s.now };
+
+		if (k % 1000 == 999) {
+			ev.text = huge;
+			ev.len = 1 << 20;
+		} else {
+			ev.text = kinds[k % N(kinds)];
+			ev.len = strlen(ev.text);
+		}
+		pty_detect_feed_event(s.d, &ev);
+		if (k % 10 == 0) {
+			sim_out(&s, 20);
+			s.now++;
+		}
+	}
+	ck_assert_uint_eq(pty_detect_memory(s.d), mem0);
+	/*
+	 * The flood held fresh "blocked" reports among the garbage, and no
+	 * output ends the last one: blocked until the exit.
+	 */
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_run(&s, 40000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_exit(&s, 0, 0);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,done");
+	free(huge);
+	sim_free(&s);
+}
+END_TEST
+
+/* Binary rows: control bytes and broken UTF-8 do not upset anything. */
+START_TEST(test_detect_binary_rows)
+{
+	static const char *const rows[] = { "\x01\x02\xff\xfe\x80\x1b[31m",
+		"\xc3", "ok\x7f\x9b" };
+	struct sim s;
+	char buf[2048];
+
+	sim_init(&s, _i == 0, claude_argv, 2);
+	sim_show(&s, rows, 3);
+	sim_out(&s, 100);
+	sim_run(&s, 4000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_uint_gt(pty_detect_explain(s.d, s.now, buf, sizeof buf),
+	    0);
+	ck_assert_ptr_nonnull(strstr(buf, "signal: quiet"));
+	sim_free(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Small API pieces                                                     */
+
+START_TEST(test_detect_names)
+{
+	enum pty_detect_state st;
+	int i;
+
+	for (i = 0; i < PTY_DETECT_NSTATES; i++) {
+		ck_assert_int_eq(pty_detect_state_parse(
+		    pty_detect_state_name((enum pty_detect_state)i), &st), 0);
+		ck_assert_int_eq(st, i);
+	}
+	ck_assert_str_eq(pty_detect_state_name(PTY_DETECT_BLOCKED),
+	    "blocked");
+	ck_assert_int_eq(pty_detect_state_parse("idle", &st), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_detect_report_seq)
+{
+	char buf[64];
+
+	ck_assert_int_eq(pty_detect_report_seq("blocked", buf, sizeof buf),
+	    29);
+	ck_assert_str_eq(buf, "\033]7717;corral-report;blocked\007");
+	ck_assert_int_eq(pty_detect_report_seq("done", buf, sizeof buf), 26);
+	ck_assert_int_eq(pty_detect_report_seq("starting", buf, sizeof buf),
+	    -EINVAL);
+	ck_assert_int_eq(pty_detect_report_seq("prompt", buf, 10), -ENOBUFS);
+}
+END_TEST
+
+START_TEST(test_detect_explain)
+{
+	struct sim s;
+	char buf[1024];
+	size_t n;
+
+	sim_init(&s, true, claude_argv, 2);
+	claude_spin(&s, 3);
+	sim_show(&s, claude_perm, N(claude_perm));
+	sim_out(&s, 900);
+	sim_run(&s, 500);
+	n = pty_detect_explain(s.d, s.now, buf, sizeof buf);
+	ck_assert_uint_eq(n, strlen(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "state: blocked for 350 ms\n"));
+	ck_assert_ptr_nonnull(strstr(buf,
+	    "signal: rule:claude-code:permission\n"));
+	ck_assert_ptr_nonnull(strstr(buf, "agent: claude-code\n"));
+	/* A small buffer gets a truncated, terminated text and the size. */
+	ck_assert_uint_eq(pty_detect_explain(s.d, s.now, buf, 8), n);
+	ck_assert_uint_eq(strlen(buf), 7);
+	sim_free(&s);
+}
+END_TEST
+
+/* A rule file swapped in at run time: detection follows the new agent. */
+START_TEST(test_detect_set_agent_late)
+{
+	static const char *const rows[] = { "Continue? [y/N]" };
+	struct sim s;
+	struct pty_rules *rs;
+	const char *dirs[1];
+	char *dir = cu_src_path("agents");
+
+	sim_init(&s, false, bash_argv, 1);
+	sim_show(&s, rows, 1);
+	sim_out(&s, 20);
+	sim_run(&s, 100);
+	ck_assert_int_eq(pty_rules_new(&rs), 0);
+	dirs[0] = dir;
+	ck_assert_int_eq(pty_rules_load_dirs(rs, dirs, 1, rules_err, NULL),
+	    0);
+	pty_detect_set_agent(s.d, pty_rules_find(rs, "shell"));
+	sim_step(&s);
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	pty_detect_set_agent(s.d, NULL);
+	pty_rules_free(rs);
+	free(dir);
+	sim_free(&s);
+}
+END_TEST
+
+Suite *detect_suite(void);
+
+Suite *
+detect_suite(void)
+{
+	Suite *su = suite_create("detect");
+	TCase *tc = tcase_create("Agnostic");
+	TCase *ta = tcase_create("Agents");
+	TCase *tb = tcase_create("Limits");
+	TCase *tu = tcase_create("Core");
+
+	/* _i == 0: shipped rule files; _i == 1: no rule file at all. */
+	tcase_add_loop_test(tc, test_detect_shell_prompt, 0, 2);
+	tcase_add_loop_test(tc, test_detect_read_p, 0, 2);
+	tcase_add_loop_test(tc, test_detect_python_input, 0, 2);
+	tcase_add_loop_test(tc, test_detect_exit_done, 0, 2);
+	tcase_add_loop_test(tc, test_detect_exit_failed, 0, 2);
+	tcase_add_loop_test(tc, test_detect_cancel, 0, 2);
+	tcase_add_loop_test(tc, test_detect_silent_compute, 0, 2);
+	tcase_add_loop_test(tc, test_detect_spinner, 0, 2);
+	tcase_add_loop_test(tc, test_detect_debounce_hold, 0, 2);
+	tcase_add_loop_test(tc, test_detect_flicker, 0, 2);
+	tcase_add_loop_test(tc, test_detect_typing_echo, 0, 2);
+	tcase_add_loop_test(tc, test_detect_blind, 0, 2);
+	tcase_add_loop_test(tc, test_detect_report_overridden, 0, 2);
+	tcase_add_loop_test(tc, test_detect_report_rejected, 0, 2);
+	tcase_add_loop_test(tc, test_detect_report_states, 0, 2);
+	tcase_add_loop_test(tc, test_detect_osc133, 0, 2);
+	tcase_add_loop_test(tc, test_detect_egress_progress, 0, 2);
+	tcase_add_loop_test(tc, test_detect_progress_expires, 0, 2);
+	tcase_add_loop_test(tc, test_detect_notification, 0, 2);
+	tcase_add_loop_test(tc, test_detect_claude_prose, 0, 2);
+	tcase_add_loop_test(tc, test_detect_shell_question, 0, 2);
+	suite_add_tcase(su, tc);
+
+	tcase_add_test(ta, test_detect_claude_permission);
+	tcase_add_test(ta, test_detect_claude_blocked_holds);
+	tcase_add_test(ta, test_detect_claude_rejected);
+	tcase_add_test(ta, test_detect_claude_notify);
+	tcase_add_test(ta, test_detect_codex);
+	tcase_add_test(ta, test_detect_aider);
+	tcase_add_test(ta, test_detect_set_agent_late);
+	suite_add_tcase(su, ta);
+
+	tcase_add_loop_test(tb, test_detect_huge_line_title, 0, 2);
+	tcase_add_loop_test(tb, test_detect_osc_flood, 0, 2);
+	tcase_add_loop_test(tb, test_detect_binary_rows, 0, 2);
+	suite_add_tcase(su, tb);
+
+	tcase_add_test(tu, test_detect_names);
+	tcase_add_test(tu, test_detect_report_seq);
+	tcase_add_test(tu, test_detect_explain);
+	suite_add_tcase(su, tu);
+	return su;
+}
