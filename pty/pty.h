@@ -549,7 +549,7 @@ int pty_detect_report_seq(const char *state, char *buf, size_t bufsz);
 enum pty_detect_ev {
 	PTY_DETECT_EV_OUTPUT,	/* .bytes of program output were read */
 	PTY_DETECT_EV_INPUT,	/* the operator typed .bytes (echo follows) */
-	PTY_DETECT_EV_RESIZE,	/* the terminal was resized (a redraw follows) */
+	PTY_DETECT_EV_RESIZE,	/* the terminal was resized (a redraw next) */
 	PTY_DETECT_EV_CANCEL,	/* the operator cancelled (SPEC 5.5) */
 	PTY_DETECT_EV_EXIT,	/* ended: exit .status, or .signo > 0 */
 	PTY_DETECT_EV_BELL,	/* BEL */
@@ -573,7 +573,7 @@ struct pty_detect_opts {
 	uint32_t quiet_ms;	/* no output this long is quiet (250) */
 	uint32_t work_ms;	/* a burst this long leaves a rest (300) */
 	uint32_t echo_ms;	/* output this soon after input: echo (250) */
-	uint32_t resize_ms;	/* output this soon after resize: redraw (500) */
+	uint32_t resize_ms;	/* output this soon after resize (500) */
 	uint32_t idle_ms;	/* quiet + idle CPU this long: prompt (1000) */
 	uint32_t blind_ms;	/* quiet, no facts at all: prompt (3000) */
 	uint32_t grace_ms;	/* output this soon after a report (300) */
@@ -587,12 +587,12 @@ struct pty_detect_opts {
 
 struct pty_detect_result {
 	enum pty_detect_state state;
-	enum pty_detect_state prev;	/* the state the previous step returned */
+	enum pty_detect_state prev;	/* what the previous step returned */
 	bool changed;			/* state != prev */
-	bool final;			/* done/failed/cancelled: never changes */
+	bool final;			/* done/failed/cancelled: for good */
 	uint64_t since_ms;		/* when state was entered */
-	uint64_t next_ms;		/* step again then, or PTY_DETECT_NEVER */
-	bool want_facts;		/* sample facts now, pass them, step again */
+	uint64_t next_ms;		/* step again then, or ..._NEVER */
+	bool want_facts;		/* sample facts, pass them, step */
 	/* What decided state: "rule:claude-code:permission", "fact:tty-read",
 	 * "osc133:A", "exit:0", "report:blocked", "quiet", "output"... */
 	char signal[PTY_DETECT_SIGNAL_MAX];

@@ -887,7 +887,7 @@ START_TEST(test_detect_claude_prose)
 	sim_init(&s, _i == 0, claude_argv, 2);
 	for (k = 0; k < 30; k++) {
 		for (i = 0; i < 30; i++)
-			rows[i] = "● Streaming the explanation, line after line.";
+			rows[i] = "● Streaming the explanation, line by line.";
 		rows[10] = "The installer asks \"Do you want to proceed?\" and";
 		rows[11] = "offers 1. Yes 2. No; we pass --yes instead.";
 		rows[30] = "";
