@@ -384,15 +384,12 @@ tui_theme_load(const char *path, struct tui_theme *th, char *err,
 {
 	struct load ld = { .th = th, .line = 1, .next = 1 };
 	char safe[256];
-	bool no_color;
 	int rc, e;
 
 	assert(th != NULL && (err != NULL || errsz == 0));
 	if (errsz > 0)
 		err[0] = '\0';
-	no_color = th->no_color;
 	tui_theme_default(th);
-	th->no_color = no_color;
 	if (path == NULL)
 		return -EINVAL;
 	tui_escape(path, strlen(path), safe, sizeof safe);
@@ -420,10 +417,8 @@ tui_theme_load(const char *path, struct tui_theme *th, char *err,
 			    ld.err);
 		rc = -EINVAL;
 	}
-	if (rc < 0) {
+	if (rc < 0)
 		tui_theme_default(th);	/* never half a theme */
-		th->no_color = no_color;
-	}
 	return rc;
 }
 

@@ -3,8 +3,8 @@
  * (escape.c), the key/prefix state machine (keys.c), geometry (layout.c),
  * the redraw throttle (redraw.c), activity badges (activity.c), themes
  * and colour depth (theme.c) and rendering onto an abstract surface
- * (draw.c). No curses, no libuv, no I/O
- * except reading theme files. Included from tui/tui.h.
+ * (draw.c). No curses, no libuv, no I/O except reading theme files.
+ * Included from tui/tui.h.
  */
 #ifndef CORRAL_TUI_CORE_H
 #define CORRAL_TUI_CORE_H
@@ -372,8 +372,9 @@ void tui_theme_default(struct tui_theme *);
  * bright-black..bright-white, colourN/colorN (0-255) or #rrggbb, and attrs
  * bold, underline, italic, blink, reverse, strike, none. Keys not in the
  * file keep their defaults. Returns 0; -errno if the file cannot be read;
- * -EINVAL if it is malformed, with "PATH:LINE: what" in err. On any error
- * *th holds the built-in defaults. no_color is left as it was.
+ * -EINVAL if it is malformed, with "PATH:LINE: what" in err. *th is
+ * always fully set (no_color off): on any error to the built-in defaults.
+ * Apply NO_COLOR afterwards with tui_theme_set_no_color.
  */
 int tui_theme_load(const char *path, struct tui_theme *th, char *err,
     size_t errsz);

@@ -147,12 +147,13 @@ START_TEST(test_theme_missing_file)
 
 	tui_theme_default(&def);
 	ck_assert_int_ge(asprintf(&path, "%s/nope.theme", tmp), 0);
-	th.no_color = true;
+	memset(&th, 0xa5, sizeof th);
 	ck_assert_int_eq(tui_theme_load(path, &th, err, sizeof err), -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, path));
+	/* whatever was there before, the result is the defaults */
 	ck_assert(same_styles(&th, &def));
-	/* the NO_COLOR choice survives a failed load */
-	ck_assert(th.no_color);
+	ck_assert(!th.no_color);
+	ck_assert_str_eq(th.name, "default");
 	ck_assert_int_eq(tui_theme_load(NULL, &th, NULL, 0), -EINVAL);
 	free(path);
 }
