@@ -483,6 +483,43 @@ START_TEST(test_rules_limits)
 }
 END_TEST
 
+/* The example in docs/detection.md is a valid rule file. */
+START_TEST(test_rules_doc_example)
+{
+	char *path = cu_src_path("docs/detection.md"), *doc, *b, *e;
+	const char *argv[] = { "node", "/opt/mytool/cli.js" };
+	struct pty_rules *rs;
+	struct errs er = { .n = 0 };
+	const struct pty_rules_agent *a;
+	struct pty_rule_info ri;
+
+	doc = cu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(doc);
+	b = strstr(doc, "```ini\n");
+	ck_assert_ptr_nonnull(b);
+	b += 7;
+	e = strstr(b, "```");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(pty_rules_new(&rs), 0);
+	ck_assert_int_eq(pty_rules_load_text(rs, "mytool", "doc", b,
+	    (size_t)(e - b), collect, &er), 0);
+	ck_assert_str_eq(er.text, "");
+	a = pty_rules_identify(rs, argv, 2);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_int_eq(pty_rules_agent_nrules(a), 2);
+	pty_rules_agent_rule(a, 0, &ri);
+	ck_assert_int_eq(ri.rows, 4);
+	ck_assert_int_eq(ri.priority, 90);
+	ck_assert(pty_rules_agent_test(a, 0, "Apply these changes? [y/n]",
+	    NULL, NULL));
+	ck_assert(!pty_rules_agent_test(a, 0, "Apply these changes? [y/n]\n"
+	    "(esc to interrupt)", NULL, NULL));
+	pty_rules_free(rs);
+	free(doc);
+	free(path);
+}
+END_TEST
+
 Suite *rules_suite(void);
 
 Suite *
@@ -499,6 +536,7 @@ rules_suite(void)
 	tcase_add_test(tc, test_rules_syntax_details);
 	tcase_add_test(tc, test_rules_override);
 	tcase_add_test(tc, test_rules_user_dir);
+	tcase_add_test(tc, test_rules_doc_example);
 	suite_add_tcase(su, tc);
 	tcase_add_test(te, test_rules_errors);
 	tcase_add_test(te, test_rules_errors_all);
