@@ -13,7 +13,9 @@
 
 #define TEXT_MAX 4096		/* escaped bytes considered per text */
 #define GLYPH_MAX 32		/* one cell: a character and its marks */
-#define ELLIPSIS "\xe2\x80\xa6"
+#define ELLIPSIS "\xe2\x80\xa6"	/* U+2026 */
+#define RULE_V "\xe2\x94\x82"	/* U+2502 box drawings light vertical */
+#define RULE_H "\xe2\x94\x80"	/* U+2500 box drawings light horizontal */
 
 /* Column budget of the lease list (display order below). */
 #define COL_NAME_MIN 6
@@ -405,7 +407,7 @@ tui_draw_cells(const struct tui_draw *d, int x, int y, int w,
 		blank.attrs ^= PTY_ATTR_REVERSE;
 	finish(d, &blank);
 	while (col < w) {
-		if (col >= n || cells[col].width == 0) {
+		if (cells == NULL || col >= n || cells[col].width == 0) {
 			/* past the line, or an orphan right half */
 			put(d, x + col, y, " ", 1, &blank);
 			col++;
@@ -545,8 +547,8 @@ counts_width(const struct tui_status *st)
 
 	for (a = 0; a < TUI_ACTIVITY_COUNT; a++)
 		if (st->counts[a] > 0)
-			w += 1 + snprintf(num, sizeof num, "%u", st->counts[a]) +
-			    1;
+			w += 2 + snprintf(num, sizeof num, "%u",
+			    st->counts[a]);
 	return w;
 }
 
@@ -623,7 +625,7 @@ tui_draw_rule(const struct tui_draw *d, const struct tui_rect *r,
 	line = el_style(d, TUI_EL_BORDER);
 	if (r->w == 1 && r->h > 1) {
 		for (y = r->y; y < r->y + r->h; y++)
-			put(d, r->x, y, "\xe2\x94\x82", 1, &line);	/* │ */
+			put(d, r->x, y, RULE_V, 1, &line);
 		return;
 	}
 	lab = el_style(d, TUI_EL_BORDER_LABEL);
@@ -631,14 +633,14 @@ tui_draw_rule(const struct tui_draw *d, const struct tui_rect *r,
 		p = (struct pen){ d, r->x, y, r->x + r->w };
 		if (y == r->y && label != NULL && label[0] != '\0' &&
 		    r->w > 4) {
-			pen_glyph(&p, "\xe2\x94\x80", &line);		/* ─ */
+			pen_glyph(&p, RULE_H, &line);
 			pen_glyph(&p, " ", &lab);
 			p.x += tui_draw_text(d, p.x, y, r->w - 4, label, &lab,
 			    0);
 			pen_glyph(&p, " ", &lab);
 		}
 		for (x = p.x; x < p.end; x++)
-			put(d, x, y, "\xe2\x94\x80", 1, &line);
+			put(d, x, y, RULE_H, 1, &line);
 	}
 }
 

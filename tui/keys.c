@@ -112,7 +112,8 @@ static const struct tui_help_line help_lines[] = {
 	{ .keys = "g G Home End", .what = "first / last lease" },
 	{ .keys = "Enter i", .what = "type into the focused agent" },
 	{ .prefixed = true, .keys = "Esc", .what = "stop typing" },
-	{ .prefixed = true, .keys = NULL, .what = "send the prefix key itself" },
+	{ .prefixed = true, .keys = NULL,
+	  .what = "send the prefix key itself" },
 	{ .keys = "[ PgUp PgDn", .what = "browse scrollback (or the wheel)" },
 	{ .keys = "g G q", .what = "in scrollback: top, bottom, leave" },
 	{ .keys = "d", .what = "detail panel" },
@@ -123,7 +124,8 @@ static const struct tui_help_line help_lines[] = {
 	{ .keys = "C-l", .what = "redraw" },
 	{ .keys = "?", .what = "this help" },
 	{ .keys = "q", .what = "quit (agents keep running)" },
-	{ .prefixed = true, .keys = "d", .what = "detach (agents keep running)" },
+	{ .prefixed = true, .keys = "d",
+	  .what = "detach (agents keep running)" },
 	{ .prefixed = true, .keys = "n p", .what = "next / previous lease" },
 	{ .prefixed = true, .keys = "[", .what = "browse scrollback" },
 };
@@ -260,7 +262,8 @@ key_match(const struct tui_key *want, const struct tui_key *got)
 {
 	unsigned mask = ~(unsigned)PTY_MOD_SHIFT;
 
-	if (want->code != got->code || (want->mods & mask) != (got->mods & mask))
+	if (want->code != got->code ||
+	    (want->mods & mask) != (got->mods & mask))
 		return false;
 	return want->code != PTY_KEY_NONE || want->cp == got->cp;
 }
@@ -606,7 +609,8 @@ tui_key_name(const struct tui_key *key, char *buf, size_t bufsz)
 	if (key->code == PTY_KEY_NONE) {
 		if (key->cp == ' ')
 			name = "Space";
-		else if (key->cp <= 0x10ffff && !tui_escape_cp_unsafe(key->cp)) {
+		else if (key->cp <= 0x10ffff &&
+		    !tui_escape_cp_unsafe(key->cp)) {
 			len = tui_escape_utf8_encode(key->cp, ch);
 			ch[len] = '\0';
 			name = ch;

@@ -224,7 +224,8 @@ tui_theme_parse_color(const char *w, uint32_t *out)
 		    h[4] * 16 + h[5]);
 		return 0;
 	}
-	if (strncasecmp(w, "colour", 6) == 0 || strncasecmp(w, "color", 5) == 0) {
+	if (strncasecmp(w, "colour", 6) == 0 ||
+	    strncasecmp(w, "color", 5) == 0) {
 		p = w + (tolower((unsigned char)w[4]) == 'u' ? 6 : 5);
 		if (!isdigit((unsigned char)*p) || strlen(p) > 3)
 			return -EINVAL;
@@ -291,7 +292,8 @@ tui_theme_parse_style(const char *value, struct tui_style *out)
 		}
 		if (want_bg)
 			return -EINVAL;		/* "on" without a colour */
-		if (strcasecmp(tok, "none") == 0 || strcasecmp(tok, "plain") == 0)
+		if (strcasecmp(tok, "none") == 0 ||
+		    strcasecmp(tok, "plain") == 0)
 			continue;
 		for (i = 0; i < sizeof attr_names / sizeof attr_names[0]; i++)
 			if (strcasecmp(tok, attr_names[i].name) == 0)

@@ -126,7 +126,8 @@ END_TEST
 START_TEST(test_escape_every_boundary)
 {
 	/* for each buffer size the output is a prefix of the full output */
-	const char in[] = "n\xc3\xa9\x1b]52;\xe2\x80\xae\xff" "end\xf0\x9f\x90\x8d";
+	const char in[] = "n\xc3\xa9\x1b]52;\xe2\x80\xae\xff"
+	    "end\xf0\x9f\x90\x8d";
 	char full[128], out[128];
 	size_t full_n, sz, n;
 

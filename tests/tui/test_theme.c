@@ -100,7 +100,8 @@ START_TEST(test_theme_partial_file)
 	ck_assert_int_eq(tui_theme_load(path, &th, err, sizeof err), 0);
 	ck_assert_uint_eq(th.el[TUI_EL_LIST_SELECTED].fg,
 	    PTY_COLOR_RGB(0xff, 0x80, 0x00));
-	ck_assert_uint_eq(th.el[TUI_EL_LIST_SELECTED].bg, PTY_COLOR_INDEXED(17));
+	ck_assert_uint_eq(th.el[TUI_EL_LIST_SELECTED].bg,
+	    PTY_COLOR_INDEXED(17));
 	ck_assert_uint_eq(th.el[TUI_EL_LIST_SELECTED].attrs,
 	    PTY_ATTR_BOLD | (1u << PTY_ATTR_UNDERLINE_SHIFT));
 	/* the rest kept the defaults */
@@ -119,7 +120,8 @@ START_TEST(test_theme_malformed_names_line)
 		  "bad style 'purple'" },
 		{ "list = red\nthis line has no equals sign\n", ":2: ",
 		  "syntax error" },
-		{ "# c\nlist.selectd = red\n", ":2: ", "unknown key 'list.selectd'" },
+		{ "# c\nlist.selectd = red\n", ":2: ",
+		  "unknown key 'list.selectd'" },
 		{ "[colours]\nlist = red\n", ":2: ", "sections are not used" },
 		{ "list = red on\n", ":1: ", "bad style" },
 		{ "list = \x1b]52;c;eA==\x07\n", ":1: ", "\\x1b]52" },
