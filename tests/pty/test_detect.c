@@ -1232,6 +1232,110 @@ START_TEST(test_detect_set_agent_late)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Through the real screen model: OSC and BEL as pty_screen reports them */
+
+static void
+glue_event(enum pty_screen_event_kind k, const char *text, size_t len,
+    void *ud)
+{
+	struct sim *s = ud;
+	struct pty_detect_event ev = { .now_ms = s->now };
+
+	if (k == PTY_SEV_BELL) {
+		ev.kind = PTY_DETECT_EV_BELL;
+	} else if (k == PTY_SEV_OSC) {
+		ev.kind = PTY_DETECT_EV_OSC;
+		ev.text = text;
+		ev.len = len;
+	} else {
+		return;	/* titles come in with the screen */
+	}
+	pty_detect_feed_event(s->d, &ev);
+}
+
+static void
+glue_feed(struct sim *s, struct pty_screen *sc, const char *bytes)
+{
+	char buf[24][512];
+	const char *rows[24];
+	int r;
+
+	pty_screen_feed(sc, bytes, strlen(bytes));
+	for (r = 0; r < 24; r++) {
+		pty_screen_row_text(sc, r, buf[r], sizeof buf[r]);
+		rows[r] = buf[r];
+	}
+	sim_event(s, PTY_DETECT_EV_OUTPUT, strlen(bytes));
+	pty_detect_set_screen(s->d, rows, 24, pty_screen_title(sc), s->now);
+	sim_step(s);
+}
+
+START_TEST(test_detect_screen_glue)
+{
+	struct pty_screen *sc;
+	struct sim s;
+	int k;
+
+	sim_init(&s, true, claude_argv, 2);
+	ck_assert_int_eq(pty_screen_new(&sc, 24, 80, 100), 0);
+	pty_screen_set_event(sc, glue_event, &s);
+	glue_feed(&s, sc, "\033]0;\xe2\x9c\xb3 Claude Code\007"
+	    "\xe2\x95\xad\xe2\x94\x80\xe2\x95\xae\r\n"
+	    "\xe2\x94\x82 > \xe2\x94\x82\r\n"
+	    "\xe2\x95\xb0\xe2\x94\x80\xe2\x95\xaf\r\n"
+	    "  ? for shortcuts");
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "rule:claude-code:prompt");
+	for (k = 0; k < 10; k++) {
+		glue_feed(&s, sc, k % 2 ? "\033[H\033[2J\xe2\x9c\xbb Thinking"
+		    "\xe2\x80\xa6 (2s \xc2\xb7 esc to interrupt)\r\n> " :
+		    "\033[H\033[2J\xe2\x9c\xbd Thinking\xe2\x80\xa6 (3s "
+		    "\xc2\xb7 esc to interrupt)\r\n> ");
+		sim_run(&s, 100);
+	}
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	/* The dialog comes with a hook's report, ended by ST. */
+	glue_feed(&s, sc, "\033[H\033[2JDo you want to proceed?\r\n"
+	    "\xe2\x9d\xaf 1. Yes\r\n  2. No\033]7717;corral-report;blocked"
+	    "\033\\");
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working,blocked");
+	ck_assert_str_eq(s.last.signal, "report:blocked");
+	sim_run(&s, 1000);
+	/* Rejected: back to the box, a BEL, no hook. */
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	sim_run(&s, 20);
+	glue_feed(&s, sc, "\033[H\033[2J\xe2\x94\x82 > \xe2\x94\x82\007");
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.tl,
+	    "starting,working,prompt,working,blocked,prompt");
+	pty_screen_free(sc);
+	sim_free(&s);
+
+	/* A shell with OSC 133 marks and no rules. */
+	sim_init(&s, false, bash_argv, 1);
+	s.facts_on = false;
+	ck_assert_int_eq(pty_screen_new(&sc, 24, 80, 100), 0);
+	pty_screen_set_event(sc, glue_event, &s);
+	glue_feed(&s, sc, "\033]133;A\007$ \033]133;B\007");
+	sim_run(&s, 300);
+	glue_feed(&s, sc, "make\r\n\033]133;C\007");
+	sim_run(&s, 5000);
+	glue_feed(&s, sc, "\033]9;4;1;50\007");
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	ck_assert_str_eq(s.last.signal, "osc133:C");
+	glue_feed(&s, sc, "\033]9;4;0;0\007\033]133;D;0\007"
+	    "\033]133;A\007$ ");
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working,prompt");
+	ck_assert_str_eq(s.last.signal, "osc133:A");
+	pty_screen_free(sc);
+	sim_free(&s);
+}
+END_TEST
+
 Suite *detect_suite(void);
 
 Suite *
@@ -1274,6 +1378,7 @@ detect_suite(void)
 	tcase_add_test(ta, test_detect_codex);
 	tcase_add_test(ta, test_detect_aider);
 	tcase_add_test(ta, test_detect_set_agent_late);
+	tcase_add_test(ta, test_detect_screen_glue);
 	suite_add_tcase(su, ta);
 
 	tcase_add_loop_test(tb, test_detect_huge_line_title, 0, 2);
