@@ -17,6 +17,7 @@ const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_screen,
 	&tui_cmd_send,
 	&tui_cmd_cancel,
+	&tui_cmd_demo,
 	&tui_cmd_holder,
 	NULL,
 };

@@ -30,6 +30,26 @@ struct new_args {
 	char **cmd;
 };
 
+static int create_lease(struct tui_ctx *, const struct new_args *, int,
+    char id[LEASE_ID_LEN + 1]);
+
+int
+tui_new_lease(struct tui_ctx *c, const struct tui_new *nw, int owner_fd,
+    char id[LEASE_ID_LEN + 1])
+{
+	struct new_args a;
+
+	memset(&a, 0, sizeof a);
+	a.name = nw->name;
+	a.sandbox = nw->sandbox;
+	a.allow_control = nw->allow_control;
+	a.cmd = nw->cmd;
+	a.repo = nw->repo;
+	a.base = nw->base;
+	a.agent = nw->agent;
+	return create_lease(c, &a, owner_fd, id);
+}
+
 static void
 term_size(int *rows, int *cols)
 {

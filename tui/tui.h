@@ -92,6 +92,21 @@ bool tui_wants_help(int argc, char **argv);
 /* cmd_new.c */
 extern const struct tui_cmd tui_cmd_new;
 extern const struct tui_cmd tui_cmd_wrap;
+/* A lease request from inside corral (demo, console). */
+struct tui_new {
+	const char *name, *sandbox, *repo, *base, *agent;
+	bool allow_control;
+	char **cmd;
+};
+/* Create a lease and start its holder; id gets the ID (41 bytes ok). */
+int tui_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,
+    char id[25]);
+/* cmd_demo.c */
+extern const struct tui_cmd tui_cmd_demo;
+/* A data file (demo/, themes/, agents/): env, install tree, source tree. */
+char *tui_data_path(const struct tui_ctx *, const char *rel);
+/* app.c: the console; focus_id may be NULL. Returns the exit code. */
+int tui_console_run(struct tui_ctx *, const char *focus_id);
 /* cmd_ls.c */
 extern const struct tui_cmd tui_cmd_ls;
 extern const struct tui_cmd tui_cmd_show;
