@@ -709,7 +709,7 @@ static void
 evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 {
 	uint64_t last = d->any_out ? d->last_out_ms : d->t0;
-	uint64_t qfor = now >= last ? now - last : 0;
+	uint64_t qfor = now >= last ? now - last : 0, idle;
 	bool quiet = qfor >= d->o.quiet_ms, fresh, cpu_fresh;
 	int b;
 
@@ -815,17 +815,15 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 		    d->cpu_iv);
 		return;
 	}
-	if (d->state == PTY_DETECT_STARTING) {
-		e->facts = true;	/* no output yet: only facts can tell */
-		return;
-	}
+	/* Nothing shown yet and idle: a longer wait before saying so. */
+	idle = d->state == PTY_DETECT_STARTING ? d->o.blind_ms : d->o.idle_ms;
 	if (cpu_fresh) {
-		if (qfor >= d->o.idle_ms) {
+		if (qfor >= idle) {
 			decide(e, PTY_DETECT_PROMPT, "quiet",
 			    "no output for %" PRIu64 " ms, CPU idle", qfor);
 			return;
 		}
-		wake_at(e, now, last + d->o.idle_ms);
+		wake_at(e, now, last + idle);
 	} else if (!d->facts_ever) {
 		if (qfor >= d->o.blind_ms) {
 			decide(e, PTY_DETECT_PROMPT, "quiet",

@@ -653,6 +653,45 @@ START_TEST(test_detect_notification)
 }
 END_TEST
 
+/* A program that shows nothing at all: only facts can tell. */
+START_TEST(test_detect_silent_start)
+{
+	static const char *const cat_argv[] = { "cat" };
+	struct sim s;
+
+	sim_init(&s, _i == 0, cat_argv, 1);
+	s.tty_read = true;
+	sim_run(&s, 249);
+	ck_assert_str_eq(s.tl, "starting");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,prompt");
+	ck_assert_str_eq(s.last.signal, "fact:tty-read");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	sim_free(&s);
+
+	/* Loads for two seconds on the CPU, then waits on a socket. */
+	sim_init(&s, _i == 0, node_argv, 2);
+	s.busy = true;
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working");
+	ck_assert_str_eq(s.last.signal, "fact:cpu");
+	s.busy = false;
+	sim_run(&s, 10000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	sim_free(&s);
+
+	/* Idle from the start: still starting for a while, then settled. */
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_run(&s, 2999);
+	ck_assert_str_eq(s.tl, "starting");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,prompt");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	sim_free(&s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Known agents, with their rule files                                  */
 
@@ -1369,6 +1408,7 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_notification, 0, 2);
 	tcase_add_loop_test(tc, test_detect_claude_prose, 0, 2);
 	tcase_add_loop_test(tc, test_detect_shell_question, 0, 2);
+	tcase_add_loop_test(tc, test_detect_silent_start, 0, 2);
 	suite_add_tcase(su, tc);
 
 	tcase_add_test(ta, test_detect_claude_permission);
