@@ -77,7 +77,13 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	pid_t child = 0;
 	int rc;
 
-	if ((ad = sbx_adapter_find(a->sandbox)) == NULL) {
+	ad = sbx_adapter_find(a->sandbox);
+	/*
+	 * Only trusted_local leases are provisioned by this build: a
+	 * sandboxed lease needs its workspace, uid and preflight (issue 6),
+	 * and never falls back to the host (SPEC 3).
+	 */
+	if (ad == NULL || strcmp(ad->name, "trusted_local") != 0) {
 		if (strcmp(a->sandbox, "bwrap") == 0 ||
 		    strcmp(a->sandbox, "command") == 0)
 			return tui_err(c, "sandbox adapter '%s' is not "
