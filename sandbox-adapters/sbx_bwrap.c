@@ -126,7 +126,7 @@ zone_options(struct nulbuf *b, const struct sbx_request *req)
 {
 	char num[32], fd[16];
 
-	/* Every namespace spelled out; "try" variants never (SANDBOX.md 0.2). */
+	/* Each namespace spelled out, never a "try" (SANDBOX.md 0.2). */
 	opts(b, "--unshare-user", "--unshare-ipc", "--unshare-pid",
 	    "--unshare-net", "--unshare-uts", "--unshare-cgroup", NULL);
 	opts(b, "--disable-userns", "--assert-userns-disabled", NULL);

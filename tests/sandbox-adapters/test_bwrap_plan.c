@@ -125,9 +125,10 @@ START_TEST(test_bwrap_plan_options_exact)
 		"--setenv", "LANG", "C.UTF-8",
 		"--setenv", "TERM", "xterm-256color",
 		"--ro-bind", "/usr", "/usr",
-		"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-		"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64",
-		"/lib64",
+		"--symlink", "usr/bin", "/bin",
+		"--symlink", "usr/sbin", "/sbin",
+		"--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64",
 		"--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache",
 		"--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
 		"--perms", "0644", "--ro-bind-data", "4", "/etc/passwd",
@@ -402,8 +403,8 @@ START_TEST(test_bwrap_plan_table)
 {
 	ck_assert_str_eq(sbx_adapter_bwrap.name, "bwrap");
 	ck_assert_str_eq(sbx_adapter_bwrap.isolation, "bwrap");
-	ck_assert_ptr_nonnull(sbx_adapter_bwrap.probe);
-	ck_assert_ptr_nonnull(sbx_adapter_bwrap.plan);
+	ck_assert(sbx_adapter_bwrap.probe != NULL);
+	ck_assert(sbx_adapter_bwrap.plan != NULL);
 	ck_assert_ptr_eq(sbx_adapter_find("trusted_local"),
 	    &sbx_adapter_local);
 }
