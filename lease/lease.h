@@ -610,7 +610,8 @@ LEASE_NODISCARD int lease_provision_git(struct lease_store *,
     const char *repo_dir, const char *base);
 
 #define LEASE_TEARDOWN_RUNTIME 0x1	/* review worktree and workspace */
-#define LEASE_TEARDOWN_ALL 0x3		/* + branch and the lease directory */
+#define LEASE_TEARDOWN_HISTORY 0x2	/* branch and the lease directory */
+#define LEASE_TEARDOWN_ALL 0x3		/* both */
 
 /*
  * lease_teardown: remove the lease's git and directory resources named by

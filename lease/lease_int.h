@@ -63,6 +63,9 @@ int lease__store_exists(struct lease_store *, const char *id);
 /* Inside a transaction: re-evaluate cleanup after a resource change. */
 int lease__store_cleanup_eval(struct lease_store *, const char *id,
     int64_t at);
+/* Inside a transaction: set one text column (no validation). */
+int lease__store_set_text(struct lease_store *, const char *id,
+    enum lease_field, const char *value, int64_t at);
 /* malloc'd copy of a text column, or NULL (sets *oom on allocation failure) */
 char *lease__col_text(sqlite3_stmt *, int col, bool *oom);
 

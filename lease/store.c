@@ -1205,10 +1205,9 @@ static const char *const sql_set_text[LEASE_FIELD_COUNT] = {
 	[LEASE_FIELD_RESULT] = SET_TEXT("result"),
 };
 
-/* Inside a transaction. */
-static int
-set_text(struct lease_store *s, const char *id, enum lease_field f,
-    const char *value, int64_t at)
+int
+lease__store_set_text(struct lease_store *s, const char *id,
+    enum lease_field f, const char *value, int64_t at)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -1241,7 +1240,7 @@ lease_store_set_text(struct lease_store *s, const char *id,
 	}
 	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = set_text(s, id, f, value, lease_now_ms())) < 0) {
+	if ((rc = lease__store_set_text(s, id, f, value, lease_now_ms())) < 0) {
 		lease__store_rollback(s);
 		return rc;
 	}
@@ -1443,7 +1442,8 @@ lease_store_resource_plan(struct lease_store *s, const char *id,
 	if ((rc = lease__store_step_done(s, st, "record resource")) < 0)
 		goto fail;
 	if ((f = res_field(k)) >= 0 &&
-	    (rc = set_text(s, id, (enum lease_field)f, identity, now)) < 0)
+	    (rc = lease__store_set_text(s, id, (enum lease_field)f,
+	    identity, now)) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:

@@ -1,0 +1,897 @@
+/*
+ * recover.c: the state-directory lock, reconciliation and gc (SPEC 9.2,
+ * 9.3). Reconciliation compares the journal with the holders (through the
+ * caller's probe), with the disk, and with the corral/ branches of every
+ * repository the journal knows; it corrects the journal, fails leases whose
+ * holder is gone, resumes unfinished teardown, and inventories orphans,
+ * which become removable (by exact ID only) after two consistent
+ * inventories kept in the database.
+ */
+#include <assert.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lease/lease_int.h"
+
+#define LOCK_POLL_MS 10
+#define MAX_REPOS 64
+
+struct lease_lock {
+	int fd;
+};
+
+/* ------------------------------------------------------------------ */
+/* The lock                                                            */
+
+int
+lease_lock_acquire(const char *state_dir, int timeout_ms,
+    struct lease_lock **out)
+{
+	struct timespec ts = { 0, LOCK_POLL_MS * 1000000L };
+	struct lease_lock *l;
+	char *path;
+	int fd, waited = 0, e;
+
+	assert(out != NULL);
+	*out = NULL;
+	if (state_dir == NULL || timeout_ms < 0)
+		return -EINVAL;
+	if ((path = malloc(strlen(state_dir) + sizeof "/corral.lock")) ==
+	    NULL)
+		return -ENOMEM;
+	strcpy(path, state_dir);
+	strcat(path, "/corral.lock");
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	e = errno;
+	free(path);
+	if (fd < 0)
+		return e == EROFS || e == EACCES || e == EPERM ?
+		    LEASE_EREADONLY : -e;
+	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK || waited >= timeout_ms) {
+			e = errno;
+			close(fd);
+			return e == EWOULDBLOCK ? LEASE_ELOCKED : -e;
+		}
+		nanosleep(&ts, NULL);
+		waited += LOCK_POLL_MS;
+	}
+	if ((l = malloc(sizeof *l)) == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	l->fd = fd;
+	*out = l;
+	return 0;
+}
+
+void
+lease_lock_release(struct lease_lock *l)
+{
+	if (l == NULL)
+		return;
+	close(l->fd);	/* drops the flock */
+	free(l);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reports                                                              */
+
+static const char *const finding_names[LEASE_FIND_COUNT] = {
+	[LEASE_FIND_LIVE] = "live",
+	[LEASE_FIND_HOLDER_LOST] = "holder_lost",
+	[LEASE_FIND_INTERRUPTED] = "provisioning_interrupted",
+	[LEASE_FIND_CLEANED] = "cleaned",
+	[LEASE_FIND_CLEANUP_PENDING] = "cleanup_pending",
+	[LEASE_FIND_RESOURCE] = "resource",
+	[LEASE_FIND_ORPHAN] = "orphan",
+};
+
+const char *
+lease_finding_name(enum lease_finding_kind k)
+{
+	return (unsigned)k < LEASE_FIND_COUNT ? finding_names[k] : "?";
+}
+
+void
+lease_report_free(struct lease_report *rep)
+{
+	size_t i;
+
+	if (rep == NULL)
+		return;
+	for (i = 0; i < rep->n; i++) {
+		free(rep->v[i].identity);
+		free(rep->v[i].scope);
+		free(rep->v[i].detail);
+	}
+	free(rep->v);
+	free(rep);
+}
+
+static struct lease_finding *
+add(struct lease_report *rep, enum lease_finding_kind kind, const char *id,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static struct lease_finding *
+add(struct lease_report *rep, enum lease_finding_kind kind, const char *id,
+    const char *fmt, ...)
+{
+	struct lease_finding *f, *nv;
+	char buf[512];
+	va_list ap;
+
+	if (rep->n == rep->cap) {
+		size_t cap = rep->cap ? rep->cap * 2 : 16;
+
+		if ((nv = realloc(rep->v, cap * sizeof *nv)) == NULL)
+			return NULL;
+		rep->v = nv;
+		rep->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	f = &rep->v[rep->n];
+	memset(f, 0, sizeof *f);
+	f->kind = kind;
+	f->resource = LEASE_RES_COUNT;
+	if (id != NULL && lease_id_valid(id))
+		memcpy(f->id, id, LEASE_ID_LEN + 1);
+	if ((f->detail = strdup(buf)) == NULL)
+		return NULL;
+	rep->n++;
+	return f;
+}
+
+static int
+set_res(struct lease_finding *f, enum lease_resource k, const char *identity,
+    const char *scope)
+{
+	if (f == NULL)
+		return -ENOMEM;
+	f->resource = k;
+	if (identity != NULL && (f->identity = strdup(identity)) == NULL)
+		return -ENOMEM;
+	if (scope != NULL && *scope != '\0' &&
+	    (f->scope = strdup(scope)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Repositories the journal knows, opened once each                    */
+
+struct repos {
+	char *path[MAX_REPOS];
+	struct lease_git *g[MAX_REPOS];
+	int state[MAX_REPOS];	/* 0 unopened, 1 open, 2 gone, <0 error */
+	size_t n;
+};
+
+static void
+repos_add(struct repos *rs, const char *path)
+{
+	size_t i;
+
+	if (path == NULL || *path == '\0')
+		return;
+	for (i = 0; i < rs->n; i++)
+		if (strcmp(rs->path[i], path) == 0)
+			return;
+	if (rs->n < MAX_REPOS && (rs->path[rs->n] = strdup(path)) != NULL)
+		rs->n++;
+}
+
+/* The open repository at path, or NULL when it is gone or unusable. */
+static struct lease_git *
+repos_get(struct repos *rs, const char *path)
+{
+	size_t i;
+	int rc;
+
+	repos_add(rs, path);
+	for (i = 0; i < rs->n; i++) {
+		if (strcmp(rs->path[i], path) != 0)
+			continue;
+		if (rs->state[i] == 0) {
+			rc = lease_git_open(&rs->g[i], path);
+			if (rc < 0) {
+				lease_git_free(rs->g[i]);
+				rs->g[i] = NULL;
+			}
+			rs->state[i] = rc == 0 ? 1 : rc == LEASE_ENOTREPO ? 2 :
+			    rc;
+		}
+		return rs->g[i];
+	}
+	return NULL;
+}
+
+static void
+repos_free(struct repos *rs)
+{
+	size_t i;
+
+	for (i = 0; i < rs->n; i++) {
+		lease_git_free(rs->g[i]);
+		free(rs->path[i]);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Reconciliation                                                       */
+
+/* Whether a recorded resource exists now: 1, 0, or a negative error. */
+static int
+present(struct repos *rs, const char *id, const struct lease_resource_row *r)
+{
+	struct lease_git *g;
+
+	switch (r->kind) {
+	case LEASE_RES_WORKTREE:
+	case LEASE_RES_LEASE_DIR:
+	case LEASE_RES_WORKSPACE:
+		return lease__exists(r->identity);
+	case LEASE_RES_BRANCH:
+		if (r->scope == NULL || (g = repos_get(rs, r->scope)) == NULL)
+			return 0;
+		return lease_git_branch_exists(g, id);
+	default:
+		return -ENOTSUP;	/* holder, socket...: the caller's */
+	}
+}
+
+/* Correct planned/created rows from what is on disk. */
+static int
+fix_resources(struct lease_store *s, struct lease_report *rep,
+    struct repos *rs, const char *id, bool dry)
+{
+	struct lease_resource_row *v;
+	enum lease_res_state to;
+	size_t n, i;
+	int rc, p;
+	const char *why;
+
+	if ((rc = lease_store_resources(s, id, &v, &n)) < 0)
+		return rc;
+	for (i = 0; i < n && rc == 0; i++) {
+		if (v[i].state == LEASE_RS_REMOVED)
+			continue;
+		if ((p = present(rs, id, &v[i])) == -ENOTSUP)
+			continue;
+		if (p < 0) {
+			rc = p;
+			break;
+		}
+		if (p == 1 && v[i].state == LEASE_RS_PLANNED) {
+			to = LEASE_RS_CREATED;
+			why = "created before a crash: journal corrected";
+		} else if (p == 0 && v[i].state == LEASE_RS_PLANNED) {
+			to = LEASE_RS_REMOVED;
+			why = "planned but never created";
+		} else if (p == 0) {
+			to = LEASE_RS_REMOVED;
+			why = "gone from disk";
+		} else {
+			continue;
+		}
+		rc = set_res(add(rep, LEASE_FIND_RESOURCE, id, "%s %s: %s",
+		    lease_resource_name(v[i].kind), v[i].identity, why),
+		    v[i].kind, v[i].identity, v[i].scope);
+		if (rc == 0 && !dry)
+			rc = to == LEASE_RS_CREATED ?
+			    lease_store_resource_created(s, id, v[i].kind,
+			    v[i].identity) :
+			    lease_store_resource_removed(s, id, v[i].kind,
+			    v[i].identity);
+	}
+	lease_resources_free(v, n);
+	return rc;
+}
+
+/* Failed reasons given while provisioning: nothing of value to keep. */
+static bool
+provisioning_reason(const char *r)
+{
+	static const char *const reasons[] = {
+		"provisioning_interrupted", "not_a_repository",
+		"bare_repository", "repository_owner", "unknown_base",
+		"branch_exists", "disk_full", "provision_error",
+	};
+	size_t i;
+
+	for (i = 0; r != NULL && i < sizeof reasons / sizeof reasons[0]; i++)
+		if (strcmp(r, reasons[i]) == 0)
+			return true;
+	return false;
+}
+
+static int
+reconcile_lease(struct lease_store *s, struct lease_report *rep,
+    const char *state_dir, const struct lease_record *r,
+    lease_holder_probe_cb probe, void *ud, bool dry)
+{
+	enum lease_holder_status hs;
+	unsigned what;
+	int rc;
+
+	if (r->state == LEASE_STATE_RUNNING ||
+	    (r->state == LEASE_STATE_PROVISIONING && r->holder_pid > 0)) {
+		if (probe != NULL)
+			hs = probe(r, ud);
+		else
+			hs = lease_proc_alive((pid_t)r->holder_pid,
+			    r->holder_start) ? LEASE_HOLDER_ALIVE :
+			    LEASE_HOLDER_DEAD;
+		if (hs == LEASE_HOLDER_ALIVE)
+			return add(rep, LEASE_FIND_LIVE, r->id, "holder %lld "
+			    "alive", (long long)r->holder_pid) ? 0 : -ENOMEM;
+		if (add(rep, LEASE_FIND_HOLDER_LOST, r->id, "holder %lld %s: "
+		    "lease fails (holder_lost); workspace kept",
+		    (long long)r->holder_pid, hs == LEASE_HOLDER_WEDGED ?
+		    "wedged" : "dead") == NULL)
+			return -ENOMEM;
+		if (dry)
+			return 0;
+		return lease_store_transition(s, r->id, LEASE_EV_FAIL,
+		    "holder_lost", NULL);
+	}
+	if (r->state == LEASE_STATE_PROVISIONING) {
+		/* Its creator held the lock we hold now: it is gone. */
+		if (add(rep, LEASE_FIND_INTERRUPTED, r->id, "provisioning "
+		    "was interrupted: lease fails and is torn down") == NULL)
+			return -ENOMEM;
+		if (dry)
+			return 0;
+		if ((rc = lease_store_transition(s, r->id, LEASE_EV_FAIL,
+		    "provisioning_interrupted", NULL)) < 0)
+			return rc;
+		return lease_teardown(s, state_dir, r->id, LEASE_TEARDOWN_ALL);
+	}
+	if (!lease_state_final(r->state) ||
+	    (r->cleanup != LEASE_CLEANUP_PENDING &&
+	    r->cleanup != LEASE_CLEANUP_FAILED))
+		return 0;
+	if (r->state == LEASE_STATE_FAILED &&
+	    !provisioning_reason(r->failed_reason))
+		return add(rep, LEASE_FIND_CLEANUP_PENDING, r->id, "failed "
+		    "(%s): resources kept until reject or gc",
+		    r->failed_reason != NULL ? r->failed_reason : "?") ? 0 :
+		    -ENOMEM;
+	what = r->state == LEASE_STATE_FAILED ? LEASE_TEARDOWN_ALL :
+	    LEASE_TEARDOWN_RUNTIME;
+	if (dry)
+		return add(rep, LEASE_FIND_CLEANED, r->id, "%s: unfinished "
+		    "teardown would be resumed", lease_state_name(r->state)) ?
+		    0 : -ENOMEM;
+	if ((rc = lease_teardown(s, state_dir, r->id, what)) < 0)
+		return add(rep, LEASE_FIND_CLEANUP_PENDING, r->id, "teardown "
+		    "failed: %s", lease_store_errmsg(s)) ? 0 : -ENOMEM;
+	return add(rep, LEASE_FIND_CLEANED, r->id, "%s: unfinished teardown "
+	    "finished", lease_state_name(r->state)) ? 0 : -ENOMEM;
+}
+
+/* ------------------------------------------------------------------ */
+/* Orphan inventory                                                     */
+
+struct orphan {
+	enum lease_resource kind;
+	char *identity;
+	char *scope;		/* "" when none */
+	char id[LEASE_ID_LEN + 1];
+	int seen;
+	int64_t first;
+};
+
+struct inventory {
+	struct orphan *v;
+	size_t n, cap;
+};
+
+static void
+inventory_free(struct inventory *inv)
+{
+	size_t i;
+
+	for (i = 0; i < inv->n; i++) {
+		free(inv->v[i].identity);
+		free(inv->v[i].scope);
+	}
+	free(inv->v);
+	memset(inv, 0, sizeof *inv);
+}
+
+static int
+inventory_add(struct inventory *inv, enum lease_resource kind,
+    const char *identity, const char *scope, const char *name)
+{
+	struct orphan *o, *nv;
+
+	if (inv->n == inv->cap) {
+		size_t cap = inv->cap ? inv->cap * 2 : 16;
+
+		if ((nv = realloc(inv->v, cap * sizeof *nv)) == NULL)
+			return -ENOMEM;
+		inv->v = nv;
+		inv->cap = cap;
+	}
+	o = &inv->v[inv->n];
+	memset(o, 0, sizeof *o);
+	o->kind = kind;
+	o->identity = strdup(identity);
+	o->scope = strdup(scope != NULL ? scope : "");
+	if (o->identity == NULL || o->scope == NULL) {
+		free(o->identity);
+		free(o->scope);
+		return -ENOMEM;
+	}
+	if (lease_id_valid(name))
+		memcpy(o->id, name, LEASE_ID_LEN + 1);
+	inv->n++;
+	return 0;
+}
+
+/* Is there a lease row with this name? (records sorted by ID) */
+static bool
+has_lease(const struct lease_record *v, size_t n, const char *name)
+{
+	size_t lo = 0, hi = n, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(v[mid].id, name);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Entries of state_dir/sub without a lease. */
+static int
+scan_dir(struct inventory *inv, const char *state_dir, const char *sub,
+    enum lease_resource kind, const struct lease_record *v, size_t n)
+{
+	struct dirent *e;
+	char *dir, *path;
+	size_t len;
+	DIR *d;
+	int rc = 0;
+
+	len = strlen(state_dir) + strlen(sub) + 2;
+	if ((dir = malloc(len)) == NULL)
+		return -ENOMEM;
+	snprintf(dir, len, "%s/%s", state_dir, sub);
+	if ((d = opendir(dir)) == NULL) {
+		rc = errno == ENOENT ? 0 : -errno;
+		free(dir);
+		return rc;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 ||
+		    strcmp(e->d_name, "..") == 0 || has_lease(v, n, e->d_name))
+			continue;
+		len = strlen(dir) + strlen(e->d_name) + 2;
+		if ((path = malloc(len)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		snprintf(path, len, "%s/%s", dir, e->d_name);
+		rc = inventory_add(inv, kind, path, NULL, e->d_name);
+		free(path);
+	}
+	closedir(d);
+	free(dir);
+	return rc;
+}
+
+struct scan_ctx {
+	struct inventory *inv;
+	const struct lease_record *v;
+	size_t n;
+	const char *repo;
+	enum lease_resource kind;
+};
+
+static int
+scan_name(const char *name, void *ud)
+{
+	struct scan_ctx *c = ud;
+	char ident[LEASE_BRANCH_LEN + 64];
+
+	if (has_lease(c->v, c->n, name))
+		return 0;
+	/* worktrees: only ours (named by an ID), never the operator's */
+	if (c->kind == LEASE_RES_WORKTREE && !lease_id_valid(name))
+		return 0;
+	snprintf(ident, sizeof ident, "%s%.60s", c->kind == LEASE_RES_BRANCH ?
+	    LEASE_BRANCH_PREFIX : "worktree ", name);
+	return inventory_add(c->inv, c->kind, ident, c->repo, name);
+}
+
+static const char sql_inv_all[] =
+    "SELECT kind, identity, scope, seen, first_seen FROM inventory";
+static const char sql_inv_clear[] = "DELETE FROM inventory";
+static const char sql_inv_add[] =
+    "INSERT INTO inventory (kind, identity, scope, lease_id, first_seen,"
+    " last_seen, seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+
+static int
+need_v2(struct lease_store *s)
+{
+	if (s->version >= 2)
+		return 0;
+	lease__store_msg(s, "%s: schema version %d has no inventory; open it "
+	    "with the current schema", s->path, s->version);
+	return LEASE_ESCHEMA;
+}
+
+/* Carry seen counts over from the stored inventory. */
+static int
+inventory_merge(struct lease_store *s, struct inventory *inv)
+{
+	sqlite3_stmt *st;
+	const char *k, *ident, *scope;
+	size_t i;
+	int rc;
+
+	if ((rc = lease__store_stmt(s, sql_inv_all, &st)) < 0)
+		return rc;
+	for (i = 0; i < inv->n; i++)
+		inv->v[i].seen = 1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		k = (const char *)sqlite3_column_text(st, 0);
+		ident = (const char *)sqlite3_column_text(st, 1);
+		scope = (const char *)sqlite3_column_text(st, 2);
+		for (i = 0; k != NULL && ident != NULL && scope != NULL &&
+		    i < inv->n; i++) {
+			if (strcmp(k, lease_resource_name(inv->v[i].kind)) ==
+			    0 && strcmp(ident, inv->v[i].identity) == 0 &&
+			    strcmp(scope, inv->v[i].scope) == 0) {
+				inv->v[i].seen = sqlite3_column_int(st, 3) + 1;
+				inv->v[i].first = sqlite3_column_int64(st, 4);
+			}
+		}
+	}
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : lease__store_fail(s, rc,
+	    "read inventory");
+}
+
+/* Replace the stored inventory with this one (one transaction). */
+static int
+inventory_store(struct lease_store *s, const struct inventory *inv)
+{
+	sqlite3_stmt *st;
+	int64_t now = lease_now_ms();
+	size_t i;
+	int rc;
+
+	if ((rc = lease__store_begin(s)) < 0)
+		return rc;
+	if ((rc = lease__store_exec(s, sql_inv_clear, "clear inventory")) < 0)
+		goto fail;
+	for (i = 0; i < inv->n; i++) {
+		if ((rc = lease__store_stmt(s, sql_inv_add, &st)) < 0)
+			goto fail;
+		sqlite3_bind_text(st, 1, lease_resource_name(inv->v[i].kind),
+		    -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, inv->v[i].identity, -1,
+		    SQLITE_STATIC);
+		sqlite3_bind_text(st, 3, inv->v[i].scope, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, inv->v[i].id, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, inv->v[i].first ? inv->v[i].first :
+		    now);
+		sqlite3_bind_int64(st, 6, now);
+		sqlite3_bind_int(st, 7, inv->v[i].seen);
+		if ((rc = lease__store_step_done(s, st, "write inventory")) < 0)
+			goto fail;
+	}
+	return lease__store_commit(s);
+fail:
+	lease__store_rollback(s);
+	return rc;
+}
+
+static int
+inventory_run(struct lease_store *s, struct lease_report *rep,
+    struct repos *rs, const char *state_dir, bool dry)
+{
+	struct inventory inv = { 0 };
+	struct lease_record *v = NULL;
+	struct scan_ctx c;
+	struct lease_git *g;
+	size_t n = 0, i, nrepos;
+	int rc;
+
+	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
+		return rc;
+	for (i = 0; i < n; i++)
+		repos_add(rs, v[i].repo);
+	if ((rc = scan_dir(&inv, state_dir, "worktrees", LEASE_RES_WORKTREE,
+	    v, n)) < 0 ||
+	    (rc = scan_dir(&inv, state_dir, "leases", LEASE_RES_LEASE_DIR, v,
+	    n)) < 0)
+		goto out;
+	nrepos = rs->n;
+	for (i = 0; i < nrepos; i++) {
+		if ((g = repos_get(rs, rs->path[i])) == NULL)
+			continue;
+		c = (struct scan_ctx){ &inv, v, n, rs->path[i],
+		    LEASE_RES_BRANCH };
+		if ((rc = lease_git_branches(g, scan_name, &c)) < 0)
+			goto out;
+		c.kind = LEASE_RES_WORKTREE;
+		if ((rc = lease_git_worktrees(g, scan_name, &c)) < 0)
+			goto out;
+	}
+	if ((rc = inventory_merge(s, &inv)) < 0)
+		goto out;
+	for (i = 0; i < inv.n; i++) {
+		struct orphan *o = &inv.v[i];
+		struct lease_finding *f = add(rep, LEASE_FIND_ORPHAN, o->id,
+		    "%s %s has no lease (seen by %d inventor%s)%s",
+		    lease_resource_name(o->kind), o->identity, o->seen,
+		    o->seen == 1 ? "y" : "ies", o->id[0] == '\0' ?
+		    ": not an ID, never removed by corral" : "");
+
+		if ((rc = set_res(f, o->kind, o->identity, o->scope)) < 0)
+			goto out;
+		f->seen = o->seen;
+		f->removable = o->seen >= 2 && o->id[0] != '\0';
+	}
+	if (!dry)
+		rc = inventory_store(s, &inv);
+out:
+	inventory_free(&inv);
+	lease_records_free(v, n);
+	return rc;
+}
+
+int
+lease_reconcile(struct lease_store *s, struct lease_lock *held,
+    const char *state_dir, lease_holder_probe_cb probe, void *ud,
+    unsigned flags, struct lease_report **out)
+{
+	struct lease_report *rep;
+	struct lease_record *v = NULL, r;
+	struct repos rs;
+	bool dry = (flags & LEASE_RECONCILE_DRY_RUN) != 0;
+	size_t n = 0, i;
+	int rc;
+
+	assert(s != NULL && s->db != NULL && out != NULL);
+	assert(held != NULL);	/* one at a time, never racing provisioning */
+	*out = NULL;
+	if (state_dir == NULL)
+		return -EINVAL;
+	if ((rc = need_v2(s)) < 0)
+		return rc;
+	if ((rep = calloc(1, sizeof *rep)) == NULL)
+		return -ENOMEM;
+	rep->dry_run = dry;
+	memset(&rs, 0, sizeof rs);
+	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
+		goto out;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = fix_resources(s, rep, &rs, v[i].id, dry);
+	for (i = 0; i < n && rc == 0; i++) {
+		/* re-read: fix_resources may have changed cleanup */
+		if ((rc = lease_store_get(s, v[i].id, &r)) < 0)
+			break;
+		rc = reconcile_lease(s, rep, state_dir, &r, probe, ud, dry);
+		lease_record_clear(&r);
+	}
+	if (rc == 0)
+		rc = inventory_run(s, rep, &rs, state_dir, dry);
+out:
+	repos_free(&rs);
+	lease_records_free(v, n);
+	if (rc < 0) {
+		lease_report_free(rep);
+		return rc;
+	}
+	*out = rep;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* gc                                                                   */
+
+static const char sql_inv_of[] =
+    "SELECT kind, identity, scope, seen FROM inventory WHERE lease_id = ?1";
+static const char sql_inv_drop[] =
+    "DELETE FROM inventory WHERE lease_id = ?1";
+
+static int
+inventory_drop(struct lease_store *s, const char *id)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = lease__store_stmt(s, sql_inv_drop, &st)) < 0)
+		return rc;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	return lease__store_step_done(s, st, "drop inventory rows");
+}
+
+/* Remove one inventoried orphan at the place corral would have put it. */
+static int
+remove_orphan(struct lease_store *s, const char *state_dir, const char *id,
+    const struct orphan *o)
+{
+	struct lease_git *g = NULL;
+	char *path = NULL;
+	int rc;
+
+	if (o->kind == LEASE_RES_BRANCH ||
+	    (o->kind == LEASE_RES_WORKTREE && o->scope[0] != '\0')) {
+		rc = lease_git_open(&g, o->scope);
+		if (rc == LEASE_ENOTREPO) {
+			lease_git_free(g);
+			return 0;
+		}
+		if (rc == 0)
+			rc = o->kind == LEASE_RES_BRANCH ?
+			    lease_git_branch_delete(g, id) :
+			    lease_git_worktree_remove(g, id);
+		if (rc < 0)
+			lease__store_msg(s, "%s", lease_git_errmsg(g));
+		lease_git_free(g);
+		return rc;
+	}
+	path = o->kind == LEASE_RES_WORKTREE ?
+	    lease_path_worktree(state_dir, id) :
+	    lease_path_lease_dir(state_dir, id);
+	if (path == NULL)
+		return -ENOMEM;
+	if (strcmp(path, o->identity) != 0) {
+		lease__store_msg(s, "orphan %s is not where this state "
+		    "directory puts it; not removed", o->identity);
+		rc = -EINVAL;
+	} else if ((rc = lease__rmtree(path)) < 0) {
+		lease__store_msg(s, "%s: cannot remove: %s", path,
+		    strerror(-rc));
+	}
+	free(path);
+	return rc;
+}
+
+static int
+gc_orphans(struct lease_store *s, const char *state_dir, const char *id)
+{
+	struct inventory inv = { 0 };
+	sqlite3_stmt *st;
+	enum lease_resource k;
+	size_t i;
+	int rc, step;
+
+	if ((rc = lease__store_stmt(s, sql_inv_of, &st)) < 0)
+		return rc;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		if (lease_resource_parse((const char *)sqlite3_column_text(st,
+		    0), &k) < 0)
+			continue;
+		if ((rc = inventory_add(&inv, k, (const char *)
+		    sqlite3_column_text(st, 1), (const char *)
+		    sqlite3_column_text(st, 2), id)) < 0)
+			break;
+		inv.v[inv.n - 1].seen = sqlite3_column_int(st, 3);
+	}
+	sqlite3_reset(st);
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = lease__store_fail(s, step, "read inventory");
+	if (rc < 0)
+		goto out;
+	if (inv.n == 0) {
+		lease__store_msg(s, "nothing is known by ID %s (no lease, no "
+		    "inventoried orphan: run corral reconcile)", id);
+		rc = LEASE_ENOTFOUND;
+		goto out;
+	}
+	for (i = 0; i < inv.n; i++) {
+		if (inv.v[i].seen < 2) {
+			lease__store_msg(s, "%s %s was seen by one inventory "
+			    "only: run corral reconcile again first",
+			    lease_resource_name(inv.v[i].kind),
+			    inv.v[i].identity);
+			rc = LEASE_ENOTREMOVABLE;
+			goto out;
+		}
+	}
+	for (i = 0; i < inv.n; i++)
+		if ((rc = remove_orphan(s, state_dir, id, &inv.v[i])) < 0)
+			goto out;
+	rc = inventory_drop(s, id);
+out:
+	inventory_free(&inv);
+	return rc;
+}
+
+int
+lease_gc_id(struct lease_store *s, struct lease_lock *held,
+    const char *state_dir, const char *id)
+{
+	struct lease_record r;
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	assert(held != NULL);
+	if (state_dir == NULL)
+		return -EINVAL;
+	if (!lease_id_valid(id)) {
+		lease__store_msg(s, "'%.64s' is not a lease ID (gc takes one "
+		    "exact ID, never a pattern)", id != NULL ? id : "");
+		return LEASE_EBADID;
+	}
+	if ((rc = need_v2(s)) < 0)
+		return rc;
+	rc = lease_store_get(s, id, &r);
+	if (rc == LEASE_ENOTFOUND)
+		return gc_orphans(s, state_dir, id);
+	if (rc < 0)
+		return rc;
+	if (!lease_state_final(r.state)) {
+		lease__store_msg(s, "lease %s is %s: cancel or finish it before "
+		    "gc", id, lease_state_name(r.state));
+		lease_record_clear(&r);
+		return LEASE_EBUSY;
+	}
+	lease_record_clear(&r);
+	if ((rc = lease_teardown(s, state_dir, id, LEASE_TEARDOWN_ALL)) < 0)
+		return rc;
+	lease_fault_point("gc.delete.before");
+	if ((rc = lease_store_delete(s, id)) < 0)
+		return rc;
+	return inventory_drop(s, id);
+}
+
+int
+lease_gc_older_than(struct lease_store *s, struct lease_lock *held,
+    const char *state_dir, int64_t age_ms, size_t *removed)
+{
+	struct lease_record *v = NULL;
+	int64_t cutoff = lease_now_ms() - age_ms;
+	size_t n = 0, i, done = 0;
+	int rc, first = 0;
+
+	assert(s != NULL && s->db != NULL);
+	assert(held != NULL);
+	if (age_ms < 0 || state_dir == NULL)
+		return -EINVAL;
+	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
+		return rc;
+	for (i = 0; i < n; i++) {
+		if (!lease_state_final(v[i].state) || v[i].updated_at >= cutoff ||
+		    (v[i].cleanup != LEASE_CLEANUP_CONFIRMED &&
+		    v[i].cleanup != LEASE_CLEANUP_NONE))
+			continue;
+		if ((rc = lease_gc_id(s, held, state_dir, v[i].id)) < 0) {
+			if (first == 0)
+				first = rc;
+			continue;
+		}
+		done++;
+	}
+	lease_records_free(v, n);
+	if (removed != NULL)
+		*removed = done;
+	return first;
+}
