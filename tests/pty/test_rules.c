@@ -208,6 +208,15 @@ START_TEST(test_rules_unwrap)
 }
 END_TEST
 
+static const char *
+rule_name(const struct pty_rules_agent *a, int i)
+{
+	struct pty_rule_info ri;
+
+	pty_rules_agent_rule(a, i, &ri);
+	return ri.name;
+}
+
 START_TEST(test_rules_match)
 {
 	static const char text[] = "│ Do you want to proceed?\n"
@@ -225,6 +234,19 @@ START_TEST(test_rules_match)
 	    "1. Yes\n✻ Thinking… (3s · esc to interrupt)", NULL, NULL));
 	/* both patterns are needed */
 	ck_assert(!pty_rules_agent_test(a, 0, "Do you want to proceed?",
+	    NULL, NULL));
+	/* Codex's status line, with its key remapped or animations off */
+	a = pty_rules_find(rs, "codex");
+	ck_assert_str_eq(rule_name(a, 1), "working");
+	ck_assert(pty_rules_agent_test(a, 1, "• Working (12s • esc to "
+	    "interrupt)", NULL, NULL));
+	ck_assert(pty_rules_agent_test(a, 1, "• Preparing the report (1m "
+	    "04s • esc to interrupt)", NULL, NULL));
+	ck_assert(pty_rules_agent_test(a, 1, "Thinking (1m 03s, f12 to "
+	    "interrupt)", NULL, NULL));
+	ck_assert(pty_rules_agent_test(a, 1, "• Working (2h 01m 03s)", NULL,
+	    NULL));
+	ck_assert(!pty_rules_agent_test(a, 1, "the build took (2s) here",
 	    NULL, NULL));
 	pty_rules_free(rs);
 }
