@@ -235,6 +235,12 @@ START_TEST(test_rules_match)
 	/* both patterns are needed */
 	ck_assert(!pty_rules_agent_test(a, 0, "Do you want to proceed?",
 	    NULL, NULL));
+	/* Claude Code's title: a braille dot while a turn runs, ✳ idle */
+	ck_assert_str_eq(rule_name(a, 5), "title-spinner");
+	ck_assert(pty_rules_agent_test(a, 5, "⠂ Fix the tests", NULL, NULL));
+	ck_assert(pty_rules_agent_test(a, 5, "⠐", NULL, NULL));
+	ck_assert(!pty_rules_agent_test(a, 5, "✳ Claude Code", NULL, NULL));
+	ck_assert(!pty_rules_agent_test(a, 5, "⠂Fix", NULL, NULL));
 	/* Codex's status line, with its key remapped or animations off */
 	a = pty_rules_find(rs, "codex");
 	ck_assert_str_eq(rule_name(a, 1), "working");
