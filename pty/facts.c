@@ -247,3 +247,24 @@ pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 	snprintf(out->fg_comm, sizeof out->fg_comm, "%s", s.comm);
 	return 0;
 }
+
+int
+pty_facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
+    int max)
+{
+	char path[64];
+	ssize_t n;
+	int argc = 0;
+
+	if (pid <= 0 || bufsz < 2 || max <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if ((n = read_small(path, buf, bufsz)) <= 0)
+		return 0;
+	buf[n] = '\0';
+	for (ssize_t i = 0; i < n && argc < max; ) {
+		argv[argc++] = buf + i;
+		i += (ssize_t)strlen(buf + i) + 1;
+	}
+	return argc;
+}

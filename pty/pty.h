@@ -21,6 +21,7 @@ struct pty_screen;
 struct pty_proc;
 struct pty_holder;
 struct pty_client;
+struct pty_rules;
 struct sbx_plan;
 struct uv_loop_s;
 
@@ -443,6 +444,12 @@ int pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out);
 int pty_facts_session_pids(pid_t sid, pid_t *pids, int max);
 /* Process start time (field 22 of /proc/PID/stat), 0 if gone. */
 uint64_t pty_facts_starttime(pid_t pid);
+/*
+ * The argv of pid from /proc/PID/cmdline into buf (NUL-separated), with
+ * pointers in argv[max]; returns argc (0 when gone or unreadable).
+ */
+int pty_facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
+    int max);
 
 /* ------------------------------------------------------------------ */
 /* holder.c: the per-lease holder process (SPEC 2)                      */
@@ -454,6 +461,9 @@ struct pty_holder_hooks {
 	void (*event)(const char *kind, const char *detail, void *ud);
 	/* Extra fields for the status reply (a JSON object text, or NULL). */
 	char *(*status_json)(void *ud);
+	/* The activity changed (SPEC 5.2): state name, deciding signal. */
+	void (*activity)(const char *state, const char *signal,
+	    const char *detail, void *ud);
 	void *ud;
 };
 
@@ -470,6 +480,8 @@ struct pty_holder_opts {
 	int ready_fd;		/* "ok PID\n" or "err MSG\n" then closed; -1 */
 	int owner_fd;		/* connected socket of the owner (wrap); -1 */
 	unsigned cancel_wait_ms; /* each escalation step (SPEC 5.5) */
+	const struct pty_rules *rules; /* agent screen rules, or NULL */
+	const char *agent;	/* --agent NAME: skip identification */
 	struct pty_holder_hooks hooks;
 };
 

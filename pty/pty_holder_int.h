@@ -5,7 +5,101 @@
 #ifndef CORRAL_PTY_HOLDER_INT_H
 #define CORRAL_PTY_HOLDER_INT_H
 
+#include <uv.h>
+
+#include <jansson.h>
+
 #include "pty/pty.h"
+
+#define HOLDER_READ_BUDGET (256u * 1024u)
+#define HOLDER_CLIENT_QUEUE (512u * 1024u)
+#define HOLDER_FRAME_MIN_MS 8
+#define HOLDER_LINGER_MS 1000
+#define HOLDER_MAX_CLIENTS 64
+
+struct hclient {
+	uv_pipe_t pipe;
+	struct holder *h;
+	struct pty_wire_dec dec;
+	struct hclient *next;
+	bool live, owner, closing, full, summary;
+	int dfirst, dlast; /* pending dirty rows; dfirst < 0: none */
+	size_t queued;
+};
+
+struct holder {
+	uv_loop_t *loop;
+	const struct pty_holder_opts *o;
+	struct pty_screen *screen;
+	struct pty_proc *proc;
+	uv_pipe_t server;
+	uv_check_t flush_check;
+	uv_timer_t flush_timer;
+	uv_timer_t cancel_timer;
+	uv_timer_t linger_timer;
+	uv_timer_t summary_timer;
+	uv_signal_t sigterm;
+	struct hclient *clients;
+	int nclients;
+	int transcript_fd;
+	uint64_t transcript_bytes;
+	bool transcript_truncated;
+	enum pty_run_state state;
+	int64_t wstatus;
+	bool cancelled;
+	int cancel_step;
+	bool frame_urgent;
+	uint64_t last_frame_ms;
+	uint64_t started_ms;
+	pid_t child;
+	int exit_code;
+	bool stopping;
+	struct pty_wbuf wb;
+	/* lifecycle detection (holder_detect.c) */
+	struct pty_detect *det;
+	uv_timer_t det_timer;
+	bool det_screen_dirty;
+	uint64_t det_last_ms;
+	pid_t det_fg;		/* fg pgrp the agent was identified from */
+	char **det_rows;	/* row text buffers, det_nrows of them */
+	int det_nrows;
+	struct pty_detect_result det_res;
+};
+
+
+/* holder_client.c: the socket server and its clients */
+void pty__holder_client_close(struct hclient *);
+int pty__holder_client_send(struct hclient *, const struct pty_wbuf *);
+void pty__holder_client_closed(uv_handle_t *);
+struct hclient *pty__holder_client_new(struct holder *);
+void pty__holder_client_attach(struct holder *, struct hclient *);
+void pty__holder_on_connect(uv_stream_t *, int);
+void pty__holder_flush_client(struct holder *, struct hclient *);
+void pty__holder_collect_dirty(struct holder *);
+void pty__holder_schedule_flush(struct holder *, bool urgent);
+void pty__holder_send_status(struct hclient *, uint32_t seq, bool facts);
+void pty__holder_summary_cb(uv_timer_t *);
+/* holder.c */
+void pty__holder_cancel_step(struct holder *);
+void pty__holder_maybe_stop(struct holder *);
+uint64_t pty__holder_now_ms(void);
+void pty__holder_event(struct holder *, const char *kind, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
+void pty__holder_summary_changed(struct holder *);
+
+/* holder_frames.c */
+void pty__holder_write_final(struct holder *);
+
+/* holder_detect.c: the lifecycle detector wired to the holder (SPEC 5.3) */
+int pty__holder_detect_init(struct holder *);
+void pty__holder_detect_free(struct holder *);
+void pty__holder_detect_event(struct holder *,
+    const struct pty_detect_event *);
+void pty__holder_detect_output(struct holder *, size_t bytes);
+void pty__holder_detect_screen_event(struct holder *,
+    enum pty_screen_event_kind, const char *text, size_t len);
+void pty__holder_detect_exit(struct holder *, int64_t wstatus);
+void pty__holder_detect_status(struct holder *, json_t *);
 
 void pty__holder_meta(struct pty_screen *, enum pty_run_state, int32_t,
     struct pty_wire_meta *);

@@ -96,6 +96,16 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	}
 	if (a->name != NULL && (strlen(a->name) > 128 || *a->name == '\0'))
 		return tui_usage(c, "--name must be 1 to 128 bytes");
+	if (a->agent != NULL) {
+		struct pty_rules *r = tui_rules_load(c, NULL, NULL);
+		bool known = r != NULL && pty_rules_find(r, a->agent) != NULL;
+
+		pty_rules_free(r);
+		if (!known)
+			return tui_usage(c, "unknown agent profile '%.64s' (see "
+			    "the rule files in agents/ and "
+			    "$XDG_CONFIG_HOME/corral/agents)", a->agent);
+	}
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		return tui_err(c, "getcwd: %s", strerror(errno));
 	if ((st = tui_ctx_store(c)) == NULL)
@@ -144,6 +154,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	sp.cmd = a->cmd;
 	sp.cwd = cwd;
 	sp.allow_control = a->allow_control;
+	sp.agent = a->agent;
 	sp.owner_fd = owner_fd;
 	term_size(&sp.rows, &sp.cols);
 	if ((rc = tui_spawn_holder(c, &sp, &child, err, sizeof err)) < 0) {

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "lease/lease.h"
+#include "pty/pty.h"
 #include "tui/tui.h"
 
 static char *
@@ -239,4 +240,30 @@ tui_put_escaped(FILE *f, const char *s, size_t len)
 	tui_escape(s, len, buf, need);
 	fputs(buf, f);
 	free(buf);
+}
+
+struct pty_rules *
+tui_rules_load(struct tui_ctx *c, void (*err)(const char *, int,
+    const char *, void *), void *ud)
+{
+	char user[4096], *shipped = tui_data_path(c, "agents");
+	const char *dirs[2];
+	struct pty_rules *r = NULL;
+	size_t n = 0;
+
+	/* Shipped rules first, then the operator's (same name overrides). */
+	if (pty_rules_new(&r) < 0) {
+		free(shipped);
+		return NULL;
+	}
+	if (shipped != NULL)
+		dirs[n++] = shipped;
+	if (pty_rules_user_dir(user, sizeof user) == 0)
+		dirs[n++] = user;
+	if (pty_rules_load_dirs(r, dirs, n, err, ud) < 0) {
+		pty_rules_free(r);
+		r = NULL;
+	}
+	free(shipped);
+	return r;
 }

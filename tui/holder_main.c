@@ -116,6 +116,38 @@ on_exited(int64_t ws, bool cancelled, void *ud)
 					WTERMSIG(status), "reason", why));
 }
 
+/* The detector's verdict: journal it with the deciding signal (SPEC 5.3). */
+static void
+on_activity(const char *state, const char *signal, const char *detail,
+    void *ud)
+{
+	struct hmain *m = ud;
+	enum lease_activity act;
+	char why[256];
+
+	if (lease_activity_parse(state, &act) < 0)
+		return;
+	/* Exits are journaled by on_exited with the lease transition. */
+	if (act == LEASE_ACT_DONE || act == LEASE_ACT_FAILED ||
+	    act == LEASE_ACT_CANCELLED)
+		return;
+	snprintf(why, sizeof why, "%s%s%s", signal, detail && *detail ?
+	    ": " : "", detail ? detail : "");
+	journal_err(m, lease_store_set_activity(m->ctx->store, m->id, act,
+	    why));
+}
+
+static void
+rules_error(const char *file, int line, const char *msg, void *ud)
+{
+	struct hmain *m = ud;
+
+	fprintf(stderr, "corral holder %s: %s:%d: %s\n", m->id, file, line,
+	    msg);
+	receipt(m, "rules_error", json_pack("{s:s, s:i, s:s}", "file", file,
+	    "line", line, "message", msg));
+}
+
 static void
 on_event(const char *kind, const char *detail, void *ud)
 {
@@ -135,9 +167,12 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		{ "cwd", required_argument, NULL, 'd' },
 		{ "allow-control", no_argument, NULL, 'a' },
 		{ "owner", no_argument, NULL, 'o' },
+		{ "agent", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *id = NULL, *sandbox = "trusted_local", *cwd = NULL;
+	const char *agent = NULL;
+	struct pty_rules *rules = NULL;
 	const struct sbx_adapter *ad;
 	struct pty_holder_opts ho;
 	struct sbx_request req;
@@ -159,6 +194,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		case 'd': cwd = optarg; break;
 		case 'a': allow = true; break;
 		case 'o': owner = true; break;
+		case 'g': agent = optarg; break;
 		default: return TUI_EXIT_USAGE;
 		}
 	}
@@ -214,6 +250,10 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.started = on_started;
 	ho.hooks.exited = on_exited;
 	ho.hooks.event = on_event;
+	ho.hooks.activity = on_activity;
+	rules = tui_rules_load(c, rules_error, &m);
+	ho.rules = rules;
+	ho.agent = agent;
 	ho.hooks.ud = &m;
 
 	uv_loop_init(&loop);
@@ -230,6 +270,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id, LEASE_RES_SOCKET,
 	    m.sock));
 	uv_loop_close(&loop);
+	pty_rules_free(rules);
 	sbx_plan_free(plan);
 	free(m.sock);
 	free(dir);
@@ -239,7 +280,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 const struct tui_cmd tui_cmd_holder = {
 	.name = "__holder",
 	.usage = "--id ID [--sandbox NAME] [--rows N --cols N] [--cwd DIR] "
-		 "[--allow-control] [--owner] -- CMD [ARG...]",
+		 "[--agent NAME] [--allow-control] [--owner] -- CMD [ARG...]",
 	.help = "Internal: the per-lease holder process. Started by 'corral "
 		"new' and 'corral wrap'; not for direct use.",
 	.exec = holder_exec,

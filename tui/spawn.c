@@ -84,6 +84,10 @@ tui_spawn_holder(struct tui_ctx *c, const struct tui_spawn *sp,
 		argv[n++] = "--allow-control";
 	if (sp->owner_fd >= 0)
 		argv[n++] = "--owner";
+	if (sp->agent != NULL) {
+		argv[n++] = "--agent";
+		argv[n++] = (char *)sp->agent;
+	}
 	if (sp->cwd != NULL) {
 		argv[n++] = "--cwd";
 		argv[n++] = (char *)sp->cwd;

@@ -17,6 +17,7 @@
 struct lease_store;
 struct lease_record;
 struct json_t;
+struct pty_rules;
 
 /* Exit codes (SPEC 11). */
 #define TUI_EXIT_OK 0
@@ -68,6 +69,13 @@ char *tui_holder_sock(const struct tui_ctx *, const char *id);
  */
 int tui_find_lease(struct tui_ctx *, const char *idname,
     struct lease_record *rec);
+/*
+ * Load the agent rule files: the shipped ones, then the operator's
+ * ($XDG_CONFIG_HOME/corral/agents) overriding by name; problems go to err
+ * (file, line, message) and the rest keep working. NULL on -ENOMEM.
+ */
+struct pty_rules *tui_rules_load(struct tui_ctx *, void (*err)(const char *,
+    int, const char *, void *), void *ud);
 /* Print untrusted text escaped (SPEC 4.7) to f. */
 void tui_put_escaped(FILE *f, const char *s, size_t len);
 
@@ -128,6 +136,7 @@ struct tui_spawn {
 	const char *sandbox;	/* adapter name */
 	char *const *cmd;
 	const char *cwd;
+	const char *agent;	/* --agent PROFILE, or NULL */
 	bool allow_control;
 	int rows, cols;
 	int owner_fd;		/* -1, or a socket to hand to the holder */

@@ -1,0 +1,273 @@
+/*
+ * holder_detect.c: the holder's side of lifecycle detection (SPEC 5.3,
+ * 5.4). The pure detector (detect.c) gets events from the PTY and the
+ * screen, the screen's rows and title, and process facts sampled only when
+ * it asks (quiet and unsettled), so an idle settled endpoint runs no timer.
+ * Steps are coalesced: at most one every HOLDER_DETECT_MIN_MS while output
+ * flows. State changes go to the composition root through hooks.activity.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "pty/pty.h"
+#include "pty/pty_holder_int.h"
+
+#define HOLDER_DETECT_MIN_MS 50
+
+static uint64_t
+det_now(void)
+{
+	return uv_hrtime() / 1000000u;
+}
+
+static void det_step(struct holder *);
+
+static void
+det_timer_cb(uv_timer_t *t)
+{
+	det_step(t->data);
+}
+
+static void
+det_arm(struct holder *h, uint64_t at)
+{
+	uint64_t now = det_now();
+
+	if (h->det == NULL)
+		return;
+	uv_timer_stop(&h->det_timer);
+	uv_timer_start(&h->det_timer, det_timer_cb, at > now ? at - now : 0,
+	    0);
+}
+
+/* Step soon, but not more often than HOLDER_DETECT_MIN_MS. */
+static void
+det_soon(struct holder *h)
+{
+	uint64_t at = h->det_last_ms + HOLDER_DETECT_MIN_MS;
+
+	if (h->det == NULL)
+		return;
+	if (uv_is_active((uv_handle_t *)&h->det_timer) &&
+	    h->det_res.next_ms != PTY_DETECT_NEVER && h->det_res.next_ms <= at)
+		return;
+	det_arm(h, at);
+}
+
+static int
+rows_alloc(struct holder *h, int rows)
+{
+	char **v;
+
+	if (rows == h->det_nrows)
+		return 0;
+	for (int i = 0; i < h->det_nrows; i++)
+		free(h->det_rows[i]);
+	free(h->det_rows);
+	h->det_rows = NULL;
+	h->det_nrows = 0;
+	if ((v = calloc((size_t)rows, sizeof *v)) == NULL)
+		return -ENOMEM;
+	for (int i = 0; i < rows; i++) {
+		if ((v[i] = malloc(PTY_DETECT_ROW_MAX)) == NULL) {
+			for (int k = 0; k < i; k++)
+				free(v[k]);
+			free(v);
+			return -ENOMEM;
+		}
+	}
+	h->det_rows = v;
+	h->det_nrows = rows;
+	return 0;
+}
+
+static void
+feed_screen(struct holder *h, uint64_t now)
+{
+	int rows, cols;
+
+	pty_screen_size(h->screen, &rows, &cols);
+	if (rows_alloc(h, rows) < 0)
+		return;
+	for (int r = 0; r < rows; r++)
+		pty_screen_row_text(h->screen, r, h->det_rows[r],
+		    PTY_DETECT_ROW_MAX);
+	pty_detect_set_screen(h->det, (const char *const *)h->det_rows, rows,
+	    pty_screen_title(h->screen), now);
+	h->det_screen_dirty = false;
+}
+
+/* Identify the agent from the foreground process (unless --agent). */
+static void
+identify(struct holder *h, pid_t fg)
+{
+	const struct pty_rules_agent *a;
+	const char *argv[64];
+	char buf[4096];
+	int argc;
+
+	if (h->o->rules == NULL || h->o->agent != NULL || fg <= 0 ||
+	    fg == h->det_fg)
+		return;
+	h->det_fg = fg;
+	argc = pty_facts_cmdline(fg, buf, sizeof buf, argv, 64);
+	if (argc <= 0)
+		return;
+	a = pty_rules_identify(h->o->rules, argv, argc);
+	if (a != NULL && a != pty_detect_agent(h->det)) {
+		pty_detect_set_agent(h->det, a);
+		pty__holder_event(h, "agent", "identified as %s",
+		    pty_rules_agent_name(a));
+	}
+}
+
+static void
+det_step(struct holder *h)
+{
+	const struct pty_holder_opts *o = h->o;
+	struct pty_detect_result *res = &h->det_res;
+	enum pty_detect_state before = res->state;
+	uint64_t now = det_now();
+
+	if (h->det == NULL)
+		return;
+	uv_timer_stop(&h->det_timer);
+	if (h->det_screen_dirty)
+		feed_screen(h, now);
+	pty_detect_step(h->det, now, res);
+	if (res->want_facts && h->proc != NULL &&
+	    h->state == PTY_RUN_RUNNING) {
+		struct pty_facts f;
+
+		if (pty_facts_sample(pty_proc_master_fd(h->proc), h->child,
+		    &f) == 0) {
+			identify(h, f.fg_pgrp);
+			pty_detect_set_facts(h->det, &f, now);
+			pty_detect_step(h->det, now, res);
+		}
+	}
+	h->det_last_ms = now;
+	if (res->state != before || res->changed) {
+		if (o->hooks.activity != NULL)
+			o->hooks.activity(pty_detect_state_name(res->state),
+			    res->signal, res->detail, o->hooks.ud);
+		pty__holder_summary_changed(h);
+	}
+	if (res->next_ms != PTY_DETECT_NEVER)
+		det_arm(h, res->next_ms);
+}
+
+int
+pty__holder_detect_init(struct holder *h)
+{
+	const struct pty_rules_agent *a = NULL;
+	int rc;
+
+	uv_timer_init(h->loop, &h->det_timer);
+	h->det_timer.data = h;
+	if ((rc = pty_detect_new(&h->det, NULL, det_now())) < 0)
+		return rc;
+	if (h->o->rules != NULL && h->o->agent != NULL &&
+	    (a = pty_rules_find(h->o->rules, h->o->agent)) != NULL)
+		pty_detect_set_agent(h->det, a);
+	memset(&h->det_res, 0, sizeof h->det_res);
+	h->det_res.state = PTY_DETECT_STARTING;
+	h->det_res.next_ms = PTY_DETECT_NEVER;
+	return 0;
+}
+
+void
+pty__holder_detect_free(struct holder *h)
+{
+	pty_detect_free(h->det);
+	h->det = NULL;
+	rows_alloc(h, 0);
+}
+
+void
+pty__holder_detect_event(struct holder *h, const struct pty_detect_event *e)
+{
+	struct pty_detect_event ev = *e;
+
+	if (h->det == NULL)
+		return;
+	ev.now_ms = det_now();
+	pty_detect_feed_event(h->det, &ev);
+	det_soon(h);
+}
+
+void
+pty__holder_detect_output(struct holder *h, size_t bytes)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_OUTPUT,
+		.bytes = bytes };
+
+	h->det_screen_dirty = true;
+	pty__holder_detect_event(h, &ev);
+}
+
+void
+pty__holder_detect_screen_event(struct holder *h,
+    enum pty_screen_event_kind kind, const char *text, size_t len)
+{
+	struct pty_detect_event ev = { 0 };
+
+	switch (kind) {
+	case PTY_SEV_BELL:
+		ev.kind = PTY_DETECT_EV_BELL;
+		break;
+	case PTY_SEV_OSC:
+		ev.kind = PTY_DETECT_EV_OSC;
+		ev.text = text;
+		ev.len = len;
+		break;
+	case PTY_SEV_TITLE:
+		h->det_screen_dirty = true;
+		det_soon(h);
+		return;
+	default:
+		return;
+	}
+	pty__holder_detect_event(h, &ev);
+}
+
+void
+pty__holder_detect_exit(struct holder *h, int64_t ws)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_EXIT };
+	int st = (int)ws;
+
+	if (h->det == NULL)
+		return;
+	if (WIFSIGNALED(st))
+		ev.signo = WTERMSIG(st);
+	else
+		ev.status = WEXITSTATUS(st);
+	ev.now_ms = det_now();
+	pty_detect_feed_event(h->det, &ev);
+	h->det_screen_dirty = true;
+	det_step(h);
+	uv_timer_stop(&h->det_timer);
+}
+
+void
+pty__holder_detect_status(struct holder *h, json_t *j)
+{
+	char buf[2048];
+
+	if (h->det == NULL)
+		return;
+	json_object_set_new(j, "activity",
+	    json_string(pty_detect_state_name(h->det_res.state)));
+	json_object_set_new(j, "signal", json_stringn_nocheck(
+	    h->det_res.signal, strlen(h->det_res.signal)));
+	json_object_set_new(j, "agent", pty_detect_agent(h->det) ?
+	    json_string(pty_rules_agent_name(pty_detect_agent(h->det))) :
+	    json_null());
+	pty_detect_explain(h->det, det_now(), buf, sizeof buf);
+	json_object_set_new(j, "explain", json_stringn_nocheck(buf,
+	    strlen(buf)));
+}
