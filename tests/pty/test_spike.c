@@ -58,6 +58,30 @@ copy_exe(const char *from, const char *to)
 	free(buf);
 }
 
+/*
+ * Slots of earlier runs that died before releasing them ("spike-PID" with
+ * PID gone) go back to the pool; a live run's slot is never touched.
+ */
+static void
+sweep_stale_slots(const char *dir)
+{
+	char path[4096], *owner;
+	long pid;
+
+	for (unsigned n = 0; n < 64; n++) {
+		snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
+		if ((owner = cu_read_file(path, NULL)) == NULL)
+			continue;
+		if (strncmp(owner, "spike-", 6) == 0 &&
+		    (pid = strtol(owner + 6, NULL, 10)) > 0 &&
+		    kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
+		    sbx_uid_release(dir, n, owner) < 0) {
+			/* another run swept it first */
+		}
+		free(owner);
+	}
+}
+
 static char *
 init_path(void)
 {
@@ -91,6 +115,7 @@ spk_start(struct spk *t, char *const *cmd, int rows, int cols)
 	ck_assert_int_gt(asprintf(&t->uiddir, "%s/corral-test-uids",
 	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp"), 0);
 	snprintf(t->id, sizeof t->id, "spike-%d", (int)getpid());
+	sweep_stale_slots(t->uiddir);
 	ck_assert_int_eq(sbx_uid_claim(t->uiddir, t->id, &t->slot), 0);
 	ck_assert_int_eq(sbx_uid_of_slot(t->slot, &t->uid, &t->gid), 0);
 
