@@ -707,13 +707,16 @@ const char *lease_finding_name(enum lease_finding_kind);
 
 /*
  * lease_reconcile: SPEC 9.2, under the caller's held lock. For each running
- * lease (and provisioning lease with a holder) call probe: alive leaves it
- * running (reported once); dead or wedged fails it with holder_lost and
- * cleanup pending (the caller stops its processes; the workspace is kept
- * for quarantine until reject or gc). A provisioning lease without a
- * holder was interrupted (its creator held the lock and is gone): it fails
- * with provisioning_interrupted and is torn down. Final leases with
- * cleanup pending are torn down again (rejected, applied, cancelled). The
+ * lease (and provisioning lease with a holder) call probe (NULL: PID and
+ * start time only, lease_proc_alive): alive leaves it running (reported
+ * once); dead or wedged fails it with holder_lost and cleanup pending (the
+ * caller stops its processes; the workspace is kept for quarantine until
+ * reject or gc). A provisioning lease without a holder was interrupted
+ * (its creator held the lock and is gone): it fails with
+ * provisioning_interrupted and is torn down; so `corral new` must record
+ * the holder (lease_store_set_holder) before it releases the lock. Final
+ * leases with cleanup pending are torn down again (rejected, applied,
+ * cancelled) unless their holder is alive (it is still doing it). The
  * journal's planned/created resources are corrected from disk. Then the
  * state directory's worktrees/ and leases/ and the corral/<x> branches of
  * every repository in the journal are inventoried against the journal: a

@@ -318,6 +318,16 @@ provisioning_reason(const char *r)
 	return false;
 }
 
+static enum lease_holder_status
+holder_status(const struct lease_record *r, lease_holder_probe_cb probe,
+    void *ud)
+{
+	if (probe != NULL)
+		return probe(r, ud);
+	return lease_proc_alive((pid_t)r->holder_pid, r->holder_start) ?
+	    LEASE_HOLDER_ALIVE : LEASE_HOLDER_DEAD;
+}
+
 static int
 reconcile_lease(struct lease_store *s, struct lease_report *rep,
     const char *state_dir, const struct lease_record *r,
@@ -329,12 +339,7 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 
 	if (r->state == LEASE_STATE_RUNNING ||
 	    (r->state == LEASE_STATE_PROVISIONING && r->holder_pid > 0)) {
-		if (probe != NULL)
-			hs = probe(r, ud);
-		else
-			hs = lease_proc_alive((pid_t)r->holder_pid,
-			    r->holder_start) ? LEASE_HOLDER_ALIVE :
-			    LEASE_HOLDER_DEAD;
+		hs = holder_status(r, probe, ud);
 		if (hs == LEASE_HOLDER_ALIVE)
 			return add(rep, LEASE_FIND_LIVE, r->id, "holder %lld "
 			    "alive", (long long)r->holder_pid) ? 0 : -ENOMEM;
@@ -364,6 +369,12 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 	    (r->cleanup != LEASE_CLEANUP_PENDING &&
 	    r->cleanup != LEASE_CLEANUP_FAILED))
 		return 0;
+	/* A live holder is still doing its own teardown: not ours to race. */
+	if (r->holder_pid > 0 &&
+	    holder_status(r, probe, ud) == LEASE_HOLDER_ALIVE)
+		return add(rep, LEASE_FIND_LIVE, r->id, "%s, holder %lld "
+		    "alive: cleanup is its own", lease_state_name(r->state),
+		    (long long)r->holder_pid) ? 0 : -ENOMEM;
 	if (r->state == LEASE_STATE_FAILED &&
 	    !provisioning_reason(r->failed_reason))
 		return add(rep, LEASE_FIND_CLEANUP_PENDING, r->id, "failed "
