@@ -149,9 +149,8 @@ tui_usage(struct tui_ctx *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vmsg(c, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "try 'corral %s--help'\n", c->cmd ? c->cmd : "");
-	if (c->cmd)
-		fprintf(stderr, "%s", "");
+	fprintf(stderr, "try 'corral %s%s--help'\n", c->cmd ? c->cmd : "",
+	    c->cmd ? " " : "");
 	return TUI_EXIT_USAGE;
 }
 

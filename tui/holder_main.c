@@ -29,6 +29,7 @@ struct hmain {
 	const char *id;
 	bool trusted_local;
 	char *sock;
+	char holder_ident[64];
 };
 
 static void
@@ -63,6 +64,7 @@ on_started(pid_t child, void *ud)
 		start = 0;
 	snprintf(ident, sizeof ident, "%d:%lld", (int)getpid(),
 	    (long long)start);
+	snprintf(m->holder_ident, sizeof m->holder_ident, "%s", ident);
 	journal_err(m, lease_store_set_holder(st, m->id, getpid(), start));
 	journal_err(m, lease_store_resource_plan(st, m->id, LEASE_RES_HOLDER,
 	    ident, NULL));
@@ -267,6 +269,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	} else {
 		TUI_BEST_EFFORT(lease_store_set_holder(c->store, id, 0, 0));
 	}
+	if (m.holder_ident[0] != '\0')
+		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
+		    LEASE_RES_HOLDER, m.holder_ident));
 	TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id, LEASE_RES_SOCKET,
 	    m.sock));
 	uv_loop_close(&loop);

@@ -9,6 +9,7 @@
 #define CORRAL_TUI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -122,6 +123,16 @@ extern const struct tui_cmd tui_cmd_show;
 extern const struct tui_cmd tui_cmd_screen;
 extern const struct tui_cmd tui_cmd_send;
 extern const struct tui_cmd tui_cmd_cancel;
+/* cmd_recover.c */
+extern const struct tui_cmd tui_cmd_reconcile;
+extern const struct tui_cmd tui_cmd_gc;
+/* cmd_watch.c */
+extern const struct tui_cmd tui_cmd_explain;
+extern const struct tui_cmd tui_cmd_wait;
+extern const struct tui_cmd tui_cmd_events;
+extern const struct tui_cmd tui_cmd_report;
+/* duration.c: "90", "30s", "10m", "2h", "1d", "1h30m" -> ms; 0 or -EINVAL */
+int tui_duration_parse(const char *, int64_t *ms);
 /* holder_main.c */
 extern const struct tui_cmd tui_cmd_holder;
 

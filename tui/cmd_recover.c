@@ -1,0 +1,203 @@
+/*
+ * cmd_recover.c: `corral reconcile` and `corral gc` (SPEC 9.2, 9.3): one at
+ * a time under the state lock; holders are probed by PID, start time and a
+ * status ping with a deadline; a dead or wedged holder's lease fails with
+ * holder_lost and its processes are stopped (its workspace is kept);
+ * removal only by exact ID.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "lease/lease.h"
+#include "tui/tui.h"
+
+#define RECOVER_PING_MS 1500
+#define RECOVER_LOCK_MS 10000
+
+static enum lease_holder_status
+probe(const struct lease_record *r, void *ud)
+{
+	struct tui_ctx *c = ud;
+	char why[256];
+
+	switch (tui_probe_holder(c, r, RECOVER_PING_MS, NULL, why,
+	    sizeof why)) {
+	case TUI_HOLDER_ALIVE:
+		return LEASE_HOLDER_ALIVE;
+	case TUI_HOLDER_WEDGED:
+		return LEASE_HOLDER_WEDGED;
+	default:
+		return LEASE_HOLDER_DEAD;
+	}
+}
+
+/* A lost holder's processes: kill the holder (its agent dies with it). */
+static void
+stop_lost(struct tui_ctx *c, const char *id)
+{
+	struct lease_record r;
+
+	if (lease_store_get(c->store, id, &r) < 0)
+		return;
+	if (r.holder_pid > 0 &&
+	    lease_proc_alive((pid_t)r.holder_pid, r.holder_start))
+		kill((pid_t)r.holder_pid, SIGKILL);
+	lease_record_clear(&r);
+}
+
+static int
+reconcile_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "dry-run", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lease_report *rep = NULL;
+	struct lease_lock *lk = NULL;
+	bool dry = false;
+	int ch, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "nj", opts, NULL)) != -1) {
+		if (ch == 'n')
+			dry = true;
+		else if (ch == 'j')
+			c->json = true;
+		else
+			return tui_usage(c, "unknown option '%.64s'",
+			    argv[optind - 1]);
+	}
+	if (optind != argc)
+		return tui_usage(c, "unexpected argument '%.64s'",
+		    argv[optind]);
+	if (tui_ctx_store(c) == NULL)
+		return TUI_EXIT_FAIL;
+	if ((rc = lease_lock_acquire(c->state_dir, RECOVER_LOCK_MS, &lk)) < 0)
+		return tui_err(c, "state lock: %s", lease_strerror(rc));
+	lease_git_init();
+	rc = lease_reconcile(c->store, lk, c->state_dir, probe, c,
+	    dry ? LEASE_RECONCILE_DRY_RUN : 0, &rep);
+	if (rc < 0) {
+		rc = tui_err(c, "%s", lease_store_errmsg(c->store));
+		goto out;
+	}
+	for (size_t i = 0; !dry && i < rep->n; i++) {
+		if (rep->v[i].kind == LEASE_FIND_HOLDER_LOST)
+			stop_lost(c, rep->v[i].id);
+	}
+	if (c->json) {
+		tui_print_json(lease_report_json(rep));
+	} else {
+		for (size_t i = 0; i < rep->n; i++) {
+			const struct lease_finding *f = &rep->v[i];
+
+			printf("%-16s %-24s ", lease_finding_name(f->kind),
+			    f->id[0] ? f->id : "-");
+			if (f->detail != NULL)
+				tui_put_escaped(stdout, f->detail,
+				    strlen(f->detail));
+			printf("\n");
+		}
+		if (rep->n == 0)
+			printf("nothing to reconcile\n");
+	}
+	rc = TUI_EXIT_OK;
+out:
+	lease_report_free(rep);
+	lease_git_shutdown();
+	lease_lock_release(lk);
+	return rc;
+}
+
+const struct tui_cmd tui_cmd_reconcile = {
+	.name = "reconcile",
+	.usage = "[--dry-run] [--json]",
+	.help = "Reconcile the journal with what exists (SPEC 9.2), under the "
+		"state lock:\nholders (PID, start time and a status ping with "
+		"a deadline), workspaces,\nreview worktrees and branches. A "
+		"lease whose holder is dead or wedged fails\nwith holder_lost "
+		"and its processes are stopped; its workspace is kept. A\n"
+		"resource without a lease is reported as an orphan; after two "
+		"consistent\ninventories 'corral gc ID' may remove it. "
+		"--dry-run changes nothing.",
+	.exec = reconcile_exec,
+};
+
+static int
+gc_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "older-than", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lease_lock *lk = NULL;
+	const char *older = NULL;
+	int64_t age = 0;
+	size_t removed = 0;
+	int ch, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (ch == 'o')
+			older = optarg;
+		else
+			return tui_usage(c, "unknown or incomplete option "
+			    "'%.64s'", argv[optind - 1]);
+	}
+	if ((older == NULL) == (optind == argc) ||
+	    (older == NULL && optind != argc - 1))
+		return tui_usage(c, "expected exactly one of: ID, "
+		    "--older-than DURATION");
+	if (older != NULL && tui_duration_parse(older, &age) < 0)
+		return tui_usage(c, "bad duration '%.64s' (e.g. 90s, 10m, 2h, "
+		    "7d)", older);
+	if (older == NULL && !lease_id_valid(argv[optind])) {
+		fprintf(stderr, "corral gc: '");
+		tui_put_escaped(stderr, argv[optind], strlen(argv[optind]));
+		fprintf(stderr, "' is not a lease ID (gc takes an exact ID, "
+				"never a name or pattern)\n");
+		return TUI_EXIT_USAGE;
+	}
+	if (tui_ctx_store(c) == NULL)
+		return TUI_EXIT_FAIL;
+	if ((rc = lease_lock_acquire(c->state_dir, RECOVER_LOCK_MS, &lk)) < 0)
+		return tui_err(c, "state lock: %s", lease_strerror(rc));
+	lease_git_init();
+	if (older != NULL)
+		rc = lease_gc_older_than(c->store, lk, c->state_dir, age,
+		    &removed);
+	else
+		rc = lease_gc_id(c->store, lk, c->state_dir, argv[optind]);
+	if (rc < 0)
+		rc = tui_err(c, "%s", lease_store_errmsg(c->store)[0] ?
+		    lease_store_errmsg(c->store) : lease_strerror(rc));
+	else if (older != NULL)
+		printf("removed %zu lease(s)\n", removed);
+	else
+		printf("removed %s\n", argv[optind]);
+	lease_git_shutdown();
+	lease_lock_release(lk);
+	return rc < 0 ? TUI_EXIT_FAIL : TUI_EXIT_OK;
+}
+
+const struct tui_cmd tui_cmd_gc = {
+	.name = "gc",
+	.usage = "ID | --older-than DURATION",
+	.help = "Remove a finished lease completely (branch, worktree, "
+		"workspace, lease\ndirectory and journal rows; its ID is never "
+		"reused), or the orphans of an\nID seen by two consecutive "
+		"inventories. An exact, validated ID only —\nnever a pattern. "
+		"--older-than removes every finished lease whose cleanup\nis "
+		"confirmed and that has not changed for DURATION (90s, 10m, "
+		"2h, 7d).",
+	.exec = gc_exec,
+};
