@@ -323,10 +323,22 @@ lease_git_branch_delete(struct lease_git *g, const char *id)
 		return 0;
 	if (rc < 0)
 		return gfail(g, LEASE_EGIT, "cannot look up branch %s", name);
-	/* the "checked out in a worktree?" check opens worktrees */
+	/*
+	 * git_branch_delete would also drop a branch.<name> config section
+	 * (we never write one), and leaks in libgit2 1.5.1's config regex
+	 * path: check the worktrees ourselves and delete the reference (and
+	 * its reflog). The check opens worktrees of the operator's repo.
+	 */
 	prev = owner_off(g);
-	rc = git_branch_delete(ref);
+	rc = git_branch_is_checked_out(ref);
 	owner_restore(g, prev);
+	if (rc == 1) {
+		git_reference_free(ref);
+		snprintf(g->errmsg, sizeof g->errmsg, "branch %s is checked "
+		    "out in a worktree", name);
+		return LEASE_EBUSY;
+	}
+	rc = rc < 0 ? rc : git_reference_delete(ref);
 	git_reference_free(ref);
 	if (rc < 0)
 		return gfail(g, LEASE_EGIT, "cannot delete branch %s", name);

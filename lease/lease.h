@@ -33,14 +33,14 @@ enum {
 	LEASE_EBADTRANSITION,	/* illegal lease state transition (SPEC 5.1) */
 	LEASE_ENOTFOUND,	/* no such lease (or object) */
 	LEASE_EBADID,		/* malformed lease ID */
-	LEASE_ECORRUPT,		/* database corrupt, truncated or not corral's */
+	LEASE_ECORRUPT,		/* database corrupt, truncated or foreign */
 	LEASE_ESCHEMA,		/* database written by a newer corral */
-	LEASE_ELOCKED,		/* database or state lock busy past the timeout */
+	LEASE_ELOCKED,		/* database or state lock busy past timeout */
 	LEASE_EREADONLY,	/* state directory or database is read-only */
 	LEASE_EDB,		/* any other SQLite failure */
 	LEASE_ENOTREPO,		/* not a git repository */
 	LEASE_EBARE,		/* a bare repository (no checkout to lease) */
-	LEASE_EOWNER,		/* repository owned by another user, not named */
+	LEASE_EOWNER,		/* repo owned by another user, not named */
 	LEASE_EBADBASE,		/* base does not resolve to a commit */
 	LEASE_EBRANCHEXISTS,	/* branch corral/<id> already exists */
 	LEASE_EEXIST,		/* a path that must be new already exists */
@@ -290,7 +290,7 @@ typedef int (*lease_event_cb)(const struct lease_event_row *, void *ud);
 
 struct lease_store_opts {
 	int busy_ms;		/* 0: LEASE_BUSY_MS */
-	int max_version;	/* 0: LEASE_SCHEMA_VERSION; tests make v1 files */
+	int max_version;	/* 0: LEASE_SCHEMA_VERSION; tests: 1 */
 };
 
 /*
@@ -671,8 +671,8 @@ typedef enum lease_holder_status (*lease_holder_probe_cb)(
 
 enum lease_finding_kind {
 	LEASE_FIND_LIVE,		/* holder alive: lease stays, once */
-	LEASE_FIND_HOLDER_LOST,		/* now failed (holder_lost): caller
-					   stops its processes; workspace kept */
+	LEASE_FIND_HOLDER_LOST,		/* now failed (holder_lost): the
+					   caller stops its processes */
 	LEASE_FIND_INTERRUPTED,		/* provisioning died: failed and torn
 					   down */
 	LEASE_FIND_CLEANED,		/* pending teardown finished */

@@ -420,8 +420,9 @@ lease_teardown(struct lease_store *s, const char *state_dir, const char *id,
 	if ((rc = lease_store_get(s, id, &r)) < 0)
 		return rc;
 	if (!lease_state_final(r.state)) {
-		lease__store_msg(s, "lease %s is %s: finish or cancel it before "
-		    "removing its resources", id, lease_state_name(r.state));
+		lease__store_msg(s, "lease %s is %s: finish or cancel it "
+		    "before removing its resources", id,
+		    lease_state_name(r.state));
 		lease_record_clear(&r);
 		return LEASE_EBUSY;
 	}

@@ -860,8 +860,8 @@ lease_gc_id(struct lease_store *s, struct lease_lock *held,
 	if (rc < 0)
 		return rc;
 	if (!lease_state_final(r.state)) {
-		lease__store_msg(s, "lease %s is %s: cancel or finish it before "
-		    "gc", id, lease_state_name(r.state));
+		lease__store_msg(s, "lease %s is %s: cancel or finish it "
+		    "before gc", id, lease_state_name(r.state));
 		lease_record_clear(&r);
 		return LEASE_EBUSY;
 	}
@@ -890,7 +890,8 @@ lease_gc_older_than(struct lease_store *s, struct lease_lock *held,
 	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
 		return rc;
 	for (i = 0; i < n; i++) {
-		if (!lease_state_final(v[i].state) || v[i].updated_at >= cutoff ||
+		if (!lease_state_final(v[i].state) ||
+		    v[i].updated_at >= cutoff ||
 		    (v[i].cleanup != LEASE_CLEANUP_CONFIRMED &&
 		    v[i].cleanup != LEASE_CLEANUP_NONE))
 			continue;

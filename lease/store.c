@@ -358,8 +358,8 @@ migrate(struct lease_store *s, int want)
 		    LEASE_SCHEMA_VERSION);
 		return LEASE_ESCHEMA;
 	}
-	if (v == 0 && (rc = lease__store_exec(s, "PRAGMA application_id = 1668248172",
-	    "set application id")) < 0)
+	if (v == 0 && (rc = lease__store_exec(s,
+	    "PRAGMA application_id = 1668248172", "set application id")) < 0)
 		goto fail;
 	for (i = (int)v; i < want; i++) {
 		char what[32];
@@ -422,8 +422,8 @@ check_file(struct lease_store *s, bool existed)
 		    "check database", ok, sizeof ok)) < 0)
 			return rc;
 		if (strcmp(ok, "ok") != 0) {
-			lease__store_msg(s, "%s: database file is corrupt (%s); "
-			    "the file was left untouched", s->path, ok);
+			lease__store_msg(s, "%s: database file is corrupt "
+			    "(%s); the file was left untouched", s->path, ok);
 			return LEASE_ECORRUPT;
 		}
 	}

@@ -74,7 +74,12 @@ START_TEST(test_git_open_errors)
 	expect_open(bare, LEASE_EBARE, "bare repository");
 	/* a subdirectory finds its repository, as git does */
 	g = open_ok(sub);
-	ck_assert_str_eq(lease_git_workdir(g), lt_fmt("%s%s", repo, "/"));
+	{
+		char *want = lt_fmt("%s%s", repo, "/");
+
+		ck_assert_str_eq(lease_git_workdir(g), want);
+		free(want);
+	}
 	lease_git_free(g);
 	lease_git_free(NULL);
 	free(plain);
@@ -209,7 +214,7 @@ START_TEST(test_git_worktree)
 	ck_assert_int_eq(lease_git_worktrees(g, count_name, &n), 0);
 	ck_assert_int_eq(n, 1);
 	/* while checked out there, the branch cannot be deleted */
-	ck_assert_int_lt(lease_git_branch_delete(g, ID_A), 0);
+	ck_assert_int_eq(lease_git_branch_delete(g, ID_A), LEASE_EBUSY);
 	/* prune removes git's entry only; the directory is the caller's */
 	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A), 0);
 	ck_assert_int_eq(lease_git_worktree_exists(g, ID_A), 0);
@@ -245,7 +250,6 @@ START_TEST(test_git_workspace_inspection)
 	char *ws = lt_fmt("%s/%s", tmp, "ws");
 	char *p, *body;
 	git_repository *r;
-	git_strarray remotes;
 	git_config *cfg, *snap;
 	git_buf buf = { 0 };
 	git_reference *head;
@@ -260,12 +264,27 @@ START_TEST(test_git_workspace_inspection)
 	ck_assert_int_eq(lease_git_workspace_seed(g, c[1], ws), LEASE_EEXIST);
 
 	ck_assert_int_eq(git_repository_open(&r, ws), 0);
-	/* no remotes at all */
-	ck_assert_int_eq(git_remote_list(&remotes, r), 0);
-	ck_assert_uint_eq(remotes.count, 0);
-	git_strarray_dispose(&remotes);
 	/* config */
 	ck_assert_int_eq(git_repository_config(&cfg, r), 0);
+	/*
+	 * No remotes at all: no remote.* key in the repository's config
+	 * (walked by hand: git_remote_list leaks in libgit2 1.5.1's pcre2
+	 * path under LeakSanitizer).
+	 */
+	{
+		git_config *lc;
+		git_config_iterator *it;
+		git_config_entry *e;
+
+		ck_assert_int_eq(git_config_open_level(&lc, cfg,
+		    GIT_CONFIG_LEVEL_LOCAL), 0);
+		ck_assert_int_eq(git_config_iterator_new(&it, lc), 0);
+		while (git_config_next(&e, it) == 0)
+			ck_assert_msg(strncmp(e->name, "remote.", 7) != 0,
+			    "clone has %s", e->name);
+		git_config_iterator_free(it);
+		git_config_free(lc);
+	}
 	ck_assert_int_eq(git_config_snapshot(&snap, cfg), 0);
 	ck_assert_int_eq(git_config_get_string(&hooks, snap,
 	    "core.hooksPath"), 0);

@@ -152,9 +152,11 @@ START_TEST(test_recover_provision_reject_gc)
 	head = lt_fmt("%s/%s", ws, ".git/HEAD");
 	{
 		char *body = lt_slurp(head, NULL);
+		char *want = lt_fmt("%s%s", t.c[2], "\n");
 
-		ck_assert_str_eq(body, lt_fmt("%s%s", t.c[2], "\n"));
+		ck_assert_str_eq(body, want);
 		free(body);
+		free(want);
 	}
 	free(head);
 	ck_assert_int_eq(branch_exists(id), 1);
@@ -305,8 +307,13 @@ START_TEST(test_recover_branch_collision)
 	lease_record_clear(&r);
 	/* the other branch is untouched: never removed, never moved */
 	ck_assert_int_eq(git_repository_open(&repo, t.repo), 0);
-	ck_assert_int_eq(git_branch_lookup(&ref, repo,
-	    lt_fmt("corral/%s%s", id, ""), GIT_BRANCH_LOCAL), 0);
+	{
+		char *name = lt_fmt("corral/%s%s", id, "");
+
+		ck_assert_int_eq(git_branch_lookup(&ref, repo, name,
+		    GIT_BRANCH_LOCAL), 0);
+		free(name);
+	}
 	git_oid_fromstr(&oid, t.c[0]);
 	ck_assert(git_oid_equal(git_reference_target(ref), &oid));
 	git_reference_free(ref);

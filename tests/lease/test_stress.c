@@ -116,7 +116,8 @@ START_TEST(test_stress_random_sigkills)
 		/* kill anywhere in a holder's life, as long as it takes here */
 		unsigned ms = rnd(span_ms + span_ms / 4 + 1);
 		struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
-		unsigned who = i == 0 ? 1 : rnd(3);	/* holder, console, both */
+		/* whom to kill: 0 holder, 1 console, 2 both */
+		unsigned who = i == 0 ? 1 : rnd(3);
 		uint64_t t0 = cu_now_ms();
 
 		holder = fork();
