@@ -114,6 +114,8 @@ struct pty_screen {
 	uint64_t bells;
 	int dfirst, dlast;	/* dirty rows; clean when dlast < 0 */
 	int resize_delta;
+	uint32_t rep_cp[PTY_CELL_MAXCP]; /* the last glyph, for REP */
+	int rep_n;
 
 	/* Scrollback: each line is u16 length + packed bytes. */
 	uint8_t **sb;
@@ -560,6 +562,8 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 	cp = info->chars[0];
 	if (cp > 0x10ffff)
 		cp = 0xfffd;
+	memcpy(s->rep_cp, info->chars, sizeof s->rep_cp[0] * (size_t)n);
+	s->rep_n = n;
 	if (n > 1) {
 		int idx;
 
@@ -992,7 +996,8 @@ static const VTermParserCallbacks fallback_cbs = {
  *    libvterm whole, in one write, its payload cut to OSC_MAX bytes
  *    (0.1.4 loses strings split across writes, reads before the buffer on
  *    an ST split after its ESC, and copies a title to the stack);
- *    APC/PM/SOS strings are dropped, as xterm does;
+ *    APC/PM/SOS strings are dropped, as xterm does, and DECRQSS requests
+ *    0.1.4 would answer through a broken printf are answered here;
  *  - holds back a UTF-8 sequence cut at the end of a feed (0.1.4 turns it
  *    into U+FFFD) and writes at most WRITE_MAX bytes at a time.
  * Plain text is found with memchr and passed on in place.
@@ -1113,6 +1118,26 @@ str_append(struct filt *f, const uint8_t *p, size_t n)
 	f->slen += n;
 }
 
+/*
+ * DECRQSS (DCS $ q ...) requests libvterm 0.1.4 answers itself; for any
+ * other its reply goes through printf with a "%.s" that takes the length
+ * as the string pointer (undefined behaviour, a crash under ASan), so we
+ * answer those here. DCS strings that are not DECRQSS are harmless.
+ */
+static bool
+decrqss_ok(const char *p, size_t n)
+{
+	if (n < 2 || p[0] != '$' || p[1] != 'q')
+		return true;
+	p += 2;
+	n -= 2;
+	if (n == 1)
+		return p[0] == 'm' || p[0] == 'r' || p[0] == 's';
+	if (n == 2)
+		return (p[0] == ' ' || p[0] == '"') && p[1] == 'q';
+	return false;
+}
+
 static void
 str_done(struct pty_screen *s)
 {
@@ -1123,6 +1148,11 @@ str_done(struct pty_screen *s)
 		return;
 	if (f->struncated)
 		n -= utf8_tail((const uint8_t *)f->sbuf + 2, n - 2);
+	if (f->skind == S_DCS && !decrqss_ok(f->sbuf + 2, n - 2)) {
+		/* What xterm (and libvterm) answer to an unknown request. */
+		cb_output("\033P0$r\033\\", 7, s);
+		return;
+	}
 	if (f->skind == S_OSC) {
 		f->sbuf[n++] = '\a';
 	} else {
@@ -1138,6 +1168,92 @@ is_str_intro(uint8_t c)
 	return c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X';
 }
 
+/* Bytes of U+0080..U+009F in UTF-8: 0.1.4 gives them width -1. */
+static bool
+is_c1(const uint8_t *p)
+{
+	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+}
+
+/* Pass b[span..end) on later, leaving out C1 codepoints. */
+static void
+strip_c1(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
+    size_t end)
+{
+	const uint8_t *p;
+
+	while (i + 1 < end && (p = memchr(b + i, 0xc2, end - i - 1)) != NULL) {
+		i = (size_t)(p - b);
+		if (is_c1(p)) {
+			flush(s, b, *span, i);
+			*span = i + 2;
+			i += 2;
+		} else {
+			i++;
+		}
+	}
+}
+
+/*
+ * REP (CSI Pn b): 0.1.4 loops forever when the last glyph had width 0 (or
+ * none was printed), so we print the last glyph again ourselves, as xterm
+ * does, at most a screenful of times.
+ */
+static void
+rep(struct pty_screen *s, uint32_t count)
+{
+	uint8_t buf[512];
+	size_t n = 0, gl = 0;
+	uint8_t g[PTY__CELL_TEXTMAX];
+	uint32_t max = (uint32_t)s->rows * (uint32_t)s->cols;
+	int k;
+
+	if (s->rep_n == 0)
+		return;
+	for (k = 0; k < s->rep_n; k++)
+		gl += (size_t)pty__utf8_put(g + gl, s->rep_cp[k]);
+	if (count == 0)
+		count = 1;
+	if (count > max)
+		count = max;
+	while (count-- > 0) {
+		if (n + gl > sizeof buf) {
+			vwrite(s, buf, n);
+			n = 0;
+		}
+		memcpy(buf + n, g, gl);
+		n += gl;
+	}
+	vwrite(s, buf, n);
+}
+
+static void
+csi_start(struct filt *f)
+{
+	f->st = F_CSI;
+	f->csi_priv = f->csi_other = false;
+	f->csi_started = false;
+	f->csi_inter = 0;
+	f->np = 0;
+	f->param[0] = 0;
+}
+
+static void
+str_start(struct filt *f, uint8_t c)
+{
+	f->st = F_STR;
+	f->skind = c == ']' ? S_OSC : c == 'P' ? S_DCS : S_IGNORE;
+	f->sbuf[0] = '\033';
+	f->sbuf[1] = (char)c;
+	f->slen = 2;
+	f->struncated = false;
+}
+
+/*
+ * The filter mirrors libvterm 0.1.4's parser (src/parser.c) state by
+ * state, so that what it passes on, holds back or drops never leaves the
+ * two disagreeing about where a sequence starts or ends.
+ */
 void
 pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 {
@@ -1155,7 +1271,8 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			f->u8[f->nu8++] = b[i++];
 		if (f->nu8 < need && i == len)
 			return;
-		vwrite(s, f->u8, f->nu8);
+		if (!(f->nu8 == 2 && is_c1(f->u8)))
+			vwrite(s, f->u8, f->nu8);
 		f->nu8 = 0;
 		span = i;
 	}
@@ -1165,15 +1282,16 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 		switch (f->st) {
 		case F_GROUND: {
 			const uint8_t *e = memchr(b + i, 0x1b, len - i);
+			size_t end = e != NULL ? (size_t)(e - b) : len;
 
-			if (e == NULL) {
-				i = len;
+			strip_c1(s, b, &span, i, end);
+			i = end;
+			if (e == NULL)
 				break;
-			}
-			i = (size_t)(e - b);
 			goto esc;
 		}
 		case F_ESC:
+		case F_ESC_INT:
 			if (c == 0x1b)
 				goto esc;
 			if (c == 0x18 || c == 0x1a) {
@@ -1187,20 +1305,24 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 				i++;
 				break;
 			}
-			if (is_str_intro(c)) {
+			if (c >= 0x80) {
+				/* libvterm ignores it and stays in ESC. */
+				if (f->esc_virtual) {
+					flush(s, b, span, i);
+					span = i + 1;
+				}
+				i++;
+				break;
+			}
+			if (c == ']' || c == 'P' ||
+			    (f->st == F_ESC && is_str_intro(c))) {
 				/*
 				 * CAN puts libvterm back to ground whatever it
 				 * was in (a passed-on ESC, a CSI).
 				 */
 				flush(s, b, span, i);
 				vwrite(s, "\030", 1);
-				f->st = F_STR;
-				f->skind = c == ']' ? S_OSC :
-				    c == 'P' ? S_DCS : S_IGNORE;
-				f->sbuf[0] = '\033';
-				f->sbuf[1] = (char)c;
-				f->slen = 2;
-				f->struncated = false;
+				str_start(f, c);
 				i++;
 				span = i;
 				break;
@@ -1213,30 +1335,18 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			}
 			i++;
 			if (c == '[') {
-				f->st = F_CSI;
-				f->csi_priv = f->csi_other = false;
-				f->csi_started = false;
-				f->csi_inter = 0;
-				f->np = 0;
-				f->param[0] = 0;
+				csi_start(f);
 			} else if (c >= 0x20 && c <= 0x2f) {
 				f->st = F_ESC_INT;
 			} else {
-				if (c == '=')
+				if (f->st == F_ESC && c == '=')
 					s->modes.app_keypad = true;
-				else if (c == '>')
+				else if (f->st == F_ESC && c == '>')
 					s->modes.app_keypad = false;
-				else if (c == 'c')
+				else if (f->st == F_ESC && c == 'c')
 					modes_reset(s);
 				f->st = F_GROUND;
 			}
-			break;
-		case F_ESC_INT:
-			if (c == 0x1b)
-				goto esc;
-			i++;
-			if (c == 0x18 || c == 0x1a || c >= 0x30)
-				f->st = F_GROUND;
 			break;
 		case F_CSI:
 			if (c == 0x1b)
@@ -1246,16 +1356,25 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 				f->csi_started = true;
 				if (f->csi_inter != 0) {
 					f->st = F_GROUND;
-				} else if (f->param[f->np] < 100000) {
+				} else if (f->param[f->np] < 10000) {
 					f->param[f->np] =
 					    f->param[f->np] * 10 + (c - '0');
+				} else {
+					/* 0.1.4 overflows a long: cut. */
+					flush(s, b, span, i - 1);
+					span = i;
 				}
 			} else if (c == ';' || c == ':') {
 				f->csi_started = true;
-				if (f->csi_inter != 0)
+				if (f->csi_inter != 0) {
 					f->st = F_GROUND;
-				else if (f->np + 1 < NPARAM)
+				} else if (f->np + 1 < NPARAM) {
 					f->param[++f->np] = 0;
+				} else {
+					/* 0.1.4 writes past its 16 args. */
+					flush(s, b, span, i - 1);
+					span = i;
+				}
 			} else if (c >= 0x3c && c <= 0x3f) {
 				if (f->csi_started)
 					f->st = F_GROUND;
@@ -1267,8 +1386,16 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 				f->csi_started = true;
 				f->csi_inter = c;
 			} else if (c >= 0x40 && c <= 0x7e) {
-				csi_final(s, c);
 				f->st = F_GROUND;
+				if (c == 'b' && !f->csi_priv && !f->csi_other &&
+				    f->csi_inter == 0) {
+					flush(s, b, span, i - 1);
+					vwrite(s, "\030", 1);
+					span = i;
+					rep(s, f->param[0]);
+				} else {
+					csi_final(s, c);
+				}
 			} else if (c == 0x18 || c == 0x1a || c >= 0x80) {
 				f->st = F_GROUND;
 			}
@@ -1302,6 +1429,14 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 				span = i;
 				break;
 			}
+			if (c < 0x20 || c == 0x7f) {
+				/* As in libvterm: the ESC still waits. */
+				if (c == 0x18 || c == 0x1a)
+					f->st = F_GROUND;
+				i++;
+				span = i;
+				break;
+			}
 			/* Any other byte aborts the string: a new escape. */
 			f->st = F_ESC;
 			f->esc_virtual = true;
@@ -1318,7 +1453,7 @@ esc:
 		 * An ESC at b[i]. When the next byte is here and cannot start
 		 * a string, the ESC stays in the span; otherwise it waits.
 		 */
-		if (i + 1 < len && b[i + 1] >= 0x20 && b[i + 1] != 0x7f &&
+		if (i + 1 < len && b[i + 1] >= 0x20 && b[i + 1] < 0x7f &&
 		    !is_str_intro(b[i + 1])) {
 			f->esc_virtual = false;
 		} else {
@@ -1677,6 +1812,15 @@ pty_screen_cursor(const struct pty_screen *s, struct pty_cursor *out)
 {
 	assert(s != NULL && out != NULL);
 	*out = s->cur;
+	/* libvterm may report a position from before a resize: clamp. */
+	if (out->row >= s->rows)
+		out->row = s->rows - 1;
+	if (out->col >= s->cols)
+		out->col = s->cols - 1;
+	if (out->row < 0)
+		out->row = 0;
+	if (out->col < 0)
+		out->col = 0;
 }
 
 void

@@ -1,0 +1,141 @@
+/*
+ * fuzz_screen.c: libFuzzer target over the screen model (STYLE G, the tmux
+ * input-fuzzer pattern): bytes from a sandboxed agent must never crash it
+ * or break its invariants. The first bytes pick the size, scrollback and
+ * chunking; resizes, keys and pastes are mixed in; then every cell, row,
+ * packed row and scrollback line is read back and checked.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pty/pty.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define CHECK(x)                                                          \
+	do {                                                              \
+		if (!(x))                                                 \
+			__builtin_trap();                                 \
+	} while (0)
+
+static void
+sink(const char *buf, size_t len, void *ud)
+{
+	size_t *n = ud;
+
+	CHECK(buf != NULL && len > 0);
+	*n += len;
+}
+
+static void
+event(enum pty_screen_event_kind k, const char *text, size_t len, void *ud)
+{
+	size_t *n = ud;
+
+	CHECK(text != NULL);
+	CHECK(len <= 4096);
+	CHECK(k != PTY_SEV_TITLE || len <= PTY_SCREEN_TITLE_MAX);
+	*n += len;
+}
+
+static void
+check_line(const struct pty_cell *c, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		CHECK(c[i].width <= 2);
+		if (c[i].width == 0)
+			CHECK(i > 0 && c[i - 1].width == 2 && c[i].cp[0] == 0);
+		if (c[i].width == 2)
+			CHECK(i + 1 < n && c[i + 1].width == 0);
+		CHECK(c[i].cp[0] <= 0x10ffff);
+	}
+}
+
+static void
+check_screen(struct pty_screen *s)
+{
+	static uint8_t a[2 + 1000 * 37], b[2 + 1000 * 37];
+	struct pty_cell *cells;
+	struct pty_cursor cur;
+	char text[8192];
+	int rows, cols, i, j, f, l;
+	size_t k, la, lb;
+
+	pty_screen_size(s, &rows, &cols);
+	pty_screen_cursor(s, &cur);
+	CHECK(cur.row >= 0 && cur.row < rows && cur.col >= 0 &&
+	    cur.col < cols);
+	if (pty_screen_dirty(s, &f, &l))
+		CHECK(f >= 0 && f <= l && l < rows);
+	CHECK(strlen(pty_screen_title(s)) <= PTY_SCREEN_TITLE_MAX);
+	cells = calloc((size_t)cols, sizeof *cells);
+	CHECK(cells != NULL);
+	for (i = 0; i < rows; i++) {
+		for (j = 0; j < cols; j++)
+			pty_screen_cell(s, i, j, &cells[j]);
+		check_line(cells, cols);
+		la = pty_screen_row_pack(s, i, a, sizeof a);
+		lb = pty_line_pack(cells, cols, b, sizeof b);
+		CHECK(la > 0 && la == lb && memcmp(a, b, la) == 0);
+		CHECK(pty_line_unpack(a, la, cells, cols, NULL) >= 0);
+		CHECK(pty_screen_row_text(s, i, text, sizeof text) <
+		    sizeof text);
+	}
+	free(cells);
+	/* Scrollback lines may be wider than the screen now. */
+	cells = calloc(1000, sizeof *cells);
+	CHECK(cells != NULL);
+	for (k = 0; k < pty_screen_sb_count(s); k++) {
+		int n = pty_screen_sb_line(s, k, cells, 1000);
+
+		CHECK(n >= 0 && n <= 1000);
+		check_line(cells, n);
+	}
+	free(cells);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pty_screen *s = NULL;
+	size_t out = 0, ev = 0, off = 4, step = 0;
+	uint8_t split;
+
+	if (size < 4)
+		return 0;
+	if (pty_screen_new(&s, 1 + data[0] % 40, 1 + data[1] % 120,
+	    data[2] % 64) != 0)
+		return 0;
+	pty_screen_set_output(s, sink, &out);
+	pty_screen_set_event(s, event, &ev);
+	split = data[3];
+	while (off < size) {
+		size_t n = 1 + (size_t)((split + step * 7) % 97);
+
+		if (n > size - off)
+			n = size - off;
+		pty_screen_feed(s, (const char *)data + off, n);
+		off += n;
+		step++;
+		if (step % 13 == 0 && off + 2 <= size) {
+			int r = 1 + data[off] % 50, c = 1 + data[off + 1] % 150;
+
+			CHECK(pty_screen_resize(s, r, c) == 0);
+		}
+		if (step % 11 == 0 && off < size) {
+			pty_screen_key(s, (enum pty_key)(data[off] % PTY_KEY_MAX),
+			    data[off] >> 5);
+			pty_screen_unichar(s, data[off], 0);
+			pty_screen_paste(s, (const char *)data + off,
+			    size - off < 8 ? size - off : 8);
+		}
+		if (step % 17 == 0)
+			pty_screen_dirty_clear(s);
+	}
+	check_screen(s);
+	pty_screen_free(s);
+	return 0;
+}
