@@ -7,9 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/tui.h"
+#include "tui/tui_int.h"
 
 const struct tui_cmd *const tui_cmds[] = {
+	&tui_cmd_attach,
 	&tui_cmd_new,
 	&tui_cmd_wrap,
 	&tui_cmd_ls,
@@ -59,10 +60,11 @@ tui_wants_help(int argc, char **argv)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: corral [--help | --version] COMMAND [ARGS...]\n\n"
+	fprintf(f, "usage: corral [--help | --version] [COMMAND [ARGS...]]\n\n"
 		   "corral supervises coding agents: each on its own lease, in "
 		   "its own sandbox,\non its own PTY, watched live, with its "
-		   "result handed back as a patch.\n\ncommands:\n");
+		   "result handed back as a patch. With no command it opens the\n"
+		   "console on every live lease.\n\ncommands:\n");
 	for (size_t i = 0; tui_cmds[i] != NULL; i++) {
 		if (!tui_cmds[i]->hidden)
 			fprintf(f, "  %-8s %s\n", tui_cmds[i]->name,
@@ -81,8 +83,14 @@ tui_cmd_main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2) {
-		usage(stderr);
-		return TUI_EXIT_USAGE;
+		/* `corral` alone: the console on every live lease (SPEC 11). */
+		if (tui_ctx_init(&ctx, argv[0]) < 0) {
+			fprintf(stderr, "corral: out of memory\n");
+			return TUI_EXIT_FAIL;
+		}
+		rc = tui_console_run(&ctx, NULL);
+		tui_ctx_free(&ctx);
+		return rc;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {

@@ -2,8 +2,9 @@
  * tui_core.h: the pure core of the console (STYLE F): text escaping
  * (escape.c), the key/prefix state machine (keys.c), geometry (layout.c),
  * the redraw throttle (redraw.c), activity badges (activity.c), themes
- * and colour depth (theme.c) and rendering onto an abstract surface
- * (draw.c). No curses, no libuv, no I/O except reading theme files.
+ * and colour depth (theme.c), rendering onto an abstract surface
+ * (draw.c) and the console's view of leases and scrollback (view.c).
+ * No curses, no libuv, no I/O except reading theme files.
  * Included from tui/tui.h.
  */
 #ifndef CORRAL_TUI_CORE_H
@@ -516,5 +517,90 @@ void tui_draw_rule(const struct tui_draw *, const struct tui_rect *r,
 /* The help overlay from the key tables. */
 void tui_draw_help(const struct tui_draw *, const struct tui_rect *r,
     const struct tui_keys *);
+
+/* ------------------------------------------------------------------ */
+/* view.c: the console's view of leases and scrollback (pure)           */
+
+struct lease_record;
+
+/* Browsing the focused pane's scrollback (SPEC 4.4). */
+struct tui_scroll {
+	size_t offset;	/* lines back from the live screen; 0: live */
+	size_t total;	/* scrollback lines the endpoint holds */
+};
+
+/* Move by lines (positive: back into history), clamped to [0, total]. */
+void tui_scroll_move(struct tui_scroll *, long lines);
+/*
+ * The endpoint now holds total scrollback lines. While browsing
+ * (offset > 0) the view stays on the same text as lines are added.
+ */
+void tui_scroll_set_total(struct tui_scroll *, size_t total);
+/*
+ * What pane row y shows: true and *sb (a scrollback line, 0 = oldest),
+ * or false and *row (a row of the live screen).
+ */
+bool tui_scroll_source(const struct tui_scroll *, int y, size_t *sb,
+    int *row);
+/* The scrollback lines [*from, *from + *n) that pane_h rows show. */
+void tui_scroll_needed(const struct tui_scroll *, int pane_h, size_t *from,
+    size_t *n);
+
+/* Scrollback lines received from a holder (SB_LINES), kept packed. */
+#define TUI_SBCACHE_MAX 20000	/* lines held at most */
+struct tui_sbcache {
+	size_t from, n;		/* lines [from, from + n) */
+	size_t total;		/* lines the holder said it holds */
+	uint8_t *buf;		/* packed lines back to back */
+	size_t len, cap;
+	size_t *off;		/* n + 1 offsets into buf */
+	size_t offcap;
+};
+void tui_sbcache_init(struct tui_sbcache *);
+void tui_sbcache_free(struct tui_sbcache *);
+void tui_sbcache_reset(struct tui_sbcache *);
+/*
+ * Take an SB_LINES payload (untrusted: validated here). It extends the
+ * cache when it starts where the cache ends, else replaces it. Returns
+ * 0, PTY_EPROTO, -E2BIG (over TUI_SBCACHE_MAX lines) or -ENOMEM; the
+ * cache is unchanged on error.
+ */
+int tui_sbcache_apply(struct tui_sbcache *, const uint8_t *p, size_t len);
+/* All of lines [from, from + n) are held. */
+bool tui_sbcache_has(const struct tui_sbcache *, size_t from, size_t n);
+/* Unpack line idx into cells[maxcells]: its cell count, or -1 if absent. */
+int tui_sbcache_line(const struct tui_sbcache *, size_t idx,
+    struct pty_cell *cells, int maxcells);
+
+/*
+ * Whether the console lists a journal lease: live (not final, or cleanup
+ * pending or failed), a final one the operator has not seen, or one it
+ * already shows (it never vanishes under the operator's eyes).
+ */
+bool tui_view_listed(const struct lease_record *, bool shown);
+/* Whether the lease should have a holder to talk to. */
+bool tui_view_needs_holder(const struct lease_record *);
+/*
+ * The activity a row shows: lost wins; then what the holder says (state
+ * "exited" with its wait status and cancelled flag, or its own activity
+ * word); else the journal's.
+ */
+enum tui_activity tui_view_activity(const struct lease_record *,
+    bool lost, bool exited, int exit_status, bool cancelled,
+    const char *holder_activity);
+/* The list's mode label: "trusted_local", else the isolation label. */
+const char *tui_view_mode_label(const struct lease_record *);
+#define TUI_VIEW_DETAIL_MAX 16
+/*
+ * The detail panel's lines for a lease (SPEC 4.3), most telling first:
+ * state and cleanup, why it is lost (when lost is not NULL), the agent's
+ * title, base commit and ref, branch, review worktree, sandbox ID,
+ * adapter and isolation, policy, limits, receipt length and head,
+ * workspace, ID. Absent values are "-". Formatted values live in buf.
+ * Returns the number of lines (<= max).
+ */
+size_t tui_view_detail(const struct lease_record *, const char *title,
+    const char *lost, struct tui_kv *kv, size_t max, char *buf,
+    size_t bufsz);
 
 #endif /* CORRAL_TUI_CORE_H */

@@ -1,0 +1,305 @@
+/*
+ * app_act.c: what the console's keys do. keys.c turns a key into an
+ * action; this carries it out: move the focus (never typing: SPEC 4.3),
+ * type into the focused agent as KEY/UNICHAR frames (the holder encodes
+ * them per the agent's modes), browse scrollback (SPEC 4.4), cancel with
+ * a confirmation (SPEC 5.5), toggle panels, quit leaving agents running.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tui/tui_int.h"
+
+static void
+focus_to(struct tui_app *a, long i)
+{
+	if (a->n == 0)
+		return;
+	if (i < 0)
+		i = 0;
+	if (i >= (long)a->n)
+		i = (long)a->n - 1;
+	if (i == tui_app_focus_index(a))
+		return;
+	tui_app_focus(a, i);
+}
+
+static bool
+has_ended(const struct tui_session *s)
+{
+	return !tui_view_needs_holder(&s->rec) || s->exited || s->m.exited;
+}
+
+static void
+type_start(struct tui_app *a)
+{
+	struct tui_session *s = tui_app_focused(a);
+	const char *why = NULL;
+
+	if (s == NULL)
+		why = "no lease focused";
+	else if (has_ended(s))
+		why = "the agent has ended";
+	else if (s->have_status && !s->control)
+		why = "the owner did not allow control (no --allow-control)";
+	else if (!tui_conn_is_up(s->live))
+		why = s->lost ? s->lost_reason : "not connected yet";
+	if (why == NULL)
+		return;
+	tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+	if (s != NULL)
+		tui_app_message(a, true, "%s: %s", tui_app_name(s), why);
+	else
+		tui_app_message(a, true, "%s", why);
+}
+
+static void
+send_key(struct tui_app *a, const struct tui_act *act)
+{
+	struct tui_session *s = tui_app_focused(a);
+	const struct tui_key *k = &act->key;
+	uint8_t p[8];
+	uint32_t v;
+	uint8_t type;
+	int rc = 0;
+
+	if (s == NULL || !tui_conn_is_up(s->live)) {
+		tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+		tui_app_message(a, true, "not connected: typing stopped");
+		return;
+	}
+	if (k->code == PTY_KEY_NONE) {
+		type = PTY_W_UNICHAR;
+		v = k->cp;
+	} else if (k->code > PTY_KEY_NONE && k->code < PTY_KEY_MAX) {
+		type = PTY_W_KEY;
+		v = (uint32_t)k->code;
+	} else {
+		return;		/* a console-only key (wheel, click) */
+	}
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+	p[4] = (uint8_t)k->mods;
+	p[5] = p[6] = p[7] = 0;
+	for (int i = 0; i < (act->arg > 0 ? act->arg : 1) && rc == 0; i++)
+		rc = tui_conn_send(s->live, type, p, sizeof p);
+	if (rc == -ENOBUFS)
+		tui_app_message(a, true, "%s is not reading input",
+		    tui_app_name(s));
+	/* The echo that follows is drawn at once (STYLE E). */
+	tui_app_mark(a, 0, true);
+}
+
+static void
+scroll(struct tui_app *a, const struct tui_act *act)
+{
+	struct tui_session *s = tui_app_focused(a);
+	long h = a->lay.pane.h > 1 ? a->lay.pane.h : 1, n;
+
+	if (s == NULL || !s->have_screen) {
+		tui_keys_set_mode(&a->keys, a->keys.scroll_from);
+		tui_app_message(a, false, "no screen to scroll");
+		return;
+	}
+	switch (act->action) {
+	case TUI_ACT_SCROLL:
+		n = act->unit == TUI_SCROLL_LINE ? 1 :
+		    act->unit == TUI_SCROLL_HALF ? (h / 2 > 0 ? h / 2 : 1) : h;
+		tui_scroll_move(&a->scroll, n * act->arg);
+		/* Scrolling down past the live screen leaves scrollback. */
+		if (act->arg < 0 && a->scroll.offset == 0)
+			tui_keys_set_mode(&a->keys, a->keys.scroll_from);
+		break;
+	case TUI_ACT_SCROLL_TOP:
+		a->scroll.offset = a->scroll.total;
+		break;
+	case TUI_ACT_SCROLL_BOTTOM:
+	case TUI_ACT_SCROLL_EXIT:
+		a->scroll.offset = 0;
+		break;
+	default:
+		break;
+	}
+	tui_app_want_scrollback(a);
+	tui_app_mark_pane(a);
+	tui_app_mark(a, TUI_DIRTY_STATUS, true);
+}
+
+static void
+unavailable(struct tui_app *a, enum tui_action what)
+{
+	struct tui_session *s = tui_app_focused(a);
+
+	tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+	if (s != NULL && s->rec.mode == LEASE_MODE_TRUSTED_LOCAL)
+		tui_app_message(a, true, "%s is trusted_local: it has no "
+		    "result to %s (SPEC 3)", tui_app_name(s),
+		    what == TUI_ACT_APPLY ? "apply" : what == TUI_ACT_REJECT ?
+		    "reject" : "review");
+	else
+		tui_app_message(a, true, "results (review, apply, reject) are "
+		    "not in the console yet");
+}
+
+static void
+confirm_ask(struct tui_app *a, const struct tui_act *act)
+{
+	struct tui_session *s = tui_app_focused(a);
+
+	if (act->arg != TUI_ACT_CANCEL) {
+		unavailable(a, (enum tui_action)act->arg);
+		return;
+	}
+	if (s == NULL || has_ended(s)) {
+		tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+		tui_app_message(a, true, "nothing to cancel");
+		return;
+	}
+	if (s->have_status && !s->control) {
+		tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+		tui_app_message(a, true, "%s: the owner did not allow control "
+		    "(no --allow-control)", tui_app_name(s));
+		return;
+	}
+	tui_app_message(a, true, "cancel %s (SIGINT, SIGTERM, SIGKILL)? y/n",
+	    tui_app_name(s));
+	a->msg_until = 0;	/* until answered */
+}
+
+static void
+cancel(struct tui_app *a)
+{
+	struct tui_session *s = tui_app_focused(a);
+	struct tui_conn *c;
+
+	if (s == NULL)
+		return;
+	c = tui_conn_is_up(s->sum) ? s->sum : s->live;
+	if (!tui_conn_is_up(c) || tui_conn_send(c, PTY_W_CANCEL, NULL, 0) <
+	    0) {
+		tui_app_message(a, true, "%s: not connected, not cancelled",
+		    tui_app_name(s));
+		return;
+	}
+	tui_app_message(a, false, "cancel sent to %s", tui_app_name(s));
+}
+
+static void
+click(struct tui_app *a, const struct tui_key *k)
+{
+	const struct tui_rect *l = &a->lay.list;
+	size_t idx;
+
+	if (!tui_rect_contains(l, k->x, k->y))
+		return;
+	idx = a->list_top + (size_t)(k->y - l->y);
+	if (idx < a->n)
+		focus_to(a, (long)idx);
+}
+
+void
+tui_app_key(struct tui_app *a, const struct tui_key *k)
+{
+	struct tui_act act;
+	long i = tui_app_focus_index(a);
+
+	tui_keys_feed(&a->keys, k, &act);
+	if (act.mode_changed)
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+	switch (act.action) {
+	case TUI_ACT_NONE:
+		if (a->keys.mode == TUI_MODE_NORMAL && k->code == PTY_KEY_NONE &&
+		    k->mods == 0 && tui_app_focused(a) != NULL)
+			tui_app_message(a, false, "keys go to the agent only "
+			    "after Enter or i");
+		break;
+	case TUI_ACT_MODE:
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+		break;
+	case TUI_ACT_QUIT:
+		tui_app_quit(a);
+		break;
+	case TUI_ACT_SELECT_NEXT:
+		focus_to(a, i < 0 ? 0 : i + 1);
+		break;
+	case TUI_ACT_SELECT_PREV:
+		focus_to(a, i < 0 ? 0 : i - 1);
+		break;
+	case TUI_ACT_SELECT_FIRST:
+		focus_to(a, 0);
+		break;
+	case TUI_ACT_SELECT_LAST:
+		focus_to(a, (long)a->n - 1);
+		break;
+	case TUI_ACT_TYPE_START:
+		type_start(a);
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+		break;
+	case TUI_ACT_SEND_KEY:
+		send_key(a, &act);
+		break;
+	case TUI_ACT_HELP:
+		a->help = !a->help;
+		a->relayout = true;
+		tui_app_mark(a, TUI_DIRTY_ALL, true);
+		break;
+	case TUI_ACT_DISMISS:
+		if (a->help) {
+			a->help = false;
+			a->relayout = true;
+			tui_app_mark(a, TUI_DIRTY_ALL, true);
+		}
+		a->msg[0] = '\0';
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+		break;
+	case TUI_ACT_DETAIL_TOGGLE:
+		a->detail = !a->detail;
+		a->relayout = true;
+		tui_app_mark(a, TUI_DIRTY_ALL, true);
+		break;
+	case TUI_ACT_ZOOM_TOGGLE:
+		a->zoom = !a->zoom;
+		a->relayout = true;
+		tui_app_mark(a, TUI_DIRTY_ALL, true);
+		break;
+	case TUI_ACT_SCROLL:
+	case TUI_ACT_SCROLL_TOP:
+	case TUI_ACT_SCROLL_BOTTOM:
+	case TUI_ACT_SCROLL_EXIT:
+		scroll(a, &act);
+		break;
+	case TUI_ACT_CONFIRM_ASK:
+		confirm_ask(a, &act);
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+		break;
+	case TUI_ACT_CONFIRM_NO:
+		tui_app_message(a, false, "not done");
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+		break;
+	case TUI_ACT_CANCEL:
+		cancel(a);
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+		break;
+	case TUI_ACT_REJECT:
+	case TUI_ACT_APPLY:
+	case TUI_ACT_REVIEW:
+		unavailable(a, act.action);
+		break;
+	case TUI_ACT_RESIZE:
+		a->want_resize = true;
+		break;
+	case TUI_ACT_REDRAW:
+		tui_curses_invalidate(a->cur);
+		a->relayout = true;
+		tui_app_mark(a, TUI_DIRTY_ALL, true);
+		break;
+	case TUI_ACT_CLICK:
+		click(a, &act.key);
+		break;
+	case TUI_ACT_COUNT:
+		break;
+	}
+}

@@ -1,0 +1,525 @@
+/*
+ * surface_curses.c: the console's terminal, the only file that includes
+ * <curses.h> (STYLE A): a struct tui_surface over ncursesw (colour pairs
+ * allocated on demand for 8/16/256 colours, direct RGB on direct-colour
+ * terminals), keys read without waiting and turned into struct tui_key
+ * (Alt as an ESC prefix, the mouse wheel, resize), and the set-up and
+ * restore of the terminal. It never emits a title, a bell or a clipboard
+ * sequence (SPEC 4.7): only what curses draws.
+ */
+#include <errno.h>
+#include <langinfo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#include <curses.h>
+
+#include "tui/tui_int.h"
+
+#define CURSES_ESCDELAY_MS 25	/* a lone ESC waits this long for more */
+
+struct tui_curses {
+	SCREEN *scr;
+	struct tui_surface surf;
+	enum tui_colors colors;
+	bool direct;		/* colour numbers are 0xRRGGBB */
+	bool utf8;		/* the locale can show any character */
+	bool active;		/* curses owns the terminal */
+	int cur_x, cur_y;
+	bool cur_visible, cur_shown;
+};
+
+/* ---- colours and attributes ------------------------------------------- */
+
+/* A curses colour number for a packed PTY colour (-1: the default). */
+static int
+curses_color(const struct tui_curses *t, uint32_t c)
+{
+	uint8_t rgb[3];
+	int v;
+
+	switch (PTY_COLOR_KIND(c)) {
+	case PTY_COLOR_KIND_INDEXED:
+		v = (int)(c & 0xffu);
+		if (t->direct && v >= 8) {
+			tui_theme_index_rgb((unsigned)v, rgb);
+			v = rgb[0] << 16 | rgb[1] << 8 | rgb[2];
+			return v < 8 ? 8 : v;	/* 0..7 mean the ANSI colours */
+		}
+		return v < COLORS ? v : -1;
+	case PTY_COLOR_KIND_RGB:
+		if (t->direct) {
+			v = (int)(c & 0xffffffu);
+			return v < 8 ? 8 : v;
+		}
+		/* draw.c degrades already; this only guards a stray RGB */
+		c = tui_theme_degrade(c, COLORS >= 256 ? TUI_COLORS_256 :
+		    COLORS >= 16 ? TUI_COLORS_16 : TUI_COLORS_8);
+		v = (int)(c & 0xffu);
+		return PTY_COLOR_KIND(c) == PTY_COLOR_KIND_INDEXED &&
+		    v < COLORS ? v : -1;
+	default:
+		return -1;
+	}
+}
+
+static int
+curses_pair(const struct tui_curses *t, const struct tui_style *st)
+{
+	int fg, bg, pair;
+
+	if (t->colors == TUI_COLORS_NONE)
+		return 0;
+	fg = curses_color(t, st->fg);
+	bg = curses_color(t, st->bg);
+	if (fg == -1 && bg == -1)
+		return 0;
+	/* ncurses keeps the pairs and recycles the oldest when full. */
+	pair = alloc_pair(fg, bg);
+	return pair < 0 ? 0 : pair;
+}
+
+static attr_t
+curses_attrs(const struct tui_style *st)
+{
+	attr_t a = A_NORMAL;
+
+	if (st->attrs & PTY_ATTR_BOLD)
+		a |= A_BOLD;
+	if (st->attrs & PTY_ATTR_UNDERLINE)
+		a |= A_UNDERLINE;
+	if (st->attrs & PTY_ATTR_ITALIC)
+		a |= A_ITALIC;
+	if (st->attrs & PTY_ATTR_BLINK)
+		a |= A_BLINK;
+	if (st->attrs & PTY_ATTR_REVERSE)
+		a |= A_REVERSE;
+	if (st->attrs & PTY_ATTR_CONCEAL)
+		a |= A_INVIS;
+	return a;
+}
+
+/* ---- the surface ---------------------------------------------------------- */
+
+/* Box drawing and the ellipsis when the locale cannot show them. */
+static bool
+put_fallback(struct tui_curses *t, int x, int y, wchar_t wc, int width,
+    attr_t a, int pair)
+{
+	chtype ch;
+
+	(void)t;
+	switch (wc) {
+	case 0x2502:
+		ch = ACS_VLINE;
+		break;
+	case 0x2500:
+		ch = ACS_HLINE;
+		break;
+	case 0x2026:
+		ch = '~';
+		break;
+	default:
+		ch = wc >= 0x20 && wc < 0x7f ? (chtype)wc : '?';
+		break;
+	}
+	wattr_set(stdscr, a, 0, &pair);
+	mvwaddch(stdscr, y, x, ch);
+	if (width == 2)
+		waddch(stdscr, '?');
+	wattr_set(stdscr, A_NORMAL, 0, NULL);
+	return true;
+}
+
+static void
+surf_put_cell(void *ud, int x, int y, const char *utf8, int width,
+    const struct tui_style *st)
+{
+	struct tui_curses *t = ud;
+	wchar_t wch[PTY_CELL_MAXCP + 1];
+	mbstate_t ps;
+	size_t len = strlen(utf8), off = 0, n = 0, k;
+	attr_t a = curses_attrs(st);
+	int pair = curses_pair(t, st);
+	cchar_t cc;
+
+	if (x < 0 || y < 0 || y >= LINES || x + width > COLS || len == 0)
+		return;
+	memset(&ps, 0, sizeof ps);
+	while (off < len && n < PTY_CELL_MAXCP) {
+		wchar_t wc;
+
+		k = mbrtowc(&wc, utf8 + off, len - off, &ps);
+		if (k == (size_t)-1 || k == (size_t)-2 || k == 0)
+			break;
+		wch[n++] = wc;
+		off += k;
+	}
+	if (n == 0) {
+		wch[n++] = L'?';
+	}
+	wch[n] = L'\0';
+	if (!t->utf8 && (wch[0] >= 0x7f || n > 1)) {
+		put_fallback(t, x, y, wch[0], width, a, pair);
+		return;
+	}
+	if (setcchar(&cc, wch, a, 0, &pair) == ERR) {
+		wch[0] = L'?';
+		wch[1] = L'\0';
+		if (setcchar(&cc, wch, a, 0, &pair) == ERR)
+			return;
+	}
+	mvwadd_wch(stdscr, y, x, &cc);
+}
+
+static void
+surf_clear(void *ud)
+{
+	(void)ud;
+	werase(stdscr);
+}
+
+static void
+surf_set_cursor(void *ud, int x, int y, bool visible)
+{
+	struct tui_curses *t = ud;
+
+	t->cur_x = x;
+	t->cur_y = y;
+	t->cur_visible = visible;
+}
+
+static void
+surf_size(void *ud, int *w, int *h)
+{
+	(void)ud;
+	getmaxyx(stdscr, *h, *w);
+}
+
+static const struct tui_surface_ops curses_ops = {
+	.put_cell = surf_put_cell,
+	.clear = surf_clear,
+	.set_cursor = surf_set_cursor,
+	.size = surf_size,
+};
+
+/* ---- set-up and restore -------------------------------------------------- */
+
+static void
+setup_colors(struct tui_curses *t)
+{
+	t->colors = TUI_COLORS_NONE;
+	if (!has_colors() || start_color() == ERR)
+		return;
+	use_default_colors();
+	t->colors = tui_theme_colors_detect(COLORS, getenv("COLORTERM"),
+	    getenv("NO_COLOR"));
+	/*
+	 * Curses sends 24-bit colour only through a direct-colour terminfo
+	 * entry (TERM=xterm-direct...); elsewhere RGB is degraded to the
+	 * nearest of the palette, which never redefines the operator's
+	 * palette entries.
+	 */
+	t->direct = COLORS >= 0x1000000;
+	if (t->colors == TUI_COLORS_TRUE && !t->direct)
+		t->colors = COLORS >= 256 ? TUI_COLORS_256 : COLORS >= 16 ?
+		    TUI_COLORS_16 : TUI_COLORS_8;
+}
+
+int
+tui_curses_open(struct tui_curses **out, char *err, size_t errsz)
+{
+	struct tui_curses *t;
+	const char *cs;
+
+	*out = NULL;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		snprintf(err, errsz, "the console needs a terminal");
+		return -ENOTTY;
+	}
+	if ((t = calloc(1, sizeof *t)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	cs = nl_langinfo(CODESET);
+	t->utf8 = cs != NULL && (strcmp(cs, "UTF-8") == 0 ||
+	    strcmp(cs, "utf8") == 0);
+	if ((t->scr = newterm(NULL, stdout, stdin)) == NULL) {
+		snprintf(err, errsz, "cannot use terminal type '%.64s'",
+		    getenv("TERM") ? getenv("TERM") : "(unset)");
+		free(t);
+		return -EIO;
+	}
+	set_term(t->scr);
+	t->active = true;
+	raw();
+	noecho();
+	nonl();
+	intrflush(stdscr, FALSE);
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	meta(stdscr, TRUE);
+	leaveok(stdscr, FALSE);
+	scrollok(stdscr, FALSE);
+	set_escdelay(CURSES_ESCDELAY_MS);
+	curs_set(0);
+	setup_colors(t);
+	mouseinterval(0);
+	mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	t->surf.ops = &curses_ops;
+	t->surf.ud = t;
+	*out = t;
+	return 0;
+}
+
+void
+tui_curses_restore(struct tui_curses *t)
+{
+	if (t == NULL || !t->active)
+		return;
+	t->active = false;
+	mousemask(0, NULL);
+	curs_set(1);
+	endwin();
+}
+
+void
+tui_curses_close(struct tui_curses *t)
+{
+	if (t == NULL)
+		return;
+	tui_curses_restore(t);
+	delscreen(t->scr);
+	free(t);
+}
+
+const struct tui_surface *
+tui_curses_surface(struct tui_curses *t)
+{
+	return &t->surf;
+}
+
+enum tui_colors
+tui_curses_colors(const struct tui_curses *t)
+{
+	return t->colors;
+}
+
+int
+tui_curses_input_fd(const struct tui_curses *t)
+{
+	(void)t;
+	return STDIN_FILENO;
+}
+
+void
+tui_curses_resize(struct tui_curses *t)
+{
+	struct winsize ws;
+
+	if (!t->active)
+		return;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 &&
+	    ws.ws_col > 0)
+		resizeterm(ws.ws_row, ws.ws_col);
+}
+
+void
+tui_curses_invalidate(struct tui_curses *t)
+{
+	(void)t;
+	clearok(curscr, TRUE);
+}
+
+void
+tui_curses_flush(struct tui_curses *t)
+{
+	if (!t->active)
+		return;
+	/*
+	 * The cursor always ends where the pane put it (or the pane's corner
+	 * when hidden), so a list or status update elsewhere never moves the
+	 * operator's cursor (SPEC 4.2).
+	 */
+	if (t->cur_y >= 0 && t->cur_y < LINES && t->cur_x >= 0 &&
+	    t->cur_x < COLS)
+		wmove(stdscr, t->cur_y, t->cur_x);
+	if (t->cur_visible != t->cur_shown) {
+		curs_set(t->cur_visible ? 1 : 0);
+		t->cur_shown = t->cur_visible;
+	}
+	wnoutrefresh(stdscr);
+	doupdate();
+}
+
+/* ---- keys ----------------------------------------------------------------- */
+
+/* Modifiers of xterm's extended key names ("kUP5"): 1 + bits. */
+static unsigned
+xterm_mods(int n)
+{
+	unsigned m = 0;
+
+	n -= 1;
+	if (n & 1)
+		m |= PTY_MOD_SHIFT;
+	if (n & 2)
+		m |= PTY_MOD_ALT;
+	if (n & 4)
+		m |= PTY_MOD_CTRL;
+	return m;
+}
+
+/* Keys ncurses only knows by their terminfo name (modified arrows). */
+static bool
+key_by_name(int code, struct tui_key *out)
+{
+	static const struct {
+		const char *name;
+		int key;
+	} names[] = {
+		{ "kUP", PTY_KEY_UP }, { "kDN", PTY_KEY_DOWN },
+		{ "kLFT", PTY_KEY_LEFT }, { "kRIT", PTY_KEY_RIGHT },
+		{ "kHOM", PTY_KEY_HOME }, { "kEND", PTY_KEY_END },
+		{ "kDC", PTY_KEY_DEL }, { "kIC", PTY_KEY_INS },
+		{ "kPRV", PTY_KEY_PAGEUP }, { "kNXT", PTY_KEY_PAGEDOWN },
+	};
+	const char *kn = keyname(code);
+	size_t i, l;
+
+	if (kn == NULL)
+		return false;
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		l = strlen(names[i].name);
+		if (strncmp(kn, names[i].name, l) == 0 && kn[l] >= '2' &&
+		    kn[l] <= '8' && kn[l + 1] == '\0') {
+			*out = tui_key_special(names[i].key,
+			    xterm_mods(kn[l] - '0'));
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+key_special(int code, struct tui_key *out)
+{
+	static const struct {
+		int curses;
+		int key;
+		unsigned mods;
+	} map[] = {
+		{ KEY_UP, PTY_KEY_UP, 0 },
+		{ KEY_DOWN, PTY_KEY_DOWN, 0 },
+		{ KEY_LEFT, PTY_KEY_LEFT, 0 },
+		{ KEY_RIGHT, PTY_KEY_RIGHT, 0 },
+		{ KEY_HOME, PTY_KEY_HOME, 0 },
+		{ KEY_END, PTY_KEY_END, 0 },
+		{ KEY_PPAGE, PTY_KEY_PAGEUP, 0 },
+		{ KEY_NPAGE, PTY_KEY_PAGEDOWN, 0 },
+		{ KEY_IC, PTY_KEY_INS, 0 },
+		{ KEY_DC, PTY_KEY_DEL, 0 },
+		{ KEY_BACKSPACE, PTY_KEY_BACKSPACE, 0 },
+		{ KEY_ENTER, PTY_KEY_ENTER, 0 },
+		{ KEY_BTAB, PTY_KEY_TAB, PTY_MOD_SHIFT },
+		{ KEY_SR, PTY_KEY_UP, PTY_MOD_SHIFT },
+		{ KEY_SF, PTY_KEY_DOWN, PTY_MOD_SHIFT },
+		{ KEY_SLEFT, PTY_KEY_LEFT, PTY_MOD_SHIFT },
+		{ KEY_SRIGHT, PTY_KEY_RIGHT, PTY_MOD_SHIFT },
+		{ KEY_SHOME, PTY_KEY_HOME, PTY_MOD_SHIFT },
+		{ KEY_SEND, PTY_KEY_END, PTY_MOD_SHIFT },
+		{ KEY_SDC, PTY_KEY_DEL, PTY_MOD_SHIFT },
+		{ KEY_SIC, PTY_KEY_INS, PTY_MOD_SHIFT },
+		{ KEY_RESIZE, TUI_KEY_RESIZE, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof map / sizeof map[0]; i++) {
+		if (map[i].curses == code) {
+			*out = tui_key_special(map[i].key, map[i].mods);
+			return true;
+		}
+	}
+	if (code >= KEY_F(1) && code <= KEY_F(12)) {
+		*out = tui_key_special(PTY_KEY_F1 + (code - KEY_F(1)), 0);
+		return true;
+	}
+	if (code >= KEY_F(13) && code <= KEY_F(24)) {	/* xterm: S-F1.. */
+		*out = tui_key_special(PTY_KEY_F1 + (code - KEY_F(13)),
+		    PTY_MOD_SHIFT);
+		return true;
+	}
+	return key_by_name(code, out);
+}
+
+static bool
+key_mouse(struct tui_key *out)
+{
+	MEVENT ev;
+
+	if (getmouse(&ev) != OK)
+		return false;
+	if (ev.bstate & BUTTON4_PRESSED)
+		*out = tui_key_special(TUI_KEY_WHEEL_UP, 0);
+	else if (ev.bstate & BUTTON5_PRESSED)
+		*out = tui_key_special(TUI_KEY_WHEEL_DOWN, 0);
+	else if (ev.bstate & BUTTON1_PRESSED)
+		*out = tui_key_special(TUI_KEY_CLICK, 0);
+	else
+		return false;
+	out->x = ev.x;
+	out->y = ev.y;
+	return true;
+}
+
+/* One raw event: 1 and a key, 0 when nothing is pending, -1 to skip. */
+static int
+read_one(struct tui_key *out)
+{
+	wint_t wc;
+	int r = wget_wch(stdscr, &wc);
+
+	if (r == ERR)
+		return 0;
+	if (r == KEY_CODE_YES) {
+		if (wc == KEY_MOUSE)
+			return key_mouse(out) ? 1 : -1;
+		return key_special((int)wc, out) ? 1 : -1;
+	}
+	*out = tui_key_from_char((uint32_t)wc);
+	return 1;
+}
+
+int
+tui_curses_read_key(struct tui_curses *t, struct tui_key *out)
+{
+	struct tui_key next;
+	int r;
+
+	if (!t->active)
+		return 0;
+	while ((r = read_one(out)) < 0)
+		;
+	if (r == 0)
+		return 0;
+	if (out->code != PTY_KEY_ESCAPE || out->mods != 0)
+		return 1;
+	/* ESC and a key already waiting behind it: that key with Alt. */
+	while ((r = read_one(&next)) < 0)
+		;
+	if (r == 0)
+		return 1;
+	if (next.code == TUI_KEY_RESIZE || next.code == TUI_KEY_CLICK ||
+	    next.code == TUI_KEY_WHEEL_UP || next.code == TUI_KEY_WHEEL_DOWN) {
+		/* not a chord: keep the Escape, lose nothing important */
+		*out = next;
+		return 1;
+	}
+	next.mods |= PTY_MOD_ALT;
+	*out = next;
+	return 1;
+}

@@ -1,0 +1,329 @@
+/*
+ * view.c: the console's view of its leases and of the focused pane's
+ * scrollback (STYLE F): which journal leases the list shows, the activity
+ * and mode label of a row, the detail panel's lines (SPEC 4.3), the
+ * scrollback window (SPEC 4.4) and the cache of scrollback lines a holder
+ * sent. Pure: records and frames in, values out; no loop, no terminal.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "lease/lease.h"
+#include "tui/tui_core.h"
+
+/* ---- scrollback window ----------------------------------------------------- */
+
+void
+tui_scroll_move(struct tui_scroll *s, long lines)
+{
+	assert(s != NULL);
+	if (lines < 0) {
+		size_t down = (size_t)-(lines + 1) + 1;
+
+		s->offset = down >= s->offset ? 0 : s->offset - down;
+	} else {
+		size_t fwd = (size_t)lines;
+
+		s->offset = fwd >= s->total - s->offset ? s->total :
+		    s->offset + fwd;
+	}
+}
+
+void
+tui_scroll_set_total(struct tui_scroll *s, size_t total)
+{
+	assert(s != NULL);
+	if (s->offset > 0 && total > s->total)
+		s->offset += total - s->total;
+	s->total = total;
+	if (s->offset > total)
+		s->offset = total;
+}
+
+bool
+tui_scroll_source(const struct tui_scroll *s, int y, size_t *sb, int *row)
+{
+	size_t line;
+
+	assert(s != NULL && sb != NULL && row != NULL && y >= 0);
+	/* The pane shows lines total - offset + y of scrollback + screen. */
+	line = s->total - s->offset + (size_t)y;
+	if (line < s->total) {
+		*sb = line;
+		return true;
+	}
+	*row = (int)(line - s->total);
+	return false;
+}
+
+void
+tui_scroll_needed(const struct tui_scroll *s, int pane_h, size_t *from,
+    size_t *n)
+{
+	assert(s != NULL && from != NULL && n != NULL);
+	*from = s->total - s->offset;
+	*n = pane_h <= 0 ? 0 : s->offset < (size_t)pane_h ? s->offset :
+	    (size_t)pane_h;
+}
+
+/* ---- scrollback cache -------------------------------------------------------- */
+
+void
+tui_sbcache_init(struct tui_sbcache *c)
+{
+	assert(c != NULL);
+	memset(c, 0, sizeof *c);
+}
+
+void
+tui_sbcache_free(struct tui_sbcache *c)
+{
+	if (c == NULL)
+		return;
+	free(c->buf);
+	free(c->off);
+	memset(c, 0, sizeof *c);
+}
+
+void
+tui_sbcache_reset(struct tui_sbcache *c)
+{
+	assert(c != NULL);
+	c->from = c->n = c->total = c->len = 0;
+}
+
+static int
+grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	if ((np = realloc(*p, ncap * elem)) == NULL)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+int
+tui_sbcache_apply(struct tui_sbcache *c, const uint8_t *p, size_t len)
+{
+	struct pty_rd r;
+	uint32_t from, total, n;
+	size_t base, nlines, blen, used, start, i;
+	bool extend;
+
+	assert(c != NULL && (p != NULL || len == 0));
+	if (pty_wire_check(PTY_W_SB_LINES, p, len) < 0)
+		return PTY_EPROTO;
+	pty_rd_init(&r, p, len);
+	from = pty_rd_u32(&r);
+	total = pty_rd_u32(&r);
+	n = pty_rd_u32(&r);
+	if (r.bad)
+		return PTY_EPROTO;
+	extend = c->n > 0 && from == c->from + c->n;
+	base = extend ? c->n : 0;
+	blen = extend ? c->len : 0;
+	nlines = base + n;
+	if (nlines > TUI_SBCACHE_MAX)
+		return -E2BIG;
+	if (grow((void **)&c->off, &c->offcap, nlines + 1, sizeof *c->off) <
+	    0 || grow((void **)&c->buf, &c->cap, blen + (len - r.off), 1) < 0)
+		return -ENOMEM;
+	c->off[base] = blen;
+	start = r.off;
+	for (i = 0; i < n; i++) {
+		if (pty_line_unpack(p + r.off, len - r.off, NULL, 0, &used) <
+		    0)
+			return PTY_EPROTO;	/* cannot happen after check */
+		r.off += used;
+		c->off[base + i + 1] = blen + (r.off - start);
+	}
+	memcpy(c->buf + blen, p + start, r.off - start);
+	c->len = blen + (r.off - start);
+	if (!extend)
+		c->from = from;
+	c->n = nlines;
+	c->total = total;
+	return 0;
+}
+
+bool
+tui_sbcache_has(const struct tui_sbcache *c, size_t from, size_t n)
+{
+	assert(c != NULL);
+	if (n == 0)
+		return true;
+	return c->n > 0 && from >= c->from && from - c->from <= c->n &&
+	    n <= c->n - (from - c->from);
+}
+
+int
+tui_sbcache_line(const struct tui_sbcache *c, size_t idx,
+    struct pty_cell *cells, int maxcells)
+{
+	size_t k, used;
+	int rc;
+
+	assert(c != NULL && (cells != NULL || maxcells == 0));
+	if (c->n == 0 || idx < c->from || idx - c->from >= c->n)
+		return -1;
+	k = idx - c->from;
+	rc = pty_line_unpack(c->buf + c->off[k], c->off[k + 1] - c->off[k],
+	    cells, maxcells, &used);
+	if (rc < 0)
+		return -1;
+	return rc < maxcells ? rc : maxcells;
+}
+
+/* ---- leases ------------------------------------------------------------------ */
+
+bool
+tui_view_needs_holder(const struct lease_record *r)
+{
+	assert(r != NULL);
+	return r->state == LEASE_STATE_RUNNING ||
+	    (r->state == LEASE_STATE_PROVISIONING && r->holder_pid > 0);
+}
+
+bool
+tui_view_listed(const struct lease_record *r, bool shown)
+{
+	assert(r != NULL);
+	if (shown || !lease_state_final(r->state) || r->unseen)
+		return true;
+	/* SPEC 9.3 keeps leases with unfinished cleanup in sight. */
+	return r->cleanup == LEASE_CLEANUP_PENDING ||
+	    r->cleanup == LEASE_CLEANUP_FAILED;
+}
+
+enum tui_activity
+tui_view_activity(const struct lease_record *r, bool lost, bool exited,
+    int exit_status, bool cancelled, const char *holder_activity)
+{
+	enum tui_activity a;
+
+	assert(r != NULL);
+	if (lost)
+		return TUI_ACTIVITY_LOST;
+	if (exited) {
+		if (cancelled)
+			return TUI_ACTIVITY_CANCELLED;
+		return WIFEXITED(exit_status) && WEXITSTATUS(exit_status) == 0 ?
+		    TUI_ACTIVITY_DONE : TUI_ACTIVITY_FAILED;
+	}
+	if (holder_activity != NULL &&
+	    (a = tui_activity_from_name(holder_activity)) !=
+	    TUI_ACTIVITY_UNKNOWN)
+		return a;
+	return tui_activity_from_name(lease_activity_name(r->activity));
+}
+
+const char *
+tui_view_mode_label(const struct lease_record *r)
+{
+	assert(r != NULL);
+	if (r->mode == LEASE_MODE_TRUSTED_LOCAL)
+		return "trusted_local";
+	if (r->isolation != NULL && r->isolation[0] != '\0')
+		return r->isolation;
+	return r->adapter != NULL ? r->adapter : "sandboxed";
+}
+
+/* Append a formatted value to buf; NULL when it does not fit. */
+static const char *
+fmt(char *buf, size_t bufsz, size_t *used, const char *f, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static const char *
+fmt(char *buf, size_t bufsz, size_t *used, const char *f, ...)
+{
+	va_list ap;
+	char *at = buf + *used;
+	size_t room = bufsz - *used;
+	int n;
+
+	if (room == 0)
+		return NULL;
+	va_start(ap, f);
+	n = vsnprintf(at, room, f, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	*used += (size_t)n + 1 < room ? (size_t)n + 1 : room;
+	return at;
+}
+
+static const char *
+or_dash(const char *s)
+{
+	return s != NULL && s[0] != '\0' ? s : "-";
+}
+
+size_t
+tui_view_detail(const struct lease_record *r, const char *title,
+    const char *lost, struct tui_kv *kv, size_t max, char *buf,
+    size_t bufsz)
+{
+	const char *v;
+	size_t n = 0, used = 0;
+
+	assert(r != NULL && (kv != NULL || max == 0) && buf != NULL);
+#define KV(k, val)                                                        \
+	do {                                                              \
+		if (n < max) {                                            \
+			kv[n].key = (k);                                  \
+			kv[n].value = or_dash(val);                       \
+			n++;                                              \
+		}                                                         \
+	} while (0)
+	/* Most telling first: the panel may be only a dozen rows high. */
+	v = fmt(buf, bufsz, &used, "%s%s%s, cleanup %s",
+	    lease_state_name(r->state), r->failed_reason ? ": " : "",
+	    r->failed_reason ? r->failed_reason : "",
+	    lease_cleanup_name(r->cleanup));
+	KV("state", v);
+	if (lost != NULL)
+		KV("lost", lost);
+	KV("title", title);
+	if (r->base != NULL)
+		v = fmt(buf, bufsz, &used, "%.12s%s%s%s", r->base,
+		    r->base_ref ? " (" : "", r->base_ref ? r->base_ref : "",
+		    r->base_ref ? ")" : "");
+	else
+		v = NULL;
+	KV("base", v);
+	KV("branch", r->branch);
+	KV("worktree", r->worktree);
+	KV("sandbox", r->sandbox_id);
+	if (r->isolation != NULL && r->adapter != NULL &&
+	    strcmp(r->isolation, r->adapter) != 0)
+		v = fmt(buf, bufsz, &used, "%s (%s)", r->adapter,
+		    r->isolation);
+	else
+		v = r->adapter != NULL ? r->adapter : r->isolation;
+	KV("adapter", v);
+	KV("policy", r->policy);
+	KV("limits", r->limits);
+	if (r->receipt_len > 0)
+		v = fmt(buf, bufsz, &used, "%" PRId64 " entries, head %.16s",
+		    r->receipt_len, r->receipt_head);
+	else
+		v = NULL;
+	KV("receipt", v);
+	KV("workspace", r->workspace);
+	KV("id", r->id);
+#undef KV
+	return n;
+}
