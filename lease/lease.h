@@ -490,20 +490,24 @@ int lease_git_init(void);
 void lease_git_shutdown(void);
 
 /*
- * lease_git_open: open the operator's repository at dir (searching upward
- * from dir, as git does). Errors: LEASE_ENOTREPO, LEASE_EBARE.
+ * lease_git_open: open the operator's repository at dir (NULL: ".";
+ * found by searching upward from dir, as git does). *out is always set
+ * (NULL only on -ENOMEM) and carries the message; free it with
+ * lease_git_free. Errors: LEASE_ENOTREPO, LEASE_EBARE, LEASE_EOWNER,
+ * LEASE_EGIT.
  *
- * Ownership (libgit2 1.5.1 run as root refuses a repository owned by
- * another user, as git's safe.directory does): if the search finds a
- * repository owned by someone else, the open is retried with owner
- * validation disabled only for dir itself (no search), because the
- * operator named it; the option is process-wide, so it is switched off
- * just around that open (and the worktree operations on that repository)
- * and restored at once. A repository found above dir owned by someone
- * else is refused (LEASE_EOWNER): name its top directory. Never use this
- * for repositories found inside workspaces or sandboxes. While a call
- * here runs, no other thread of the process may open an untrusted
- * repository.
+ * Ownership: libgit2 1.5.1 run as root refuses a repository owned by
+ * another user (as git's safe.directory does) and reports it as "not
+ * found". The repository is first opened with the owner check on; if
+ * that fails and the repository is owned by someone else, it is opened
+ * with owner validation disabled only when dir is that repository's top
+ * (or .git) directory, i.e. the operator named it. The option is
+ * process-wide: it is switched off just around that open (and around the
+ * worktree operations on that repository) and restored at once, so no
+ * other thread of the process may open an untrusted repository meanwhile.
+ * A foreign repository found above dir is refused (LEASE_EOWNER: name its
+ * top directory). Never use this for repositories inside workspaces or
+ * sandboxes.
  */
 LEASE_NODISCARD int lease_git_open(struct lease_git **out, const char *dir);
 void lease_git_free(struct lease_git *);
