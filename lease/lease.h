@@ -301,8 +301,9 @@ struct lease_store_opts {
  * foreign file gives LEASE_ECORRUPT, a newer schema LEASE_ESCHEMA, a lock
  * held past the timeout LEASE_ELOCKED, a read-only directory or file
  * LEASE_EREADONLY, a full disk -ENOSPC; each message names the file. On
- * any return *out is set to a handle (NULL only on -ENOMEM) that carries
- * the message and must be closed with lease_store_close.
+ * any return *out is set to a handle (NULL only on -ENOMEM, or -EINVAL
+ * for an empty path) that carries the message and must be closed with
+ * lease_store_close; after a failure only errmsg and close may be used.
  */
 LEASE_NODISCARD int lease_store_open(struct lease_store **out,
     const char *path);
@@ -406,6 +407,8 @@ LEASE_NODISCARD int lease_store_set_holder(struct lease_store *,
  * (LEASE_EEXIST). _removed re-evaluates cleanup: a final lease whose
  * runtime resources (all kinds but branch and lease_dir) are all removed
  * gets cleanup confirmed in the same transaction. scope may be NULL.
+ * Planning a branch, worktree, workspace or sandbox also sets the lease's
+ * branch, worktree, workspace or sandbox_id column to the identity.
  */
 LEASE_NODISCARD int lease_store_resource_plan(struct lease_store *,
     const char *id, enum lease_resource, const char *identity,
@@ -531,7 +534,10 @@ LEASE_NODISCARD int lease_git_resolve(struct lease_git *, const char *base,
  */
 LEASE_NODISCARD int lease_git_branch_create(struct lease_git *,
     const char *id, const char *oid_hex);
-/* lease_git_branch_delete: delete corral/<id>; absent is 0 (idempotent). */
+/*
+ * lease_git_branch_delete: delete corral/<id> and its reflog; absent is 0
+ * (idempotent); LEASE_EBUSY while a worktree has it checked out.
+ */
 LEASE_NODISCARD int lease_git_branch_delete(struct lease_git *,
     const char *id);
 /* lease_git_branch_exists: 1, 0, or a negative error. */
