@@ -13,6 +13,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -999,7 +1000,9 @@ static const VTermParserCallbacks fallback_cbs = {
  *    APC/PM/SOS strings are dropped, as xterm does, and DECRQSS requests
  *    0.1.4 would answer through a broken printf are answered here;
  *  - holds back a UTF-8 sequence cut at the end of a feed (0.1.4 turns it
- *    into U+FFFD) and writes at most WRITE_MAX bytes at a time.
+ *    into U+FFFD), drops what its UTF-8 decoder mishandles (text_check),
+ *    reimplements REP (rep), bounds CSI parameters, and writes at most
+ *    WRITE_MAX bytes at a time.
  * Plain text is found with memchr and passed on in place.
  */
 
@@ -1175,22 +1178,69 @@ is_c1(const uint8_t *p)
 	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
 }
 
-/* Pass b[span..end) on later, leaving out C1 codepoints. */
-static void
-strip_c1(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
-    size_t end)
+static bool
+all_ascii(const uint8_t *p, size_t n)
 {
-	const uint8_t *p;
+	uint64_t acc = 0, w;
+	size_t i = 0;
 
-	while (i + 1 < end && (p = memchr(b + i, 0xc2, end - i - 1)) != NULL) {
-		i = (size_t)(p - b);
-		if (is_c1(p)) {
-			flush(s, b, *span, i);
-			*span = i + 2;
-			i += 2;
-		} else {
-			i++;
+	for (; i + 8 <= n; i += 8) {
+		memcpy(&w, p + i, 8);
+		acc |= w;
+	}
+	for (; i < n; i++)
+		acc |= p[i];
+	return (acc & 0x8080808080808080ull) == 0;
+}
+
+static void
+drop(struct pty_screen *s, const uint8_t *b, size_t *span, size_t at,
+    size_t n)
+{
+	flush(s, b, *span, at);
+	*span = at + n;
+}
+
+/*
+ * Text b[i..end) is passed on later from *span; leave out what 0.1.4's
+ * UTF-8 decoder mishandles. Its state outlives a text run, and a run that
+ * starts while a sequence is unfinished writes one codepoint past its
+ * stack array; so every unfinished sequence is dropped (one cut by the
+ * end of this feed, when end == len, is left for the caller to hold), and
+ * so are bytes 0xf8-0xff (5- and 6-byte forms) and C1 codepoints.
+ */
+static void
+text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
+    size_t end, size_t len)
+{
+	size_t k;
+
+	if (all_ascii(b + i, end - i))
+		return;
+	for (k = i; k < end; k++) {
+		uint8_t c = b[k];
+		int need, m;
+
+		if (c < 0xc0)
+			continue;
+		if (c >= 0xf8) {
+			drop(s, b, span, k, 1);
+			continue;
 		}
+		need = utf8_need(c);
+		for (m = 1; m < need && k + (size_t)m < end &&
+		    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
+			;
+		if (m == need) {
+			if (need == 2 && is_c1(b + k))
+				drop(s, b, span, k, 2);
+			k += (size_t)need - 1;
+			continue;
+		}
+		if (k + (size_t)m == end && end == len)
+			break;
+		drop(s, b, span, k, (size_t)m);
+		k += (size_t)m - 1;
 	}
 }
 
@@ -1271,7 +1321,8 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			f->u8[f->nu8++] = b[i++];
 		if (f->nu8 < need && i == len)
 			return;
-		if (!(f->nu8 == 2 && is_c1(f->u8)))
+		/* Unfinished or C1: dropped, as in text_check. */
+		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8)))
 			vwrite(s, f->u8, f->nu8);
 		f->nu8 = 0;
 		span = i;
@@ -1284,7 +1335,7 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			const uint8_t *e = memchr(b + i, 0x1b, len - i);
 			size_t end = e != NULL ? (size_t)(e - b) : len;
 
-			strip_c1(s, b, &span, i, end);
+			text_check(s, b, &span, i, end, len);
 			i = end;
 			if (e == NULL)
 				break;
@@ -1637,7 +1688,8 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 	struct grid np, na;
 	struct row **tmp;
 	bool on_alt;
-	int push = 0, pull = 0, i, orows, ocols;
+	int push = 0, pull = 0, i, orows, ocols, n;
+	char seq[48];
 	VTermPos pos;
 
 	if (s == NULL || rows < 1 || rows > 1000 || cols < 1 || cols > 1000)
@@ -1713,6 +1765,18 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 	s->resize_delta = on_alt ? 0 : pull - push;
 	vterm_set_size(s->vt, rows, cols);
 	s->resize_delta = 0;
+	/*
+	 * Like xterm and tmux, a resize resets the margins: 0.1.4 keeps a top
+	 * margin that may now lie below the screen and then scrolls a
+	 * negative height. The cursor stays put. A sequence cut by the
+	 * resize is dropped, so the filter and libvterm stay in step.
+	 */
+	vterm_state_get_cursorpos(s->vts, &pos);
+	n = snprintf(seq, sizeof seq, "\030\033[r\033[s\033[%d;%dH",
+	    pos.row + 1, pos.col + 1);
+	vwrite(s, seq, (size_t)n);
+	s->f.st = F_GROUND;
+	s->f.nu8 = 0;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	s->cur.row = pos.row < rows ? pos.row : rows - 1;
 	s->cur.col = pos.col < cols ? pos.col : cols - 1;
