@@ -1,0 +1,466 @@
+/*
+ * bench_echo.c: keystroke round trip (issue 2 item 5), median and p99,
+ * with no other load and with 16 busy endpoints (a coloured line every
+ * millisecond each). The agent is `bench_agent echo` (raw mode, writes
+ * back every byte) on a 200x50 terminal. One byte is typed; the clock
+ * stops when the echoed character is visible to the client:
+ *   corral   through a holder socket: PTY_W_INPUT, then ROWS frames into a
+ *            pty_mirror until the cell holds the character;
+ *   tmux     a real `tmux attach` client inside a PTY we own: the byte is
+ *            written to that PTY and the clock stops when the character
+ *            shows up, outside escape sequences, in the client's output.
+ * Each column is a struct echo_side in sides[]; the console (issue 3)
+ * adds a third one: `corral attach` in a PTY, like the tmux column.
+ *
+ * usage: bench_echo TMPDIR [KEYS]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench/lib/bench_util.h"
+#include "pty/pty.h"
+
+int main(int, char **);
+
+#define BUSY_N 16
+#define KEY_TIMEOUT_MS 2000
+#define MAX_KEYS 5000
+/* The agent prints this on row 0 once it is in raw mode. */
+#define READY "echo-ready"
+
+struct ctx {
+	const char *tmp;
+	char *bindir;
+	char *agent;
+};
+
+/* One measured endpoint: state for whichever side runs it. */
+struct echo_run {
+	struct ctx *x;
+	bool busy;
+	/* corral */
+	struct bu_holder echo;
+	struct bu_holder busyh[BUSY_N];
+	struct pty_client *client;
+	struct pty_mirror mirror;
+	/* tmux (and any client drawn in a PTY) */
+	struct bu_tmux tmux;
+	int master;
+	pid_t client_pid;
+	int scan;	/* escape-sequence scanner state */
+};
+
+struct echo_side {
+	const char *name;
+	/* Start the echo endpoint (and the busy ones); false if unavailable. */
+	bool (*setup)(struct echo_run *);
+	/* Type c as keystroke k: ms until it is visible, < 0 if lost. */
+	double (*key)(struct echo_run *, int k, uint8_t c);
+	void (*teardown)(struct echo_run *);
+};
+
+/* ---- corral: through the holder socket ------------------------------- */
+
+static char *
+mirror_row(const struct pty_mirror *m, int row, char *buf, size_t sz)
+{
+	size_t len = 0;
+
+	for (int col = 0; col < m->cols && len + 8 < sz; col++) {
+		const struct pty_cell *c = pty_mirror_cell(m, row, col);
+
+		if (c->width == 0)
+			continue;
+		buf[len++] = c->cp[0] > 0 && c->cp[0] < 0x80 ?
+		    (char)c->cp[0] : ' ';
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Apply frames until pred(row, col) holds c, or the deadline passes. */
+static bool
+mirror_wait(struct echo_run *r, int row, int col, uint32_t c, int ms)
+{
+	uint64_t end = bu_now_ns() + (uint64_t)ms * 1000000u;
+	const uint8_t *p;
+	size_t plen;
+	uint8_t type;
+
+	for (;;) {
+		if (row < r->mirror.rows && col < r->mirror.cols &&
+		    pty_mirror_cell(&r->mirror, row, col)->cp[0] == c)
+			return true;
+		uint64_t now = bu_now_ns();
+		if (now >= end)
+			return false;
+		if (pty_client_recv(r->client, &type, &p, &plen,
+		    (int)((end - now) / 1000000u) + 1) != 1)
+			return false;
+		if (pty_mirror_apply(&r->mirror, type, p, plen) < 0)
+			bu_die("corral: bad frame from the holder");
+	}
+}
+
+static void
+busy_holders(struct echo_run *r)
+{
+	for (int i = 0; i < BUSY_N; i++) {
+		char *dir = bu_fmt("%s/echo-busy-%d", r->x->tmp, i);
+		char *cmd[] = { r->x->agent, "tick", "3600", "0", NULL };
+
+		bu_holder_start(&r->busyh[i], r->x->bindir, dir, NULL, cmd);
+		free(dir);
+	}
+}
+
+static bool
+corral_setup(struct echo_run *r)
+{
+	struct bu_holder_cfg cfg = { .control = true, .transcript = -1 };
+	char *dir = bu_fmt("%s/echo", r->x->tmp), line[256];
+	char *cmd[] = { r->x->agent, "echo", NULL };
+	uint64_t end;
+	int rc;
+
+	if (r->busy)
+		busy_holders(r);
+	bu_holder_start(&r->echo, r->x->bindir, dir, &cfg, cmd);
+	free(dir);
+	if ((rc = pty_client_open(&r->client, r->echo.sock,
+	    PTY_HELLO_LIVE | PTY_HELLO_CONTROL, 5000)) < 0)
+		bu_die("corral: connect: %s", pty_strerror(rc));
+	pty_mirror_init(&r->mirror);
+	end = bu_now_ns() + 5000000000u;
+	for (;;) {
+		if (mirror_wait(r, 0, 0, READY[0], 100) &&
+		    strstr(mirror_row(&r->mirror, 0, line, sizeof line),
+		    READY) != NULL)
+			break;
+		if (bu_now_ns() > end)
+			bu_die("corral: the echo agent did not start");
+	}
+	return true;
+}
+
+static double
+corral_key(struct echo_run *r, int k, uint8_t c)
+{
+	uint64_t t0 = bu_now_ns();
+	int rc;
+
+	if ((rc = pty_client_send(r->client, PTY_W_INPUT, &c, 1)) < 0)
+		bu_die("corral: send: %s", pty_strerror(rc));
+	/* Keystrokes land on rows 1.. (row 0 holds READY). */
+	if (!mirror_wait(r, 1 + k / BU_COLS, k % BU_COLS, c, KEY_TIMEOUT_MS))
+		return -1;
+	return (double)(bu_now_ns() - t0) / 1e6;
+}
+
+static void
+corral_teardown(struct echo_run *r)
+{
+	pty_client_free(r->client);
+	pty_mirror_free(&r->mirror);
+	bu_holder_stop(&r->echo);
+	if (r->busy)
+		for (int i = 0; i < BUSY_N; i++)
+			bu_holder_stop(&r->busyh[i]);
+}
+
+/* ---- a client drawn in a PTY we own (tmux; later the console) -------- */
+
+enum { SC_GROUND, SC_ESC, SC_CSI, SC_STR, SC_STR_ESC };
+
+/* Feed output bytes; true when c appears as a printed character. */
+static bool
+scan(int *st, const uint8_t *p, size_t n, uint8_t c)
+{
+	bool seen = false;
+
+	for (size_t i = 0; i < n; i++) {
+		uint8_t b = p[i];
+
+		switch (*st) {
+		case SC_GROUND:
+			if (b == 0x1b)
+				*st = SC_ESC;
+			else if (b == c)
+				seen = true;
+			break;
+		case SC_ESC:
+			if (b == '[')
+				*st = SC_CSI;
+			else if (b == ']' || b == 'P' || b == '_' ||
+			    b == '^' || b == 'X')
+				*st = SC_STR;
+			else if (b >= 0x20 && b <= 0x2f)
+				; /* intermediate: stay */
+			else
+				*st = SC_GROUND;
+			break;
+		case SC_CSI:
+			if (b >= 0x40 && b <= 0x7e)
+				*st = SC_GROUND;
+			break;
+		case SC_STR:
+			if (b == 0x07)
+				*st = SC_GROUND;
+			else if (b == 0x1b)
+				*st = SC_STR_ESC;
+			break;
+		case SC_STR_ESC:
+			*st = b == '\\' ? SC_GROUND : SC_STR;
+			break;
+		}
+	}
+	return seen;
+}
+
+/* Read the client's output until c is printed (c == 0: until quiet). */
+static bool
+term_wait(struct echo_run *r, uint8_t c, int ms)
+{
+	uint64_t end = bu_now_ns() + (uint64_t)ms * 1000000u;
+	uint8_t buf[65536];
+
+	for (;;) {
+		struct pollfd pf = { .fd = r->master, .events = POLLIN };
+		uint64_t now = bu_now_ns();
+		ssize_t n;
+
+		if (now >= end)
+			return c == 0;
+		if (poll(&pf, 1, (int)((end - now) / 1000000u) + 1) <= 0)
+			continue;
+		n = read(r->master, buf, sizeof buf);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return false;
+		if (c == 0)
+			end = bu_now_ns() + (uint64_t)ms * 1000000u;
+		if (scan(&r->scan, buf, (size_t)n, c) && c != 0)
+			return true;
+	}
+}
+
+/* Run argv as a terminal client on a 200x50 PTY we own. */
+static void
+term_spawn(struct echo_run *r, char *const *argv)
+{
+	struct winsize ws = { .ws_row = BU_ROWS, .ws_col = BU_COLS };
+	int slave;
+
+	if (openpty(&r->master, &slave, NULL, NULL, &ws) < 0)
+		bu_die("openpty: %s", strerror(errno));
+	if ((r->client_pid = fork()) < 0)
+		bu_die("fork: %s", strerror(errno));
+	if (r->client_pid == 0) {
+		close(r->master);
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		if (slave > 2)
+			close(slave);
+		setenv("TERM", "xterm-256color", 1);
+		unsetenv("TMUX");
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(slave);
+	fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
+	r->scan = SC_GROUND;
+}
+
+static void
+term_stop(struct echo_run *r)
+{
+	if (r->client_pid > 0) {
+		kill(r->client_pid, SIGTERM);
+		while (waitpid(r->client_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		r->client_pid = 0;
+	}
+	if (r->master >= 0)
+		close(r->master);
+	r->master = -1;
+}
+
+static double
+term_key(struct echo_run *r, int k, uint8_t c)
+{
+	uint64_t t0 = bu_now_ns();
+
+	(void)k;
+	if (write(r->master, &c, 1) != 1)
+		bu_die("write to the client PTY: %s", strerror(errno));
+	if (!term_wait(r, c, KEY_TIMEOUT_MS))
+		return -1;
+	return (double)(bu_now_ns() - t0) / 1e6;
+}
+
+static bool
+tmux_setup(struct echo_run *r)
+{
+	char size[16], rows[16], *cmd;
+	char *argv[] = { "tmux", "-L", NULL, "-f", NULL, "attach", "-t",
+		"echo", NULL };
+
+	bu_tmux_start(&r->tmux, r->x->tmp);
+	snprintf(size, sizeof size, "%d", BU_COLS);
+	snprintf(rows, sizeof rows, "%d", BU_ROWS);
+	cmd = bu_fmt("exec '%s' echo", r->x->agent);
+	if (bu_tmux(&r->tmux, "new-session", "-d", "-s", "echo", "-x", size,
+	    "-y", rows, cmd, NULL) != 0)
+		bu_die("tmux: new-session echo failed");
+	free(cmd);
+	if (r->busy) {
+		cmd = bu_fmt("exec '%s' tick 3600 0", r->x->agent);
+		for (int i = 0; i < BUSY_N; i++)
+			if (bu_tmux(&r->tmux, "new-window", "-d", "-t",
+			    "base", cmd, NULL) != 0)
+				bu_die("tmux: new-window failed");
+		free(cmd);
+	}
+	/* The agent is in raw mode once it has printed READY. */
+	for (int i = 0;; i++) {
+		char out[16384];
+
+		if (bu_tmux_out(&r->tmux, out, sizeof out, "capture-pane",
+		    "-p", "-t", "echo", NULL) == 0 && strstr(out, READY))
+			break;
+		if (i > 250)
+			bu_die("tmux: the echo agent did not start");
+		bu_sleep_ms(20);
+	}
+	argv[2] = r->tmux.name;
+	argv[4] = r->tmux.conf;
+	term_spawn(r, argv);
+	/* The first drawing of the screen, then quiet. */
+	if (!term_wait(r, 0, 300))
+		bu_die("tmux: the client did not draw");
+	return true;
+}
+
+static void
+tmux_teardown(struct echo_run *r)
+{
+	term_stop(r);
+	bu_tmux_stop(&r->tmux);
+}
+
+static const struct echo_side sides[] = {
+	{ .name = "corral", .setup = corral_setup, .key = corral_key,
+	    .teardown = corral_teardown },
+	{ .name = "tmux", .setup = tmux_setup, .key = term_key,
+	    .teardown = tmux_teardown },
+	/*
+	 * Issue 3: the console, { "console", console_setup, term_key,
+	 * console_teardown }: a holder running the echo agent, then
+	 * `corral attach ID` through term_spawn.
+	 */
+};
+#define NSIDES (sizeof sides / sizeof sides[0])
+
+struct figures {
+	double median, p99, max;
+	bool ok;
+};
+
+static struct figures
+measure(struct ctx *x, const struct echo_side *s, bool busy, int keys)
+{
+	struct echo_run r;
+	struct figures f = { NAN, NAN, NAN, false };
+	double *v = calloc((size_t)keys, sizeof *v);
+	int lost = 0;
+
+	if (v == NULL)
+		bu_die("out of memory");
+	memset(&r, 0, sizeof r);
+	r.x = x;
+	r.busy = busy;
+	r.master = -1;
+	if (!s->setup(&r)) {
+		free(v);
+		return f;
+	}
+	if (busy)
+		bu_sleep_ms(500); /* let the busy endpoints get going */
+	for (int k = 0; k < keys; k++) {
+		double ms = s->key(&r, k, (uint8_t)('a' + k % 26));
+
+		if (ms < 0) {
+			lost++;
+			ms = KEY_TIMEOUT_MS;
+		}
+		v[k] = ms;
+		/* 1-3 ms between keystrokes, as typing never waits on us. */
+		bu_sleep_ms(1 + (unsigned)(k % 3));
+	}
+	s->teardown(&r);
+	if (lost > 0)
+		fprintf(stderr, "bench_echo: %s: %d keystrokes lost\n",
+		    s->name, lost);
+	f.median = bu_quantile(v, (size_t)keys, 0.5);
+	f.p99 = bu_quantile(v, (size_t)keys, 0.99);
+	f.max = v[keys - 1];
+	f.ok = lost == 0;
+	free(v);
+	return f;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct figures fig[2][NSIDES];
+	struct ctx x;
+	int keys = argc > 2 ? atoi(argv[2]) : 500;
+
+	if (argc < 2 || keys < 10 || keys > MAX_KEYS) {
+		fprintf(stderr, "usage: bench_echo TMPDIR [KEYS]\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	x.tmp = argv[1];
+	x.bindir = bu_bindir();
+	x.agent = bu_fmt("%s/bench_agent", x.bindir);
+	printf("echo: %d keystrokes, one byte each, until visible to the "
+	    "client (%dx%d)\n", keys, BU_COLS, BU_ROWS);
+	for (int b = 0; b < 2; b++)
+		for (size_t s = 0; s < NSIDES; s++) {
+			fig[b][s] = measure(&x, &sides[s], b == 1, keys);
+			printf("    %-7s %-24s median %.3f ms  p99 %.3f ms  "
+			    "max %.3f ms%s\n", sides[s].name,
+			    b ? "16 busy endpoints" : "idle", fig[b][s].median,
+			    fig[b][s].p99, fig[b][s].max,
+			    fig[b][s].ok ? "" : "  (keystrokes lost)");
+			fflush(stdout);
+		}
+	bu_result("echo", "echo median, idle", "ms", fig[0][0].median,
+	    fig[0][1].median, NAN, "", "info", "-");
+	bu_result("echo", "echo p99, idle", "ms", fig[0][0].p99,
+	    fig[0][1].p99, NAN, "", "info", "-");
+	bu_result("echo", "echo median, 16 busy", "ms", fig[1][0].median,
+	    fig[1][1].median, NAN, "", "< 1 ms",
+	    fig[1][0].ok && fig[1][0].median < 1.0 ? "MET" : "MISSED");
+	bu_result("echo", "echo p99, 16 busy", "ms", fig[1][0].p99,
+	    fig[1][1].p99, NAN, "", "< 10 ms",
+	    fig[1][0].ok && fig[1][0].p99 < 10.0 ? "MET" : "MISSED");
+	free(x.agent);
+	free(x.bindir);
+	return 0;
+}
