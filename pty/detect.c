@@ -106,12 +106,15 @@ struct pty_detect {
 	bool facts_ever;
 	uint64_t facts_ms;
 	bool tty_read;
+	bool tty_wait, wait_known;	/* a fg thread waits on the tty */
 	char fg_comm[64];
 	bool have_ticks;
 	uint64_t ticks, ticks_ms;
 	bool cpu_valid, cpu_busy;
 	uint64_t cpu_from_ms, cpu_ms, cpu_iv;
 	uint64_t facts_iv, facts_due;
+	bool asked;			/* want_facts was returned... */
+	uint64_t ask_ms;		/* ...at this time */
 	unsigned inflight;
 
 	/* the end */
@@ -617,6 +620,8 @@ pty_detect_set_facts(struct pty_detect *d, const struct pty_facts *f,
 	d->facts_ever = true;
 	d->facts_ms = now_ms;
 	d->tty_read = f->fg_tty_read;
+	d->wait_known = f->fg_wait_known || f->fg_tty_read;
+	d->tty_wait = f->fg_tty_wait || f->fg_tty_read;
 	copy_clean(d->fg_comm, sizeof d->fg_comm, f->fg_comm,
 	    strnlen(f->fg_comm, sizeof f->fg_comm), '?');
 	if (d->have_ticks && now_ms <= d->ticks_ms)
@@ -767,7 +772,27 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 	if (!quiet)
 		return;	/* echo, redraw or a short burst: keep */
 
-	/* Quiet. */
+	/*
+	 * Quiet. A caller that samples facts gets asked once before any
+	 * resting state is decided (one sample per quiet spell, not per
+	 * idle second); when the sample does not come, decide without.
+	 */
+	if ((d->o.flags & PTY_DETECT_F_FACTS) && !fresh &&
+	    !(d->asked && d->ask_ms >= last && now > d->ask_ms)) {
+		e->facts = true;
+		return;
+	}
+	/*
+	 * Nothing in the foreground waits on the terminal (a command runs
+	 * under a shell, a silent download, a sleep): it cannot be waiting
+	 * for an instruction, whatever its screen shows (SPEC 5.3).
+	 */
+	if (fresh && d->wait_known && !d->tty_wait) {
+		e->facts = true;	/* keep looking: it may start reading */
+		decide(e, PTY_DETECT_WORKING, "fact:no-tty-wait",
+		    "%s is not waiting on the terminal", d->fg_comm);
+		return;
+	}
 	if (b >= 0) {
 		decide_rule(e, d, b);
 		return;
@@ -870,6 +895,8 @@ pty_detect_step(struct pty_detect *d, uint64_t now_ms,
 		if (e.facts && e.quiet) {
 			if (now_ms >= d->facts_due) {
 				out->want_facts = true;
+				d->asked = true;
+				d->ask_ms = now_ms;
 				d->facts_due = now_ms + d->facts_iv;
 				d->facts_iv = d->facts_iv * 2 >
 				    d->o.facts_max_ms ? d->o.facts_max_ms :
@@ -940,11 +967,13 @@ pty_detect_explain(const struct pty_detect *d, uint64_t now_ms, char *buf,
 		put(buf, bufsz, &o, "output: none yet\n");
 	if (d->facts_ever)
 		put(buf, bufsz, &o,
-		    "facts: %" PRIu64 " ms ago: foreground %s, %s, cpu %s\n",
-		    ago(now_ms, d->facts_ms), d->fg_comm[0] != '\0' ?
-		    d->fg_comm : "?", d->tty_read ? "in a tty read" :
-		    "not in a tty read", !d->cpu_valid ? "unknown" :
-		    d->cpu_busy ? "busy" : "idle");
+		    "facts: %" PRIu64 " ms ago: foreground %s, %s, %s, "
+		    "cpu %s\n", ago(now_ms, d->facts_ms),
+		    d->fg_comm[0] != '\0' ? d->fg_comm : "?", d->tty_read ?
+		    "in a tty read" : "not in a tty read", !d->wait_known ?
+		    "terminal wait unknown" : d->tty_wait ?
+		    "waiting on the terminal" : "not waiting on the terminal",
+		    !d->cpu_valid ? "unknown" : d->cpu_busy ? "busy" : "idle");
 	else
 		put(buf, bufsz, &o, "facts: none sampled\n");
 	if (d->mark != 0)

@@ -3,7 +3,9 @@
  * foreground process group, whether a foreground process is asleep in a
  * terminal read (true for shells, `read`, Python input() and simple CLIs;
  * false for event-loop agents such as node, which sleep in epoll), the CPU
- * ticks of the session's processes, and process start times (PID reuse).
+ * ticks of the session's processes, whether any foreground thread waits on
+ * the terminal at all (a read, a poll/select, or an epoll set holding it),
+ * and process start times (PID reuse).
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -198,9 +200,96 @@ in_tty_read(pid_t pid)
 	}
 }
 
+/* Does the epoll instance epfd of pid watch a terminal? (fdinfo "tfd:") */
+static bool
+epoll_has_tty(pid_t pid, long epfd)
+{
+	char path[64], buf[8192], *p;
+
+	snprintf(path, sizeof path, "/proc/%d/fdinfo/%ld", (int)pid, epfd);
+	if (read_small(path, buf, sizeof buf) <= 0)
+		return false;
+	for (p = buf; (p = strstr(p, "tfd:")) != NULL; p += 4) {
+		long fd = strtol(p + 4, NULL, 10);
+
+		if (fd >= 0 && fd_is_tty(pid, fd))
+			return true;
+	}
+	return false;
+}
+
+/* What one thread is blocked in, as far as the terminal goes. */
+enum twait { TW_UNKNOWN, TW_OTHER, TW_TTY };
+
+/*
+ * Thread tid of pid waits on the terminal: read(2) on a tty fd, a
+ * select/poll family call with fd 0 a tty (the same approximation as
+ * in_tty_read), or epoll_wait on a set that holds a tty fd (node, Python
+ * asyncio, Rust's mio: event loops listening to their terminal). A thread
+ * running, sleeping, waiting on children, a futex or a socket does not.
+ * TW_UNKNOWN when its syscall file cannot be read (another user's process
+ * without ptrace rights).
+ */
+static enum twait
+thread_wait(pid_t pid, const char *tid)
+{
+	char path[320], buf[256];
+	long nr;
+	unsigned long arg0;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%s/syscall", (int)pid, tid);
+	if (read_small(path, buf, sizeof buf) <= 0)
+		return TW_UNKNOWN;
+	if (sscanf(buf, "%ld %lx", &nr, &arg0) != 2)
+		return TW_OTHER;	/* "running", or not in a syscall */
+	switch (nr) {
+	case SYS_read:
+	case SYS_readv:
+		return fd_is_tty(pid, (long)arg0) ? TW_TTY : TW_OTHER;
+	case SYS_select:
+	case SYS_pselect6:
+	case SYS_poll:
+	case SYS_ppoll:
+		return fd_is_tty(pid, 0) ? TW_TTY : TW_OTHER;
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+	case SYS_epoll_pwait2:
+#endif
+		return epoll_has_tty(pid, (long)arg0) ? TW_TTY : TW_OTHER;
+	default:
+		return TW_OTHER;
+	}
+}
+
+/* The terminal waits of every thread of pid: sets *wait and *known. */
+static void
+proc_wait(pid_t pid, bool *wait, bool *known)
+{
+	char path[64];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL && !*wait) {
+		enum twait w;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		w = thread_wait(pid, e->d_name);
+		if (w != TW_UNKNOWN)
+			*known = true;
+		if (w == TW_TTY)
+			*wait = true;
+	}
+	closedir(d);
+}
+
 struct fg_scan {
 	pid_t pgrp, sid;
-	bool tty_read;
+	bool tty_read, tty_wait, wait_known;
 	uint64_t ticks;
 	int nprocs;
 	char comm[64];
@@ -223,6 +312,7 @@ fg_one(pid_t pid, void *ud)
 			snprintf(s->comm, sizeof s->comm, "%s", f.comm);
 		if (f.state == 'S' && in_tty_read(pid))
 			s->tty_read = true;
+		proc_wait(pid, &s->tty_wait, &s->wait_known);
 	}
 	return 0;
 }
@@ -242,6 +332,8 @@ pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 	each_pid(fg_one, &s);
 	out->fg_pgrp = s.pgrp;
 	out->fg_tty_read = s.tty_read;
+	out->fg_tty_wait = s.tty_wait || s.tty_read;
+	out->fg_wait_known = s.wait_known || s.tty_read;
 	out->cpu_ticks = s.ticks;
 	out->nprocs = s.nprocs;
 	snprintf(out->fg_comm, sizeof out->fg_comm, "%s", s.comm);

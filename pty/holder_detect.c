@@ -168,7 +168,9 @@ pty__holder_detect_init(struct holder *h)
 
 	uv_timer_init(h->loop, &h->det_timer);
 	h->det_timer.data = h;
-	if ((rc = pty_detect_new(&h->det, NULL, det_now())) < 0)
+	/* The holder samples facts whenever the detector asks. */
+	if ((rc = pty_detect_new(&h->det, &(struct pty_detect_opts){
+	    .flags = PTY_DETECT_F_FACTS }, det_now())) < 0)
 		return rc;
 	if (h->o->rules != NULL && h->o->agent != NULL &&
 	    (a = pty_rules_find(h->o->rules, h->o->agent)) != NULL)

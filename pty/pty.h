@@ -434,6 +434,14 @@ void pty_proc_close(struct pty_proc *, void (*cb)(void *ud), void *ud);
 struct pty_facts {
 	pid_t fg_pgrp;		/* tcgetpgrp of the master, or -1 */
 	bool fg_tty_read;	/* a fg process asleep in a terminal read */
+	/*
+	 * A fg thread waits on the terminal at all: a read, a poll/select
+	 * with fd 0 a tty, or an epoll set holding a tty (event loops such
+	 * as node listening to their keyboard). Meaningful only when
+	 * fg_wait_known (the threads' syscalls could be read).
+	 */
+	bool fg_tty_wait;
+	bool fg_wait_known;
 	uint64_t cpu_ticks;	/* utime+stime of the session's processes */
 	int nprocs;		/* processes in the session */
 	char fg_comm[64];	/* comm of the fg pgrp leader */
@@ -592,7 +600,14 @@ struct pty_detect_opts {
 	uint32_t facts_min_ms;	/* first sampling interval (250) */
 	uint32_t facts_max_ms;	/* interval backs off to this (2000) */
 	uint32_t progress_ms;	/* OSC 9;4 with no output expires (30000) */
+	uint32_t flags;		/* PTY_DETECT_F_* */
 };
+/*
+ * The caller samples facts whenever a step sets want_facts (a holder):
+ * then no resting state is decided from stale facts, e.g. a shell's
+ * prompt rule while a command runs in the foreground.
+ */
+#define PTY_DETECT_F_FACTS 0x1u
 
 #define PTY_DETECT_SIGNAL_MAX 64
 #define PTY_DETECT_DETAIL_MAX 160

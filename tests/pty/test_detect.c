@@ -23,6 +23,7 @@ struct sim {
 	/* the fake foreground process */
 	bool facts_on;
 	bool tty_read;
+	bool wait_known, tty_wait;	/* fg threads' terminal waits */
 	bool busy;
 	uint64_t busy_ms, clock_ms;
 	const char *comm;
@@ -73,6 +74,8 @@ sim_step(struct sim *s)
 		sim_clock(s);
 		f.fg_pgrp = 42;
 		f.fg_tty_read = s->tty_read;
+		f.fg_wait_known = s->wait_known;
+		f.fg_tty_wait = s->tty_wait;
 		f.cpu_ticks = 5000 + s->busy_ms / 10;
 		f.nprocs = 1;
 		snprintf(f.fg_comm, sizeof f.fg_comm, "%s", s->comm);
@@ -162,15 +165,18 @@ rules_err(const char *file, int line, const char *msg, void *ud)
  * agents/ directory and identifies the agent from argv.
  */
 static void
-sim_init(struct sim *s, bool with_rules, const char *const *argv, int argc)
+sim_init_flags(struct sim *s, bool with_rules, const char *const *argv,
+    int argc, uint32_t flags)
 {
+	struct pty_detect_opts o = { .flags = flags };
+
 	memset(s, 0, sizeof *s);
 	s->now = s->clock_ms = T0;
 	s->next = PTY_DETECT_NEVER;
 	s->facts_on = true;
 	s->comm = argc > 0 ? argv[0] : "?";
 	snprintf(s->tl, sizeof s->tl, "starting");
-	ck_assert_int_eq(pty_detect_new(&s->d, NULL, T0), 0);
+	ck_assert_int_eq(pty_detect_new(&s->d, &o, T0), 0);
 	if (with_rules) {
 		char *dir = cu_src_path("agents");
 		const char *dirs[] = { dir };
@@ -183,6 +189,12 @@ sim_init(struct sim *s, bool with_rules, const char *const *argv, int argc)
 		    argc));
 	}
 	sim_step(s);
+}
+
+static void
+sim_init(struct sim *s, bool with_rules, const char *const *argv, int argc)
+{
+	sim_init_flags(s, with_rules, argv, argc, 0);
 }
 
 static void
@@ -1375,6 +1387,150 @@ START_TEST(test_detect_screen_glue)
 }
 END_TEST
 
+/*
+ * A command in the foreground of an interactive shell (`sleep 2` typed at
+ * its prompt): the shell waits on its child, the child on a timer, nobody
+ * on the terminal. Working until the shell reads again, with or without
+ * shell.rules, and no prompt rule can say otherwise (the holder's case:
+ * the caller samples facts whenever asked).
+ */
+START_TEST(test_detect_fg_command)
+{
+	static const char *const at_prompt[] = { "bash-5.2#" };
+	static const char *const typed[] = { "bash-5.2# sleep 2" };
+	static const char *const back[] = { "bash-5.2# sleep 2", "bash-5.2#" };
+	struct sim s;
+
+	sim_init_flags(&s, _i == 0, bash_argv, 1, PTY_DETECT_F_FACTS);
+	s.tty_read = s.tty_wait = s.wait_known = true;
+	sim_show(&s, at_prompt, 1);
+	sim_out(&s, 10);
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	/* Typed and echoed: the shell forks sleep and waits. */
+	sim_event(&s, PTY_DETECT_EV_INPUT, 8);
+	sim_run(&s, 5);
+	sim_show(&s, typed, 1);
+	sim_out(&s, 19);
+	s.tty_read = s.tty_wait = false;
+	s.comm = "sleep";
+	sim_run(&s, 249);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_run(&s, 1);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	ck_assert_str_eq(s.last.signal, "fact:no-tty-wait");
+	ck_assert_str_eq(s.last.detail, "sleep is not waiting on the terminal");
+	/* It keeps looking (backing off) while the command runs. */
+	s.nfacts = 0;
+	sim_run(&s, 1750);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	ck_assert_int_ge(s.nfacts, 2);
+	ck_assert_int_le(s.nfacts, 4);
+	/* The shell is back in its read: prompt. */
+	s.tty_read = s.tty_wait = true;
+	s.comm = "bash";
+	sim_show(&s, back, 2);
+	sim_out(&s, 11);
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working,prompt");
+	ck_assert_str_eq(s.last.signal, _i == 0 ? "rule:shell:prompt" :
+	    "fact:tty-read");
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A command whose last row looks like a prompt ("... 45%" ends like a
+ * shell prompt) stalls while it downloads: the shell's prompt rule must
+ * not call that a prompt.
+ */
+START_TEST(test_detect_fg_prompt_lookalike)
+{
+	static const char *const rows[] = { "bash-5.2# ./fetch.sh",
+		"Downloading model... 45%" };
+	struct sim s;
+	char buf[1024];
+
+	sim_init_flags(&s, true, bash_argv, 1, PTY_DETECT_F_FACTS);
+	s.wait_known = true;
+	s.comm = "fetch.sh";
+	sim_show(&s, rows, 2);
+	sim_out(&s, 60);
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working");
+	pty_detect_explain(s.d, s.now, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "foreground fetch.sh, not in a tty "
+	    "read, not waiting on the terminal"));
+	sim_free(&s);
+
+	/* The same screen without the flag decides from the rule alone. */
+	sim_init(&s, true, bash_argv, 1);
+	s.wait_known = true;
+	sim_show(&s, rows, 2);
+	sim_out(&s, 60);
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * An event-loop program listening to its terminal through epoll (node,
+ * asyncio): not a tty read, but waiting on the terminal, so quiet and
+ * idle is prompt as before. When the waits cannot be read (another
+ * user's process), the fact says nothing either way.
+ */
+START_TEST(test_detect_fg_listening)
+{
+	struct sim s;
+
+	sim_init_flags(&s, _i == 0, node_argv, 2, PTY_DETECT_F_FACTS);
+	s.wait_known = s.tty_wait = true;
+	sim_out(&s, 300);
+	sim_run(&s, 1300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "quiet");
+	sim_free(&s);
+
+	sim_init_flags(&s, _i == 0, node_argv, 2, PTY_DETECT_F_FACTS);
+	s.wait_known = false;
+	sim_out(&s, 300);
+	sim_run(&s, 1300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_free(&s);
+
+	/* Not listening at all: a program that waits on the network. */
+	sim_init_flags(&s, _i == 0, node_argv, 2, PTY_DETECT_F_FACTS);
+	s.wait_known = true;
+	sim_out(&s, 300);
+	sim_run(&s, 10000);
+	ck_assert_str_eq(s.tl, "starting,working");
+	ck_assert(s.next != PTY_DETECT_NEVER);	/* still looking */
+	sim_free(&s);
+}
+END_TEST
+
+/* Asked for facts that never come: decide without them, no busy loop. */
+START_TEST(test_detect_facts_not_delivered)
+{
+	static const char *const rows[] = { "ann@box:~$" };
+	struct sim s;
+
+	sim_init_flags(&s, true, bash_argv, 1, PTY_DETECT_F_FACTS);
+	s.facts_on = false;
+	sim_show(&s, rows, 1);
+	sim_out(&s, 12);
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_str_eq(s.last.signal, "rule:shell:prompt");
+	ck_assert_uint_eq(s.changed_ms, T0 + 500);
+	ck_assert(s.next == PTY_DETECT_NEVER);
+	ck_assert_int_lt(s.nsteps, 8);
+	sim_free(&s);
+}
+END_TEST
+
 Suite *detect_suite(void);
 
 Suite *
@@ -1409,6 +1565,10 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_claude_prose, 0, 2);
 	tcase_add_loop_test(tc, test_detect_shell_question, 0, 2);
 	tcase_add_loop_test(tc, test_detect_silent_start, 0, 2);
+	tcase_add_loop_test(tc, test_detect_fg_command, 0, 2);
+	tcase_add_loop_test(tc, test_detect_fg_listening, 0, 2);
+	tcase_add_test(tc, test_detect_fg_prompt_lookalike);
+	tcase_add_test(tc, test_detect_facts_not_delivered);
 	suite_add_tcase(su, tc);
 
 	tcase_add_test(ta, test_detect_claude_permission);
