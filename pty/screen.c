@@ -1277,6 +1277,39 @@ rep(struct pty_screen *s, uint32_t count)
 	vwrite(s, buf, n);
 }
 
+/*
+ * 0.1.4 restores a saved cursor (ESC 8, DECRST 1048/1049) without
+ * clamping it to a screen that shrank since: put it back inside before any
+ * text lands there.
+ */
+static void
+cursor_clamp(struct pty_screen *s)
+{
+	VTermPos pos;
+	char seq[32];
+	int n;
+
+	vterm_state_get_cursorpos(s->vts, &pos);
+	if (pos.row >= 0 && pos.row < s->rows && pos.col >= 0 &&
+	    pos.col < s->cols)
+		return;
+	n = snprintf(seq, sizeof seq, "\033[%d;%dH",
+	    pos.row < 0 ? 1 : pos.row >= s->rows ? s->rows : pos.row + 1,
+	    pos.col < 0 ? 1 : pos.col >= s->cols ? s->cols : pos.col + 1);
+	vwrite(s, seq, (size_t)n);
+}
+
+static bool
+csi_restores(const struct filt *f)
+{
+	int i;
+
+	for (i = 0; i <= f->np; i++)
+		if (f->param[i] == 1048 || f->param[i] == 1049)
+			return true;
+	return false;
+}
+
 static void
 csi_start(struct filt *f)
 {
@@ -1396,6 +1429,11 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 					s->modes.app_keypad = false;
 				else if (f->st == F_ESC && c == 'c')
 					modes_reset(s);
+				if (f->st == F_ESC && c == '8') {
+					flush(s, b, span, i);
+					span = i;
+					cursor_clamp(s);
+				}
 				f->st = F_GROUND;
 			}
 			break;
@@ -1446,6 +1484,12 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 					rep(s, f->param[0]);
 				} else {
 					csi_final(s, c);
+					if (c == 'l' && f->csi_priv &&
+					    !f->csi_other && csi_restores(f)) {
+						flush(s, b, span, i);
+						span = i;
+						cursor_clamp(s);
+					}
 				}
 			} else if (c == 0x18 || c == 0x1a || c >= 0x80) {
 				f->st = F_GROUND;
