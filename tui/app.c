@@ -330,8 +330,10 @@ apply_status(struct tui_app *a, struct tui_session *s, const uint8_t *p,
 static void
 set_lost(struct tui_app *a, struct tui_session *s, const char *why)
 {
-	if (!s->lost || strcmp(s->lost_reason, why) != 0)
+	if (!s->lost || strcmp(s->lost_reason, why) != 0) {
 		tui_app_log(a, "%s lost: %s", s->id, why);
+		tui_app_message(a, true, "%s lost: %s", tui_app_name(s), why);
+	}
 	s->lost = true;
 	snprintf(s->lost_reason, sizeof s->lost_reason, "%s", why);
 	tui_app_mark(a, TUI_DIRTY_LIST | TUI_DIRTY_STATUS |
