@@ -11,6 +11,7 @@
  * Each is run REPS times, interleaved; the median counts.
  *
  * usage: bench_ingest TMPDIR AGENT_FILE PLAIN_FILE [REPS]
+ *        bench_ingest --screen FILE   (the screen model alone)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,9 +24,11 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench/lib/bench_util.h"
+#include "pty/pty.h"
 
 int main(int, char **);
 
@@ -154,6 +157,55 @@ run_tmux(struct bu_tmux *t, const char *tmp, const char *file, double *cpu)
 }
 
 static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * CPU seconds for pty_screen_feed alone to take the file from memory in
+ * 4 KiB pieces (what a PTY read returns), newlines as the tty's ONLCR
+ * leaves them: the holder's time apart from the PTY and the process.
+ */
+static double
+run_screen(const char *file)
+{
+	struct pty_screen *scr;
+	char *in, *buf;
+	size_t len = 0, n = 0, cap;
+	double t0;
+	FILE *f;
+
+	if ((f = fopen(file, "rb")) == NULL)
+		bu_die("%s: %s", file, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	cap = (size_t)ftell(f);
+	rewind(f);
+	if ((in = malloc(cap)) == NULL || (buf = malloc(2 * cap)) == NULL ||
+	    fread(in, 1, cap, f) != cap)
+		bu_die("%s: cannot read", file);
+	fclose(f);
+	for (size_t i = 0; i < cap; i++) {
+		if (in[i] == '\n')
+			buf[n++] = '\r';
+		buf[n++] = in[i];
+	}
+	free(in);
+	if (pty_screen_new(&scr, BU_ROWS, BU_COLS, PTY_SCREEN_SB_DEFAULT) < 0)
+		bu_die("pty_screen_new failed");
+	t0 = cpu_now();
+	for (; len < n; len += 4096)
+		pty_screen_feed(scr, buf + len, n - len < 4096 ? n - len : 4096);
+	t0 = cpu_now() - t0;
+	pty_screen_free(scr);
+	free(buf);
+	return t0;
+}
+
+static double
 median(double *v, int n)
 {
 	return bu_quantile(v, (size_t)n, 0.5);
@@ -187,6 +239,9 @@ bench_file(const char *bindir, const char *tmp, struct bu_tmux *t,
 	snprintf(fig, sizeof fig, "  cpu, %s (incl. cat)", label);
 	bu_result("ingest", fig, "cpu-s", median(hcpu, reps),
 	    median(tcpu, reps), NAN, "", "info", "-");
+	snprintf(fig, sizeof fig, "  screen model alone, %s", label);
+	bu_result("ingest", fig, "cpu-s", run_screen(file), NAN, NAN, "",
+	    "info", "-");
 }
 
 int
@@ -196,6 +251,11 @@ main(int argc, char **argv)
 	char *bindir;
 	int reps = argc > 4 ? atoi(argv[4]) : 3;
 
+	/* bench_ingest --screen FILE: the screen model alone, for profiling. */
+	if (argc == 3 && strcmp(argv[1], "--screen") == 0) {
+		printf("%.3f cpu-s\n", run_screen(argv[2]));
+		return 0;
+	}
 	if (argc < 4 || reps < 1 || reps > MAX_REPS) {
 		fprintf(stderr, "usage: bench_ingest TMPDIR AGENT_FILE "
 		    "PLAIN_FILE [REPS]\n");
