@@ -198,7 +198,8 @@ run_screen(const char *file)
 		bu_die("pty_screen_new failed");
 	t0 = cpu_now();
 	for (; len < n; len += 4096)
-		pty_screen_feed(scr, buf + len, n - len < 4096 ? n - len : 4096);
+		pty_screen_feed(scr, buf + len,
+		    n - len < 4096 ? n - len : 4096);
 	t0 = cpu_now() - t0;
 	pty_screen_free(scr);
 	free(buf);
