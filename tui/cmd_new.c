@@ -74,6 +74,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	struct tui_spawn sp;
 	char err[600], cwd[PATH_MAX], *dir = NULL, *sock = NULL;
 	const struct sbx_adapter *ad;
+	struct lease_lock *lk = NULL;
 	pid_t child = 0;
 	int rc;
 
@@ -110,6 +111,13 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		return tui_err(c, "getcwd: %s", strerror(errno));
 	if ((st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
+	/*
+	 * Hold the state lock from the insert until the holder has recorded
+	 * itself, so a reconcile never sees this lease half-made (SPEC 9.2).
+	 * The lock fd is close-on-exec: the holder does not inherit it.
+	 */
+	if ((rc = lease_lock_acquire(c->state_dir, 10000, &lk)) < 0)
+		return tui_err(c, "state lock: %s", lease_strerror(rc));
 
 	memset(&spec, 0, sizeof spec);
 	spec.name = a->name;
@@ -117,8 +125,10 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	spec.adapter = ad->name;
 	spec.isolation = ad->isolation;
 	spec.cmd = a->cmd;
-	if ((rc = lease_store_insert(st, &spec, id)) < 0)
+	if ((rc = lease_store_insert(st, &spec, id)) < 0) {
+		lease_lock_release(lk);
 		return tui_err(c, "%s", lease_store_errmsg(st));
+	}
 
 	/* The lease directory: identity journaled before it exists. */
 	dir = tui_lease_dir(c, id);
@@ -172,6 +182,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	}
 	rc = TUI_EXIT_OK;
 out:
+	lease_lock_release(lk);
 	free(dir);
 	free(sock);
 	return rc;
