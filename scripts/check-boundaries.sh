@@ -1,0 +1,37 @@
+#!/bin/sh
+# Module boundaries (STYLE A): which headers each module may include.
+# Run by CTest as style/boundaries; prints every violation and fails.
+set -u
+cd "$(dirname "$0")/.."
+bad=0
+no() { # no PATTERN FILES... : none of FILES may match PATTERN
+	pat=$1; shift
+	for f in "$@"; do
+		[ -f "$f" ] || continue
+		if grep -nE "$pat" "$f" >/dev/null; then
+			grep -nE "$pat" "$f" | sed "s|^|$f:|"
+			bad=$((bad + 1))
+		fi
+	done
+}
+src() { git ls-files "$@" 2>/dev/null; }
+inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*'
+# Private headers stay in their module (and its tests).
+no "${inc}\"pty/pty(_holder)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^pty/' | grep -v '^tests/pty/')
+no "${inc}\"lease/lease_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/' | grep -v '^tests/lease/')
+# Third-party types stay where they belong.
+no "${inc}<vterm\.h>" $(src '*.c' '*.h' | grep -v '^pty/screen\.c$')
+no "${inc}<n?curses(w)?\.h>|${inc}<ncursesw/" $(src '*.c' '*.h' | grep -v '^tui/surface_curses\.c$')
+no "${inc}<(git2|sqlite3)\.h>" $(src 'tui/*' 'pty/*' 'sandbox-adapters/*')
+# The dependency graph has no upward or sideways arrows.
+no "${inc}\"(lease|tui)/" $(src 'pty/*')
+no "${inc}\"(pty|tui)/" $(src 'lease/*')
+no "${inc}\"(pty|lease|tui)/|${inc}<(sqlite3|vterm)\.h>" $(src 'sandbox-adapters/*')
+# Pure files touch no loop and no fds.
+no "${inc}<(uv|unistd)\.h>" pty/screen.c pty/detect.c tui/keys.c tui/layout.c tui/redraw.c lease/fsm.c
+no "${inc}<uv\.h>" $(src 'lease/*' | grep -v '^lease/async\.c$')
+if [ "$bad" -ne 0 ]; then
+	echo "boundaries: $bad file(s) break STYLE A"
+	exit 1
+fi
+echo "boundaries: ok"
