@@ -3,15 +3,20 @@
  * holder and in a tmux pane:
  *   tick SECONDS IDLE   a coloured line every millisecond for SECONDS,
  *                       then IDLE seconds of silence, then exit 0
- *   lines N DONEFILE    N coloured lines, then a cursor position request
+ *   lines N DONEFILE [read|pause]
+ *                       N coloured lines, then a cursor position request
  *                       (DSR 6): its reply proves the terminal has parsed
- *                       every line; then create DONEFILE and wait forever
+ *                       every line; then create DONEFILE and wait forever,
+ *                       in a read of the terminal (an idle CLI or shell,
+ *                       the default) or in pause() (like an agent asleep
+ *                       in epoll)
  *   echo                raw mode, print "echo-ready", then write back
  *                       every byte read (keystroke round trips)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +143,7 @@ tick(double seconds, double idle)
 }
 
 static int
-lines(long n, const char *done)
+lines(long n, const char *done, bool in_read)
 {
 	uint64_t s = 0x9e3779b97f4a7c15ull;
 	struct termios t;
@@ -170,6 +175,12 @@ lines(long n, const char *done)
 	if ((fd = open(done, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) < 0)
 		return 1;
 	close(fd);
+	while (in_read) {
+		ssize_t r = read(0, buf, sizeof buf);
+
+		if (r == 0 || (r < 0 && errno != EINTR))
+			return 0;
+	}
 	for (;;)
 		pause();
 }
@@ -201,11 +212,12 @@ main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "tick") == 0)
 		return tick(atof(argv[2]), atof(argv[3]));
-	if (argc == 4 && strcmp(argv[1], "lines") == 0)
-		return lines(atol(argv[2]), argv[3]);
+	if ((argc == 4 || argc == 5) && strcmp(argv[1], "lines") == 0)
+		return lines(atol(argv[2]), argv[3],
+		    argc == 4 || strcmp(argv[4], "pause") != 0);
 	if (argc == 2 && strcmp(argv[1], "echo") == 0)
 		return echo();
 	fprintf(stderr, "usage: bench_agent tick SECONDS IDLE | "
-	    "lines N DONEFILE | echo\n");
+	    "lines N DONEFILE [read|pause] | echo\n");
 	return 2;
 }

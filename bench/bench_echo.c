@@ -435,6 +435,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	x.tmp = argv[1];
 	x.bindir = bu_bindir();
 	x.agent = bu_fmt("%s/bench_agent", x.bindir);

@@ -263,6 +263,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	bindir = bu_bindir();
 	printf("ingest: one endpoint cats a file, %dx%d, median of %d "
 	    "(corral: holder spawn to exit; tmux: window spawn to the end of "

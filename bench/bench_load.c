@@ -51,11 +51,12 @@ tv_ms(struct timeval tv)
 
 /*
  * Start n holders running bench_agent: mode "tick" (BUSY_SECS of lines),
- * or "lines" (lines lines, then TMP/TAG-doneI).
+ * or "lines" (lines lines, then TMP/TAG-doneI, then asleep in a terminal
+ * read, or in pause() when wait is "pause").
  */
 static struct bu_holder *
 holders_start(struct ctx *x, const char *tag, int n, const char *mode,
-    int lines, const char *exe)
+    int lines, const char *wait, const char *exe)
 {
 	struct bu_holder_cfg cfg = { .transcript = -1, .exe = exe };
 	struct bu_holder *h = calloc((size_t)n, sizeof *h);
@@ -64,11 +65,13 @@ holders_start(struct ctx *x, const char *tag, int n, const char *mode,
 		bu_die("out of memory");
 	for (int i = 0; i < n; i++) {
 		char *dir = bu_fmt("%s/%s-%d", x->tmp, tag, i);
-		char *cmd[] = { x->agent, (char *)mode, NULL, NULL, NULL };
+		char *cmd[] = { x->agent, (char *)mode, NULL, NULL,
+			(char *)wait, NULL };
 
 		if (strcmp(mode, "tick") == 0) {
 			cmd[2] = bu_fmt("%d", BUSY_SECS);
 			cmd[3] = bu_fmt("0.5");
+			cmd[4] = NULL;
 		} else {
 			cmd[2] = bu_fmt("%d", lines);
 			cmd[3] = bu_fmt("%s/%s-done%d", x->tmp, tag, i);
@@ -137,7 +140,7 @@ bench_busy(struct ctx *x)
 	    BUSY_N, BUSY_SECS);
 	/* corral */
 	t0 = bu_now_ns();
-	h = holders_start(x, "busy", BUSY_N, "tick", 0, NULL);
+	h = holders_start(x, "busy", BUSY_N, "tick", 0, NULL, NULL);
 	/* Each agent ticks BUSY_SECS then idles 0.5 s before it exits. */
 	while (bu_now_ns() - t0 < (uint64_t)(BUSY_SECS * 1000 + 250) *
 	    1000000u)
@@ -211,7 +214,7 @@ done_files_clear(struct ctx *x, const char *prefix, int n)
  */
 static double
 holders_mem(struct ctx *x, const char *tag, int n, int lines,
-    const char *exe, uint64_t *ticks)
+    const char *wait, const char *exe, uint64_t *ticks)
 {
 	char *prefix = bu_fmt("%s-done", tag);
 	pid_t *pids = calloc((size_t)n, sizeof *pids);
@@ -220,13 +223,14 @@ holders_mem(struct ctx *x, const char *tag, int n, int lines,
 
 	if (pids == NULL)
 		bu_die("out of memory");
-	h = holders_start(x, tag, n, "lines", lines, exe);
+	h = holders_start(x, tag, n, "lines", lines, wait, exe);
 	if (bu_wait_files(x->tmp, prefix, n, 60000) < 0)
 		bu_die("%s: the agents under holders did not finish", tag);
 	for (int i = 0; i < n; i++)
 		pids[i] = h[i].pid;
-	if (bu_wait_quiet(pids, n, 300, 10000) < 0)
-		bu_die("%s: holders do not settle", tag);
+	if (bu_wait_quiet(pids, n, 300, 5000) < 0)
+		printf("    (%s: the holders' CPU still moves after 5 s)\n",
+		    tag);
 	if (ticks != NULL) {
 		uint64_t a = holders_self(h, n);
 
@@ -256,8 +260,10 @@ bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 	char fig[96], *prefix = bu_fmt("%s-done", tag);
 
 	/* corral, then the lean holder */
-	hpss = holders_mem(x, tag, n, lines, NULL, idle ? &hticks : NULL);
-	lpss = holders_mem(x, tag, n, lines, "bench_holder_lean", NULL);
+	hpss = holders_mem(x, tag, n, lines, NULL, NULL,
+	    idle ? &hticks : NULL);
+	lpss = holders_mem(x, tag, n, lines, NULL, "bench_holder_lean",
+	    NULL);
 
 	/* tmux */
 	bu_tmux_start(&t, x->tmp);
@@ -266,8 +272,9 @@ bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 	tmux_windows(x, &t, n, "lines", tag, lines);
 	if (bu_wait_files(x->tmp, prefix, n, 60000) < 0)
 		bu_die("%s: the agents in tmux did not finish", tag);
-	if (bu_wait_quiet(&t.server, 1, 300, 10000) < 0)
-		bu_die("%s: tmux does not settle", tag);
+	if (bu_wait_quiet(&t.server, 1, 300, 5000) < 0)
+		printf("    (%s: the tmux server's CPU still moves after 5 s)\n",
+		    tag);
 	if (idle) {
 		bu_cpu_read(t.server, &c0);
 		bu_sleep_ms(IDLE_SECS * 1000);
@@ -278,10 +285,17 @@ bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 	bu_tmux_stop(&t);
 	done_files_clear(x, prefix, n);
 
-	if (idle)
+	if (idle) {
+		uint64_t pticks = 0;
+
 		bu_result("idle", "idle CPU, 64 endpoints, 10 s", "ticks",
 		    (double)hticks, (double)tticks, NAN, "", "0",
 		    hticks == 0 ? "MET" : "MISSED");
+		/* Agents asleep outside a terminal read (node in epoll). */
+		holders_mem(x, tag, n, lines, "pause", NULL, &pticks);
+		bu_result("idle", "  same, agents asleep in pause()", "ticks",
+		    (double)pticks, NAN, NAN, "", "info", "-");
+	}
 	snprintf(fig, sizeof fig, "PSS per endpoint, %s",
 	    idle ? "idle" : "2000 lines history");
 	bu_result("memory", fig, "kB", hpss, tpss, lpss, "lean-holder",
@@ -302,6 +316,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	x.tmp = argv[1];
 	x.bindir = bu_bindir();
 	x.agent = bu_fmt("%s/bench_agent", x.bindir);
