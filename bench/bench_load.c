@@ -273,8 +273,7 @@ bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 	if (bu_wait_files(x->tmp, prefix, n, 60000) < 0)
 		bu_die("%s: the agents in tmux did not finish", tag);
 	if (bu_wait_quiet(&t.server, 1, 300, 5000) < 0)
-		printf("    (%s: the tmux server's CPU still moves after 5 s)\n",
-		    tag);
+		printf("    (%s: tmux's CPU still moves after 5 s)\n", tag);
 	if (idle) {
 		bu_cpu_read(t.server, &c0);
 		bu_sleep_ms(IDLE_SECS * 1000);
