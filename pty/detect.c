@@ -343,15 +343,26 @@ pty_detect_agent(const struct pty_detect *d)
 	return d->agent;
 }
 
-/* Hints (report, notification, bell) end with output after their grace. */
+/*
+ * Hints (report, notification, bell) end with output after their grace,
+ * or with any output once the operator typed after them: that output is
+ * the agent's answer to the keys (a rejected permission redrawn at once),
+ * not part of the drawing the hint came with.
+ */
+static bool
+hint_over(const struct pty_detect *d, uint64_t at, uint64_t now)
+{
+	return now >= at + d->o.grace_ms || (d->any_input && d->input_ms >= at);
+}
+
 static void
 hints_end(struct pty_detect *d, uint64_t now)
 {
-	if (d->report_on && now >= d->report_ms + d->o.grace_ms)
+	if (d->report_on && hint_over(d, d->report_ms, now))
 		d->report_on = false;
-	if (d->bell_on && now >= d->bell_ms + d->o.grace_ms)
+	if (d->bell_on && hint_over(d, d->bell_ms, now))
 		d->bell_on = false;
-	if (d->notify_on && now >= d->notify_ms + d->o.grace_ms) {
+	if (d->notify_on && hint_over(d, d->notify_ms, now)) {
 		d->notify_on = false;
 		rules_update(d, PTY_RULES_NOTIFY, now);
 	}
@@ -875,6 +886,13 @@ pty_detect_step(struct pty_detect *d, uint64_t now_ms,
 		if (!e.keep && e.st != d->state) {
 			d->state = e.st;
 			d->since_ms = now_ms;
+			/*
+			 * At a rest, work must start anew: the burst that
+			 * led up to a dialog is not work after its answer.
+			 */
+			if (e.st == PTY_DETECT_PROMPT ||
+			    e.st == PTY_DETECT_BLOCKED)
+				d->burst = false;
 			snprintf(d->signal, sizeof d->signal, "%s", e.sig);
 			if (e.rule >= 0) {
 				const char *text = region_text(d,

@@ -178,6 +178,12 @@ pty__holder_detect_init(struct holder *h)
 	memset(&h->det_res, 0, sizeof h->det_res);
 	h->det_res.state = PTY_DETECT_STARTING;
 	h->det_res.next_ms = PTY_DETECT_NEVER;
+	/*
+	 * A first step once the loop runs (the agent spawned by then): a
+	 * program that never writes a byte still gets its quiet timer, and
+	 * facts, so it leaves starting.
+	 */
+	det_arm(h, det_now());
 	return 0;
 }
 

@@ -1531,6 +1531,66 @@ START_TEST(test_detect_facts_not_delivered)
 }
 END_TEST
 
+/*
+ * A fast operator: the question comes at the end of a long burst of
+ * output and is answered at once. The answer's echo is no work, and the
+ * burst before the question does not carry over past it.
+ */
+START_TEST(test_detect_quick_answer)
+{
+	static const char *const lines[] = { "Unpacking 1", "Unpacking 2" };
+	static const char *const ask[] = { "Unpacking 2",
+		"Continue? [y/N]" };
+	static const char *const answered[] = { "Continue? [y/N] n",
+		"Abort.", "ann@box:~$" };
+	struct sim s;
+	int k;
+
+	sim_init_flags(&s, true, bash_argv, 1, PTY_DETECT_F_FACTS);
+	for (k = 0; k < 10; k++) {
+		sim_show(&s, lines, 2);
+		sim_out(&s, 40);
+		sim_run(&s, 100);
+	}
+	sim_show(&s, ask, 2);
+	sim_out(&s, 20);
+	s.tty_read = s.tty_wait = s.wait_known = true;
+	sim_run(&s, 150);
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_event(&s, PTY_DETECT_EV_INPUT, 2);
+	sim_run(&s, 10);
+	sim_show(&s, answered, 3);
+	sim_out(&s, 30);
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,prompt");
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A hook reports blocked and the operator rejects within the report's
+ * grace: the agent's redraw right after the keys still ends the report
+ * (no hook fires afterwards, so nothing else would).
+ */
+START_TEST(test_detect_quick_reject_report)
+{
+	struct sim s;
+
+	sim_init(&s, _i == 0, node_argv, 2);
+	sim_out(&s, 300);
+	sim_run(&s, 100);
+	sim_osc(&s, "7717;corral-report;blocked");
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	sim_run(&s, 20);
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	sim_run(&s, 50);
+	sim_out(&s, 600);	/* the dialog goes, the prompt comes back */
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,working,blocked,prompt");
+	sim_free(&s);
+}
+END_TEST
+
 Suite *detect_suite(void);
 
 Suite *
@@ -1569,6 +1629,8 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_fg_listening, 0, 2);
 	tcase_add_test(tc, test_detect_fg_prompt_lookalike);
 	tcase_add_test(tc, test_detect_facts_not_delivered);
+	tcase_add_test(tc, test_detect_quick_answer);
+	tcase_add_loop_test(tc, test_detect_quick_reject_report, 0, 2);
 	suite_add_tcase(su, tc);
 
 	tcase_add_test(ta, test_detect_claude_permission);
