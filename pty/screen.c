@@ -13,6 +13,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,15 @@ struct filt {
 	uint8_t u8[4];		/* held partial UTF-8 at the end of a feed */
 	uint8_t nu8;
 	bool struncated;
+	uint8_t esc_inter;	/* first intermediate after ESC */
+	uint8_t esc_ninter;
+	/* What the ASCII fast path (fast_run) must know of libvterm. */
+	bool insert;		/* IRM */
+	bool origin;		/* DECOM */
+	uint8_t gl;		/* G-set in GL: SI/SO/LS2/LS3 */
+	bool g_plain[4];	/* G0..G3 map ASCII to itself */
+	bool nofast;		/* a check failed: never again */
+	bool text_end;		/* the last feed ended inside text */
 	size_t slen;		/* bytes in sbuf, introducer included */
 	char sbuf[2 + OSC_MAX + 2];
 };
@@ -117,6 +127,10 @@ struct pty_screen {
 	int resize_delta;
 	uint32_t rep_cp[PTY_CELL_MAXCP]; /* the last glyph, for REP */
 	int rep_n;
+	int lg_row, lg_col;	/* where the last glyph went */
+	bool lg_valid;
+	VTerm *orc;		/* a 1x4 libvterm asked what combines */
+	bool orc_merged;
 
 	/* Scrollback: each line is u16 length + packed bytes. */
 	uint8_t **sb;
@@ -401,6 +415,27 @@ row_pack(const struct row *r, int n, uint8_t *buf)
 			count = 0;
 		}
 		count++;
+		if ((w & (W_CP | W_COMB | (3u << W_WSHIFT))) - W_BLANK - 1 <
+		    0x7e) {
+			/* Plain ASCII in width 1: take the run at once. */
+			*p++ = (uint8_t)(w & W_CP);
+			prev_wide = false;
+			while (i + 1 < n) {
+				const struct cell *d = c + 1;
+				uint32_t x = d->w;
+
+				if (d->fg != fg || d->bg != bg ||
+				    x >> W_ASHIFT != attrs ||
+				    (x & (W_CP | W_COMB | (3u << W_WSHIFT))) -
+				    W_BLANK - 1 >= 0x7e)
+					break;
+				*p++ = (uint8_t)(x & W_CP);
+				count++;
+				c = d;
+				i++;
+			}
+			continue;
+		}
 		if (w & W_COMB) {
 			uint32_t cps[PTY_CELL_MAXCP];
 
@@ -544,25 +579,40 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 	struct row *r;
 	struct cell *c;
 	uint32_t w, cp;
-	int width = info->width, n = 0;
+	int width = info->width, n;
 
 	if (pos.row < 0 || pos.row >= g->rows || pos.col < 0 ||
 	    pos.col >= g->cols)
 		return 1;
 	r = g->r[pos.row];
 	c = &r->c[pos.col];
+	cp = info->chars[0];
+	if (cp > 0x10ffff)
+		cp = 0xfffd;
+	dirty(s, pos.row, pos.row);
+	s->lg_row = pos.row;
+	s->lg_col = pos.col;
+	s->lg_valid = true;
+	if (width == 1 && info->chars[1] == 0 && W_WIDTH(c->w) == 1) {
+		/* The common case: nothing wide or combined around. */
+		c->w = cp | W_BLANK | s->pen_attrs;
+		c->fg = s->pen_fg;
+		c->bg = s->pen_bg;
+		s->rep_cp[0] = cp;
+		s->rep_n = 1;
+		return 1;
+	}
 	if (width < 1)
 		width = 1;
 	else if (width > 2)
 		width = 2;
 	if (width == 2 && pos.col + 1 >= g->cols)
 		width = 1;
-	while (n < PTY_CELL_MAXCP && n < VTERM_MAX_CHARS_PER_CELL &&
-	    info->chars[n] != 0)
-		n++;
-	cp = info->chars[0];
-	if (cp > 0x10ffff)
-		cp = 0xfffd;
+	for (n = 1; n < PTY_CELL_MAXCP && n < VTERM_MAX_CHARS_PER_CELL &&
+	    info->chars[n] != 0; n++)
+		;
+	if (cp == 0)
+		n = 0;
 	memcpy(s->rep_cp, info->chars, sizeof s->rep_cp[0] * (size_t)n);
 	s->rep_n = n;
 	if (n > 1) {
@@ -583,7 +633,6 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 		c[1].bg = s->pen_bg;
 	}
 	fix_edges(r, g->cols, pos.col, pos.col + width);
-	dirty(s, pos.row, pos.row);
 	return 1;
 }
 
@@ -1045,6 +1094,25 @@ utf8_need(uint8_t b)
 	return 1;
 }
 
+/* The codepoint of one complete UTF-8 sequence p[0..n); -1 if not one. */
+static int
+utf8_cell_cp(const uint8_t *p, int n, uint32_t *cp)
+{
+	uint32_t v;
+	int k;
+
+	if (n < 1 || n != utf8_need(p[0]) || p[0] >= 0xf8)
+		return -1;
+	v = n == 1 ? p[0] : p[0] & (0x7fu >> n);
+	for (k = 1; k < n; k++) {
+		if ((p[k] & 0xc0) != 0x80)
+			return -1;
+		v = (v << 6) | (p[k] & 0x3fu);
+	}
+	*cp = v;
+	return 0;
+}
+
 /* Bytes at the end of p[0..n) that start an unfinished UTF-8 sequence. */
 static size_t
 utf8_tail(const uint8_t *p, size_t n)
@@ -1069,6 +1137,10 @@ modes_reset(struct pty_screen *s)
 	s->modes.bracketed_paste = false;
 	s->modes.mouse_sgr = false;
 	s->modes.focus_events = false;
+	s->f.insert = false;
+	s->f.origin = false;
+	s->f.gl = 0;
+	memset(s->f.g_plain, 1, sizeof s->f.g_plain);
 }
 
 static void
@@ -1077,6 +1149,9 @@ dec_mode(struct pty_screen *s, uint32_t p, bool on)
 	switch (p) {
 	case 1:
 		s->modes.app_cursor = on;
+		break;
+	case 6:
+		s->f.origin = on;
 		break;
 	case 1004:
 		s->modes.focus_events = on;
@@ -1101,9 +1176,49 @@ csi_final(struct pty_screen *s, uint8_t c)
 	if (f->csi_other)
 		return;
 	/* DECSTR (CSI ! p) is left alone: libvterm 0.1.4 ignores it too. */
-	if (f->csi_priv && f->csi_inter == 0 && (c == 'h' || c == 'l'))
-		for (i = 0; i <= f->np; i++)
+	if (f->csi_inter != 0 || (c != 'h' && c != 'l'))
+		return;
+	for (i = 0; i <= f->np; i++) {
+		if (f->csi_priv)
 			dec_mode(s, f->param[i], c == 'h');
+		else if (f->param[i] == 4)
+			f->insert = c == 'h';
+	}
+}
+
+/* C0 controls that switch the G-set in GL (executed in any state). */
+static void
+c0_track(struct filt *f, uint8_t c)
+{
+	if (c == 0x0e)
+		f->gl = 1;
+	else if (c == 0x0f)
+		f->gl = 0;
+}
+
+/* ESC I F with one intermediate: G-set designations (SCS). */
+static void
+esc_final(struct filt *f, uint8_t c)
+{
+	int g = -1;
+
+	if (f->esc_ninter != 1)
+		return;
+	switch (f->esc_inter) {
+	case '(':
+	case ')':
+	case '*':
+	case '+':
+		g = f->esc_inter - '(';
+		break;
+	default:
+		return;
+	}
+	/* 0.1.4 knows 'B' (ASCII), '0' (DEC graphics), 'A' (UK). */
+	if (c == 'B')
+		f->g_plain[g] = true;
+	else if (c == '0' || c == 'A')
+		f->g_plain[g] = false;
 }
 
 static void
@@ -1209,20 +1324,23 @@ drop(struct pty_screen *s, const uint8_t *b, size_t *span, size_t at,
  * end of this feed, when end == len, is left for the caller to hold), and
  * so are bytes 0xf8-0xff (5- and 6-byte forms) and C1 codepoints.
  */
-static void
+static bool
 text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
     size_t end, size_t len)
 {
 	size_t k;
 
 	if (all_ascii(b + i, end - i))
-		return;
+		return true;
 	for (k = i; k < end; k++) {
 		uint8_t c = b[k];
 		int need, m;
 
-		if (c < 0xc0)
+		if (c < 0xc0) {
+			if (c < 0x20)
+				c0_track(&s->f, c);
 			continue;
+		}
 		if (c >= 0xf8) {
 			drop(s, b, span, k, 1);
 			continue;
@@ -1241,6 +1359,91 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
 			break;
 		drop(s, b, span, k, (size_t)m);
 		k += (size_t)m - 1;
+	}
+	return false;
+}
+
+/*
+ * The ASCII fast path. libvterm spends most of its time per glyph; for a
+ * run of printable ASCII we pass its first byte on as usual (which wraps
+ * a pending autowrap and uses up a single shift), then, when the rest but
+ * the last byte fits on the row without reaching its end, write those
+ * cells ourselves and move libvterm's cursor over them with CUF, and pass
+ * the last byte on (so combining marks and REP find it). Only while the
+ * G-set in use maps ASCII to itself, insert and origin modes are off and
+ * the line is not double width; the cursor is checked after the CUF.
+ */
+#define FAST_MIN 16
+
+static void
+fast_run(struct pty_screen *s, const uint8_t *b, size_t *span, size_t r0,
+    size_t r1)
+{
+	struct grid *g = s->g;
+	const VTermLineInfo *li;
+	struct row *r;
+	struct cell *c;
+	VTermPos pos;
+	size_t m = r1 - r0 - 2, k;
+	uint32_t a;
+	char seq[16];
+	size_t n = sizeof seq, v;
+
+	flush(s, b, *span, r0 + 1);
+	*span = r0 + 1;
+	vterm_state_get_cursorpos(s->vts, &pos);
+	if (pos.row < 0 || pos.row >= g->rows || pos.col < 0 ||
+	    (size_t)pos.col + m >= (size_t)g->cols)
+		return;
+	li = vterm_state_get_lineinfo(s->vts, pos.row);
+	if (li == NULL || li->doublewidth)
+		return;
+	/* The pen as the flush above left it. */
+	a = W_BLANK | s->pen_attrs;
+	r = g->r[pos.row];
+	c = r->c + pos.col;
+	for (k = 0; k < m; k++) {
+		c[k].w = a | b[r0 + 1 + k];
+		c[k].fg = s->pen_fg;
+		c[k].bg = s->pen_bg;
+	}
+	fix_edges(r, g->cols, pos.col, pos.col + (int)m);
+	dirty(s, pos.row, pos.row);
+	/* CSI m C, formatted by hand: this runs once per line of text. */
+	seq[--n] = 'C';
+	for (v = m; v > 0 || n == sizeof seq - 1; v /= 10)
+		seq[--n] = (char)('0' + v % 10);
+	seq[--n] = '[';
+	seq[--n] = '\033';
+	vwrite(s, seq + n, sizeof seq - n);
+	*span = r1 - 1;
+	pos.col += (int)m;
+	{
+		VTermPos now;
+
+		vterm_state_get_cursorpos(s->vts, &now);
+		if (now.row != pos.row || now.col != pos.col)
+			s->f.nofast = true;
+	}
+}
+
+/* Ground text b[i..end), all ASCII: find runs for fast_run, track SI/SO. */
+static void
+ground_ascii(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
+    size_t end)
+{
+	struct filt *f = &s->f;
+	size_t k = i, r0;
+
+	while (k < end) {
+		r0 = k;
+		while (k < end && b[k] >= 0x20 && b[k] < 0x7f)
+			k++;
+		if (k - r0 >= FAST_MIN && !f->insert && !f->origin &&
+		    f->g_plain[f->gl] && !f->nofast)
+			fast_run(s, b, span, r0, k);
+		while (k < end && (b[k] < 0x20 || b[k] == 0x7f))
+			c0_track(f, b[k++]);
 	}
 }
 
@@ -1332,6 +1535,93 @@ str_start(struct filt *f, uint8_t c)
 	f->struncated = false;
 }
 
+static int
+orc_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
+{
+	struct pty_screen *s = ud;
+
+	(void)pos;
+	if (info->chars[0] == 'a' && info->chars[1] != 0)
+		s->orc_merged = true;
+	return 1;
+}
+
+static const VTermStateCallbacks orc_cbs = {
+	.putglyph = orc_putglyph,
+};
+
+/*
+ * Whether libvterm 0.1.4 treats cp as a combining mark (its table is not
+ * exported): ask a 1x4 terminal of our own to print "a" and cp.
+ */
+static bool
+orc_combining(struct pty_screen *s, uint32_t cp)
+{
+	uint8_t buf[8];
+	int n;
+
+	if (s->orc == NULL) {
+		VTermState *st;
+
+		s->orc = vterm_new(1, 4);
+		if (s->orc == NULL)
+			return false;
+		vterm_set_utf8(s->orc, 1);
+		st = vterm_obtain_state(s->orc);
+		vterm_state_set_callbacks(st, &orc_cbs, s);
+		vterm_state_reset(st, 1);
+	}
+	buf[0] = '\r';
+	buf[1] = 'a';
+	n = pty__utf8_put(buf + 2, cp);
+	s->orc_merged = false;
+	vterm_input_write(s->orc, (const char *)buf, (size_t)n + 2);
+	return s->orc_merged;
+}
+
+/*
+ * A feed that starts with combining marks right after a feed that ended
+ * in text: had both come in one write, libvterm would have merged the
+ * marks into the last glyph; split, it merges them only if its cursor
+ * moved past that glyph, and at the right edge (a pending wrap) it
+ * instead wraps and prints the mark alone. So in that case we merge the
+ * mark ourselves and libvterm never sees it. Returns whether we did.
+ */
+static bool
+split_mark(struct pty_screen *s, const uint8_t *p, int n)
+{
+	struct grid *g = s->g;
+	uint32_t cps[PTY_CELL_MAXCP], cp;
+	struct row *r;
+	struct cell *c;
+	VTermPos pos;
+	int k, idx;
+
+	if (!s->lg_valid || n < 2 || utf8_cell_cp(p, n, &cp) < 0)
+		return false;
+	vterm_state_get_cursorpos(s->vts, &pos);
+	if (pos.row != s->lg_row || pos.col != s->lg_col ||
+	    s->lg_row >= g->rows || s->lg_col >= g->cols)
+		return false;
+	if (!orc_combining(s, cp))
+		return false;
+	r = g->r[s->lg_row];
+	c = &r->c[s->lg_col];
+	k = cell_cps(r, c, cps);
+	if (k > 0 && k < PTY_CELL_MAXCP) {
+		uint32_t keep = c->w & ~(W_CP | W_COMB);
+
+		cps[k++] = cp;
+		c->w = W_BLANK;
+		idx = comb_add(r, g->cols, cps, k);
+		c->w = keep | (idx < 0 ? cps[0] : ((uint32_t)idx | W_COMB));
+		if (s->rep_n > 0 && s->rep_n < PTY_CELL_MAXCP)
+			s->rep_cp[s->rep_n++] = cp;
+		dirty(s, s->lg_row, s->lg_row);
+	}
+	return true;
+}
+
 /*
  * The filter mirrors libvterm 0.1.4's parser (src/parser.c) state by
  * state, so that what it passes on, holds back or drops never leaves the
@@ -1342,11 +1632,13 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 {
 	const uint8_t *b = (const uint8_t *)buf;
 	struct filt *f;
-	size_t i = 0, span = 0;
+	size_t i = 0, span = 0, tail = SIZE_MAX;
+	bool was_text;
 
 	if (s == NULL || buf == NULL || len == 0)
 		return;
 	f = &s->f;
+	was_text = f->text_end;
 	if (f->nu8 > 0) {
 		int need = utf8_need(f->u8[0]);
 
@@ -1355,11 +1647,23 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 		if (f->nu8 < need && i == len)
 			return;
 		/* Unfinished or C1: dropped, as in text_check. */
-		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8)))
+		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8)) &&
+		    !(f->text_end && split_mark(s, f->u8, f->nu8)))
 			vwrite(s, f->u8, f->nu8);
 		f->nu8 = 0;
 		span = i;
 	}
+	if (f->text_end && f->st == F_GROUND) {
+		while (i < len && b[i] >= 0xc0 && b[i] < 0xf8) {
+			size_t n = (size_t)utf8_need(b[i]);
+
+			if (n > len - i || !split_mark(s, b + i, (int)n))
+				break;
+			i += n;
+			span = i;
+		}
+	}
+	f->text_end = false;
 	while (i < len) {
 		uint8_t c = b[i];
 
@@ -1368,7 +1672,10 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			const uint8_t *e = memchr(b + i, 0x1b, len - i);
 			size_t end = e != NULL ? (size_t)(e - b) : len;
 
-			text_check(s, b, &span, i, end, len);
+			if (text_check(s, b, &span, i, end, len))
+				ground_ascii(s, b, &span, i, end);
+			if (e == NULL)
+				tail = i;	/* text runs to the end */
 			i = end;
 			if (e == NULL)
 				break;
@@ -1386,6 +1693,7 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			}
 			if (c < 0x20 || c == 0x7f) {
 				/* C0 runs (DEL, NUL ignored) while ESC waits. */
+				c0_track(f, c);
 				i++;
 				break;
 			}
@@ -1421,8 +1729,20 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			if (c == '[') {
 				csi_start(f);
 			} else if (c >= 0x20 && c <= 0x2f) {
+				if (f->st == F_ESC) {
+					f->esc_inter = c;
+					f->esc_ninter = 0;
+				}
+				if (f->esc_ninter < 2)
+					f->esc_ninter++;
 				f->st = F_ESC_INT;
 			} else {
+				if (f->st == F_ESC_INT)
+					esc_final(f, c);
+				else if (c == 'n')
+					f->gl = 2;
+				else if (c == 'o')
+					f->gl = 3;
 				if (f->st == F_ESC && c == '=')
 					s->modes.app_keypad = true;
 				else if (f->st == F_ESC && c == '>')
@@ -1491,8 +1811,18 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 						cursor_clamp(s);
 					}
 				}
-			} else if (c == 0x18 || c == 0x1a || c >= 0x80) {
+			} else if (c == 0x18 || c == 0x1a) {
 				f->st = F_GROUND;
+			} else if (c >= 0x80) {
+				/*
+				 * Ends the CSI, and libvterm drops it: pass it
+				 * now, so it is never held as text.
+				 */
+				f->st = F_GROUND;
+				flush(s, b, span, i);
+				span = i;
+			} else {
+				c0_track(f, c);
 			}
 			break;
 		case F_STR: {
@@ -1569,6 +1899,12 @@ esc:
 		flush(s, b, span, len - k);
 		memcpy(f->u8, b + len - k, k);
 		f->nu8 = (uint8_t)k;
+		/* Ended in text (see split_mark)? All held: as before. */
+		if (len - k == 0)
+			f->text_end = was_text;
+		else
+			f->text_end = tail != SIZE_MAX && len - k > tail &&
+			    b[len - k - 1] >= 0x20 && b[len - k - 1] != 0x7f;
 		break;
 	}
 	default:
@@ -1626,6 +1962,7 @@ pty_screen_new(struct pty_screen **out, int rows, int cols, size_t sb_max)
 	s->cur.visible = true;
 	s->cur.shape = PTY_CURSOR_BLOCK;
 	s->g = &s->prim;
+	memset(s->f.g_plain, 1, sizeof s->f.g_plain);
 	if (grid_new(&s->prim, rows, cols) < 0 ||
 	    scratch_fit(s, cols) < 0 ||
 	    (s->tmp = malloc(sizeof *s->tmp * (size_t)rows)) == NULL)
@@ -1658,6 +1995,8 @@ pty_screen_free(struct pty_screen *s)
 		return;
 	if (s->vt != NULL)
 		vterm_free(s->vt);
+	if (s->orc != NULL)
+		vterm_free(s->orc);
 	for (i = 0; i < s->sb_count; i++)
 		free(*sb_slot(s, i));
 	free(s->sb);
@@ -1821,6 +2160,7 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 	vwrite(s, seq, (size_t)n);
 	s->f.st = F_GROUND;
 	s->f.nu8 = 0;
+	s->f.text_end = false;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	s->cur.row = pos.row < rows ? pos.row : rows - 1;
 	s->cur.col = pos.col < cols ? pos.col : cols - 1;
