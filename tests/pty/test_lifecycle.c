@@ -9,6 +9,7 @@
  * side. The agent-agnostic batch runs a second time with no rules at all.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -504,15 +505,248 @@ START_TEST(test_lifecycle_agnostic)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Recorded transcripts (asciicast v2), replayed through screen+detector */
+
+/*
+ * Each tests/fixtures/transcripts/NAME.cast is an asciinema v2 recording
+ * (record.py made these from the fake agents; a real session recorded with
+ * `asciinema rec --stdin` works the same once given a "corral" header
+ * object): output ("o") goes through a real screen model into the detector
+ * at its recorded time, input ("i") is the operator's, the exit ends it.
+ * Time is virtual, so a replay is exact and takes no wall time. No process
+ * facts exist in a recording: rules, marks and quiet decide.
+ */
+struct replay {
+	struct pty_detect *d;
+	struct pty_screen *sc;
+	uint64_t now, next;
+	char tl[512];
+	char log[4096];
+	char rowbuf[64][PTY_DETECT_ROW_MAX];
+};
+
+static void
+replay_screen_event(enum pty_screen_event_kind k, const char *text,
+    size_t len, void *ud)
+{
+	struct replay *p = ud;
+	struct pty_detect_event ev = { .now_ms = p->now };
+
+	if (k == PTY_SEV_BELL) {
+		ev.kind = PTY_DETECT_EV_BELL;
+	} else if (k == PTY_SEV_OSC) {
+		ev.kind = PTY_DETECT_EV_OSC;
+		ev.text = text;
+		ev.len = len;
+	} else {
+		return;	/* the title comes in with the rows */
+	}
+	pty_detect_feed_event(p->d, &ev);
+}
+
+static void
+replay_step(struct replay *p)
+{
+	struct pty_detect_result r;
+	size_t n;
+
+	pty_detect_step(p->d, p->now, &r);
+	if (r.changed) {
+		n = strlen(p->tl);
+		snprintf(p->tl + n, sizeof p->tl - n, ",%s",
+		    pty_detect_state_name(r.state));
+		n = strlen(p->log);
+		snprintf(p->log + n, sizeof p->log - n,
+		    "\n    %.3f s %s (%s: %.50s)", (double)(p->now - 1000000u) /
+		    1000.0, pty_detect_state_name(r.state), r.signal, r.detail);
+	}
+	ck_assert(r.next_ms == PTY_DETECT_NEVER || r.next_ms > p->now);
+	p->next = r.next_ms;
+}
+
+/* Let time pass to t, stepping at every wakeup the detector asked for. */
+static void
+replay_until(struct replay *p, uint64_t t)
+{
+	while (p->next != PTY_DETECT_NEVER && p->next <= t) {
+		p->now = p->next;
+		replay_step(p);
+	}
+	if (t > p->now)
+		p->now = t;
+}
+
+static void
+replay_rows(struct replay *p)
+{
+	const char *rows[64];
+	int nr, nc, r;
+
+	pty_screen_size(p->sc, &nr, &nc);
+	ck_assert_int_le(nr, 64);
+	for (r = 0; r < nr; r++) {
+		pty_screen_row_text(p->sc, r, p->rowbuf[r], PTY_DETECT_ROW_MAX);
+		rows[r] = p->rowbuf[r];
+	}
+	pty_detect_set_screen(p->d, rows, nr, pty_screen_title(p->sc),
+	    p->now);
+}
+
+/* Replay one file; returns NULL when its timeline is the expected one. */
+static char *
+replay_file(const char *path, const struct pty_rules *rules)
+{
+	const uint64_t t0 = 1000000u;
+	struct replay *p = calloc(1, sizeof *p);
+	json_t *head, *corral, *ex;
+	const char *want, *agent;
+	char *text = cu_read_file(path, NULL), *line, *save = NULL, *fail = NULL;
+	struct pty_detect_event ev = { 0 };
+	double at;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_msg(text != NULL, "%s: unreadable", path);
+	line = strtok_r(text, "\n", &save);
+	ck_assert_ptr_nonnull(line);
+	head = json_loads(line, 0, NULL);
+	ck_assert_msg(head != NULL, "%s: bad header", path);
+	ck_assert_int_eq(json_integer_value(json_object_get(head, "version")),
+	    2);
+	corral = json_object_get(head, "corral");
+	want = json_string_value(json_object_get(corral, "expect"));
+	ck_assert_msg(want != NULL, "%s: no corral.expect", path);
+	ck_assert_int_eq(pty_screen_new(&p->sc,
+	    (int)json_integer_value(json_object_get(head, "height")),
+	    (int)json_integer_value(json_object_get(head, "width")), 1000), 0);
+	ck_assert_int_eq(pty_detect_new(&p->d, NULL, t0), 0);
+	pty_screen_set_event(p->sc, replay_screen_event, p);
+	agent = json_string_value(json_object_get(corral, "agent"));
+	if (agent != NULL) {
+		const struct pty_rules_agent *a = pty_rules_find(rules, agent);
+
+		ck_assert_msg(a != NULL, "%s: no rules for %s", path, agent);
+		pty_detect_set_agent(p->d, a);
+	}
+	snprintf(p->tl, sizeof p->tl, "starting");
+	p->now = t0;
+	replay_step(p);
+	while ((line = strtok_r(NULL, "\n", &save)) != NULL) {
+		json_t *e = json_loads(line, 0, NULL);
+		const char *kind, *data;
+		size_t len;
+
+		ck_assert_msg(json_is_array(e) && json_array_size(e) == 3,
+		    "%s: bad event %.60s", path, line);
+		at = json_number_value(json_array_get(e, 0));
+		kind = json_string_value(json_array_get(e, 1));
+		data = json_string_value(json_array_get(e, 2));
+		len = json_string_length(json_array_get(e, 2));
+		ck_assert_ptr_nonnull(kind);
+		ck_assert_ptr_nonnull(data);
+		replay_until(p, t0 + (uint64_t)(at * 1000.0 + 0.5));
+		memset(&ev, 0, sizeof ev);
+		ev.now_ms = p->now;
+		ev.bytes = len;
+		if (strcmp(kind, "o") == 0) {
+			ev.kind = PTY_DETECT_EV_OUTPUT;
+			pty_detect_feed_event(p->d, &ev);
+			pty_screen_feed(p->sc, data, len);
+			replay_rows(p);
+			replay_step(p);
+		} else if (strcmp(kind, "i") == 0) {
+			ev.kind = PTY_DETECT_EV_INPUT;
+			pty_detect_feed_event(p->d, &ev);
+			replay_step(p);
+		}
+		json_decref(e);
+	}
+	ex = json_object_get(corral, "exit");
+	if (json_is_object(ex)) {
+		at = json_number_value(json_object_get(ex, "at"));
+		replay_until(p, t0 + (uint64_t)(at * 1000.0 + 0.5));
+		memset(&ev, 0, sizeof ev);
+		ev.kind = PTY_DETECT_EV_EXIT;
+		ev.now_ms = p->now;
+		ev.status = (int)json_integer_value(json_object_get(ex,
+		    "status"));
+		ev.signo = (int)json_integer_value(json_object_get(ex,
+		    "signal"));
+		pty_detect_feed_event(p->d, &ev);
+		replay_step(p);
+	} else {
+		replay_until(p, p->now + 10000);
+	}
+	if (strcmp(p->tl, want) != 0 && asprintf(&fail, "%s: got %s, want %s%s",
+	    path, p->tl, want, p->log) < 0)
+		abort();
+	json_decref(head);
+	pty_detect_free(p->d);
+	pty_screen_free(p->sc);
+	free(p);
+	free(text);
+	return fail;
+}
+
+static int
+cast_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+START_TEST(test_lifecycle_transcripts)
+{
+	char *dir = cu_src_path("tests/fixtures/transcripts");
+	char *adir = cu_src_path("agents"), *names[64], fails[16384] = "";
+	const char *dirs[] = { adir };
+	struct pty_rules *rules = NULL;
+	struct dirent *e;
+	DIR *d;
+	int n = 0, i;
+
+	ck_assert_int_eq(pty_rules_new(&rules), 0);
+	ck_assert_int_eq(pty_rules_load_dirs(rules, dirs, 1, NULL, NULL), 0);
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while ((e = readdir(d)) != NULL && n < 64) {
+		size_t l = strlen(e->d_name);
+
+		if (l > 5 && strcmp(e->d_name + l - 5, ".cast") == 0)
+			ck_assert_int_gt(asprintf(&names[n++], "%s/%s", dir,
+			    e->d_name), 0);
+	}
+	closedir(d);
+	ck_assert_int_ge(n, 6);
+	qsort(names, (size_t)n, sizeof names[0], cast_cmp);
+	for (i = 0; i < n; i++) {
+		char *f = replay_file(names[i], rules);
+
+		if (f != NULL) {
+			size_t k = strlen(fails);
+
+			snprintf(fails + k, sizeof fails - k, "\n%s", f);
+			free(f);
+		}
+		free(names[i]);
+	}
+	pty_rules_free(rules);
+	free(dir);
+	free(adir);
+	ck_assert_msg(fails[0] == '\0', "transcripts:%s", fails);
+}
+END_TEST
+
 Suite *
 lifecycle_suite(void)
 {
 	Suite *s = suite_create("lifecycle");
 	TCase *tc = tcase_create("Integration");
+	TCase *tt = tcase_create("Transcripts");
 
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_lifecycle_agents);
 	tcase_add_loop_test(tc, test_lifecycle_agnostic, 0, 2);
 	suite_add_tcase(s, tc);
+	tcase_add_test(tt, test_lifecycle_transcripts);
+	suite_add_tcase(s, tt);
 	return s;
 }
