@@ -28,7 +28,14 @@ set -g set-clipboard on
 set -g monitor-bell on
 set -g default-size 120x40
 EOF
-CONSOLE="exec env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' LANG=C.UTF-8 LC_ALL=C.UTF-8 '$CORRAL'"
+# The console runs under sh, which records its exit status (tmux 3.3 does
+# not always report a dead pane's status).
+cat >"$TMP/run-console" <<EOF
+rm -f '$TMP/rc'
+env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' LANG=C.UTF-8 LC_ALL=C.UTF-8 '$CORRAL' "\$@"
+echo \$? >'$TMP/rc'
+EOF
+CONSOLE="sh $TMP/run-console"
 
 screen() { t capture-pane -p -t e2e:con; }
 # The focused pane: every row but the status line, right of the list.
@@ -48,6 +55,34 @@ wait_pane() {	# wait_pane TEXT [SECONDS]
 	done
 	return 1
 }
+wait_match() {	# wait_match REGEX [SECONDS]: a screen line matches
+	local i
+	for i in $(seq $((${2:-10} * 20))); do
+		screen | grep -qE -- "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+lease_field() {	# lease_field ID FIELD: from ls --all --json
+	"$CORRAL" ls --all --json | jq -r ".[] | select(.id==\"$1\") | .$2"
+}
+wait_field() {	# wait_field ID FIELD VALUE
+	local i
+	for i in $(seq 100); do
+		[ "$(lease_field "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_rc() {	# wait_rc N: the console exited with status N
+	local i
+	for i in $(seq 100); do
+		[ -s "$TMP/rc" ] && break
+		sleep 0.05
+	done
+	test "$(cat "$TMP/rc" 2>/dev/null)" = "$1"
+}
+console_pid() { pgrep -P "$(fmt '#{pane_pid}')" -x corral; }
 wait_status() {	# wait_status TEXT: the status line shows TEXT
 	local i
 	for i in $(seq 200); do
@@ -199,10 +234,10 @@ for x in "$a" "$b" "$c" "$d"; do
 	cur[$x]=$(fmt '#{cursor_x},#{cursor_y}')
 	t send-keys -t e2e:con j
 done
-cpid=$(fmt '#{pane_pid}')
+cpid=$(console_pid)
+check "the console runs" test -n "$cpid"
 kill -9 "$cpid"
-for _ in $(seq 40); do [ "$(fmt '#{pane_dead}')" = 1 ] && break; sleep 0.05; done
-check "the console is dead" test "$(fmt '#{pane_dead}')" = 1
+check "the console died of SIGKILL" wait_rc 137
 js=$("$CORRAL" ls --json)
 check "the four agents still run" \
 	test "$(echo "$js" | jq '[.[] | select(.lease_state=="running" and .lost==null)] | length')" = 4
@@ -262,17 +297,31 @@ check "its badge is no longer L" bash -c "! tmux -L '$TS' capture-pane -p -t e2e
 kill -9 "$hp"
 check "a dead holder shows as lost with a reason" wait_pane "is gone" 15
 
-# --- quit leaves the agents; attach opens on one ----------------------------------
+# --- an agent that ends in the background: a badge, unseen until focused -------
+"$CORRAL" send "$b" 'exit 3\r'
+check "a background exit shows failed, marked unseen" wait_match '^ F\* bravo'
+check "the journal says unseen" wait_field "$b" unseen true
+check "the focus stayed on delta" wait_status delta
+t send-keys -t e2e:con k k
+check "focusing it" wait_status bravo
+check "marks it seen" wait_field "$b" unseen false
+check "and shows its final screen" wait_pane "exit 3"
+
+# --- quit leaves the agents; attach opens on one; cancel asks first --------------
 t send-keys -t e2e:con q
-for _ in $(seq 40); do [ "$(fmt '#{pane_dead}')" = 1 ] && break; sleep 0.05; done
-check "q quits with status 0" test "$(fmt '#{pane_dead_status}')" = 0
+check "q quits with status 0" wait_rc 0
 check "quitting leaves the agents running" test "$("$CORRAL" ls --json |
-	jq '[.[] | select(.lease_state=="running" and .lost==null)] | length')" = 3
-t respawn-pane -t e2e:con "exec env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' LANG=C.UTF-8 '$CORRAL' attach charlie"
+	jq '[.[] | select(.lease_state=="running" and .lost==null)] | length')" = 2
+t respawn-pane -t e2e:con "$CONSOLE attach charlie"
 check "attach opens focused on the lease" wait_status charlie
+t send-keys -t e2e:con x
+check "x asks before cancelling" wait_pane "cancel charlie"
+t send-keys -t e2e:con y
+check "y cancels the lease" wait_field "$c" lease_state cancelled
+check "its row shows cancelled" wait_match '^>C +charlie'
 t send-keys -t e2e:con C-b d
-for _ in $(seq 40); do [ "$(fmt '#{pane_dead}')" = 1 ] && break; sleep 0.05; done
-check "C-b d detaches with status 0" test "$(fmt '#{pane_dead_status}')" = 0
+check "C-b d detaches with status 0" wait_rc 0
+check "alpha still runs" test "$(lease_field "$a" lease_state)" = running
 expect_rc 2 "attach without an ID is a usage error" "$CORRAL" attach
 expect_rc 1 "attach to an unknown lease fails" "$CORRAL" attach nosuchlease
 
