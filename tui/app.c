@@ -528,14 +528,17 @@ live_event(struct tui_app *a, struct tui_session *s, enum tui_conn_event ev,
 		s->live = NULL;
 		a->sb_pending = false;
 		s->retry_ms = tui_app_now(a) + APP_RETRY_MS;
-		if (!s->exited && !s->m.exited) {
+		if (s->exited || s->m.exited)
+			snprintf(why, sizeof why, "the agent has ended");
+		else
 			lost_reason(s, err, why, sizeof why);
-			tui_app_log(a, "%s live link down: %s", s->id, why);
-			if (a->keys.mode == TUI_MODE_TYPING) {
-				tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
-				tui_app_message(a, true, "%s: %s",
-				    tui_app_name(s), why);
-			}
+		tui_app_log(a, "%s live link down: %s", s->id, why);
+		if (a->keys.mode == TUI_MODE_TYPING &&
+		    strcmp(s->id, a->sel) == 0) {
+			/* Nobody to type to: the keyboard is the console's. */
+			tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+			tui_app_message(a, !s->m.exited, "%s: %s; typing "
+			    "stopped", tui_app_name(s), why);
 		}
 		a->want_journal = true;
 		tui_app_mark(a, TUI_DIRTY_STATUS, false);
