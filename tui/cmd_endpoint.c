@@ -292,6 +292,8 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 		return rc;
 	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
 		rc = screen_from_file(c, rec.id, sb);
+		if (rc == TUI_EXIT_OK)
+			tui_mark_seen(c, rec.id, rec.unseen);
 		lease_record_clear(&rec);
 		return rc;
 	}
@@ -331,6 +333,8 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 	} else {
 		rc = screen_from_file(c, rec.id, false);
 	}
+	if (rc == TUI_EXIT_OK)
+		tui_mark_seen(c, rec.id, rec.unseen);
 	json_decref(sbj);
 	pty_mirror_free(&m);
 	lease_record_clear(&rec);
@@ -345,7 +349,9 @@ const struct tui_cmd tui_cmd_screen = {
 		"scrollback, oldest first).\n--json prints the screen with "
 		"its size, cursor, modes, title and attribute\nruns. After the agent ends, prints the "
 		"final screen its holder kept. Control and\nbidi characters "
-		"are escaped (SPEC 4.7).",
+		"are escaped (SPEC 4.7). Shown on a terminal, a done or "
+		"failed\nlease counts as seen (SPEC 5.2); --json and output "
+		"into a pipe or file\nleave its unseen mark.",
 	.exec = screen_exec,
 };
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -156,6 +157,14 @@ const struct tui_cmd tui_cmd_ls = {
 	.exec = ls_exec,
 };
 
+void
+tui_mark_seen(struct tui_ctx *c, const char *id, bool unseen)
+{
+	if (!unseen || c->json || !isatty(STDOUT_FILENO) || c->store == NULL)
+		return;
+	TUI_BEST_EFFORT(lease_store_mark_seen(c->store, id));
+}
+
 static int
 show_exec(struct tui_ctx *c, int argc, char **argv)
 {
@@ -168,6 +177,8 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 	const char *k;
 	json_t *val;
 	int ch, rc;
+	bool unseen;
+	char id[LEASE_ID_LEN + 1];
 
 	optind = 1;
 	opterr = 0;
@@ -187,6 +198,8 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_err(c, "%s", lease_store_errmsg(c->store));
 	}
 	add_live(c, &rec, o);
+	unseen = rec.unseen;
+	snprintf(id, sizeof id, "%s", rec.id);
 	lease_record_clear(&rec);
 	if (c->json) {
 		tui_print_json(o);
@@ -221,6 +234,7 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		free(s);
 	}
 	json_decref(o);
+	tui_mark_seen(c, id, unseen);
 	return TUI_EXIT_OK;
 }
 
@@ -231,6 +245,9 @@ const struct tui_cmd tui_cmd_show = {
 		"workspace,\nsandbox, policy, limits, cleanup, the receipt "
 		"chain (length, head, and\nwhether it verifies), the result "
 		"and the transitions. Text that came\nfrom a sandbox is "
-		"printed escaped (SPEC 4.7).",
+		"printed escaped (SPEC 4.7). Shown on a terminal, a done or\n"
+		"failed lease counts as seen (its unseen mark clears, SPEC "
+		"5.2); --json and\noutput into a pipe or file leave the "
+		"mark.",
 	.exec = show_exec,
 };

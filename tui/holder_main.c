@@ -6,6 +6,7 @@
  * and receipt entries (so pty/ never includes lease/).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,6 +31,8 @@ struct hmain {
 	bool trusted_local;
 	char *sock;
 	char holder_ident[64];
+	char name[128];			/* the lease's name, for the hook */
+	struct tui_notify *notify;	/* SPEC 5.6 */
 };
 
 static void
@@ -129,6 +132,10 @@ on_activity(const char *state, const char *signal, const char *detail,
 
 	if (lease_activity_parse(state, &act) < 0)
 		return;
+	/* The operator's hook on blocked, done, failed (SPEC 5.6). */
+	if (m->notify != NULL)
+		TUI_BEST_EFFORT(tui_notify_fire(m->notify, m->id, m->name,
+		    state, signal, detail));
 	/* Exits are journaled by on_exited with the lease transition. */
 	if (act == LEASE_ACT_DONE || act == LEASE_ACT_FAILED ||
 	    act == LEASE_ACT_CANCELLED)
@@ -148,6 +155,15 @@ rules_error(const char *file, int line, const char *msg, void *ud)
 	    msg);
 	receipt(m, "rules_error", json_pack("{s:s, s:i, s:s}", "file", file,
 	    "line", line, "message", msg));
+}
+
+static void
+config_error(const char *file, int line, const char *msg, void *ud)
+{
+	struct hmain *m = ud;
+
+	fprintf(stderr, "corral holder %s: %s:%d: %s (defaults used)\n",
+	    m->id, file, line, msg);
 }
 
 static void
@@ -181,7 +197,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	struct sbx_plan *plan = NULL;
 	struct lease_record rec;
 	struct hmain m;
+	struct tui_config cfg;
 	uv_loop_t loop;
+	int logfd = -1;
 	int ch, rows = 24, cols = 80, rc;
 	bool allow = false, owner = false;
 	char *dir = NULL;
@@ -213,6 +231,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		    c->store ? lease_store_errmsg(c->store) : "unavailable");
 		return TUI_EXIT_FAIL;
 	}
+	memset(&m, 0, sizeof m);
+	if (rec.name != NULL)
+		snprintf(m.name, sizeof m.name, "%s", rec.name);
 	lease_record_clear(&rec);
 	if ((ad = sbx_adapter_find(sandbox)) == NULL) {
 		dprintf(3, "err unknown sandbox adapter\n");
@@ -229,7 +250,6 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		free(dir);
 		return TUI_EXIT_FAIL;
 	}
-	memset(&m, 0, sizeof m);
 	m.ctx = c;
 	m.id = id;
 	m.trusted_local = strcmp(ad->name, "trusted_local") == 0;
@@ -259,6 +279,17 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.ud = &m;
 
 	uv_loop_init(&loop);
+	tui_config_load(&cfg, config_error, &m);
+	if (cfg.hook[0] != '\0') {
+		char *log = NULL;
+
+		if (asprintf(&log, "%s/holder.log", dir) > 0)
+			logfd = open(log, O_WRONLY | O_CREAT | O_APPEND |
+			    O_CLOEXEC, 0600);
+		free(log);
+		if (tui_notify_new(&m.notify, &loop, &cfg, logfd) < 0)
+			m.notify = NULL;
+	}
 	rc = pty_holder_run(&loop, &ho);
 	if (rc < 0) {
 		/* The agent never ran: the lease fails with the reason. */
@@ -274,6 +305,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		    LEASE_RES_HOLDER, m.holder_ident));
 	TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id, LEASE_RES_SOCKET,
 	    m.sock));
+	tui_notify_free(m.notify);	/* waits for running hooks */
+	if (logfd >= 0)
+		close(logfd);
 	uv_loop_close(&loop);
 	pty_rules_free(rules);
 	sbx_plan_free(plan);

@@ -119,6 +119,12 @@ int tui_console_run(struct tui_ctx *, const char *focus_id);
 /* cmd_ls.c */
 extern const struct tui_cmd tui_cmd_ls;
 extern const struct tui_cmd tui_cmd_show;
+/*
+ * The operator looked at lease id (`show` or `screen` printed on a
+ * terminal): clear its unseen mark if set (SPEC 5.2). --json and output
+ * into a pipe or a file are for scripts and leave the mark. Best effort.
+ */
+void tui_mark_seen(struct tui_ctx *, const char *id, bool unseen);
 /* cmd_endpoint.c */
 extern const struct tui_cmd tui_cmd_screen;
 extern const struct tui_cmd tui_cmd_send;
@@ -138,6 +144,87 @@ extern const struct tui_cmd tui_cmd_holder;
 
 /* wrap.c: this terminal as the owner's view of a trusted_local lease */
 int tui_wrap_attach(struct tui_ctx *, const char *id, int sockfd);
+
+/* ------------------------------------------------------------------ */
+/* config.c: the operator's config file (SPEC 5.6)                      */
+
+/*
+ * $XDG_CONFIG_HOME/corral/config (else ~/.config/corral/config), INI:
+ *
+ *   [notify]
+ *   hook = notify-send corral    ; shell command line; gets ID STATE NAME
+ *   on = blocked, done, failed   ; the activity states that notify
+ *   timeout = 10                 ; seconds before the hook is killed
+ *   bell = off                   ; console: BEL to the outer terminal
+ *   osc9 = off                   ; console: OSC 9 to the outer terminal
+ *
+ * `on` applies to the hook, the bell and OSC 9 alike. The holder runs the
+ * hook (so it works with no console); the console rings and sends OSC 9.
+ */
+#define TUI_CONFIG_HOOK_MAX 256
+#define TUI_CONFIG_TIMEOUT_DEFAULT 10	/* seconds */
+#define TUI_CONFIG_ON(a) (1u << (unsigned)(a)) /* a: enum tui_activity */
+
+struct tui_config {
+	char hook[TUI_CONFIG_HOOK_MAX];	/* "" when none */
+	unsigned notify_on;		/* TUI_CONFIG_ON() bits */
+	unsigned hook_timeout_ms;
+	bool bell;
+	bool osc9;
+};
+
+/* A problem in the config: file, 1-based line (0: the whole file). */
+typedef void (*tui_config_error_cb)(const char *file, int line,
+    const char *msg, void *ud);
+
+/* The defaults: no hook, on = blocked done failed, 10 s, bell/osc9 off. */
+void tui_config_default(struct tui_config *);
+/*
+ * Parse text as if read from file. Every problem goes to err with its
+ * line; if there is any, *cf gets the defaults (a file is never applied in
+ * part) and -EINVAL is returned. 0 on success, -ENOMEM.
+ */
+int tui_config_parse(struct tui_config *, const char *file,
+    const char *text, size_t len, tui_config_error_cb err, void *ud);
+/*
+ * Load the operator's config file into *cf: 0 (also when there is none:
+ * the defaults), -EINVAL for a malformed file (reported through err, the
+ * defaults in *cf), or -errno when it cannot be read.
+ */
+int tui_config_load(struct tui_config *, tui_config_error_cb err, void *ud);
+/* The config file's path into buf; 0, -ENOENT or -ENAMETOOLONG. */
+int tui_config_path(char *buf, size_t bufsz);
+/* Does entering this activity state (a name) notify? */
+bool tui_config_notifies(const struct tui_config *, const char *state);
+
+/* ------------------------------------------------------------------ */
+/* notify.c: the notification hook, run by the holder (SPEC 5.6)        */
+
+struct tui_notify;
+struct uv_loop_s;
+
+/*
+ * Hooks of one holder on loop; their stdout and stderr go to log_fd
+ * (the lease's holder.log; borrowed). Returns 0 or -ENOMEM.
+ */
+int tui_notify_new(struct tui_notify **, struct uv_loop_s *loop,
+    const struct tui_config *, int log_fd);
+/*
+ * Run the hook for a lease entering state, if the config says so:
+ * detached (its own session), argv sh -c 'HOOK "$@"' with ID STATE NAME,
+ * env CORRAL_LEASE_ID, CORRAL_LEASE_NAME, CORRAL_STATE, and the deciding
+ * signal and its evidence escaped (SPEC 4.7) in CORRAL_SIGNAL and
+ * CORRAL_DETAIL; agent text is never part of the command line. Killed
+ * (its process group) after the timeout. Returns 1 when started, 0 when
+ * not configured for state, negative on failure (also logged).
+ */
+int tui_notify_fire(struct tui_notify *, const char *id, const char *name,
+    const char *state, const char *signal, const char *detail);
+/*
+ * After the loop has ended: wait for hooks still running, each up to its
+ * deadline, then kill what is left; then free everything.
+ */
+void tui_notify_free(struct tui_notify *);
 
 /* ------------------------------------------------------------------ */
 /* spawn.c: starting a detached holder                                  */

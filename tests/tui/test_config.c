@@ -1,0 +1,325 @@
+/*
+ * test_config.c: the operator's config file (SPEC 5.6, tui/config.c) and
+ * the notification hook runner (tui/notify.c): parsing, every error named
+ * with file and line and the defaults kept, loading from XDG_CONFIG_HOME,
+ * and a real hook run on a loop (arguments, escaped environment, timeout
+ * kill, waiting for it at shutdown).
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "support/check_util.h"
+#include "tui/tui.h"
+
+Suite *config_suite(void);
+
+struct errs {
+	int n;
+	int line;
+	char msg[512];
+};
+
+static void
+on_err(const char *file, int line, const char *msg, void *ud)
+{
+	struct errs *e = ud;
+
+	if (e->n++ == 0) {
+		e->line = line;
+		snprintf(e->msg, sizeof e->msg, "%s:%d: %s", file, line, msg);
+	}
+}
+
+static int
+parse(struct tui_config *cf, const char *text, struct errs *e)
+{
+	memset(e, 0, sizeof *e);
+	return tui_config_parse(cf, "config", text, strlen(text), on_err, e);
+}
+
+START_TEST(test_config_defaults)
+{
+	struct tui_config cf;
+	struct errs e;
+
+	ck_assert_int_eq(parse(&cf, "", &e), 0);
+	ck_assert_int_eq(e.n, 0);
+	ck_assert_str_eq(cf.hook, "");
+	ck_assert(!cf.bell);
+	ck_assert(!cf.osc9);
+	ck_assert_uint_eq(cf.hook_timeout_ms, 10000);
+	ck_assert(tui_config_notifies(&cf, "blocked"));
+	ck_assert(tui_config_notifies(&cf, "done"));
+	ck_assert(tui_config_notifies(&cf, "failed"));
+	ck_assert(!tui_config_notifies(&cf, "working"));
+	ck_assert(!tui_config_notifies(&cf, "prompt"));
+	ck_assert(!tui_config_notifies(&cf, "cancelled"));
+	ck_assert(!tui_config_notifies(&cf, "bogus"));
+}
+END_TEST
+
+START_TEST(test_config_full)
+{
+	static const char text[] =
+	    "# corral config\n"
+	    "; comments both ways\n"
+	    "\n"
+	    "[notify]\n"
+	    "hook = notify-send -u critical corral\n"
+	    "  on = blocked, failed prompt\n"
+	    "timeout=3\n"
+	    "bell = on\n"
+	    "osc9 = yes ; inline comment\n";
+	struct tui_config cf;
+	struct errs e;
+
+	ck_assert_int_eq(parse(&cf, text, &e), 0);
+	ck_assert_int_eq(e.n, 0);
+	ck_assert_str_eq(cf.hook, "notify-send -u critical corral");
+	ck_assert_uint_eq(cf.hook_timeout_ms, 3000);
+	ck_assert(cf.bell);
+	ck_assert(cf.osc9);
+	ck_assert(tui_config_notifies(&cf, "blocked"));
+	ck_assert(tui_config_notifies(&cf, "failed"));
+	ck_assert(tui_config_notifies(&cf, "prompt"));
+	ck_assert(!tui_config_notifies(&cf, "done"));
+	ck_assert_uint_eq(cf.notify_on, TUI_CONFIG_ON(TUI_ACTIVITY_BLOCKED) |
+	    TUI_CONFIG_ON(TUI_ACTIVITY_FAILED) |
+	    TUI_CONFIG_ON(TUI_ACTIVITY_PROMPT));
+}
+END_TEST
+
+/* Each malformed file: the error names its line; the defaults stand. */
+START_TEST(test_config_errors)
+{
+	static const struct {
+		const char *text;
+		int line;
+		const char *msg;
+	} bad[] = {
+		{ "[notify]\nbell = loud\n", 2, "bad bell 'loud'" },
+		{ "[notify]\nosc9 = on\nfrobnicate = 1\n", 3,
+		  "unknown key 'frobnicate'" },
+		{ "[colours]\nbell = on\n", 2, "unknown section [colours]" },
+		{ "bell = on\n", 1, "'bell' outside a section" },
+		{ "[notify]\nbell = on\nbell = off\n", 3, "duplicate key" },
+		{ "[notify]\non = blocked, asleep\n", 2,
+		  "unknown state 'asleep'" },
+		{ "[notify]\ntimeout = 0\n", 2, "bad timeout '0'" },
+		{ "[notify]\ntimeout = 10s\n", 2, "bad timeout '10s'" },
+		{ "[notify]\nbell = on\nthis line has no equals sign\n", 3,
+		  "syntax error" },
+	};
+	struct tui_config cf;
+	struct errs e;
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_eq(parse(&cf, bad[i].text, &e), -EINVAL);
+		ck_assert_int_ge(e.n, 1);
+		ck_assert_msg(e.line == bad[i].line, "case %zu: line %d: %s",
+		    i, e.line, e.msg);
+		ck_assert_msg(strstr(e.msg, bad[i].msg) != NULL,
+		    "case %zu: %s", i, e.msg);
+		ck_assert_msg(strncmp(e.msg, "config:", 7) == 0, "%s", e.msg);
+		/* Never applied in part: the defaults. */
+		ck_assert(!cf.bell);
+		ck_assert(!cf.osc9);
+		ck_assert_uint_eq(cf.hook_timeout_ms, 10000);
+	}
+}
+END_TEST
+
+START_TEST(test_config_long_line)
+{
+	char text[4096];
+	struct tui_config cf;
+	struct errs e;
+
+	snprintf(text, sizeof text, "[notify]\nbell = on\nhook = %0*d\n", 2000,
+	    7);
+	ck_assert_int_eq(parse(&cf, text, &e), -EINVAL);
+	ck_assert_int_eq(e.line, 3);
+	ck_assert_ptr_nonnull(strstr(e.msg, "too long"));
+	ck_assert_str_eq(cf.hook, "");
+	ck_assert(!cf.bell);
+	/* Hostile bytes are escaped in the message. */
+	ck_assert_int_eq(parse(&cf, "[notify]\nbell = \033]0;x\a\n", &e),
+	    -EINVAL);
+	ck_assert_ptr_null(strchr(e.msg, '\033'));
+	ck_assert_ptr_null(strchr(e.msg, '\a'));
+}
+END_TEST
+
+START_TEST(test_config_load)
+{
+	char *dir = cu_tmpdir("config"), path[4096], sub[4096];
+	struct tui_config cf;
+	struct errs e = { 0 };
+
+	setenv("XDG_CONFIG_HOME", dir, 1);
+	ck_assert_int_eq(tui_config_path(path, sizeof path), 0);
+	snprintf(sub, sizeof sub, "%s/corral/config", dir);
+	ck_assert_str_eq(path, sub);
+	/* No file: the defaults, no error. */
+	ck_assert_int_eq(tui_config_load(&cf, on_err, &e), 0);
+	ck_assert_int_eq(e.n, 0);
+	ck_assert_str_eq(cf.hook, "");
+	snprintf(sub, sizeof sub, "%s/corral", dir);
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	ck_assert_int_eq(cu_write_file(path, "[notify]\nhook = true\n"
+	    "osc9 = on\n", 30), 0);
+	ck_assert_int_eq(tui_config_load(&cf, on_err, &e), 0);
+	ck_assert_str_eq(cf.hook, "true");
+	ck_assert(cf.osc9);
+	/* Malformed: named by its full path and line, defaults used. */
+	ck_assert_int_eq(cu_write_file(path, "[notify]\nosc9 = on\nbell=x\n",
+	    25), 0);
+	ck_assert_int_eq(tui_config_load(&cf, on_err, &e), -EINVAL);
+	snprintf(sub, sizeof sub, "%s/corral/config:3: bad bell", dir);
+	ck_assert_msg(strncmp(e.msg, sub, strlen(sub)) == 0, "%s", e.msg);
+	ck_assert(!cf.osc9);
+	unsetenv("XDG_CONFIG_HOME");
+	cu_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The hook runner                                                       */
+
+static void
+run_until_file(uv_loop_t *loop, const char *path, const char *text,
+    int ms)
+{
+	uint64_t end = cu_now_ms() + (uint64_t)ms;
+
+	for (;;) {
+		char *got = cu_read_file(path, NULL);
+		bool done = got != NULL && strstr(got, text) != NULL;
+
+		free(got);
+		if (done || cu_now_ms() >= end)
+			return;
+		uv_run(loop, UV_RUN_NOWAIT);
+		usleep(10000);
+	}
+}
+
+static void
+close_walk(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+START_TEST(test_config_notify_hook)
+{
+	static const char script[] =
+	    "#!/bin/sh\n"
+	    "printf '%s|%s|%s|%s|%s|%s\\n' \"$1\" \"$2\" \"$3\" "
+	    "\"$CORRAL_STATE\" \"$CORRAL_SIGNAL\" \"$CORRAL_DETAIL\" >>"
+	    " \"$OUT\"\n"
+	    "echo hook-stdout\n";
+	static const char want[] = "ID1|blocked|alpha|blocked|"
+	    "rule:claude-code:permission|Do you want to proceed? "
+	    "$(touch /tmp/pwned) `id` ";
+	char *dir = cu_tmpdir("notify"), *out, *log, *hook, *got;
+	struct tui_config cf;
+	struct tui_notify *n = NULL;
+	uv_loop_t loop;
+	uint64_t t0;
+	int logfd;
+
+	ck_assert_int_gt(asprintf(&out, "%s/calls", dir), 0);
+	ck_assert_int_gt(asprintf(&log, "%s/holder.log", dir), 0);
+	ck_assert_int_gt(asprintf(&hook, "%s/hook.sh", dir), 0);
+	ck_assert_int_eq(cu_write_file(hook, script, strlen(script)), 0);
+	ck_assert_int_eq(chmod(hook, 0700), 0);
+	setenv("OUT", out, 1);
+	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+	ck_assert_int_ge(logfd, 0);
+	tui_config_default(&cf);
+	snprintf(cf.hook, sizeof cf.hook, "%s", hook);
+	cf.hook_timeout_ms = 1000;
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	ck_assert_int_eq(tui_notify_new(&n, &loop, &cf, logfd), 0);
+	/* Not a notifying state: nothing runs. */
+	ck_assert_int_eq(tui_notify_fire(n, "ID1", "alpha", "working",
+	    "output", ""), 0);
+	/* Agent text with $(...), backquotes and escapes: never run. */
+	ck_assert_int_eq(tui_notify_fire(n, "ID1", "alpha", "blocked",
+	    "rule:claude-code:permission",
+	    "Do you want to proceed? $(touch /tmp/pwned) `id` \033]0;t\a"),
+	    1);
+	run_until_file(&loop, out, "ID1|", 5000);
+	got = cu_read_file(out, NULL);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_msg(strncmp(got, want, strlen(want)) == 0, "%s", got);
+	ck_assert_ptr_null(strchr(got, '\033'));
+	ck_assert_ptr_null(strchr(got, '\a'));
+	free(got);
+	run_until_file(&loop, log, "hook-stdout", 5000);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	tui_notify_free(n);
+
+	/* A hook that hangs is killed (its process group) at its timeout. */
+	snprintf(cf.hook, sizeof cf.hook, "exec sleep 30 #");
+	ck_assert_int_eq(tui_notify_new(&n, &loop, &cf, logfd), 0);
+	ck_assert_int_eq(tui_notify_fire(n, "ID2", NULL, "failed", "exit:1",
+	    NULL), 1);
+	run_until_file(&loop, log, "killed", 5000);
+	got = cu_read_file(log, NULL);
+	ck_assert_ptr_nonnull(strstr(got, "hook-stdout"));
+	ck_assert_ptr_nonnull(strstr(got, "hook for failed"));
+	ck_assert_ptr_nonnull(strstr(got, "killed"));
+	free(got);
+	run_until_file(&loop, log, "killed by signal 9", 5000);
+	tui_notify_free(n);
+
+	/* Still running when the loop ends: waited for, then killed. */
+	ck_assert_int_eq(tui_notify_new(&n, &loop, &cf, logfd), 0);
+	ck_assert_int_eq(tui_notify_fire(n, "ID3", "c", "done", "exit:0", ""),
+	    1);
+	t0 = cu_now_ms();
+	uv_walk(&loop, close_walk, NULL);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	tui_notify_free(n);
+	ck_assert_uint_ge(cu_now_ms() - t0, 900);
+	ck_assert_uint_lt(cu_now_ms() - t0, 5000);
+	ck_assert_int_eq(uv_loop_close(&loop), 0);
+	close(logfd);
+	unsetenv("OUT");
+	cu_rmrf(dir);
+	free(out);
+	free(log);
+	free(hook);
+	free(dir);
+}
+END_TEST
+
+Suite *
+config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("Core");
+	TCase *ti = tcase_create("Integration");
+
+	tcase_add_test(tc, test_config_defaults);
+	tcase_add_test(tc, test_config_full);
+	tcase_add_test(tc, test_config_errors);
+	tcase_add_test(tc, test_config_long_line);
+	tcase_add_test(tc, test_config_load);
+	suite_add_tcase(s, tc);
+	tcase_set_timeout(ti, 20);
+	tcase_add_test(ti, test_config_notify_hook);
+	suite_add_tcase(s, ti);
+	return s;
+}

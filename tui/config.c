@@ -1,0 +1,316 @@
+/*
+ * config.c: the operator's config file (SPEC 5.6), read with inih from
+ * $XDG_CONFIG_HOME/corral/config (else ~/.config/corral/config): the
+ * notification hook the holder runs on blocked, done and failed, and the
+ * bell / OSC 9 switches the console reads. A malformed file is reported
+ * with its file and line and ignored whole: the defaults stay in force.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "tui/tui.h"
+
+#define CONFIG_FILE_MAX (64u * 1024u)
+
+struct cparse {
+	struct tui_config cf;
+	const char *file;
+	const char *p, *end;
+	int line;
+	int errors;
+	unsigned seen;		/* keys set, to refuse duplicates */
+	tui_config_error_cb err;
+	void *ud;
+};
+
+enum { K_HOOK = 1, K_ON = 2, K_TIMEOUT = 4, K_BELL = 8, K_OSC9 = 16 };
+
+static void
+report(struct cparse *ps, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+report(struct cparse *ps, int line, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	ps->errors++;
+	if (ps->err == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	ps->err(ps->file, line, msg, ps->ud);
+}
+
+void
+tui_config_default(struct tui_config *cf)
+{
+	assert(cf != NULL);
+	memset(cf, 0, sizeof *cf);
+	cf->notify_on = TUI_CONFIG_ON(TUI_ACTIVITY_BLOCKED) |
+	    TUI_CONFIG_ON(TUI_ACTIVITY_DONE) |
+	    TUI_CONFIG_ON(TUI_ACTIVITY_FAILED);
+	cf->hook_timeout_ms = TUI_CONFIG_TIMEOUT_DEFAULT * 1000u;
+}
+
+static int
+parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "on", "yes", "true", "1" };
+	static const char *const no[] = { "off", "no", "false", "0" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/* "blocked, done failed": activity names split by commas or blanks. */
+static int
+parse_states(const char *v, unsigned *out, char *bad, size_t badsz)
+{
+	unsigned set = 0;
+
+	while (*v != '\0') {
+		char w[32];
+		size_t n = strcspn(v, ", \t");
+		enum tui_activity a;
+
+		if (n == 0) {
+			v++;
+			continue;
+		}
+		snprintf(w, sizeof w, "%.*s", (int)(n < 31 ? n : 31), v);
+		a = tui_activity_from_name(w);
+		if (n >= sizeof w || a == TUI_ACTIVITY_UNKNOWN ||
+		    a == TUI_ACTIVITY_LOST) {
+			tui_escape(v, n, bad, badsz);
+			return -EINVAL;
+		}
+		set |= TUI_CONFIG_ON(a);
+		v += n;
+	}
+	*out = set;
+	return 0;
+}
+
+static int
+handler(void *user, const char *section, const char *name,
+    const char *value)
+{
+	struct cparse *ps = user;
+	char safe[80], bad[64];
+	unsigned key;
+	long n;
+	char *e;
+
+	if (strcmp(section, "notify") != 0) {
+		tui_escape(section, strlen(section), safe, sizeof safe);
+		report(ps, ps->line, section[0] == '\0' ? "'%s' outside a "
+		    "section (want [notify])" : "unknown section [%s]",
+		    section[0] == '\0' ? name : safe);
+		return 1;
+	}
+	key = strcmp(name, "hook") == 0 ? K_HOOK : strcmp(name, "on") == 0 ?
+	    K_ON : strcmp(name, "timeout") == 0 ? K_TIMEOUT :
+	    strcmp(name, "bell") == 0 ? K_BELL : strcmp(name, "osc9") == 0 ?
+	    K_OSC9 : 0;
+	if (key == 0) {
+		tui_escape(name, strlen(name), safe, sizeof safe);
+		report(ps, ps->line, "unknown key '%s' (want hook, on, "
+		    "timeout, bell or osc9)", safe);
+		return 1;
+	}
+	if (ps->seen & key) {
+		report(ps, ps->line, "duplicate key '%s'", name);
+		return 1;
+	}
+	ps->seen |= key;
+	tui_escape(value, strlen(value), safe, sizeof safe);
+	switch (key) {
+	case K_HOOK:
+		if (strlen(value) >= sizeof ps->cf.hook)
+			report(ps, ps->line, "hook too long (at most %zu "
+			    "bytes)", sizeof ps->cf.hook - 1);
+		else
+			snprintf(ps->cf.hook, sizeof ps->cf.hook, "%s", value);
+		break;
+	case K_ON:
+		if (parse_states(value, &ps->cf.notify_on, bad,
+		    sizeof bad) < 0)
+			report(ps, ps->line, "unknown state '%s' (want "
+			    "starting, working, prompt, blocked, done, "
+			    "failed, cancelled)", bad);
+		break;
+	case K_TIMEOUT:
+		errno = 0;
+		n = strtol(value, &e, 10);
+		if (errno != 0 || e == value || *e != '\0' || n < 1 ||
+		    n > 3600)
+			report(ps, ps->line, "bad timeout '%s' (want 1..3600 "
+			    "seconds)", safe);
+		else
+			ps->cf.hook_timeout_ms = (unsigned)n * 1000u;
+		break;
+	case K_BELL:
+	case K_OSC9:
+		if (parse_bool(value, key == K_BELL ? &ps->cf.bell :
+		    &ps->cf.osc9) < 0)
+			report(ps, ps->line, "bad %s '%s' (want on or off)",
+			    name, safe);
+		break;
+	}
+	return 1;
+}
+
+/* inih's reader: one line per call, counted, leading blanks dropped. */
+static char *
+reader(char *str, int num, void *stream)
+{
+	struct cparse *ps = stream;
+	const char *nl, *s;
+	size_t len;
+
+	if (ps->p >= ps->end)
+		return NULL;
+	ps->line++;
+	nl = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
+	s = ps->p;
+	len = nl != NULL ? (size_t)(nl - ps->p) : (size_t)(ps->end - ps->p);
+	ps->p = nl != NULL ? nl + 1 : ps->end;
+	while (len > 0 && (*s == ' ' || *s == '\t')) {
+		s++;
+		len--;
+	}
+	if (len > 0 && s[len - 1] == '\r')
+		len--;
+	str[0] = '\n';
+	str[1] = '\0';
+	if (len + 2 > (size_t)num) {
+		report(ps, ps->line, "line too long (at most %d bytes)",
+		    num - 2);
+		return str;
+	}
+	if (memchr(s, '\0', len) != NULL) {
+		report(ps, ps->line, "NUL byte in line");
+		return str;
+	}
+	memcpy(str, s, len);
+	str[len] = '\n';
+	str[len + 1] = '\0';
+	return str;
+}
+
+int
+tui_config_parse(struct tui_config *cf, const char *file, const char *text,
+    size_t len, tui_config_error_cb err, void *ud)
+{
+	struct cparse *ps;
+	int rc;
+
+	if (cf == NULL || file == NULL || (text == NULL && len > 0))
+		return -EINVAL;
+	tui_config_default(cf);
+	if ((ps = calloc(1, sizeof *ps)) == NULL)
+		return -ENOMEM;
+	tui_config_default(&ps->cf);
+	ps->file = file;
+	ps->p = text;
+	ps->end = text + len;
+	ps->err = err;
+	ps->ud = ud;
+	rc = ini_parse_stream(reader, ps, handler, ps);
+	if (rc > 0 && ps->errors == 0)
+		report(ps, rc, "syntax error (want [notify] and NAME = "
+		    "VALUE lines)");
+	else if (rc < 0)
+		report(ps, 0, "cannot parse (out of memory)");
+	if (ps->errors == 0)
+		*cf = ps->cf;
+	rc = ps->errors == 0 ? 0 : -EINVAL;
+	free(ps);
+	return rc;
+}
+
+int
+tui_config_path(char *buf, size_t bufsz)
+{
+	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (x != NULL && x[0] == '/')
+		n = snprintf(buf, bufsz, "%s/corral/config", x);
+	else if (home != NULL && home[0] != '\0')
+		n = snprintf(buf, bufsz, "%s/.config/corral/config", home);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= bufsz ? -ENAMETOOLONG : 0;
+}
+
+int
+tui_config_load(struct tui_config *cf, tui_config_error_cb err, void *ud)
+{
+	char path[4096];
+	FILE *f;
+	char *text;
+	size_t n;
+	int rc, e;
+
+	if (cf == NULL)
+		return -EINVAL;
+	tui_config_default(cf);
+	if (tui_config_path(path, sizeof path) < 0)
+		return 0;
+	if ((f = fopen(path, "r")) == NULL) {
+		e = errno;
+		if (e == ENOENT || e == ENOTDIR)
+			return 0;	/* no config: the defaults */
+		if (err != NULL)
+			err(path, 0, strerror(e), ud);
+		return -e;
+	}
+	if ((text = malloc(CONFIG_FILE_MAX + 1)) == NULL) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(text, 1, CONFIG_FILE_MAX + 1, f);
+	e = ferror(f) ? EIO : 0;
+	fclose(f);
+	if (e == 0 && n > CONFIG_FILE_MAX)
+		e = EFBIG;
+	if (e != 0) {
+		if (err != NULL)
+			err(path, 0, e == EFBIG ? "file too large" :
+			    strerror(e), ud);
+		free(text);
+		return -e;
+	}
+	rc = tui_config_parse(cf, path, text, n, err, ud);
+	free(text);
+	return rc;
+}
+
+bool
+tui_config_notifies(const struct tui_config *cf, const char *state)
+{
+	enum tui_activity a = tui_activity_from_name(state);
+
+	assert(cf != NULL);
+	return a != TUI_ACTIVITY_UNKNOWN &&
+	    (cf->notify_on & TUI_CONFIG_ON(a)) != 0;
+}

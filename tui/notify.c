@@ -1,0 +1,334 @@
+/*
+ * notify.c: the operator's notification hook (SPEC 5.6), run by a lease's
+ * holder when its activity enters blocked, done or failed (config.c), so
+ * it works with no console open, overnight. The hook is detached (its own
+ * session), gets the lease ID, state and name as arguments and the rest
+ * escaped in its environment, writes to the lease's holder.log, and is
+ * killed with its process group after a timeout.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "tui/tui.h"
+
+#define NOTIFY_MAX_RUNNING 4
+#define NOTIFY_ENV_MAX 512
+
+struct hook_run {
+	uv_process_t proc;
+	uv_timer_t timer;
+	struct tui_notify *n;
+	struct hook_run *next;
+	pid_t pid;
+	uint64_t deadline_ms;
+	char state[16];
+	int open;		/* handles not yet closed */
+	bool exited;
+};
+
+struct tui_notify {
+	uv_loop_t *loop;
+	struct tui_config cf;
+	int log_fd;
+	struct hook_run *runs;
+	int running;
+};
+
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void
+logf_(struct tui_notify *n, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+logf_(struct tui_notify *n, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int len;
+
+	if (n->log_fd < 0)
+		return;
+	len = snprintf(buf, sizeof buf, "corral notify: ");
+	va_start(ap, fmt);
+	len += vsnprintf(buf + len, sizeof buf - (size_t)len, fmt, ap);
+	va_end(ap);
+	if (len >= (int)sizeof buf)
+		len = (int)sizeof buf - 1;
+	buf[len++] = '\n';
+	if (write(n->log_fd, buf, (size_t)len) < 0) {
+		/* nowhere else to say it */
+	}
+}
+
+int
+tui_notify_new(struct tui_notify **out, uv_loop_t *loop,
+    const struct tui_config *cf, int log_fd)
+{
+	struct tui_notify *n;
+
+	if (out == NULL || loop == NULL || cf == NULL)
+		return -EINVAL;
+	if ((n = calloc(1, sizeof *n)) == NULL)
+		return -ENOMEM;
+	n->loop = loop;
+	n->cf = *cf;
+	n->log_fd = log_fd;
+	*out = n;
+	return 0;
+}
+
+static void
+unlink_run(struct hook_run *r)
+{
+	struct hook_run **pp;
+
+	for (pp = &r->n->runs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+}
+
+static void
+run_closed(uv_handle_t *h)
+{
+	struct hook_run *r = h->data;
+
+	if (--r->open > 0)
+		return;
+	unlink_run(r);
+	free(r);
+}
+
+static void
+run_close(struct hook_run *r)
+{
+	if (!uv_is_closing((uv_handle_t *)&r->timer))
+		uv_close((uv_handle_t *)&r->timer, run_closed);
+	if (!uv_is_closing((uv_handle_t *)&r->proc))
+		uv_close((uv_handle_t *)&r->proc, run_closed);
+}
+
+static void
+hook_exit(uv_process_t *p, int64_t status, int sig)
+{
+	struct hook_run *r = p->data;
+
+	r->exited = true;
+	r->n->running--;
+	if (sig != 0)
+		logf_(r->n, "hook for %s (pid %d) killed by signal %d",
+		    r->state, (int)r->pid, sig);
+	else if (status != 0)
+		logf_(r->n, "hook for %s (pid %d) exited %lld", r->state,
+		    (int)r->pid, (long long)status);
+	uv_timer_stop(&r->timer);
+	run_close(r);
+}
+
+static void
+on_timeout(uv_timer_t *t)
+{
+	struct hook_run *r = t->data;
+
+	if (r->exited)
+		return;
+	logf_(r->n, "hook for %s (pid %d) still running after %u s: killed",
+	    r->state, (int)r->pid, r->n->cf.hook_timeout_ms / 1000u);
+	kill(-r->pid, SIGKILL);	/* detached: its own process group */
+}
+
+/* "NAME=value" into env, value escaped (SPEC 4.7) and bounded. */
+static char *
+env_var(const char *name, const char *value, bool escape)
+{
+	char esc[NOTIFY_ENV_MAX], *s;
+
+	if (value == NULL)
+		value = "";
+	if (escape)
+		tui_escape(value, strlen(value), esc, sizeof esc);
+	else
+		snprintf(esc, sizeof esc, "%s", value);
+	if (asprintf(&s, "%s=%s", name, esc) < 0)
+		return NULL;
+	return s;
+}
+
+static bool
+ours(const char *var)
+{
+	static const char *const names[] = { "CORRAL_LEASE_ID=",
+		"CORRAL_LEASE_NAME=", "CORRAL_STATE=", "CORRAL_SIGNAL=",
+		"CORRAL_DETAIL=" };
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strncmp(var, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+int
+tui_notify_fire(struct tui_notify *n, const char *id, const char *name,
+    const char *state, const char *signal, const char *detail)
+{
+	uv_process_options_t po;
+	uv_stdio_container_t stdio[3];
+	struct hook_run *r = NULL;
+	char *cmdline = NULL, **env = NULL, *args[8];
+	size_t ne = 0, i;
+	int rc;
+
+	if (n == NULL || id == NULL || state == NULL)
+		return -EINVAL;
+	if (n->cf.hook[0] == '\0' || !tui_config_notifies(&n->cf, state))
+		return 0;
+	if (n->running >= NOTIFY_MAX_RUNNING) {
+		logf_(n, "hook for %s skipped: %d hooks still running", state,
+		    n->running);
+		return -EBUSY;
+	}
+	for (i = 0; environ[i] != NULL; i++)
+		;
+	rc = -ENOMEM;
+	if ((env = calloc(i + 6, sizeof *env)) == NULL ||
+	    (r = calloc(1, sizeof *r)) == NULL ||
+	    asprintf(&cmdline, "%s \"$@\"", n->cf.hook) < 0) {
+		cmdline = NULL;
+		goto out;
+	}
+	for (i = 0; environ[i] != NULL; i++)
+		if (!ours(environ[i]))
+			env[ne++] = environ[i];
+	{
+		size_t first = ne;
+
+		if ((env[ne++] = env_var("CORRAL_LEASE_ID", id, false)) ==
+		    NULL || (env[ne++] = env_var("CORRAL_LEASE_NAME", name,
+		    true)) == NULL || (env[ne++] = env_var("CORRAL_STATE",
+		    state, false)) == NULL || (env[ne++] = env_var(
+		    "CORRAL_SIGNAL", signal, true)) == NULL ||
+		    (env[ne++] = env_var("CORRAL_DETAIL", detail, true)) ==
+		    NULL) {
+			ne--;
+			for (i = first; i < ne; i++)
+				free(env[i]);
+			ne = first;
+			goto out;
+		}
+		env[ne] = NULL;
+		/* The hook's own words first, then ours as "$@". */
+		args[0] = "/bin/sh";
+		args[1] = "-c";
+		args[2] = cmdline;
+		args[3] = "corral-notify";
+		args[4] = (char *)id;
+		args[5] = (char *)state;
+		args[6] = (char *)(name != NULL ? name : "");
+		args[7] = NULL;
+		memset(&po, 0, sizeof po);
+		memset(stdio, 0, sizeof stdio);
+		stdio[0].flags = UV_IGNORE;
+		for (i = 1; i < 3; i++) {
+			stdio[i].flags = n->log_fd >= 0 ? UV_INHERIT_FD :
+			    UV_IGNORE;
+			stdio[i].data.fd = n->log_fd;
+		}
+		po.file = args[0];
+		po.args = args;
+		po.env = env;
+		po.flags = UV_PROCESS_DETACHED;
+		po.stdio_count = 3;
+		po.stdio = stdio;
+		po.exit_cb = hook_exit;
+		r->n = n;
+		r->proc.data = r->timer.data = r;
+		snprintf(r->state, sizeof r->state, "%s", state);
+		uv_timer_init(n->loop, &r->timer);
+		r->open = 2;
+		r->next = n->runs;
+		n->runs = r;
+		rc = uv_spawn(n->loop, &r->proc, &po);
+		for (i = first; i < ne; i++)
+			free(env[i]);
+		ne = first;
+		if (rc < 0) {
+			logf_(n, "hook for %s: %s", state, uv_strerror(rc));
+			r->exited = true;
+			run_close(r);	/* the handle was initialised */
+			r = NULL;
+			goto out;
+		}
+	}
+	r->pid = r->proc.pid;
+	r->deadline_ms = mono_ms() + n->cf.hook_timeout_ms;
+	n->running++;
+	uv_timer_start(&r->timer, on_timeout, n->cf.hook_timeout_ms, 0);
+	logf_(n, "hook for %s started (pid %d)", state, (int)r->pid);
+	r = NULL;
+	rc = 1;
+out:
+	free(r);
+	free(env);
+	free(cmdline);
+	return rc;
+}
+
+void
+tui_notify_free(struct tui_notify *n)
+{
+	struct hook_run *r, *next;
+
+	if (n == NULL)
+		return;
+	/*
+	 * The loop has ended: whatever is left had its handles closed by the
+	 * holder's shutdown. Reap each hook by its deadline, then kill it.
+	 */
+	for (r = n->runs; r != NULL; r = next) {
+		int st;
+
+		next = r->next;
+		while (!r->exited && r->pid > 0) {
+			pid_t w = waitpid(r->pid, &st, WNOHANG);
+
+			if (w == r->pid || (w < 0 && errno != EINTR)) {
+				r->exited = true;
+				break;
+			}
+			if (mono_ms() >= r->deadline_ms) {
+				logf_(n, "hook for %s (pid %d) still running "
+				    "at exit: killed", r->state, (int)r->pid);
+				kill(-r->pid, SIGKILL);
+				while (waitpid(r->pid, &st, 0) < 0 &&
+				    errno == EINTR)
+					;
+				r->exited = true;
+				break;
+			}
+			{
+				struct timespec ts = { 0, 20 * 1000000L };
+
+				nanosleep(&ts, NULL);
+			}
+		}
+		free(r);
+	}
+	free(n);
+}
