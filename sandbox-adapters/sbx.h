@@ -15,13 +15,43 @@
 
 #define SBX_NODISCARD __attribute__((warn_unused_result))
 
+struct sbx_limits;
+struct sbx_plan;
+
 enum {
 	SBX_EBASE = -30000,
 	SBX_EUNAVAIL,	/* adapter not available on this host */
-	SBX_EPOLICY,	/* policy refuses the request */
+	SBX_EPOLICY,	/* policy refuses the request / malformed policy */
 	SBX_EPROBE,	/* a preflight probe failed */
+	SBX_EWIDER,	/* a repository policy widens the operator's */
+	SBX_ELIMIT,	/* a limit was hit (output cap, wall time) */
 };
 const char *sbx_strerror(int);
+
+/*
+ * Halt reasons of the preflight and of a run (SPEC 8.7). The value of each
+ * is its exit class: `corral` exits with it when a lease halts for it.
+ */
+enum sbx_halt {
+	SBX_HALT_NONE = 0,
+	SBX_HALT_CREDENTIAL_SCOPE_INVALID = 13,
+	SBX_HALT_HERMETICITY_VIOLATION = 14,
+	SBX_HALT_ISOLATION_UNSATISFIABLE = 30,
+};
+/* "isolation_unsatisfiable", ...; "none" for 0; NULL if unknown. */
+const char *sbx_halt_name(int halt);
+
+/* ------------------------------------------------------------------ */
+/* sbx_hash.c: SHA-256 for receipts (libcrypto EVP)                    */
+
+#define SBX_SHA256_HEX 65	/* 64 lowercase hex digits and a NUL */
+/* Hash len bytes of buf into hex. 0 or -EIO (libcrypto failure). */
+SBX_NODISCARD int sbx_sha256_hex(const void *buf, size_t len,
+    char hex[SBX_SHA256_HEX]);
+/* Hash the regular file at path (O_NOFOLLOW). 0 or -errno. */
+SBX_NODISCARD int sbx_sha256_file(const char *path, char hex[SBX_SHA256_HEX]);
+/* Free a NULL-terminated string vector returned by this module. */
+void sbx_strv_free(char **);
 
 /* ------------------------------------------------------------------ */
 /* sbx_plan.c: exec plans                                             */
@@ -73,6 +103,7 @@ struct sbx_plan {
 	uid_t uid;
 	gid_t gid;
 	bool no_new_privs;
+	int umask;	/* -1: inherit; else umask(umask) in the child */
 	char label[32];	/* isolation class shown to the operator */
 };
 
@@ -123,6 +154,22 @@ struct sbx_request {
 	int nro_binds;
 	unsigned long long tmp_bytes;	/* size of /tmp; 0: the default */
 	unsigned long long home_bytes;	/* size of $HOME; 0: the default */
+	/*
+	 * Both bwrap zones, optional. limits: the rlimits of the plan
+	 * (RLIMIT_FSIZE, NOFILE, CPU, NPROC; CORE is always 0) and the
+	 * tmpfs sizes where tmp_bytes/home_bytes are 0. env: NAME=VALUE
+	 * strings from the policy's allowlist (sbx_policy_env); a
+	 * credential-shaped or fixed name (PATH, HOME, ...) is refused with
+	 * SBX_EPOLICY. They travel through the --args memfd, never an argv.
+	 */
+	const struct sbx_limits *limits;
+	char *const *env;
+	/* Agent zone: the minted credential, NAME=VALUE (SPEC 8.5), or NULL. */
+	const char *credential;
+	/* Exec zone (sbx_plan_exec_zone) only: */
+	bool workspace_ro;		/* bind /work read-only */
+	long long source_date_epoch;	/* the base commit's time (>= 0) */
+	const char *faketime;	/* host path of libfaketime.so.1, or NULL */
 };
 
 struct sbx_adapter {
@@ -150,8 +197,26 @@ extern const struct sbx_adapter sbx_adapter_bwrap;
 #define SBX_BWRAP_PASSWD_FD 4	/* --ro-bind-data: /etc/passwd */
 #define SBX_BWRAP_GROUP_FD 5	/* --ro-bind-data: /etc/group */
 #define SBX_BWRAP_HOSTS_FD 6	/* --ro-bind-data: /etc/hosts */
+#define SBX_BWRAP_SECCOMP_FD 7	/* --seccomp: the cBPF filter (sbx_seccomp) */
 #define SBX_BWRAP_TMP_BYTES (64ull << 20)
 #define SBX_BWRAP_HOME_BYTES (64ull << 20)
+#define SBX_EXEC_FAKETIME "/run/corral/libfaketime.so.1" /* inside */
+
+/*
+ * The exec zone (SPEC 8.2; SANDBOX.md 5.a): the agent zone's hardening
+ * (namespaces, seccomp, uid, root from /usr up), no network at all, no
+ * helper (req->init_path is not used), and a hermetic environment: TZ=UTC,
+ * LC_ALL/LANG=C.UTF-8, umask 022 (plan->umask), SOURCE_DATE_EPOCH =
+ * req->source_date_epoch, PYTHONHASHSEED=0 and the other fixed seeds, and
+ * where req->faketime is set, libfaketime bound read-only at
+ * SBX_EXEC_FAKETIME, preloaded, with the clock frozen at the base commit's
+ * time (monotonic clocks stay real, so timeouts work). Fresh /tmp and
+ * $HOME each run. Pure. 0, -EINVAL (bad request), SBX_EPOLICY, -ENOMEM.
+ */
+SBX_NODISCARD int sbx_plan_exec_zone(const struct sbx_request *,
+    struct sbx_plan **out);
+/* Host path of libfaketime.so.1 if installed, else NULL (not pure). */
+const char *sbx_exec_faketime_path(void);
 
 /*
  * sbx_uid.c: per-lease uids (SANDBOX.md 0.1). Slot N is uid and gid
@@ -170,6 +235,406 @@ SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
 /* Release slot if id holds it: 0, -ENOENT, -EPERM (another ID), -errno. */
 SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
     const char *id);
+
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_seccomp.c: the zones' seccomp filter (SPEC 8.3; SANDBOX.md 0.3,
+ * 0.6). A flatpak-style denylist over a default allow, built with
+ * libseccomp for x86_64 only (syscalls of any other ABI, i386 int 0x80 and
+ * x32 included, fail with EPERM). Denied with EPERM: ioctl TIOCSTI and
+ * TIOCLINUX (32-bit masked compare: CVE-2019-10063), socket() of any family
+ * but AF_UNIX, AF_INET, AF_INET6, AF_NETLINK (so AF_VSOCK), io_uring_*,
+ * unshare/clone with CLONE_NEWUSER, setns, the mount API, ptrace and
+ * process_vm_*, keyrings, bpf, perf_event_open, userfaultfd, kexec_*,
+ * modules, swap, reboot, acct, quotactl, *_handle_at, unsafe personality
+ * flags. clone3 fails with ENOSYS (its flags cannot be inspected; libc falls
+ * back to clone). The bwrap plans pass it as `--seccomp SBX_BWRAP_SECCOMP_FD`.
+ */
+
+/* The filter as cBPF (struct sock_filter[]), malloc'd. 0 or -errno. */
+SBX_NODISCARD int sbx_seccomp_build(unsigned char **bpf, size_t *len);
+/* SHA-256 of the exact bytes sbx_seccomp_build yields (for receipts). */
+SBX_NODISCARD int sbx_seccomp_hash(char hex[SBX_SHA256_HEX]);
+/*
+ * Install bpf in the calling thread (sets no_new_privs first): for tests and
+ * probes of the filter outside bwrap. Irreversible. 0 or -errno.
+ */
+SBX_NODISCARD int sbx_seccomp_load(const unsigned char *bpf, size_t len);
+
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_policy.c: policy (SPEC 8.6). An INI file (inih):
+ *
+ *   [network] allow = host:port, ...   on_egress_violation = fail|record
+ *             loopback_port = PORT (0: none)
+ *   [limits]  wall_time, cpu_time (s, m, h suffixes), cpu (cores, e.g.
+ *             1.5), memory, swap, disk, tmp, home, file_size, output
+ *             (bytes; K, M, G, T suffixes, powers of 1024), inodes, pids,
+ *             nofile
+ *   [env]     allow = NAME, ...
+ *   [mounts]  ro = /abs/path, ...
+ *   [checks]  NAME = shell command
+ *   [result]  max_files, max_file_bytes, max_total_bytes, allow_binary,
+ *             allow_symlinks (true/false)
+ *
+ * Lists are comma or blank separated; a repeated list key appends within
+ * one file. The shipped defaults are policies/default.ini (compiled in).
+ * Everything here is pure.
+ */
+struct sbx_limits {
+	unsigned long long wall_time;	/* seconds */
+	unsigned long long cpu_time;	/* CPU seconds: RLIMIT_CPU */
+	unsigned long long cpu_milli;	/* cores x 1000: the cfs quota */
+	unsigned long long memory;	/* bytes: the memory cgroup */
+	unsigned long long swap;	/* bytes beyond memory (0: none) */
+	unsigned long long pids;	/* pids.max and RLIMIT_NPROC */
+	unsigned long long disk;	/* workspace bytes */
+	unsigned long long inodes;	/* workspace inodes */
+	unsigned long long output;	/* PTY / pipe output bytes */
+	unsigned long long file_size;	/* RLIMIT_FSIZE */
+	unsigned long long nofile;	/* RLIMIT_NOFILE */
+	unsigned long long tmp;		/* /tmp tmpfs bytes */
+	unsigned long long home;	/* $HOME tmpfs bytes */
+};
+
+struct sbx_check {
+	char *name;	/* [A-Za-z0-9_.-]+ */
+	char *cmd;	/* run by /bin/sh -c in the exec zone */
+};
+
+enum sbx_egress_action {
+	SBX_EGRESS_FAIL = 0,	/* end the lease: hermeticity_violation */
+	SBX_EGRESS_RECORD,	/* record it and go on */
+};
+
+struct sbx_policy {
+	char **net_allow;	/* "host:port", lowercase, sorted, unique */
+	size_t nnet_allow;
+	enum sbx_egress_action on_egress;
+	unsigned loopback_port;
+	struct sbx_limits limits;
+	char **env_allow;	/* sorted, unique; never credential-shaped */
+	size_t nenv_allow;
+	size_t env_dropped;	/* credential-shaped names that were listed */
+	char **mounts_ro;	/* absolute, normalised, sorted, unique */
+	size_t nmounts_ro;
+	struct sbx_check *checks;	/* sorted by name */
+	size_t nchecks;
+	unsigned long long max_files, max_file_bytes, max_total_bytes;
+	bool allow_binary, allow_symlinks;
+};
+
+/* Where a policy went wrong: "FILE:LINE: message". */
+struct sbx_policy_error {
+	char file[256];
+	int line;	/* 0 when not about one line */
+	char msg[256];
+};
+
+/* The shipped defaults (policies/default.ini). NULL on -ENOMEM. */
+struct sbx_policy *sbx_policy_new_default(void);
+struct sbx_policy *sbx_policy_dup(const struct sbx_policy *);
+void sbx_policy_free(struct sbx_policy *);
+/*
+ * The operator's policy: text (named `name` in errors) applied over base
+ * (NULL: the shipped defaults); keys it sets replace base's. 0 and *out,
+ * or SBX_EPOLICY with err filled (unknown section or key, bad value,
+ * duplicate scalar, relative mount path, ...), or -ENOMEM.
+ */
+SBX_NODISCARD int sbx_policy_load(const char *text, const char *name,
+    const struct sbx_policy *base, struct sbx_policy **out,
+    struct sbx_policy_error *err);
+/*
+ * A repository's policy (text read from the base commit by the caller)
+ * over the operator's: each key it sets may only narrow op's (a subset of
+ * the allowlists and mounts, lower limits, fail over record, no loopback
+ * port or the same one, false over true, op's checks kept and more added).
+ * 0 and the effective policy in *out; SBX_EPOLICY (malformed) or
+ * SBX_EWIDER (naming the key and line) with err filled; -ENOMEM.
+ */
+SBX_NODISCARD int sbx_policy_narrow(const struct sbx_policy *op,
+    const char *text, const char *name, struct sbx_policy **out,
+    struct sbx_policy_error *err);
+/*
+ * Is `p` at most as wide as `op`, key by key? 0, or SBX_EWIDER with the
+ * first wider key named in err->msg (err->line 0).
+ */
+SBX_NODISCARD int sbx_policy_within(const struct sbx_policy *op,
+    const struct sbx_policy *p, struct sbx_policy_error *err);
+/* The canonical text of p (sorted, normalised), malloc'd; NULL: ENOMEM. */
+char *sbx_policy_canonical(const struct sbx_policy *);
+/* SHA-256 of sbx_policy_canonical(p). 0 or -ENOMEM/-EIO. */
+SBX_NODISCARD int sbx_policy_hash(const struct sbx_policy *,
+    char hex[SBX_SHA256_HEX]);
+/* *_TOKEN, *_KEY, *SECRET*, *PASSWORD*, AWS_*, SSH_AUTH_SOCK, ... */
+bool sbx_env_credential_shaped(const char *name);
+/*
+ * NAME=VALUE for each allowlisted name present in environ (a
+ * NULL-terminated "NAME=VALUE" vector, e.g. corral's own environ), never
+ * a credential-shaped one. *out is NULL-terminated (sbx_strv_free).
+ */
+SBX_NODISCARD int sbx_policy_env(const struct sbx_policy *,
+    char *const *environ, char ***out);
+
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_cgroup.c: per-lease cgroups (SPEC 8.4; SANDBOX.md 3.6). Each lease
+ * gets `corral/lease-<id>` under corral's own cgroup (this process's, from
+ * /proc/self/cgroup) in each controller: v1 memory, pids, cpu, freezer
+ * (and cpuacct for accounting when mounted apart); v2 one directory. The
+ * directories are absolute paths in struct sbx_cgroup; sbx_cgroup_describe
+ * turns them into text for the lease journal (record before create: SPEC
+ * 9.2) and sbx_cgroup_parse takes them back in another process. v2 is
+ * implemented but untested on this host (docs/security-model.md).
+ */
+enum sbx_cgroup_mode {
+	SBX_CGROUP_NONE = 0,	/* no usable hierarchy: fail closed */
+	SBX_CGROUP_V1,
+	SBX_CGROUP_V2,
+};
+
+#define SBX_CGROUP_MAX 6
+
+struct sbx_cgroup {
+	enum sbx_cgroup_mode mode;
+	char id[128];
+	int n;
+	struct {
+		char ctrl[16];	/* "memory", "pids", ...; "unified" (v2) */
+		char *dir;	/* absolute: .../corral/lease-<id> */
+	} c[SBX_CGROUP_MAX];
+};
+
+/*
+ * v1 when memory, pids, cpu and freezer are mounted as v1 hierarchies
+ * (hybrid hosts included: a v2 tree with no controllers is ignored), v2
+ * when /sys/fs/cgroup is cgroup2 with memory, pids and cpu available,
+ * else NONE. 0 or -errno.
+ */
+SBX_NODISCARD int sbx_cgroup_detect(enum sbx_cgroup_mode *mode);
+const char *sbx_cgroup_mode_name(enum sbx_cgroup_mode);
+/*
+ * Where lease id's cgroups are, or will be (no side effect). 0,
+ * SBX_EUNAVAIL (no usable mode), -EINVAL (bad id), -ENOMEM.
+ */
+SBX_NODISCARD int sbx_cgroup_locate(const char *id, struct sbx_cgroup **out);
+/* "mode\nctrl dir\n..." for the journal, malloc'd; NULL on ENOMEM. */
+char *sbx_cgroup_describe(const struct sbx_cgroup *);
+/*
+ * Back from sbx_cgroup_describe text, validated: every dir under
+ * /sys/fs/cgroup, ending in /corral/lease-<id>, no "." or ".." component.
+ * 0, -EINVAL, -ENOMEM.
+ */
+SBX_NODISCARD int sbx_cgroup_parse(const char *id, const char *text,
+    struct sbx_cgroup **out);
+void sbx_cgroup_free(struct sbx_cgroup *);
+/*
+ * Make the directories and write the limits (memory and memory+swap,
+ * pids.max, the cfs quota over a 100 ms period; 0 leaves one unlimited).
+ * An existing directory of the same lease is reused. On failure what was
+ * made is removed. 0 or -errno.
+ */
+SBX_NODISCARD int sbx_cgroup_create(const struct sbx_cgroup *,
+    const struct sbx_limits *);
+/* Append each cgroup.procs path to plan (the child joins before exec). */
+SBX_NODISCARD int sbx_cgroup_plan(const struct sbx_cgroup *,
+    struct sbx_plan *);
+/*
+ * The live pids in the lease's cgroups (union, sorted), malloc'd in *pids.
+ * An absent cgroup has none. 0 or -errno.
+ */
+SBX_NODISCARD int sbx_cgroup_pids(const struct sbx_cgroup *, pid_t **pids,
+    size_t *n);
+/*
+ * Send sig to every process of the lease but bwrap itself (the outer bwrap
+ * in corral's pid namespace and the sandbox's pid 1) and corral-sbx-init,
+ * so SIGINT/SIGTERM reach the agent inside before SIGKILL (SPEC 5.5).
+ * Returns how many were signalled, or -errno.
+ */
+int sbx_cgroup_signal(const struct sbx_cgroup *, int sig);
+/*
+ * Teardown by exact ID: freeze, SIGKILL every pid, thaw, wait (at most
+ * timeout_ms) until empty, rmdir. Idempotent: absent is done. 0, -EBUSY
+ * (processes remain at the deadline), -errno.
+ */
+SBX_NODISCARD int sbx_cgroup_teardown(const struct sbx_cgroup *,
+    unsigned timeout_ms);
+/*
+ * The IDs of the lease cgroups under corral's own cgroup in any
+ * controller (for reconciliation), sorted, unique. *ids is
+ * NULL-terminated (sbx_strv_free). 0 or -errno.
+ */
+SBX_NODISCARD int sbx_cgroup_list(char ***ids);
+
+/* What the cgroups counted: which limit was hit (SPEC 8.4). */
+struct sbx_cgroup_facts {
+	unsigned long long mem_failcnt;	/* times the limit was reached */
+	unsigned long long mem_max_usage;
+	unsigned long long oom_kills;	/* processes the OOM killer took */
+	bool under_oom;
+	unsigned long long pids_max;	/* forks refused at pids.max */
+	unsigned long long pids_current;
+	unsigned long long cpu_throttled;	/* periods throttled */
+	unsigned long long cpu_usage_ns;	/* 0 if not accounted */
+};
+SBX_NODISCARD int sbx_cgroup_facts(const struct sbx_cgroup *,
+    struct sbx_cgroup_facts *);
+/* The named reason a limit gives: "memory", "pids", or NULL (pure). */
+const char *sbx_cgroup_limit_hit(const struct sbx_cgroup_facts *);
+
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_workspace.c: the bounded workspace and safe removal (SPEC 8.4; 9.2).
+ * A per-lease ext4 image DIR.img (fallocate, mkfs.ext4 -m 0 -N inodes,
+ * root owned by the lease uid, 0700) loop-mounted on DIR with nosuid,nodev
+ * (the loop device named "corral-lease-<id>", auto-cleared on unmount):
+ * bytes and inodes are bounded exactly and nothing is charged to memory.
+ */
+SBX_NODISCARD int sbx_workspace_mount(const char *id, const char *dir,
+    unsigned long long bytes, unsigned long long inodes, uid_t uid,
+    gid_t gid);
+/* Is dir a mount point? */
+bool sbx_workspace_mounted(const char *dir);
+/*
+ * Unmount dir (lazily if busy), then remove DIR.img and the empty DIR.
+ * Nothing of the agent's tree is walked. Idempotent. 0 or -errno.
+ */
+SBX_NODISCARD int sbx_workspace_umount(const char *dir);
+/*
+ * rm -rf path without following a symlink or crossing a mount, whatever
+ * the tree (chmod 000 directories, FIFOs, sockets, symlinks to /etc): each
+ * directory is opened O_NOFOLLOW|O_DIRECTORY, made u+rwx before reading,
+ * and descended only on the same mount. 0 (gone, or absent), -EXDEV (a
+ * mount was met and left in place; the rest is removed), -errno.
+ */
+SBX_NODISCARD int sbx_rmtree_safe(const char *path);
+
+/* ------------------------------------------------------------------ */
+/* sbx_exec.c: running a plan without a PTY (the exec zone, the doctor)   */
+
+struct sbx_exec_opts {
+	size_t cap;		/* bytes kept of stdout + stderr together */
+	unsigned long long timeout_ms;	/* wall time; 0: none */
+	int stdin_fd;		/* -1: /dev/null */
+};
+
+struct sbx_exec_result {
+	int wstatus;		/* as waitpid gives it */
+	bool timed_out;		/* killed at the wall-time limit */
+	bool truncated;		/* output beyond cap was dropped */
+	bool output_killed;	/* killed: overflow went on past 4 x cap */
+	char *out, *err;	/* NUL-terminated, each at most cap bytes */
+	size_t out_len, err_len;
+	unsigned long long wall_ms;
+	pid_t pid;		/* the child (bwrap), reaped */
+};
+
+/*
+ * Open the plan's data fds, spawn it (stdin from opts->stdin_fd, stdout
+ * and stderr to pipes), apply the pre-exec recipe in the child (cgroups,
+ * fd map then close the rest, rlimits, uid drop, no_new_privs, umask,
+ * cwd), read both pipes with the byte cap, kill at the timeout, reap.
+ * Blocking: run it off any event loop (uv_queue_work). 0 and *res (free
+ * with sbx_exec_result_clear), or -errno if it could not start.
+ */
+SBX_NODISCARD int sbx_exec_run(struct sbx_plan *, const struct sbx_exec_opts *,
+    struct sbx_exec_result *res);
+void sbx_exec_result_clear(struct sbx_exec_result *);
+/*
+ * Versions of the exec zone's tools (sh, cc, python3, make, git when
+ * present) as "name: version\n" lines, malloc'd. 0 or -errno.
+ */
+SBX_NODISCARD int sbx_exec_tool_versions(char **text);
+
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_doctor.c: the preflight (SPEC 8.7; SANDBOX.md 5.c). It fails closed:
+ * each failed check names its halt reason; report->halt is the first.
+ */
+#define SBX_PROBE_IN "/run/corral/probe"	/* corral-sbx-probe, inside */
+#define SBX_DOCTOR_MAX_CHECKS 32
+
+/* Preflight facts for every receipt. */
+struct sbx_facts {
+	char kernel[256];		/* uname: sysname release version machine */
+	char bwrap_path[64];
+	char bwrap_version[64];
+	char bwrap_sha256[SBX_SHA256_HEX];
+	char filter_sha256[SBX_SHA256_HEX];
+	char policy_sha256[SBX_SHA256_HEX];
+	char cgroup_mode[8];		/* "v1", "v2", "none" */
+	int landlock_abi;		/* report only; -1: none */
+	int legacy_tiocsti;		/* dev.tty.legacy_tiocsti; -1: unknown */
+	char corral_version[32];
+	bool verified;			/* `doctor --adversarial` passed here */
+};
+
+struct sbx_doctor_check {
+	char name[32];		/* "bwrap", "userns", "seccomp", ... */
+	bool ok;
+	int halt;		/* enum sbx_halt when !ok */
+	char detail[256];
+};
+
+struct sbx_doctor_report {
+	int halt;		/* 0, or the first failed check's halt */
+	char detail[512];	/* the first failure, for the operator */
+	struct sbx_facts facts;
+	struct sbx_doctor_check checks[SBX_DOCTOR_MAX_CHECKS];
+	int nchecks;
+};
+
+struct sbx_doctor_opts {
+	const struct sbx_policy *policy;	/* the effective policy */
+	const char *state_dir;	/* corral's state dir: scratch, marker */
+	const char *init_path;	/* host path of corral-sbx-init */
+	const char *probe_path;	/* host path of corral-sbx-probe */
+	uid_t uid;		/* an unprivileged lease uid to probe as */
+	gid_t gid;
+	char *const *homes;	/* host home dirs (NULL: $HOME, /root, /home/...) */
+	const char *ssh_auth_sock; /* the operator's SSH agent socket, or NULL */
+	bool quick;		/* skip the sandboxed probes (facts, policy) */
+};
+
+/*
+ * Run every check: bwrap (absolute path, regular, not setuid, >= 0.8, its
+ * hash), user namespaces as opts->uid (a real bwrap run), the real seccomp
+ * filter inside the real sandbox (corral-sbx-probe: TIOCSTI with and
+ * without high bits, TIOCLINUX, unshare/clone(CLONE_NEWUSER), AF_VSOCK,
+ * io_uring_setup, mount; confirmed on the host where it can be: nothing
+ * injected into the probe's terminal, Seccomp mode 2, no capabilities,
+ * only fds 0-2), the exec zone has no network, cgroups create/remove round
+ * trip, and the policy (sbx_doctor_policy). Fills report->facts either
+ * way. Returns 0 when all passed, SBX_EPROBE when one failed (see
+ * report->halt), -EINVAL / -ENOMEM.
+ */
+SBX_NODISCARD int sbx_doctor_run(const struct sbx_doctor_opts *,
+    struct sbx_doctor_report *report);
+/*
+ * The policy checks alone (pure): unrestricted network (a '*' in the
+ * allowlist) is isolation_unsatisfiable; a read-only mount equal to,
+ * under, or containing a credential path (each home's .ssh, .claude,
+ * .config, .aws, .gnupg, .docker, .kube, .netrc..., /root, docker.sock,
+ * the SSH agent socket, /run/user, D-Bus) is credential_scope_invalid.
+ * cred is a NULL-terminated list of absolute paths
+ * (sbx_doctor_credential_paths). Returns the halt, why filled.
+ */
+int sbx_doctor_policy(const struct sbx_policy *, char *const *cred,
+    char *why, size_t whysz);
+/* The host's credential paths for homes (+ the agent socket), malloc'd. */
+SBX_NODISCARD int sbx_doctor_credential_paths(char *const *homes,
+    const char *ssh_auth_sock, char ***out);
+/* Facts only (no probes): kernel, bwrap, filter, cgroup mode, ... */
+SBX_NODISCARD int sbx_doctor_facts(const struct sbx_policy *,
+    const char *state_dir, struct sbx_facts *);
+/*
+ * The adversarial marker: a file in state_dir keyed by (kernel, bwrap
+ * hash, filter hash, corral version), written when `corral doctor
+ * --adversarial` passed. A configuration without one is `unverified`.
+ */
+SBX_NODISCARD int sbx_doctor_mark_verified(const char *state_dir,
+    const struct sbx_facts *);
+bool sbx_doctor_verified(const char *state_dir, const struct sbx_facts *);
 
 /* ------------------------------------------------------------------ */
 /*

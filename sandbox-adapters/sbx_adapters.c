@@ -7,6 +7,7 @@
 #include "sandbox-adapters/sbx.h"
 
 const struct sbx_adapter *const sbx_adapters[] = {
+	&sbx_adapter_bwrap,
 	&sbx_adapter_local,
 	NULL,
 };

@@ -3,8 +3,9 @@
  * 0, 5.a, 5.b). .plan is pure: it turns a request into bwrap 0.8's options
  * (sent through `--args FD`, so nothing of the policy is on any argv), the
  * per-lease uid drop, no_new_privs and the /etc data files. .probe checks
- * the bwrap binary itself. Seccomp, cgroups and the egress shim come with
- * the sandbox issue; their seams are marked below.
+ * the bwrap binary itself. Both zones share one builder: the agent zone
+ * (the lease PTY, corral-sbx-init first) and the exec zone (declared
+ * checks: hermetic, pipes, no helper). The egress shim's seam is marked.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,17 +18,46 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
 
-/* The agent zone's whole environment (an allowlist: SPEC 8.3). */
-static const char *const bwrap_env[][2] = {
+/* The agent zone's fixed environment (an allowlist: SPEC 8.3). */
+static const char *const agent_env[][2] = {
 	{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
 	{ "HOME", SBX_BWRAP_HOME },
 	{ "TMPDIR", "/tmp" },
 	{ "LANG", "C.UTF-8" },
 	{ "TERM", "xterm-256color" },
+};
+
+/* The exec zone's: hermetic (SPEC 8.2), the base time added per request. */
+static const char *const exec_env[][2] = {
+	{ "PATH", "/usr/local/bin:/usr/bin:/bin" },
+	{ "HOME", SBX_BWRAP_HOME },
+	{ "TMPDIR", "/tmp" },
+	{ "LANG", "C.UTF-8" },
+	{ "LC_ALL", "C.UTF-8" },
+	{ "TZ", "UTC" },
+	{ "PYTHONHASHSEED", "0" },
+	{ "PYTHONDONTWRITEBYTECODE", "1" },
+	{ "PERL_HASH_SEED", "0" },
+	{ "PERL_PERTURB_KEYS", "0" },
+	{ "GIT_CONFIG_NOSYSTEM", "1" },
+	{ "GIT_TERMINAL_PROMPT", "0" },
+};
+
+/* Names a policy's env allowlist may not set: the zones own them. */
+static const char *const reserved_env[] = { "PATH", "HOME", "TMPDIR",
+	"LANG", "LC_ALL", "TERM", "TZ", "SOURCE_DATE_EPOCH", "PYTHONHASHSEED",
+	"PERL_HASH_SEED", "PERL_PERTURB_KEYS", "FAKETIME", "NO_FAKE_STAT",
+	"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "NO_PROXY",
+	"no_proxy", "SHELL", "USER", "LOGNAME" };
+
+enum zone {
+	ZONE_AGENT,
+	ZONE_EXEC,
 };
 
 /* bwrap's options, NUL-separated, as `--args FD` reads them. */
@@ -94,24 +124,94 @@ path_ok(const char *p)
 	return true;
 }
 
+/* A variable name: [A-Za-z_][A-Za-z0-9_]*. */
 static bool
-request_ok(const struct sbx_request *req)
+env_name_ok(const char *s, size_t n)
 {
-	if (req->cmd == NULL || req->cmd[0] == NULL || req->cmd[0][0] == '\0')
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
 		return false;
-	if (!path_ok(req->workspace) || !path_ok(req->init_path))
-		return false;
-	/* SANDBOX.md 0.1: as root, bwrap keeps every capability. */
-	if (req->uid == 0 || req->gid == 0)
-		return false;
-	if (req->nro_binds < 0 || (req->nro_binds > 0 && req->ro_binds == NULL))
-		return false;
-	for (int i = 0; i < req->nro_binds; i++) {
-		if (!path_ok(req->ro_binds[i].src) ||
-		    !path_ok(req->ro_binds[i].dst))
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '_'))
 			return false;
 	}
 	return true;
+}
+
+/* NAME=VALUE with a valid name; *eq at the '='. */
+static bool
+env_entry_ok(const char *e, const char **eq)
+{
+	const char *q;
+
+	if (e == NULL || (q = strchr(e, '=')) == NULL ||
+	    !env_name_ok(e, (size_t)(q - e)))
+		return false;
+	*eq = q;
+	return true;
+}
+
+/* 0, -EINVAL (malformed) or SBX_EPOLICY (a name no policy may pass). */
+static int
+env_ok(char *const *env)
+{
+	const char *eq;
+	char name[256];
+
+	for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+		size_t n;
+
+		if (!env_entry_ok(env[i], &eq) ||
+		    (n = (size_t)(eq - env[i])) >= sizeof name)
+			return -EINVAL;
+		memcpy(name, env[i], n);
+		name[n] = '\0';
+		if (sbx_env_credential_shaped(name) ||
+		    strncmp(name, "LD_", 3) == 0)
+			return SBX_EPOLICY;
+		for (size_t k = 0; k < sizeof reserved_env /
+		    sizeof reserved_env[0]; k++) {
+			if (strcmp(name, reserved_env[k]) == 0)
+				return SBX_EPOLICY;
+		}
+	}
+	return 0;
+}
+
+static int
+request_ok(const struct sbx_request *req, enum zone z)
+{
+	const char *eq;
+
+	if (req->cmd == NULL || req->cmd[0] == NULL || req->cmd[0][0] == '\0')
+		return -EINVAL;
+	if (!path_ok(req->workspace))
+		return -EINVAL;
+	if (z == ZONE_AGENT && !path_ok(req->init_path))
+		return -EINVAL;
+	/* SANDBOX.md 0.1: as root, bwrap keeps every capability. */
+	if (req->uid == 0 || req->gid == 0)
+		return -EINVAL;
+	if (req->nro_binds < 0 || (req->nro_binds > 0 && req->ro_binds == NULL))
+		return -EINVAL;
+	for (int i = 0; i < req->nro_binds; i++) {
+		if (!path_ok(req->ro_binds[i].src) ||
+		    !path_ok(req->ro_binds[i].dst))
+			return -EINVAL;
+	}
+	if (z == ZONE_EXEC) {
+		/* The exec zone never holds a credential (SPEC 8.5). */
+		if (req->credential != NULL || req->source_date_epoch < 0)
+			return -EINVAL;
+		if (req->faketime != NULL && !path_ok(req->faketime))
+			return -EINVAL;
+	} else if (req->credential != NULL &&
+	    !env_entry_ok(req->credential, &eq)) {
+		return -EINVAL;
+	}
+	return env_ok(req->env);
 }
 
 static void
@@ -120,11 +220,44 @@ fdstr(char *buf, size_t sz, int fd)
 	snprintf(buf, sz, "%d", fd);
 }
 
-/* The agent zone's bwrap options, in the order bwrap applies them. */
-static void
-zone_options(struct nulbuf *b, const struct sbx_request *req)
+static unsigned long long
+tmpfs_size(unsigned long long req, unsigned long long lim,
+    unsigned long long dflt)
 {
-	char num[32], fd[16];
+	return req != 0 ? req : lim != 0 ? lim : dflt;
+}
+
+/* "YYYY-MM-DD hh:mm:ss" (UTC): libfaketime's absolute, frozen form. */
+static void
+faketime_str(char *buf, size_t sz, long long t)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (gmtime_r(&tt, &tm) == NULL ||
+	    strftime(buf, sz, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, sz, "1970-01-01 00:00:00");
+}
+
+/* Each NAME=VALUE as --setenv NAME VALUE (already validated). */
+static void
+env_options(struct nulbuf *b, const char *entry)
+{
+	const char *eq = strchr(entry, '=');
+	char name[256];
+	size_t n = (size_t)(eq - entry);
+
+	memcpy(name, entry, n);
+	name[n] = '\0';
+	opts(b, "--setenv", name, eq + 1, NULL);
+}
+
+/* A zone's bwrap options, in the order bwrap applies them. */
+static void
+zone_options(struct nulbuf *b, const struct sbx_request *req, enum zone z)
+{
+	const struct sbx_limits *lim = req->limits;
+	char num[32], fd[16], when[64];
 
 	/* Each namespace spelled out, never a "try" (SANDBOX.md 0.2). */
 	opts(b, "--unshare-user", "--unshare-ipc", "--unshare-pid",
@@ -134,8 +267,33 @@ zone_options(struct nulbuf *b, const struct sbx_request *req)
 	opts(b, "--die-with-parent", "--new-session", "--cap-drop", "ALL",
 	    NULL);
 	opts(b, "--hostname", "sbx", "--clearenv", NULL);
-	for (size_t i = 0; i < sizeof bwrap_env / sizeof bwrap_env[0]; i++)
-		opts(b, "--setenv", bwrap_env[i][0], bwrap_env[i][1], NULL);
+	if (z == ZONE_AGENT) {
+		for (size_t i = 0; i < sizeof agent_env / sizeof agent_env[0];
+		    i++)
+			opts(b, "--setenv", agent_env[i][0], agent_env[i][1],
+			    NULL);
+	} else {
+		for (size_t i = 0; i < sizeof exec_env / sizeof exec_env[0];
+		    i++)
+			opts(b, "--setenv", exec_env[i][0], exec_env[i][1],
+			    NULL);
+		snprintf(num, sizeof num, "%lld", req->source_date_epoch);
+		opts(b, "--setenv", "SOURCE_DATE_EPOCH", num, NULL);
+		if (req->faketime != NULL) {
+			/* Frozen at the base time; monotonic clocks and
+			 * file times stay real, so timeouts and make work. */
+			faketime_str(when, sizeof when,
+			    req->source_date_epoch);
+			opts(b, "--setenv", "LD_PRELOAD", SBX_EXEC_FAKETIME,
+			    "--setenv", "FAKETIME", when, "--setenv",
+			    "FAKETIME_DONT_FAKE_MONOTONIC", "1", "--setenv",
+			    "NO_FAKE_STAT", "1", NULL);
+		}
+	}
+	for (size_t i = 0; req->env != NULL && req->env[i] != NULL; i++)
+		env_options(b, req->env[i]);
+	if (z == ZONE_AGENT && req->credential != NULL)
+		env_options(b, req->credential);
 	/* The root from /usr up, never the host's / (0.4). */
 	opts(b, "--ro-bind", "/usr", "/usr", NULL);
 	opts(b, "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin",
@@ -153,26 +311,32 @@ zone_options(struct nulbuf *b, const struct sbx_request *req)
 	opts(b, "--perms", "0644", "--ro-bind-data", fd, "/etc/hosts", NULL);
 	opts(b, "--proc", "/proc", "--dev", "/dev", NULL);
 	/* --perms and --size apply to the next --tmpfs: keep them before. */
-	snprintf(num, sizeof num, "%llu",
-	    req->tmp_bytes ? req->tmp_bytes : SBX_BWRAP_TMP_BYTES);
+	snprintf(num, sizeof num, "%llu", tmpfs_size(req->tmp_bytes,
+	    lim != NULL ? lim->tmp : 0, SBX_BWRAP_TMP_BYTES));
 	opts(b, "--perms", "1777", "--size", num, "--tmpfs", "/tmp", NULL);
-	snprintf(num, sizeof num, "%llu",
-	    req->home_bytes ? req->home_bytes : SBX_BWRAP_HOME_BYTES);
+	snprintf(num, sizeof num, "%llu", tmpfs_size(req->home_bytes,
+	    lim != NULL ? lim->home : 0, SBX_BWRAP_HOME_BYTES));
 	opts(b, "--perms", "0700", "--size", num, "--tmpfs", SBX_BWRAP_HOME,
 	    NULL);
-	opts(b, "--bind", req->workspace, SBX_BWRAP_WORK, NULL);
+	opts(b, z == ZONE_EXEC && req->workspace_ro ? "--ro-bind" : "--bind",
+	    req->workspace, SBX_BWRAP_WORK, NULL);
 	for (int i = 0; i < req->nro_binds; i++)
 		opts(b, "--ro-bind", req->ro_binds[i].src,
 		    req->ro_binds[i].dst, NULL);
-	opts(b, "--ro-bind", req->init_path, SBX_BWRAP_INIT, NULL);
+	if (z == ZONE_AGENT)
+		opts(b, "--ro-bind", req->init_path, SBX_BWRAP_INIT, NULL);
+	else if (req->faketime != NULL)
+		opts(b, "--ro-bind", req->faketime, SBX_EXEC_FAKETIME, NULL);
 	opts(b, "--chdir", SBX_BWRAP_WORK, NULL);
 	/* Last mount step: bwrap's tmpfs root becomes read-only. */
 	opts(b, "--remount-ro", "/", NULL);
+	/* The filter, loaded by bwrap right before it execs (SANDBOX 0.6). */
+	fdstr(fd, sizeof fd, SBX_BWRAP_SECCOMP_FD);
+	opts(b, "--seccomp", fd, NULL);
 	/*
-	 * Seam (sandbox issue): "--seccomp FD" with the libseccomp filter
-	 * (TIOCSTI/TIOCLINUX masked, vsock, io_uring, userns, mount APIs,
-	 * ptrace, keyrings) goes here, its blob a data fd like the others;
-	 * so do the egress socket bind and --json-status-fd.
+	 * Seam (egress issue): the agent zone's proxy socket bind
+	 * (--ro-bind <lease>/egress.sock /run/egress/proxy.sock) and
+	 * --json-status-fd go here.
 	 */
 }
 
@@ -198,23 +362,73 @@ etc_data(struct sbx_plan *p, const struct sbx_request *req)
 }
 
 static int
-bwrap_plan(const struct sbx_request *req, struct sbx_plan **out)
+seccomp_data(struct sbx_plan *p)
+{
+	unsigned char *bpf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = sbx_seccomp_build(&bpf, &len)) < 0)
+		return rc;
+	rc = sbx_plan_data(p, SBX_BWRAP_SECCOMP_FD, bpf, len);
+	free(bpf);
+	return rc;
+}
+
+static void
+rlimit_add(struct sbx_plan *p, int res, unsigned long long cur,
+    unsigned long long max)
+{
+	if (p->nrlimits >= SBX_PLAN_MAX_RLIMITS)
+		return;
+	p->rlimits[p->nrlimits++] = (struct sbx_rlimit){ res, (rlim_t)cur,
+		(rlim_t)max };
+}
+
+/*
+ * The rlimits (SANDBOX.md 3.6): no core files; then per the policy the
+ * per-file cap (SIGXFSZ), open files, a CPU-seconds backstop (SIGXCPU,
+ * then SIGKILL at the hard limit) and the process count, which is exact
+ * because the uid is the lease's alone. Never RLIMIT_AS.
+ */
+static void
+rlimits(struct sbx_plan *p, const struct sbx_limits *lim)
+{
+	rlimit_add(p, RLIMIT_CORE, 0, 0);
+	if (lim == NULL)
+		return;
+	if (lim->file_size != 0)
+		rlimit_add(p, RLIMIT_FSIZE, lim->file_size, lim->file_size);
+	if (lim->nofile != 0)
+		rlimit_add(p, RLIMIT_NOFILE, lim->nofile, lim->nofile);
+	if (lim->cpu_time != 0)
+		rlimit_add(p, RLIMIT_CPU, lim->cpu_time, lim->cpu_time + 5);
+	if (lim->pids != 0)
+		rlimit_add(p, RLIMIT_NPROC, lim->pids, lim->pids);
+}
+
+static int
+zone_plan(const struct sbx_request *req, enum zone z, struct sbx_plan **out)
 {
 	struct nulbuf b = { 0 };
 	struct sbx_plan *p;
 	char fd[16];
 	int rc;
 
-	if (req == NULL || out == NULL || !request_ok(req))
+	if (req == NULL || out == NULL)
 		return -EINVAL;
+	if ((rc = request_ok(req, z)) < 0)
+		return rc;
 	if ((p = sbx_plan_new()) == NULL)
 		return -ENOMEM;
-	zone_options(&b, req);
+	zone_options(&b, req, z);
 	rc = b.oom ? -ENOMEM : sbx_plan_data(p, SBX_BWRAP_ARGS_FD, b.p, b.len);
 	free(b.p);
 	if (rc == 0)
 		rc = etc_data(p, req);
-	/* argv: the binary, the options fd, then the helper and the command. */
+	if (rc == 0)
+		rc = seccomp_data(p);
+	/* argv: the binary, the options fd, then (the helper and) the cmd. */
 	fdstr(fd, sizeof fd, SBX_BWRAP_ARGS_FD);
 	if (rc == 0)
 		rc = sbx_plan_arg(p, SBX_BWRAP_PATH);
@@ -224,9 +438,9 @@ bwrap_plan(const struct sbx_request *req, struct sbx_plan **out)
 		rc = sbx_plan_arg(p, fd);
 	if (rc == 0)
 		rc = sbx_plan_arg(p, "--");
-	if (rc == 0)
+	if (rc == 0 && z == ZONE_AGENT)
 		rc = sbx_plan_arg(p, SBX_BWRAP_INIT);
-	if (rc == 0)
+	if (rc == 0 && z == ZONE_AGENT)
 		rc = sbx_plan_arg(p, "--");
 	for (size_t i = 0; rc == 0 && req->cmd[i] != NULL; i++)
 		rc = sbx_plan_arg(p, req->cmd[i]);
@@ -236,16 +450,46 @@ bwrap_plan(const struct sbx_request *req, struct sbx_plan **out)
 		sbx_plan_free(p);
 		return rc;
 	}
-	/* The pre-exec recipe: no core files, the lease uid, no new privs. */
-	p->rlimits[p->nrlimits++] = (struct sbx_rlimit){ RLIMIT_CORE, 0, 0 };
+	/* The pre-exec recipe: rlimits, the lease uid, no new privs. */
+	rlimits(p, req->limits);
 	p->drop_uid = true;
 	p->uid = req->uid;
 	p->gid = req->gid;
 	p->no_new_privs = true;
 	p->inherit_env = false;
+	/* bwrap keeps the caller's umask for the command. */
+	p->umask = z == ZONE_EXEC ? 022 : -1;
 	snprintf(p->label, sizeof p->label, "bwrap");
 	*out = p;
 	return 0;
+}
+
+static int
+bwrap_plan(const struct sbx_request *req, struct sbx_plan **out)
+{
+	return zone_plan(req, ZONE_AGENT, out);
+}
+
+int
+sbx_plan_exec_zone(const struct sbx_request *req, struct sbx_plan **out)
+{
+	return zone_plan(req, ZONE_EXEC, out);
+}
+
+const char *
+sbx_exec_faketime_path(void)
+{
+	static const char *const paths[] = {
+		"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+		"/usr/lib/faketime/libfaketime.so.1",
+	};
+	struct stat sb;
+
+	for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		if (stat(paths[i], &sb) == 0 && S_ISREG(sb.st_mode))
+			return paths[i];
+	}
+	return NULL;
 }
 
 /* "bubblewrap X.Y.Z" at least 0.8.0? */

@@ -23,8 +23,29 @@ sbx_strerror(int code)
 		return "refused by policy";
 	case SBX_EPROBE:
 		return "preflight probe failed";
+	case SBX_EWIDER:
+		return "repository policy is wider than the operator's";
+	case SBX_ELIMIT:
+		return "limit reached";
 	default:
 		return code < 0 && code > -4096 ? strerror(-code) : "unknown error";
+	}
+}
+
+const char *
+sbx_halt_name(int halt)
+{
+	switch (halt) {
+	case SBX_HALT_NONE:
+		return "none";
+	case SBX_HALT_CREDENTIAL_SCOPE_INVALID:
+		return "credential_scope_invalid";
+	case SBX_HALT_HERMETICITY_VIOLATION:
+		return "hermeticity_violation";
+	case SBX_HALT_ISOLATION_UNSATISFIABLE:
+		return "isolation_unsatisfiable";
+	default:
+		return NULL;
 	}
 }
 
@@ -37,6 +58,7 @@ sbx_plan_new(void)
 		return NULL;
 	p->argv = calloc(1, sizeof *p->argv);
 	p->envp = calloc(1, sizeof *p->envp);
+	p->umask = -1;
 	if (p->argv == NULL || p->envp == NULL) {
 		sbx_plan_free(p);
 		return NULL;

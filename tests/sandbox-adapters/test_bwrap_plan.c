@@ -141,6 +141,7 @@ START_TEST(test_bwrap_plan_options_exact)
 		"--ro-bind", INIT, "/run/corral/init",
 		"--chdir", "/work",
 		"--remount-ro", "/",
+		"--seccomp", "7",
 		NULL };
 	struct sbx_request r;
 	struct sbx_plan *p;
@@ -280,7 +281,7 @@ START_TEST(test_bwrap_plan_recipe)
 	ck_assert(core0);
 	/* Pure: no fd opened yet. */
 	ck_assert_int_eq(p->nfds, 0);
-	ck_assert_int_eq(p->ndata, 4);
+	ck_assert_int_eq(p->ndata, 5);
 	sbx_plan_free(p);
 }
 END_TEST
@@ -306,7 +307,19 @@ START_TEST(test_bwrap_plan_etc_data)
 	d = sbx_plan_data_find(p, SBX_BWRAP_HOSTS_FD);
 	ck_assert_ptr_nonnull(d);
 	ck_assert_ptr_nonnull(memmem(d->bytes, d->len, "localhost", 9));
-	ck_assert_ptr_null(sbx_plan_data_find(p, 7));
+	/* fd 7: the seccomp filter, the exact bytes of sbx_seccomp_build. */
+	d = sbx_plan_data_find(p, SBX_BWRAP_SECCOMP_FD);
+	ck_assert_ptr_nonnull(d);
+	{
+		unsigned char *bpf = NULL;
+		size_t len = 0;
+
+		ck_assert_int_eq(sbx_seccomp_build(&bpf, &len), 0);
+		ck_assert_uint_eq(d->len, len);
+		ck_assert_mem_eq(d->bytes, bpf, len);
+		free(bpf);
+	}
+	ck_assert_ptr_null(sbx_plan_data_find(p, 8));
 	sbx_plan_free(p);
 }
 END_TEST
@@ -364,10 +377,10 @@ START_TEST(test_bwrap_plan_open_data)
 	req_default(&r);
 	p = plan_ok(&r);
 	ck_assert_int_eq(sbx_plan_open_data(p), 0);
-	ck_assert_int_eq(p->nfds, 4);
+	ck_assert_int_eq(p->nfds, 5);
 	/* Idempotent. */
 	ck_assert_int_eq(sbx_plan_open_data(p), 0);
-	ck_assert_int_eq(p->nfds, 4);
+	ck_assert_int_eq(p->nfds, 5);
 	for (int i = 0; i < p->nfds; i++) {
 		const struct sbx_data *d = sbx_plan_data_find(p, p->fds[i].to);
 		char *buf;
