@@ -915,6 +915,8 @@ sbx_policy_load(const char *text, const char *name,
 	struct pctx c;
 	int rc;
 
+	if (out != NULL)
+		*out = NULL;
 	if (text == NULL || out == NULL)
 		return -EINVAL;
 	if (err != NULL)
@@ -1098,6 +1100,8 @@ sbx_policy_narrow(const struct sbx_policy *op, const char *text,
 	struct pctx c;
 	int rc, k;
 
+	if (out != NULL)
+		*out = NULL;
 	if (op == NULL || text == NULL || out == NULL)
 		return -EINVAL;
 	if (err == NULL)
