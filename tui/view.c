@@ -150,7 +150,8 @@ tui_sbcache_apply(struct tui_sbcache *c, const uint8_t *p, size_t len)
 		r.off += used;
 		c->off[base + i + 1] = blen + (r.off - start);
 	}
-	memcpy(c->buf + blen, p + start, r.off - start);
+	if (r.off > start)
+		memcpy(c->buf + blen, p + start, r.off - start);
 	c->len = blen + (r.off - start);
 	if (!extend)
 		c->from = from;

@@ -187,6 +187,25 @@ START_TEST(test_view_sbcache_extend_and_replace)
 }
 END_TEST
 
+START_TEST(test_view_sbcache_empty_frame)
+{
+	struct tui_sbcache c;
+	struct pty_wbuf wb;
+
+	/* a final screen with no scrollback carries a frame of 0 lines */
+	tui_sbcache_init(&c);
+	pty_wbuf_init(&wb);
+	sb_payload(&wb, 0, 0, 0);
+	ck_assert_int_eq(tui_sbcache_apply(&c, wb.buf, wb.len), 0);
+	ck_assert_uint_eq(c.n, 0);
+	ck_assert_uint_eq(c.total, 0);
+	ck_assert(!tui_sbcache_has(&c, 0, 1));
+	ck_assert_int_eq(tui_sbcache_line(&c, 0, NULL, 0), -1);
+	pty_wbuf_free(&wb);
+	tui_sbcache_free(&c);
+}
+END_TEST
+
 START_TEST(test_view_sbcache_refuses_hostile_frames)
 {
 	struct tui_sbcache c;
@@ -418,6 +437,7 @@ view_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("Cache");
 	tcase_add_test(tc, test_view_sbcache_extend_and_replace);
+	tcase_add_test(tc, test_view_sbcache_empty_frame);
 	tcase_add_test(tc, test_view_sbcache_refuses_hostile_frames);
 	tcase_add_test(tc, test_view_sbcache_is_bounded);
 	suite_add_tcase(s, tc);
