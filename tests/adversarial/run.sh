@@ -1,0 +1,737 @@
+#!/usr/bin/env bash
+# run.sh: the adversarial suite (SPEC 8, 10.2; SANDBOX.md "adversarial
+# suite"). Every probe is the CMD of a real `corral new` lease -- the
+# production provisioning, holder, bwrap plan, seccomp filter, cgroups and
+# teardown; nothing here builds a bwrap argv. Every verdict is taken on the
+# host side: canary values planted in corral's own environment, in a fake
+# home, in the operator's repository (uncommitted) and outside it must not
+# show up in any workspace or transcript; listeners on 127.0.0.1, [::1], an
+# abstract socket and agent/docker sockets must log nothing; a git hook in
+# the host repository must never fire; and after each lease, nothing of it
+# is left (process, cgroup, mount, socket, uid slot) but the workspace kept
+# for extraction. One line per probe, then "N passed, N failed".
+#
+# Needs root, bwrap, python3, jq, git, tmux. CORRAL_BIN names corral; the
+# probe binary is $CORRAL_ADV_PROBE or tests/adv_probe next to the build's
+# corral. ADV_ONLY=REGEX runs a subset, ADV_JOBS=N leases at once (4).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+CORRAL=${CORRAL_BIN:?CORRAL_BIN must name the corral binary}
+PROBE=${CORRAL_ADV_PROBE:-$(dirname "$CORRAL")/../tests/adv_probe}
+JOBS=${ADV_JOBS:-4}
+ONLY=${ADV_ONLY:-.}
+
+die() { echo "adversarial: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (each lease runs under its own uid)"
+[ -x "$PROBE" ] || die "probe binary not found ($PROBE): set CORRAL_ADV_PROBE"
+for t in jq python3 git tmux ss; do
+	command -v "$t" >/dev/null || die "$t is required"
+done
+
+TMP=$(mktemp -d /tmp/corral-adv.XXXXXX)
+STATE=$TMP/state
+export CORRAL_STATE_DIR=$STATE
+export XDG_CONFIG_HOME=$TMP/config
+export HOME=$TMP/home
+REPO=$TMP/repo
+OUT=$TMP/outside
+RES=$TMP/results
+TMUX_SOCK=corral-adv-$$
+mkdir -p "$HOME" "$XDG_CONFIG_HOME/corral" "$OUT" "$RES" "$TMP/pol"
+
+# ---- canaries --------------------------------------------------------------
+R=$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')
+canary() { echo "$1-$R"; }
+# In corral's own environment: never inside any zone (SPEC 8.3).
+export CANARY_TOKEN=$(canary canary-env-token)
+export AWS_SECRET_ACCESS_KEY=$(canary canary-aws-secret)
+export AWS_ACCESS_KEY_ID=$(canary AKIACANARY)
+export ANTHROPIC_API_KEY=$(canary canary-anthropic)
+export GITHUB_TOKEN=$(canary canary-github)
+export OPENAI_API_KEY=$(canary canary-openai)
+export MY_PASSWORD=$(canary canary-password)
+export SSH_AUTH_SOCK=$TMP/ssh-agent.sock
+DOCKER_SOCK=$TMP/docker.sock
+ABSTRACT=corral-adv-$R
+PORT=$((20000 + RANDOM % 20000))
+# In the operator's home and outside the repository.
+mkdir -p "$HOME/.ssh" "$HOME/.aws" "$HOME/.claude" "$HOME/.config/gh"
+canary canary-ssh-key >"$HOME/.ssh/id_ed25519"
+canary canary-aws-file >"$HOME/.aws/credentials"
+canary canary-claude >"$HOME/.claude/.credentials.json"
+echo "https://user:$(canary canary-gitcred)@github.com" >"$HOME/.git-credentials"
+canary canary-gh-hosts >"$HOME/.config/gh/hosts.yml"
+printf '[credential]\n\thelper = store\n' >"$HOME/.gitconfig"
+chmod 600 "$HOME/.ssh/id_ed25519"
+canary canary-outside >"$OUT/secret"
+# A distinct owner: a host walk that followed a symlink would change it.
+chown 12345:12345 "$OUT/secret"
+chmod 640 "$OUT/secret"
+HOOK_FIRED=$TMP/hook-fired
+HIJACK_FIRED=$TMP/hijack-fired
+TIOCSTI_FIRED=$TMP/tiocsti-fired
+CANARIES=$TMP/canaries
+{
+	env | grep -E '^(CANARY_TOKEN|AWS_SECRET_ACCESS_KEY|AWS_ACCESS_KEY_ID|ANTHROPIC_API_KEY|GITHUB_TOKEN|OPENAI_API_KEY|MY_PASSWORD)=' |
+		cut -d= -f2-
+	for f in "$HOME/.ssh/id_ed25519" "$HOME/.aws/credentials" \
+	    "$HOME/.claude/.credentials.json" "$HOME/.config/gh/hosts.yml" \
+	    "$OUT/secret"; do cat "$f"; done
+	canary canary-gitcred
+	canary canary-uncommitted
+	canary canary-modified
+} >"$CANARIES"
+
+# ---- the operator's repository ------------------------------------------------
+git init -q -b main "$REPO"
+git -C "$REPO" config user.email adv@example.invalid
+git -C "$REPO" config user.name adv
+mkdir -p "$REPO/bin"
+cp "$PROBE" "$REPO/bin/adv_probe"
+cp "$HERE/probes.sh" "$REPO/probes.sh"
+echo "adversarial suite repository" >"$REPO/README"
+echo "committed content" >"$REPO/tracked.txt"
+git -C "$REPO" add -A
+git -C "$REPO" commit -q -m "probes"
+# Uncommitted changes are never part of a lease (SPEC 6.4).
+canary canary-uncommitted >"$REPO/uncommitted.txt"
+canary canary-modified >"$REPO/tracked.txt"
+# The hook canary: git would run these; corral never may.
+for h in post-checkout post-commit post-merge pre-commit pre-push \
+    reference-transaction post-rewrite pre-auto-gc; do
+	printf '#!/bin/sh\ntouch %s\n' "$HOOK_FIRED" >"$REPO/.git/hooks/$h"
+	chmod +x "$REPO/.git/hooks/$h"
+done
+BASE=$(git -C "$REPO" rev-parse HEAD)
+repo_refs() { git -C "$REPO" for-each-ref --format='%(refname) %(objectname)' | grep -v '^refs/heads/corral/'; }
+repo_refs >"$TMP/refs.before"
+sha256sum "$REPO/.git/config" "$OUT/secret" "$HOME/.ssh/id_ed25519" \
+    /usr/bin/bwrap >"$TMP/sums.before"
+stat -c '%u %g %a %n' /etc/shadow /etc/passwd "$OUT/secret" >"$TMP/stat.before"
+
+# ---- policies -------------------------------------------------------------------
+# The operator's: small limits, so a runaway probe ends quickly.
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
+[limits]
+wall_time = 120s
+cpu_time = 90s
+cpu = 1
+memory = 512M
+pids = 256
+disk = 64M
+inodes = 8192
+output = 8M
+file_size = 32M
+tmp = 64M
+home = 16M
+EOF
+pol() { printf '[limits]\n%s\n' "$2" >"$TMP/pol/$1.ini"; echo "$TMP/pol/$1.ini"; }
+
+# ---- host listeners, tmux (the operator's terminal) -------------------------------
+python3 "$HERE/listener.py" "$TMP/listener.log" "$PORT" "$ABSTRACT" \
+    "$SSH_AUTH_SOCK" "$DOCKER_SOCK" "$TMP/listener.ready" &
+LISTENER=$!
+: >"$TMP/listener.log"
+for _ in $(seq 100); do [ -f "$TMP/listener.ready" ] && break; sleep 0.05; done
+[ -f "$TMP/listener.ready" ] || die "listener did not start"
+tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -s adv -x 200 -y 50 \
+    "env -i PATH=/usr/bin:/bin HOME=$HOME TERM=xterm bash --norc --noprofile"
+tmux -L "$TMUX_SOCK" set -g set-clipboard on
+tmux -L "$TMUX_SOCK" set -g allow-rename on
+# A host process of another user that no lease may signal.
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 100000 \
+    >/dev/null 2>&1 &
+SENTINEL=$!
+
+cleanup() {
+	tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
+	kill "$LISTENER" "$SENTINEL" 2>/dev/null
+	# Holders of this state directory (by PID), then the workspaces' mounts.
+	local pids
+	pids=$("$CORRAL" ls --json 2>/dev/null | jq -r '.[] | .holder_pid // empty')
+	[ -n "$pids" ] && kill -TERM $pids 2>/dev/null
+	for _ in $(seq 50); do
+		[ -n "$pids" ] && kill -0 $pids 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -F " $TMP/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
+		while read -r m; do umount -l "$m" 2>/dev/null; done
+	for l in $(losetup -a 2>/dev/null | grep -F "$TMP/" | cut -d: -f1); do
+		losetup -d "$l" 2>/dev/null
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# ---- helpers ------------------------------------------------------------------------
+# new NAME [corral new options] -- VERB ARGS: a lease; prints its ID.
+new() {
+	local name=$1 opts=()
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	"$CORRAL" new --repo "$REPO" --name "$name" "${opts[@]}" -- \
+	    /bin/bash /work/probes.sh "$@" 2>>"$RES/$name.err"
+}
+# new_cmd NAME [options] -- CMD...: a lease running CMD itself.
+new_cmd() {
+	local name=$1 opts=()
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	"$CORRAL" new --repo "$REPO" --name "$name" "${opts[@]}" -- "$@" \
+	    2>>"$RES/$name.err"
+}
+show() { "$CORRAL" show "$1" --json 2>/dev/null; }
+field() { show "$1" | jq -r "$2"; }
+ws_of() { echo "$STATE/leases/$1/work"; }
+uid_of() { field "$1" .sandbox_id | sed -n 's/^uid://p'; }
+# wait_end ID [SECS]: the lease ended and its holder finished teardown.
+wait_end() {
+	"$CORRAL" wait "$1" --until result_ready,failed,cancelled \
+	    --timeout "${2:-90}" >/dev/null 2>&1
+	local i n
+	for i in $(seq 400); do
+		n=$(show "$1" | jq '[.resources[] | select((.kind=="cgroup" or
+		    .kind=="sandbox" or .kind=="holder" or .kind=="socket")
+		    and .state!="removed")] | length')
+		[ "$n" = 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+wait_prompt() { "$CORRAL" wait "$1" --until prompt --timeout "${2:-30}" >/dev/null 2>&1; }
+release() { "$CORRAL" send "$1" '\r' >/dev/null 2>&1; }
+# The host's look at every process of a running lease (its cgroups).
+lease_pids() {
+	find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$1" 2>/dev/null |
+		while read -r d; do cat "$d/cgroup.procs" 2>/dev/null; done | sort -un
+}
+# Processes of uid that started before ms (epoch): a lease's leftovers.
+old_procs() {
+	python3 - "$1" "$2" <<'PY'
+import os, sys, time
+uid, before = int(sys.argv[1]), int(sys.argv[2])
+hz = os.sysconf("SC_CLK_TCK")
+boot = time.time() * 1000 - float(open("/proc/uptime").read().split()[0]) * 1000
+for p in os.listdir("/proc"):
+    if not p.isdigit():
+        continue
+    try:
+        st = open("/proc/%s/status" % p).read()
+        u = int([l for l in st.splitlines() if l.startswith("Uid:")][0].split()[1])
+        start = int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        continue
+    if u == uid and boot + start * 1000 / hz <= before + 20:
+        print("process %s of uid %d" % (p, uid))
+PY
+}
+# What is left of a finished lease besides its kept workspace (SANDBOX 5.d).
+leftovers() {
+	local id=$1 uid=$2 end
+	end=$(show "$id" | jq '[.resources[] | select(.kind=="sandbox") | .at] | max // 0')
+	[ -n "$uid" ] && old_procs "$uid" "$end"
+	find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$id" 2>/dev/null | sed 's/^/cgroup /'
+	grep -F "$id" /proc/self/mountinfo | awk '{print $5}' |
+		grep -vx "$STATE/leases/$id/work" | sed 's/^/mount /'
+	[ -e "$STATE/leases/$id/holder.sock" ] && echo "socket $STATE/leases/$id/holder.sock"
+	ss -xa 2>/dev/null | grep -F "$STATE/leases/$id/" | sed 's/^/socket /'
+	grep -lx "$id" /run/corral/uids/slot-*/owner 2>/dev/null | sed 's/^/uid slot /'
+	losetup -a 2>/dev/null | grep -F "$id" | grep -vF "$STATE/leases/$id/work" | sed 's/^/loop /'
+}
+# Any canary value in the lease's workspace, transcript or final screen.
+leaked() {
+	local id=$1
+	grep -r -l -a -F -f "$CANARIES" --devices=skip "$(ws_of "$id")" \
+	    "$STATE/leases/$id/transcript" "$STATE/leases/$id/final.screen" \
+	    2>/dev/null
+}
+
+# check ID [STATE] [REASON] [nodone]: the common host-side verdict.
+WHY=""
+check() {
+	local id=$1 want=${2:-result_ready} reason=${3:-} nodone=${4:-} js uid got l
+	WHY=""
+	[ -n "$id" ] || { WHY="corral new failed: $(cat "$RES"/*.err 2>/dev/null | tail -1)"; return 1; }
+	wait_end "$id" || { WHY="lease did not end and tear down in time"; return 1; }
+	js=$(show "$id")
+	got=$(jq -r .lease_state <<<"$js")
+	[[ "$got" =~ ^($want)$ ]] || { WHY="lease $got ($(jq -r .failed_reason <<<"$js")), want $want"; return 1; }
+	if [ -n "$reason" ]; then
+		got=$(jq -r .failed_reason <<<"$js")
+		[ "$got" = "$reason" ] || { WHY="reason $got, want $reason"; return 1; }
+	fi
+	if [ -z "$nodone" ] && [ ! -f "$(ws_of "$id")/.probe-done" ]; then
+		WHY="the probe did not run to its end"; return 1
+	fi
+	[ "$(jq -r .receipt.verified <<<"$js")" = true ] || { WHY="receipt chain does not verify"; return 1; }
+	l=$(leaked "$id")
+	[ -z "$l" ] || { WHY="canary leaked into $l"; return 1; }
+	uid=$(jq -r .sandbox_id <<<"$js" | sed -n 's/^uid://p')
+	l=$(leftovers "$id" "$uid")
+	[ -z "$l" ] || { WHY="left behind: $(echo "$l" | head -3 | tr '\n' ';')"; return 1; }
+	[ ! -e "$HOOK_FIRED" ] || { WHY="a git hook of the host repository ran"; return 1; }
+	[ ! -s "$TMP/listener.log" ] || { WHY="host listener: $(head -1 "$TMP/listener.log")"; return 1; }
+	return 0
+}
+# gc_gone ID: `corral gc` removes a failed lease completely, never following.
+gc_gone() {
+	local id=$1
+	timeout 30 "$CORRAL" gc "$id" >/dev/null 2>&1 || { WHY="gc failed: $("$CORRAL" gc "$id" 2>&1 | tail -1)"; return 1; }
+	[ ! -e "$STATE/leases/$id" ] || { WHY="lease directory left after gc"; return 1; }
+	[ ! -e "$STATE/worktrees/$id" ] || { WHY="worktree left after gc"; return 1; }
+	! grep -qF "$id" /proc/self/mountinfo || { WHY="mount left after gc"; return 1; }
+	! git -C "$REPO" show-ref --verify -q "refs/heads/corral/$id" || { WHY="branch left after gc"; return 1; }
+	return 0
+}
+# Each process of the lease, as the host sees it: lease uid, no caps,
+# no new privileges, seccomp filter mode; fds 0-2 only for comm $2.
+creds_ok() {
+	local id=$1 comm=${2:-} uid p s n=0
+	uid=$(uid_of "$id")
+	for p in $(lease_pids "$id"); do
+		s=$(cat "/proc/$p/status" 2>/dev/null) || continue
+		n=$((n + 1))
+		grep -q "^Uid:[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid" <<<"$s" || { WHY="pid $p not the lease uid"; return 1; }
+		grep -q '^CapEff:[[:space:]]*0000000000000000' <<<"$s" || { WHY="pid $p has capabilities"; return 1; }
+		grep -q '^CapBnd:[[:space:]]*0000000000000000' <<<"$s" || { WHY="pid $p has a bounding set"; return 1; }
+		grep -q '^NoNewPrivs:[[:space:]]*1' <<<"$s" || { WHY="pid $p may gain privileges"; return 1; }
+		if [ -n "$comm" ] && [ "$(cat "/proc/$p/comm")" = "$comm" ]; then
+			grep -q '^Seccomp:[[:space:]]*2' <<<"$s" || { WHY="pid $p runs without seccomp"; return 1; }
+			local fds
+			fds=$(ls "/proc/$p/fd" | sort -n | tr '\n' ' ')
+			[ "$fds" = "0 1 2 " ] || { WHY="$comm holds fds: $fds"; return 1; }
+		fi
+	done
+	[ "$n" -gt 0 ] || { WHY="no process of the lease found"; return 1; }
+	return 0
+}
+
+# ---- the probes ---------------------------------------------------------------------
+# Each is a function p_NAME that returns 0 (contained) or 1 with WHY set.
+# CLASS of each in PROBES below.
+
+# mount and filesystem
+p_fs_host_paths() { check "$(new fs-host-paths -- fs-host-paths "$REPO" "$OUT" "$HOME")"; }
+p_fs_uncommitted() {
+	local id
+	id=$(new fs-uncommitted -- fs-uncommitted)
+	check "$id" || return 1
+	local ws
+	ws=$(ws_of "$id")
+	[ ! -e "$ws/uncommitted.txt" ] || { WHY="uncommitted file in the workspace"; return 1; }
+	[ "$(cat "$ws/tracked.txt")" = "committed content" ] || { WHY="workspace has the uncommitted edit"; return 1; }
+}
+p_fs_search() { check "$(new fs-search -- fs-search)"; }
+p_fs_write_system() {
+	local id d
+	id=$(new fs-write-system -- fs-write-system "$R")
+	check "$id" || return 1
+	for d in / /usr /usr/bin /etc /bin /lib /opt /var /run /home /root /srv /mnt /tmp; do
+		[ ! -e "$d/adv-written-$R" ] && [ ! -e "$d/adv-dir-$R" ] || { WHY="$d/adv-written-$R exists on the host"; return 1; }
+	done
+	[ ! -e "/usr/bin/adv-$R" ] && [ -x /usr/bin/env ] && [ -x /usr/bin/true ] || { WHY="/usr changed on the host"; return 1; }
+}
+p_fs_proc_root() { check "$(new fs-proc-root -- fs-proc-root "$REPO" "$OUT")"; }
+p_fs_other_lease() {
+	# SPEC 10.2: two concurrent leases; B attacks A's workspace.
+	local a b wsa token
+	a=$(new fs-other-a -- fs-other-hold)
+	[ -n "$a" ] || { WHY="lease A did not start"; return 1; }
+	wait_prompt "$a" || { WHY="lease A never held"; return 1; }
+	wsa=$(ws_of "$a")
+	token=$(cat "$wsa/secret-a")
+	[ -n "$token" ] || { WHY="lease A wrote no token"; return 1; }
+	b=$(new fs-other-b -- fs-other-write "$wsa")
+	check "$b" || { release "$a"; return 1; }
+	[ "$(uid_of "$a")" != "$(uid_of "$b")" ] || { WHY="A and B share a uid"; release "$a"; return 1; }
+	if grep -r -q -a -F "$token" --devices=skip "$(ws_of "$b")" "$STATE/leases/$b/transcript"; then
+		WHY="B read A's token"; release "$a"; return 1
+	fi
+	[ ! -e "$wsa/pwned-by-b" ] || { WHY="B wrote into A's workspace"; release "$a"; return 1; }
+	[ "$(cat "$wsa/secret-a")" = "$token" ] || { WHY="A's file changed"; release "$a"; return 1; }
+	release "$a"
+	check "$a"
+}
+p_fs_links() {
+	local id
+	id=$(new fs-links -- fs-links "$OUT" "$REPO")
+	check "$id" failed "exit 1" || return 1
+	# The holder handed the workspace back to root without following.
+	[ "$(stat -c %u "$(ws_of "$id")/link-shadow" 2>/dev/null)" = 0 ] || { WHY="workspace not handed back"; return 1; }
+	stat -c '%u %g %a %n' /etc/shadow /etc/passwd "$OUT/secret" | cmp -s - "$TMP/stat.before" || { WHY="a host file's owner or mode changed"; return 1; }
+	gc_gone "$id" || return 1
+	[ -f "$OUT/secret" ] && [ -f /etc/shadow ] && [ -d "$OUT" ] || { WHY="gc followed a symlink out"; return 1; }
+	sha256sum -c --quiet "$TMP/sums.before" >/dev/null 2>&1 || { WHY="a host file changed"; return 1; }
+}
+p_fs_dev() {
+	local id
+	id=$(new fs-dev -- fs-dev "$R")
+	check "$id" || return 1
+	! dmesg 2>/dev/null | grep -q "adv-kmsg-$R" || { WHY="wrote to the host's kernel log"; return 1; }
+	[ ! -e "$(ws_of "$id")/adv-null" ] || { WHY="mknod made a device node"; return 1; }
+}
+p_fs_privileges() {
+	local id
+	id=$(new fs-setuid -- fs-setuid "$R")
+	wait_prompt "$id" || { WHY="probe never held"; return 1; }
+	creds_ok "$id" adv_probe || { release "$id"; return 1; }
+	release "$id"
+	check "$id" || return 1
+	[ ! -e "$(ws_of "$id")/root-$R" ] && [ ! -e "$(ws_of "$id")/unshare-root-$R" ] || { WHY="a setuid or userns trick worked"; return 1; }
+}
+p_fs_fds() {
+	local id
+	id=$(new_cmd fs-fds -- /work/bin/adv_probe fds)
+	wait_prompt "$id" || { WHY="probe never held"; return 1; }
+	creds_ok "$id" adv_probe || { release "$id"; return 1; }
+	release "$id"
+	check "$id" result_ready "" nodone
+}
+
+# credentials
+p_cred_env() {
+	local id
+	id=$(new cred-env -- cred-env)
+	check "$id" || return 1
+	grep -q '^HOME=/home/sbx$' "$(ws_of "$id")/env.txt" || { WHY="no environment seen (the probe did not look)"; return 1; }
+}
+p_cred_cmdline() {
+	# The sandbox's pid 1 is bwrap: its argv, read from the host, holds
+	# nothing of the policy (SANDBOX.md 0.8).
+	local id p cl found=0
+	id=$(new_cmd cred-cmdline -- /work/bin/adv_probe hold)
+	wait_prompt "$id" || { WHY="probe never held"; return 1; }
+	for p in $(lease_pids "$id"); do
+		[ "$(cat "/proc/$p/comm")" = bwrap ] || continue
+		found=1
+		cl=$(tr '\0' ' ' <"/proc/$p/cmdline")
+		case "$cl" in
+		*--setenv*|*--ro-bind*|*/home/sbx*|*canary*) WHY="bwrap argv: $cl"; release "$id"; return 1 ;;
+		esac
+	done
+	release "$id"
+	[ "$found" = 1 ] || { WHY="no bwrap process seen"; return 1; }
+	check "$id" result_ready "" nodone
+}
+p_cred_home() { check "$(new cred-home -- cred-home "$HOME")"; }
+p_cred_sockets() { check "$(new cred-sockets -- cred-sockets "$SSH_AUTH_SOCK" "$DOCKER_SOCK")"; }
+p_cred_git() {
+	local id
+	id=$(new cred-git -- cred-git)
+	check "$id"
+}
+p_cred_keyring() {
+	local id uid
+	id=$(new_cmd cred-keyring -- /work/bin/adv_probe keyring)
+	wait_prompt "$id" || { WHY="probe never held"; return 1; }
+	uid=$(uid_of "$id")
+	if grep -q "^ *$uid:" /proc/key-users; then
+		WHY="the lease uid owns kernel keys"; release "$id"; return 1
+	fi
+	release "$id"
+	check "$id" result_ready "" nodone
+}
+
+# network
+p_net_connect() { check "$(new net-connect -- net-connect "$PORT" "$ABSTRACT")"; }
+p_net_dns() { check "$(new net-dns -- net-dns "$PORT")"; }
+p_net_namespace() {
+	local id p dev
+	id=$(new_cmd net-namespace -- /work/bin/adv_probe hold)
+	wait_prompt "$id" || { WHY="probe never held"; return 1; }
+	for p in $(lease_pids "$id"); do
+		[ "$(readlink "/proc/$p/ns/net")" != "$(readlink /proc/self/ns/net)" ] || { WHY="pid $p shares the host network"; release "$id"; return 1; }
+		dev=$(awk -F: 'NR > 2 {gsub(/ /, "", $1); print $1}' "/proc/$p/net/dev" | tr '\n' ' ')
+		[ "$dev" = "lo " ] || { WHY="interfaces: $dev"; release "$id"; return 1; }
+	done
+	release "$id"
+	check "$id" result_ready "" nodone
+}
+p_net_vsock() {
+	local id
+	id=$(new_cmd net-vsock -- /work/bin/adv_probe vsock "$PORT")
+	wait_prompt "$id" || { WHY="probe never held"; return 1; }
+	if ss -a --vsock -p 2>/dev/null | grep -q adv_probe; then
+		WHY="the sandbox holds a vsock socket"; release "$id"; return 1
+	fi
+	release "$id"
+	check "$id" result_ready "" nodone
+}
+p_net_io_uring() {
+	local id p
+	id=$(new_cmd net-io-uring -- /work/bin/adv_probe uring)
+	wait_prompt "$id" || { WHY="probe never held"; return 1; }
+	for p in $(lease_pids "$id"); do
+		if ls -l "/proc/$p/fd" 2>/dev/null | grep -q io_uring; then
+			WHY="the sandbox holds an io_uring"; release "$id"; return 1
+		fi
+	done
+	release "$id"
+	check "$id" result_ready "" nodone
+}
+
+# command path and terminal
+# In the operator's terminal (a tmux pane running bash), as an operator would.
+pane() {
+	tmux -L "$TMUX_SOCK" send-keys -t adv -l "$*"
+	tmux -L "$TMUX_SOCK" send-keys -t adv Enter
+}
+pane_new() { # OUTFILE ARGS...: corral new typed into the pane
+	local out=$1
+	shift
+	pane "CORRAL_STATE_DIR=$STATE XDG_CONFIG_HOME=$XDG_CONFIG_HOME $CORRAL new --repo $REPO $* >$out 2>&1"
+	local i
+	for i in $(seq 200); do [ -s "$out" ] && break; sleep 0.05; done
+	head -1 "$out"
+}
+p_term_tiocsti() {
+	local id
+	id=$(pane_new "$TMP/tiocsti.id" --name term-tiocsti -- \
+	    /work/bin/adv_probe tiocsti "\$'touch $TIOCSTI_FIRED\\n'")
+	check "$id" result_ready "" nodone || return 1
+	[ ! -e "$TIOCSTI_FIRED" ] || { WHY="injected input ran in the operator's terminal"; return 1; }
+	! grep -qa "$TIOCSTI_FIRED" "$STATE/leases/$id/transcript" || { WHY="TIOCSTI reached the lease's own input"; return 1; }
+}
+p_term_tiocsti_high() {
+	local id
+	id=$(new_cmd term-tiocsti-high -- /work/bin/adv_probe tiocsti "echo injected-high-$R" high)
+	check "$id" result_ready "" nodone || return 1
+	! grep -qa "injected-high-$R" "$STATE/leases/$id/transcript" || { WHY="TIOCSTI with high bits was accepted"; return 1; }
+}
+p_term_console() {
+	local id
+	id=$(new term-console -- term-console "$R")
+	check "$id" || return 1
+	grep -qa "console-$R" "$STATE/leases/$id/transcript" || { WHY="/dev/console is not the lease's own terminal"; return 1; }
+	! dmesg 2>/dev/null | grep -q "host-$R\|console-$R" || { WHY="reached the host's console"; return 1; }
+	! tmux -L "$TMUX_SOCK" capture-pane -p -t adv | grep -q "console-$R\|host-$R" || { WHY="reached the operator's terminal"; return 1; }
+}
+p_term_escapes() {
+	local id out
+	id=$(new term-escapes -- term-escapes "$R")
+	check "$id" || return 1
+	out=$("$CORRAL" screen "$id"; "$CORRAL" show "$id"; "$CORRAL" ls --all)
+	! grep -q $'\033\|\a' <<<"$out" || { WHY="raw escape sequences reach the operator"; return 1; }
+	grep -q "adv-visible-$R" <<<"$out" || { WHY="the probe's output never showed"; return 1; }
+	pane "CORRAL_STATE_DIR=$STATE $CORRAL screen $id; CORRAL_STATE_DIR=$STATE $CORRAL show $id; CORRAL_STATE_DIR=$STATE $CORRAL ls --all"
+	sleep 0.5
+	[ "$(tmux -L "$TMUX_SOCK" display -p -t adv '#{pane_title}')" != "adv-title-$R" ] || { WHY="the agent set the operator's title"; return 1; }
+	! tmux -L "$TMUX_SOCK" show-buffer 2>/dev/null | grep -q "adv-clip-$R\|adv-pass-$R" || { WHY="the agent set the operator's clipboard"; return 1; }
+}
+p_term_killall() {
+	local id
+	id=$(new_cmd term-killall -- /work/bin/adv_probe killall)
+	# kill -1 inside takes the helper with it: the lease may fail.
+	check "$id" "result_ready|failed" "" nodone || return 1
+	kill -0 "$SENTINEL" 2>/dev/null || { WHY="a host process was killed"; return 1; }
+	kill -0 "$LISTENER" 2>/dev/null || { WHY="the host listener was killed"; return 1; }
+}
+
+# resources: each capped, a named reason, nothing left (SPEC 8.4)
+p_res_forkbomb() { check "$(new_cmd res-forkbomb --policy "$(pol forkbomb 'pids = 48')" -- /work/bin/adv_probe forkbomb)" failed limit_pids nodone; }
+p_res_memhog() { check "$(new_cmd res-memhog --policy "$(pol memhog 'memory = 96M')" -- /work/bin/adv_probe memhog)" failed limit_memory nodone; }
+p_res_diskfill() {
+	local id
+	id=$(new_cmd res-diskfill --policy "$(pol diskfill 'disk = 24M')" -- /work/bin/adv_probe diskfill /work/fill)
+	check "$id" failed limit_disk nodone || return 1
+	[ "$(du -sk "$(ws_of "$id")" | cut -f1)" -le 25600 ] || { WHY="workspace grew past its limit"; return 1; }
+}
+p_res_inodes() { check "$(new_cmd res-inodes --policy "$(pol inodes 'inodes = 1024')" -- /work/bin/adv_probe inodes /work/many)" failed limit_disk nodone; }
+p_res_bigfile() { check "$(new_cmd res-bigfile --policy "$(pol bigfile 'file_size = 4M')" -- /work/bin/adv_probe diskfill /work/big)" failed limit_file_size nodone; }
+p_res_spin() { check "$(new_cmd res-spin --policy "$(pol spin 'cpu_time = 3s
+cpu = 0.5')" -- /work/bin/adv_probe spin)" failed limit_cpu_time nodone; }
+p_res_sleep() { check "$(new res-sleep --policy "$(pol sleep 'wall_time = 3s')" -- res-sleep)" failed limit_wall_time nodone; }
+p_res_flood() {
+	local id t0 t1
+	id=$(new_cmd res-flood --policy "$(pol flood 'output = 512K')" -- /work/bin/adv_probe flood)
+	# The host stays responsive while the PTY floods.
+	t0=$(date +%s%N); "$CORRAL" ls >/dev/null 2>&1; t1=$(date +%s%N)
+	[ $(( (t1 - t0) / 1000000 )) -lt 3000 ] || { WHY="corral ls took $(( (t1 - t0) / 1000000 )) ms"; return 1; }
+	check "$id" failed limit_output nodone || return 1
+	[ "$(stat -c %s "$STATE/leases/$id/transcript")" -le 524288 ] || { WHY="transcript past the cap"; return 1; }
+}
+p_res_daemon() {
+	local id
+	id=$(new res-daemon -- res-daemon)
+	check "$id"
+}
+p_res_chmod000() {
+	local id
+	id=$(new res-chmod000 -- res-chmod000)
+	check "$id" failed "exit 1" || return 1
+	gc_gone "$id"
+}
+p_res_fifo() {
+	local id
+	id=$(new res-fifo -- res-fifo)
+	check "$id" failed "exit 1" || return 1
+	gc_gone "$id"
+}
+
+# supply chain
+p_supply_hashes() {
+	local id js
+	id=$(new_cmd supply-hashes -- /usr/bin/env true)
+	check "$id" result_ready "" nodone || return 1
+	js=$(show "$id" | jq '.receipts[] | select(.kind=="preflight") | .fields')
+	[ "$(jq -r .bwrap_path <<<"$js")" = /usr/bin/bwrap ] || { WHY="bwrap path not recorded"; return 1; }
+	[ "$(jq -r .bwrap_sha256 <<<"$js")" = "$(sha256sum /usr/bin/bwrap | cut -d' ' -f1)" ] || { WHY="bwrap hash differs from the host's"; return 1; }
+	[ "$(jq -r .agent_sha256 <<<"$js")" = "$(sha256sum /usr/bin/env | cut -d' ' -f1)" ] || { WHY="agent hash differs from the host's"; return 1; }
+	[ "$(jq -r .filter_sha256 <<<"$js" | wc -c)" = 65 ] || { WHY="no seccomp filter hash"; return 1; }
+	[ "$(jq -r .policy_sha256 <<<"$js" | wc -c)" = 65 ] || { WHY="no policy hash"; return 1; }
+	[ -n "$(jq -r .kernel <<<"$js")" ] || { WHY="no kernel recorded"; return 1; }
+}
+p_supply_hijack() {
+	local id
+	id=$(new supply-hijack -- supply-hijack "$HIJACK_FIRED")
+	check "$id" failed "exit 1" || return 1
+	# The host side works on this workspace: show, screen, gc.
+	"$CORRAL" show "$id" >/dev/null 2>&1
+	"$CORRAL" screen "$id" >/dev/null 2>&1
+	gc_gone "$id" || return 1
+	[ ! -e "$HIJACK_FIRED" ] || { WHY="the host ran a program the agent planted"; return 1; }
+}
+p_supply_tamper() {
+	local id
+	id=$(new supply-tamper -- supply-tamper)
+	check "$id" || return 1
+	sha256sum -c --quiet "$TMP/sums.before" >/dev/null 2>&1 || { WHY="a host binary or file changed"; return 1; }
+	[ ! -e /etc/ld.so.preload ] || ! grep -q tampered /etc/ld.so.preload || { WHY="ld.so.preload written"; return 1; }
+}
+
+# side effects
+p_side_git_config() {
+	local id ws cfg
+	id=$(new side-git-config -- true)
+	check "$id" || return 1
+	ws=$(ws_of "$id")
+	cfg=$(git config --file "$ws/.git/config" -l)
+	! grep -q '^remote\.' <<<"$cfg" || { WHY="the workspace has a remote"; return 1; }
+	grep -qx 'core.hookspath=/dev/null' <<<"$cfg" || { WHY="hooksPath is not /dev/null"; return 1; }
+	grep -qx 'credential.helper=' <<<"$cfg" || { WHY="credential.helper is not empty"; return 1; }
+	[ ! -e "$ws/.git/objects/info/alternates" ] || { WHY="alternates present"; return 1; }
+	[ "$(git -C "$ws" rev-parse HEAD 2>/dev/null)" = "$BASE" ] || { WHY="workspace HEAD is not the base"; return 1; }
+	[ "$(find "$ws/.git/objects" -type f -links +1 | wc -l)" = 0 ] || { WHY="hardlinked objects"; return 1; }
+}
+p_side_push() {
+	local id
+	id=$(new side-push -- side-push "$REPO")
+	check "$id" || return 1
+	repo_refs | cmp -s - "$TMP/refs.before" || { WHY="the host repository's refs changed"; return 1; }
+}
+p_side_gitdir() {
+	local id
+	id=$(new side-gitdir -- side-gitdir "$REPO" "$HOOK_FIRED")
+	check "$id" || return 1
+	repo_refs | cmp -s - "$TMP/refs.before" || { WHY="host refs changed"; return 1; }
+	[ "$(git -C "$REPO" rev-parse "refs/heads/corral/$id")" = "$BASE" ] || { WHY="the lease branch moved"; return 1; }
+	sha256sum -c --quiet "$TMP/sums.before" >/dev/null 2>&1 || { WHY="host repository config changed"; return 1; }
+}
+p_side_worktree() {
+	local id wt
+	id=$(new side-worktree -- side-worktree "$STATE/worktrees/X" "$STATE")
+	check "$id" || return 1
+	wt=$STATE/worktrees/$id
+	[ "$(git -C "$wt" rev-parse HEAD)" = "$BASE" ] || { WHY="review worktree HEAD moved"; return 1; }
+	[ -z "$(git -C "$wt" status --porcelain)" ] || { WHY="review worktree changed"; return 1; }
+	[ "$(show "$id" | jq -r .receipt.verified)" = true ] || { WHY="journal damaged"; return 1; }
+}
+
+# result import (completed by the results issue)
+p_import_dotgit_link() {
+	local id
+	id=$(new import-dotgit-link -- side-dotgit-link "$REPO")
+	check "$id" failed "exit 1" || return 1
+	repo_refs | cmp -s - "$TMP/refs.before" || { WHY="host refs changed through a .git symlink"; return 1; }
+	gc_gone "$id" || return 1
+	[ -d "$REPO/.git" ] && git -C "$REPO" rev-parse HEAD >/dev/null 2>&1 || { WHY="gc removed the host repository's .git"; return 1; }
+}
+p_import_symlinks() {
+	local id
+	id=$(new import-symlinks -- fs-links "$OUT" "$REPO")
+	check "$id" failed "exit 1" || return 1
+	gc_gone "$id" || return 1
+	[ -f "$OUT/secret" ] && [ "$(stat -c %u "$OUT/secret")" = 12345 ] || { WHY="a symlink was followed out of the workspace"; return 1; }
+	[ -d "$REPO/.git" ] || { WHY="the host repository was removed"; return 1; }
+}
+
+# ---- the table: name, class ---------------------------------------------------------
+PROBES=(
+	fs_host_paths:mount fs_uncommitted:mount fs_search:mount
+	fs_write_system:mount fs_proc_root:mount fs_other_lease:mount
+	fs_links:mount fs_dev:mount fs_privileges:mount fs_fds:mount
+	cred_env:credential cred_cmdline:credential cred_home:credential
+	cred_sockets:credential cred_git:credential cred_keyring:credential
+	net_connect:network net_dns:network net_namespace:network
+	net_vsock:network net_io_uring:network
+	term_tiocsti:terminal term_tiocsti_high:terminal term_console:terminal
+	term_escapes:terminal term_killall:terminal
+	res_forkbomb:resource res_memhog:resource res_diskfill:resource
+	res_inodes:resource res_bigfile:resource res_spin:resource
+	res_sleep:resource res_flood:resource res_daemon:resource
+	res_chmod000:resource res_fifo:resource
+	supply_hashes:supply_chain supply_hijack:supply_chain
+	supply_tamper:supply_chain
+	side_git_config:side_effect side_push:side_effect side_gitdir:side_effect
+	side_worktree:side_effect
+	import_dotgit_link:result_import import_symlinks:result_import
+)
+
+run_one() {
+	local name=$1 cls=$2 t0 t1
+	t0=$(date +%s%N)
+	if "p_$name"; then
+		t1=$(date +%s%N)
+		printf 'ok    %-14s %-22s (%d ms)\n' "$cls" "$name" $(( (t1 - t0) / 1000000 )) >"$RES/$name.out"
+	else
+		printf 'FAIL  %-14s %-22s %s\n' "$cls" "$name" "$WHY" >"$RES/$name.out"
+	fi
+}
+
+# The terminal probes share the operator's pane: run them one by one first.
+selected=()
+for e in "${PROBES[@]}"; do
+	[[ "${e%%:*}" =~ $ONLY ]] && selected+=("$e")
+done
+for e in "${selected[@]}"; do
+	case "$e" in term_tiocsti:*|term_escapes:*) run_one "${e%%:*}" "${e#*:}" ;; esac
+done
+running=0
+for e in "${selected[@]}"; do
+	case "$e" in term_tiocsti:*|term_escapes:*) continue ;; esac
+	run_one "${e%%:*}" "${e#*:}" &
+	running=$((running + 1))
+	if [ "$running" -ge "$JOBS" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+done
+wait
+
+# Suite-wide verdicts, after every lease.
+PASS=0
+FAIL=0
+for e in "${selected[@]}"; do
+	n=${e%%:*}
+	if [ -f "$RES/$n.out" ]; then cat "$RES/$n.out"; else echo "FAIL  ${e#*:} $n (no result)"; fi
+	if grep -q '^ok' "$RES/$n.out" 2>/dev/null; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); fi
+done
+suite() {
+	local name=$1
+	shift
+	if "$@"; then
+		printf 'ok    %-14s %-22s\n' suite "$name"; PASS=$((PASS + 1))
+	else
+		printf 'FAIL  %-14s %-22s\n' suite "$name"; FAIL=$((FAIL + 1))
+	fi
+}
+suite no_hook_fired test ! -e "$HOOK_FIRED"
+suite no_listener_hit test ! -s "$TMP/listener.log"
+suite host_refs_unchanged bash -c "cmp -s <(git -C '$REPO' for-each-ref --format='%(refname) %(objectname)' | grep -v '^refs/heads/corral/') '$TMP/refs.before'"
+suite host_files_unchanged sha256sum -c --quiet "$TMP/sums.before"
+suite sentinel_alive kill -0 "$SENTINEL"
+[ -s "$TMP/listener.log" ] && sed 's/^/  listener: /' "$TMP/listener.log"
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
