@@ -16,6 +16,10 @@
 #include <unistd.h>
 #include <wchar.h>
 
+#ifndef __STDC_ISO_10646__
+#error "wchar_t must hold Unicode code points"
+#endif
+
 #include <curses.h>
 
 #include "tui/tui_int.h"
@@ -141,27 +145,26 @@ surf_put_cell(void *ud, int x, int y, const char *utf8, int width,
 {
 	struct tui_curses *t = ud;
 	wchar_t wch[PTY_CELL_MAXCP + 1];
-	mbstate_t ps;
-	size_t len = strlen(utf8), off = 0, n = 0, k;
+	size_t len = strlen(utf8), off = 0, n = 0;
 	attr_t a = curses_attrs(st);
-	int pair = curses_pair(t, st);
+	int pair = curses_pair(t, st), k;
+	uint32_t cp;
 	cchar_t cc;
 
 	if (x < 0 || y < 0 || y >= LINES || x + width > COLS || len == 0)
 		return;
-	memset(&ps, 0, sizeof ps);
-	while (off < len && n < PTY_CELL_MAXCP) {
-		wchar_t wc;
-
-		k = mbrtowc(&wc, utf8 + off, len - off, &ps);
-		if (k == (size_t)-1 || k == (size_t)-2 || k == 0)
-			break;
-		wch[n++] = wc;
-		off += k;
+	/*
+	 * draw.c always hands over UTF-8, whatever the locale; glibc's
+	 * wchar_t is a code point (__STDC_ISO_10646__), so decode it here
+	 * rather than through the locale.
+	 */
+	while (off < len && n < PTY_CELL_MAXCP &&
+	    (k = tui_escape_utf8_decode(utf8 + off, len - off, &cp)) > 0) {
+		wch[n++] = (wchar_t)cp;
+		off += (size_t)k;
 	}
-	if (n == 0) {
+	if (n == 0)
 		wch[n++] = L'?';
-	}
 	wch[n] = L'\0';
 	if (!t->utf8 && (wch[0] >= 0x7f || n > 1)) {
 		put_fallback(t, x, y, wch[0], width, a, pair);
