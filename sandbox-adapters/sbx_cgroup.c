@@ -1,0 +1,1071 @@
+/*
+ * sbx_cgroup.c: per-lease cgroups (SPEC 8.4, 9.2; SANDBOX.md 3.6): mode
+ * detection, `corral/lease-<id>` under corral's own cgroup in each
+ * controller, limits, the graceful signal that spares bwrap, teardown by
+ * exact ID (freeze, kill, thaw, wait, rmdir), listing for reconciliation
+ * and the counters that name a hit limit. v1 is what this host enforces;
+ * the v2 path is written to the same contract but untested here.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox-adapters/sbx.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+#define CG_SUB "corral"
+#define CG_PREFIX "lease-"
+#define CPU_PERIOD_US 100000ull
+
+/* v1 controllers: the four that enforce, and cpuacct for accounting. */
+static const struct {
+	const char *name;
+	bool required;
+} v1_ctrls[] = {
+	{ "memory", true },
+	{ "pids", true },
+	{ "cpu", true },
+	{ "freezer", true },
+	{ "cpuacct", false },
+};
+#define NV1 (sizeof v1_ctrls / sizeof v1_ctrls[0])
+
+/* Where each hierarchy is mounted and where this process sits in it. */
+struct hier {
+	char mnt[256];		/* mount point */
+	char root[256];		/* the mount's root within the hierarchy */
+	char self[512];		/* this process's cgroup in the hierarchy */
+	bool found;
+};
+
+struct layout {
+	struct hier v1[NV1];
+	struct hier v2;
+	bool v2_ctrls;		/* cgroup2 has memory, pids and cpu */
+};
+
+/* ---- small file helpers ------------------------------------------------ */
+
+static int
+read_file(const char *path, char *buf, size_t sz)
+{
+	size_t off = 0;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	while (off + 1 < sz) {
+		n = read(fd, buf + off, sz - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	buf[off] = '\0';
+	close(fd);
+	return (int)off;
+}
+
+static int
+write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, rc = 0;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	do
+		n = write(fd, s, len);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		rc = -errno;
+	else if ((size_t)n != len)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+static int
+write_at(const char *dir, const char *file, const char *s)
+{
+	char path[1024];
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	return write_file(path, s);
+}
+
+static bool
+exists_at(const char *dir, const char *file)
+{
+	char path[1024];
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	return access(path, F_OK) == 0;
+}
+
+/* "key value" line of a flat keyed file, or 0. */
+static unsigned long long
+keyed(const char *text, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' ||
+		    p[kl] == '\t'))
+			return strtoull(p + kl + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return 0;
+}
+
+static unsigned long long
+read_u64_at(const char *dir, const char *file)
+{
+	char path[1024], buf[64];
+
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	if (read_file(path, buf, sizeof buf) <= 0)
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+static unsigned long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 +
+	    (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+static void
+nap(void)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* ---- where things are --------------------------------------------------- */
+
+static bool
+id_ok(const char *id)
+{
+	size_t n;
+
+	if (id == NULL || (n = strlen(id)) == 0 || n > 100 ||
+	    strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+		return false;
+	for (; *id != '\0'; id++) {
+		char c = *id;
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+		    c == '.'))
+			return false;
+	}
+	return true;
+}
+
+static bool
+has_opt(const char *opts, const char *want)
+{
+	size_t n = strlen(want);
+
+	for (const char *p = opts; p != NULL && *p != '\0';) {
+		if (strncmp(p, want, n) == 0 && (p[n] == ',' || p[n] == '\0'))
+			return true;
+		p = strchr(p, ',');
+		if (p != NULL)
+			p++;
+	}
+	return false;
+}
+
+/* Fill mount points from /proc/self/mountinfo. */
+static int
+scan_mounts(struct layout *l)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof line, f) != NULL) {
+		char root[256], mnt[256], fstype[64], super[512];
+		char *dash = strstr(line, " - ");
+
+		if (dash == NULL || sscanf(line, "%*s %*s %*s %255s %255s",
+		    root, mnt) != 2 || sscanf(dash + 3, "%63s %*s %511s",
+		    fstype, super) != 2)
+			continue;
+		if (strcmp(fstype, "cgroup") == 0) {
+			for (size_t i = 0; i < NV1; i++) {
+				if (l->v1[i].found ||
+				    !has_opt(super, v1_ctrls[i].name))
+					continue;
+				snprintf(l->v1[i].mnt, sizeof l->v1[i].mnt,
+				    "%s", mnt);
+				snprintf(l->v1[i].root, sizeof l->v1[i].root,
+				    "%s", root);
+				l->v1[i].found = true;
+			}
+		} else if (strcmp(fstype, "cgroup2") == 0 && !l->v2.found) {
+			snprintf(l->v2.mnt, sizeof l->v2.mnt, "%s", mnt);
+			snprintf(l->v2.root, sizeof l->v2.root, "%s", root);
+			l->v2.found = true;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* Fill each hierarchy's own path from /proc/self/cgroup. */
+static int
+scan_self(struct layout *l)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+
+	if (f == NULL)
+		return -errno;
+	while (fgets(line, sizeof line, f) != NULL) {
+		char *c1 = strchr(line, ':'), *c2, *nl;
+
+		if (c1 == NULL || (c2 = strchr(c1 + 1, ':')) == NULL)
+			continue;
+		*c2 = '\0';
+		if ((nl = strchr(c2 + 1, '\n')) != NULL)
+			*nl = '\0';
+		if (c1[1] == '\0') {
+			snprintf(l->v2.self, sizeof l->v2.self, "%s", c2 + 1);
+			continue;
+		}
+		for (size_t i = 0; i < NV1; i++) {
+			if (has_opt(c1 + 1, v1_ctrls[i].name))
+				snprintf(l->v1[i].self, sizeof l->v1[i].self,
+				    "%s", c2 + 1);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+static int
+layout_read(struct layout *l)
+{
+	char path[512], buf[512];
+	int rc;
+
+	memset(l, 0, sizeof *l);
+	if ((rc = scan_mounts(l)) < 0 || (rc = scan_self(l)) < 0)
+		return rc;
+	if (l->v2.found) {
+		snprintf(path, sizeof path, "%s/cgroup.controllers", l->v2.mnt);
+		if (read_file(path, buf, sizeof buf) > 0)
+			l->v2_ctrls = strstr(buf, "memory") != NULL &&
+			    strstr(buf, "pids") != NULL &&
+			    strstr(buf, "cpu") != NULL;
+	}
+	return 0;
+}
+
+static enum sbx_cgroup_mode
+layout_mode(const struct layout *l)
+{
+	bool v1 = true;
+
+	for (size_t i = 0; i < NV1; i++) {
+		if (v1_ctrls[i].required && !l->v1[i].found)
+			v1 = false;
+	}
+	/* Hybrid hosts: the v1 controllers enforce; a bare v2 tree is not. */
+	if (v1)
+		return SBX_CGROUP_V1;
+	if (l->v2.found && l->v2_ctrls)
+		return SBX_CGROUP_V2;
+	return SBX_CGROUP_NONE;
+}
+
+/* mnt + (self relative to the mount's root) + suffix. */
+static int
+hier_path(const struct hier *h, const char *suffix, char *out, size_t sz)
+{
+	const char *rel = h->self;
+	size_t rl = strlen(h->root);
+
+	if (strcmp(h->root, "/") != 0) {
+		if (strncmp(rel, h->root, rl) != 0 ||
+		    (rel[rl] != '/' && rel[rl] != '\0'))
+			return -ENOENT;
+		rel += rl;
+	}
+	if (strcmp(rel, "/") == 0)
+		rel = "";
+	if ((size_t)snprintf(out, sz, "%s%s%s", h->mnt, rel, suffix) >= sz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int
+sbx_cgroup_detect(enum sbx_cgroup_mode *mode)
+{
+	struct layout l;
+	int rc;
+
+	if (mode == NULL)
+		return -EINVAL;
+	if ((rc = layout_read(&l)) < 0)
+		return rc;
+	*mode = layout_mode(&l);
+	return 0;
+}
+
+const char *
+sbx_cgroup_mode_name(enum sbx_cgroup_mode m)
+{
+	switch (m) {
+	case SBX_CGROUP_V1:
+		return "v1";
+	case SBX_CGROUP_V2:
+		return "v2";
+	default:
+		return "none";
+	}
+}
+
+void
+sbx_cgroup_free(struct sbx_cgroup *cg)
+{
+	if (cg == NULL)
+		return;
+	for (int i = 0; i < cg->n; i++)
+		free(cg->c[i].dir);
+	free(cg);
+}
+
+static int
+cg_add(struct sbx_cgroup *cg, const char *ctrl, const char *dir)
+{
+	/* Co-mounted controllers (cpu,cpuacct) share one directory. */
+	for (int i = 0; i < cg->n; i++) {
+		if (strcmp(cg->c[i].dir, dir) == 0)
+			return 0;
+	}
+	if (cg->n >= SBX_CGROUP_MAX)
+		return -ENOSPC;
+	if ((cg->c[cg->n].dir = strdup(dir)) == NULL)
+		return -ENOMEM;
+	snprintf(cg->c[cg->n].ctrl, sizeof cg->c[cg->n].ctrl, "%s", ctrl);
+	cg->n++;
+	return 0;
+}
+
+int
+sbx_cgroup_locate(const char *id, struct sbx_cgroup **out)
+{
+	struct sbx_cgroup *cg;
+	struct layout l;
+	char suffix[160], dir[1024];
+	int rc;
+
+	if (out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	if (!id_ok(id))
+		return -EINVAL;
+	if ((rc = layout_read(&l)) < 0)
+		return rc;
+	if ((cg = calloc(1, sizeof *cg)) == NULL)
+		return -ENOMEM;
+	cg->mode = layout_mode(&l);
+	snprintf(cg->id, sizeof cg->id, "%s", id);
+	snprintf(suffix, sizeof suffix, "/" CG_SUB "/" CG_PREFIX "%s", id);
+	if (cg->mode == SBX_CGROUP_V1) {
+		for (size_t i = 0; i < NV1; i++) {
+			if (!l.v1[i].found)
+				continue;
+			if ((rc = hier_path(&l.v1[i], suffix, dir,
+			    sizeof dir)) < 0 || (rc = cg_add(cg,
+			    v1_ctrls[i].name, dir)) < 0)
+				goto fail;
+		}
+	} else if (cg->mode == SBX_CGROUP_V2) {
+		if ((rc = hier_path(&l.v2, suffix, dir, sizeof dir)) < 0 ||
+		    (rc = cg_add(cg, "unified", dir)) < 0)
+			goto fail;
+	} else {
+		rc = SBX_EUNAVAIL;
+		goto fail;
+	}
+	*out = cg;
+	return 0;
+fail:
+	sbx_cgroup_free(cg);
+	return rc;
+}
+
+/* ---- the journal form ------------------------------------------------- */
+
+char *
+sbx_cgroup_describe(const struct sbx_cgroup *cg)
+{
+	size_t len = 16;
+	char *s;
+
+	if (cg == NULL)
+		return NULL;
+	for (int i = 0; i < cg->n; i++)
+		len += strlen(cg->c[i].ctrl) + strlen(cg->c[i].dir) + 2;
+	if ((s = malloc(len)) == NULL)
+		return NULL;
+	len = (size_t)sprintf(s, "%s\n", sbx_cgroup_mode_name(cg->mode));
+	for (int i = 0; i < cg->n; i++)
+		len += (size_t)sprintf(s + len, "%s %s\n", cg->c[i].ctrl,
+		    cg->c[i].dir);
+	return s;
+}
+
+static bool
+ctrl_ok(enum sbx_cgroup_mode m, const char *ctrl)
+{
+	if (m == SBX_CGROUP_V2)
+		return strcmp(ctrl, "unified") == 0;
+	for (size_t i = 0; i < NV1; i++) {
+		if (strcmp(ctrl, v1_ctrls[i].name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Under /sys/fs/cgroup, ending in /corral/lease-<id>, no . or .. */
+static bool
+dir_ok(const char *dir, const char *id)
+{
+	char tail[160];
+	size_t dl = strlen(dir), tl;
+	const char *c;
+
+	if (strncmp(dir, CG_ROOT "/", sizeof CG_ROOT) != 0)
+		return false;
+	tl = (size_t)snprintf(tail, sizeof tail, "/" CG_SUB "/" CG_PREFIX
+	    "%s", id);
+	if (dl <= tl || strcmp(dir + dl - tl, tail) != 0)
+		return false;
+	for (c = dir; *c != '\0';) {
+		size_t n;
+
+		while (*c == '/')
+			c++;
+		n = strcspn(c, "/");
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' &&
+		    c[1] == '.'))
+			return false;
+		c += n;
+	}
+	return strstr(dir, "//") == NULL;
+}
+
+int
+sbx_cgroup_parse(const char *id, const char *text, struct sbx_cgroup **out)
+{
+	struct sbx_cgroup *cg;
+	char line[1200], ctrl[32], dir[1100];
+	const char *p = text;
+	int rc = -EINVAL, first = 1;
+
+	if (out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	if (!id_ok(id) || text == NULL)
+		return -EINVAL;
+	if ((cg = calloc(1, sizeof *cg)) == NULL)
+		return -ENOMEM;
+	snprintf(cg->id, sizeof cg->id, "%s", id);
+	while (*p != '\0') {
+		size_t n = strcspn(p, "\n");
+
+		if (n >= sizeof line)
+			goto fail;
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p += n + (p[n] == '\n');
+		if (n == 0)
+			continue;
+		if (first) {
+			first = 0;
+			if (strcmp(line, "v1") == 0)
+				cg->mode = SBX_CGROUP_V1;
+			else if (strcmp(line, "v2") == 0)
+				cg->mode = SBX_CGROUP_V2;
+			else
+				goto fail;
+			continue;
+		}
+		if (sscanf(line, "%31s %1099s", ctrl, dir) != 2 ||
+		    !ctrl_ok(cg->mode, ctrl) || !dir_ok(dir, id) ||
+		    strchr(line + strlen(ctrl) + 1, ' ') != NULL)
+			goto fail;
+		if ((rc = cg_add(cg, ctrl, dir)) < 0)
+			goto fail;
+		rc = -EINVAL;
+	}
+	if (cg->mode == SBX_CGROUP_NONE || cg->n == 0)
+		goto fail;
+	*out = cg;
+	return 0;
+fail:
+	sbx_cgroup_free(cg);
+	return rc;
+}
+
+/* ---- create --------------------------------------------------------------- */
+
+static const char *
+dir_of(const struct sbx_cgroup *cg, const char *ctrl)
+{
+	for (int i = 0; i < cg->n; i++) {
+		if (strcmp(cg->c[i].ctrl, ctrl) == 0)
+			return cg->c[i].dir;
+	}
+	return NULL;
+}
+
+static void
+parent_of(const char *dir, char *out, size_t sz)
+{
+	const char *slash = strrchr(dir, '/');
+	size_t n = slash != NULL ? (size_t)(slash - dir) : 0;
+
+	if (n >= sz)
+		n = sz - 1;
+	memcpy(out, dir, n);
+	out[n] = '\0';
+}
+
+static int
+v1_limits(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
+{
+	const char *d;
+	char num[32];
+	int rc;
+
+	if ((d = dir_of(cg, "memory")) != NULL && lim->memory != 0) {
+		char sw[32];
+		bool memsw = exists_at(d, "memory.memsw.limit_in_bytes");
+
+		snprintf(num, sizeof num, "%llu", lim->memory);
+		snprintf(sw, sizeof sw, "%llu", lim->memory + lim->swap);
+		/* memsw >= memory at every step: order by direction. */
+		rc = write_at(d, "memory.limit_in_bytes", num);
+		if (rc == -EINVAL && memsw) {
+			if ((rc = write_at(d, "memory.memsw.limit_in_bytes",
+			    sw)) < 0 || (rc = write_at(d,
+			    "memory.limit_in_bytes", num)) < 0)
+				return rc;
+		} else if (rc < 0) {
+			return rc;
+		} else if (memsw && (rc = write_at(d,
+		    "memory.memsw.limit_in_bytes", sw)) < 0) {
+			return rc;
+		}
+	}
+	if ((d = dir_of(cg, "pids")) != NULL && lim->pids != 0) {
+		snprintf(num, sizeof num, "%llu", lim->pids);
+		if ((rc = write_at(d, "pids.max", num)) < 0)
+			return rc;
+	}
+	if ((d = dir_of(cg, "cpu")) != NULL && lim->cpu_milli != 0) {
+		snprintf(num, sizeof num, "%llu", CPU_PERIOD_US);
+		if ((rc = write_at(d, "cpu.cfs_period_us", num)) < 0)
+			return rc;
+		snprintf(num, sizeof num, "%llu", lim->cpu_milli *
+		    CPU_PERIOD_US / 1000);
+		if ((rc = write_at(d, "cpu.cfs_quota_us", num)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* v2 (untested on this host): delegate, then the limits. */
+static int
+v2_limits(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
+{
+	const char *d = cg->c[0].dir;
+	char num[64];
+	int rc;
+
+	if (lim->memory != 0) {
+		snprintf(num, sizeof num, "%llu", lim->memory);
+		if ((rc = write_at(d, "memory.max", num)) < 0)
+			return rc;
+		snprintf(num, sizeof num, "%llu", lim->swap);
+		if (exists_at(d, "memory.swap.max") &&
+		    (rc = write_at(d, "memory.swap.max", num)) < 0)
+			return rc;
+		if (exists_at(d, "memory.oom.group") &&
+		    (rc = write_at(d, "memory.oom.group", "1")) < 0)
+			return rc;
+	}
+	if (lim->pids != 0) {
+		snprintf(num, sizeof num, "%llu", lim->pids);
+		if ((rc = write_at(d, "pids.max", num)) < 0)
+			return rc;
+	}
+	if (lim->cpu_milli != 0) {
+		snprintf(num, sizeof num, "%llu %llu", lim->cpu_milli *
+		    CPU_PERIOD_US / 1000, CPU_PERIOD_US);
+		if ((rc = write_at(d, "cpu.max", num)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+sbx_cgroup_create(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
+{
+	static const struct sbx_limits none;
+	bool made[SBX_CGROUP_MAX] = { false };
+	char parent[1024], gp[1024];
+	int rc = 0;
+
+	if (cg == NULL || cg->n == 0 || !id_ok(cg->id))
+		return -EINVAL;
+	for (int i = 0; i < cg->n; i++) {
+		if (!dir_ok(cg->c[i].dir, cg->id))
+			return -EINVAL;
+	}
+	if (lim == NULL)
+		lim = &none;
+	for (int i = 0; i < cg->n; i++) {
+		parent_of(cg->c[i].dir, parent, sizeof parent);
+		if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+			rc = -errno;
+			goto fail;
+		}
+		if (cg->mode == SBX_CGROUP_V2) {
+			/* Hand the controllers down: own -> corral -> lease. */
+			parent_of(parent, gp, sizeof gp);
+			if ((rc = write_at(gp, "cgroup.subtree_control",
+			    "+memory +pids +cpu")) < 0 || (rc = write_at(parent,
+			    "cgroup.subtree_control", "+memory +pids +cpu")) <
+			    0)
+				goto fail;
+		}
+		if (mkdir(cg->c[i].dir, 0755) == 0)
+			made[i] = true;
+		else if (errno != EEXIST) {
+			rc = -errno;
+			goto fail;
+		}
+	}
+	rc = cg->mode == SBX_CGROUP_V2 ? v2_limits(cg, lim) :
+	    v1_limits(cg, lim);
+	if (rc == 0)
+		return 0;
+fail:
+	for (int i = 0; i < cg->n; i++) {
+		if (made[i])
+			rmdir(cg->c[i].dir);
+	}
+	return rc;
+}
+
+int
+sbx_cgroup_plan(const struct sbx_cgroup *cg, struct sbx_plan *p)
+{
+	char path[1100];
+
+	if (cg == NULL || p == NULL)
+		return -EINVAL;
+	for (int i = 0; i < cg->n; i++) {
+		if (p->ncgroups >= SBX_PLAN_MAX_CGROUPS)
+			return -ENOSPC;
+		snprintf(path, sizeof path, "%s/cgroup.procs", cg->c[i].dir);
+		if ((p->cgroup_procs[p->ncgroups] = strdup(path)) == NULL)
+			return -ENOMEM;
+		p->ncgroups++;
+	}
+	return 0;
+}
+
+/* ---- processes ------------------------------------------------------- */
+
+static int
+cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+sbx_cgroup_pids(const struct sbx_cgroup *cg, pid_t **pids, size_t *n)
+{
+	pid_t *v = NULL;
+	size_t nv = 0, cap = 0, w = 0;
+	char path[1100];
+
+	if (cg == NULL || pids == NULL || n == NULL)
+		return -EINVAL;
+	for (int i = 0; i < cg->n; i++) {
+		FILE *f;
+		long pid;
+
+		snprintf(path, sizeof path, "%s/cgroup.procs", cg->c[i].dir);
+		if ((f = fopen(path, "re")) == NULL) {
+			if (errno == ENOENT)
+				continue;
+			free(v);
+			return -errno;
+		}
+		while (fscanf(f, "%ld", &pid) == 1) {
+			if (nv == cap) {
+				pid_t *nvp;
+
+				cap = cap ? cap * 2 : 64;
+				if ((nvp = realloc(v, cap * sizeof *v)) ==
+				    NULL) {
+					fclose(f);
+					free(v);
+					return -ENOMEM;
+				}
+				v = nvp;
+			}
+			v[nv++] = (pid_t)pid;
+		}
+		fclose(f);
+	}
+	if (nv > 0)
+		qsort(v, nv, sizeof *v, cmp_pid);
+	for (size_t i = 0; i < nv; i++) {
+		if (w == 0 || v[w - 1] != v[i])
+			v[w++] = v[i];
+	}
+	*pids = v;
+	*n = w;
+	return 0;
+}
+
+/*
+ * bwrap itself (the outer one in our pid namespace, the sandbox's pid 1)
+ * and corral-sbx-init (the sandbox's pid 2) are spared the graceful signal:
+ * killing any of them ends everything at once.
+ */
+static bool
+spared(pid_t pid)
+{
+	char path[64], buf[4096], *ns, *nl, *last = NULL;
+	long levels = 0, inner;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_file(path, buf, sizeof buf) <= 0 ||
+	    (ns = strstr(buf, "\nNSpid:")) == NULL)
+		return true;	/* gone, or unknowable: leave it to SIGKILL */
+	ns += 7;
+	if ((nl = strchr(ns, '\n')) != NULL)
+		*nl = '\0';
+	for (char *t = strtok(ns, " \t"); t != NULL; t = strtok(NULL, " \t")) {
+		last = t;
+		levels++;
+	}
+	if (levels <= 1 || last == NULL)
+		return true;
+	inner = strtol(last, NULL, 10);
+	if (inner == 1)
+		return true;
+	if (inner == 2) {
+		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+		if (read_file(path, buf, sizeof buf) > 0 &&
+		    strncmp(buf, "corral-sbx-ini", 14) == 0)
+			return true;
+	}
+	return false;
+}
+
+int
+sbx_cgroup_signal(const struct sbx_cgroup *cg, int sig)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+	int rc, count = 0;
+
+	if (cg == NULL || sig <= 0 || sig >= NSIG)
+		return -EINVAL;
+	if ((rc = sbx_cgroup_pids(cg, &pids, &n)) < 0)
+		return rc;
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] <= 1 || pids[i] == getpid() || spared(pids[i]))
+			continue;
+		if (kill(pids[i], sig) == 0)
+			count++;
+	}
+	free(pids);
+	return count;
+}
+
+/* ---- teardown -------------------------------------------------------- */
+
+static bool
+any_dir(const struct sbx_cgroup *cg)
+{
+	struct stat sb;
+
+	for (int i = 0; i < cg->n; i++) {
+		if (stat(cg->c[i].dir, &sb) == 0)
+			return true;
+	}
+	return false;
+}
+
+static int
+freeze(const struct sbx_cgroup *cg, bool on, unsigned long long deadline)
+{
+	const char *d;
+	char path[1100], buf[64];
+
+	if (cg->mode == SBX_CGROUP_V2) {
+		d = cg->c[0].dir;
+		if (!exists_at(d, "cgroup.freeze"))
+			return 0;
+		return write_at(d, "cgroup.freeze", on ? "1" : "0");
+	}
+	if ((d = dir_of(cg, "freezer")) == NULL || !exists_at(d,
+	    "freezer.state"))
+		return 0;
+	if (write_at(d, "freezer.state", on ? "FROZEN" : "THAWED") < 0)
+		return -errno;
+	snprintf(path, sizeof path, "%s/freezer.state", d);
+	/* FREEZING until every task stopped: wait, bounded. */
+	while (on && read_file(path, buf, sizeof buf) > 0 &&
+	    strncmp(buf, "FROZEN", 6) != 0 && now_ms() < deadline)
+		nap();
+	return 0;
+}
+
+static void
+kill_all(const struct sbx_cgroup *cg)
+{
+	pid_t *pids = NULL;
+	size_t n = 0;
+
+	if (cg->mode == SBX_CGROUP_V2 && exists_at(cg->c[0].dir,
+	    "cgroup.kill")) {
+		if (write_at(cg->c[0].dir, "cgroup.kill", "1") == 0)
+			return;
+	}
+	if (sbx_cgroup_pids(cg, &pids, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] > 1 && pids[i] != getpid())
+			kill(pids[i], SIGKILL);
+	}
+	free(pids);
+}
+
+int
+sbx_cgroup_teardown(const struct sbx_cgroup *cg, unsigned timeout_ms)
+{
+	unsigned long long deadline = now_ms() + timeout_ms;
+	pid_t *pids = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (cg == NULL || !id_ok(cg->id))
+		return -EINVAL;
+	for (int i = 0; i < cg->n; i++) {
+		if (!dir_ok(cg->c[i].dir, cg->id))
+			return -EINVAL;
+	}
+	if (!any_dir(cg))
+		return 0;
+	for (;;) {
+		/* Frozen, no pid can exit and be reused under the kill. */
+		freeze(cg, true, deadline);
+		kill_all(cg);
+		freeze(cg, false, deadline);
+		if ((rc = sbx_cgroup_pids(cg, &pids, &n)) < 0)
+			return rc;
+		free(pids);
+		pids = NULL;
+		if (n == 0)
+			break;
+		if (now_ms() >= deadline)
+			return -EBUSY;
+		nap();
+	}
+	for (;;) {
+		bool busy = false;
+
+		for (int i = 0; i < cg->n; i++) {
+			if (rmdir(cg->c[i].dir) < 0 && errno != ENOENT) {
+				if (errno != EBUSY)
+					return -errno;
+				busy = true;
+			}
+		}
+		if (!busy)
+			return 0;
+		if (now_ms() >= deadline)
+			return -EBUSY;
+		nap();
+	}
+}
+
+/* ---- listing and facts --------------------------------------------- */
+
+static int
+list_dir(const char *dir, char ***ids, size_t *n)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (d == NULL)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) != NULL) {
+		const char *id = e->d_name + strlen(CG_PREFIX);
+		char **nv;
+		bool dup = false;
+
+		if (strncmp(e->d_name, CG_PREFIX, strlen(CG_PREFIX)) != 0 ||
+		    !id_ok(id))
+			continue;
+		for (size_t i = 0; i < *n; i++)
+			dup = dup || strcmp((*ids)[i], id) == 0;
+		if (dup)
+			continue;
+		if ((nv = realloc(*ids, (*n + 2) * sizeof *nv)) == NULL)
+			goto oom;
+		*ids = nv;
+		if ((nv[*n] = strdup(id)) == NULL)
+			goto oom;
+		nv[++*n] = NULL;
+	}
+	closedir(d);
+	return 0;
+oom:
+	closedir(d);
+	return -ENOMEM;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+sbx_cgroup_list(char ***out)
+{
+	struct layout l;
+	char dir[1024];
+	char **ids;
+	size_t n = 0;
+	int rc;
+
+	if (out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	if ((rc = layout_read(&l)) < 0)
+		return rc;
+	if ((ids = calloc(1, sizeof *ids)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i <= NV1; i++) {
+		const struct hier *h = i < NV1 ? &l.v1[i] : &l.v2;
+
+		if (!h->found || hier_path(h, "/" CG_SUB, dir, sizeof dir) < 0)
+			continue;
+		if ((rc = list_dir(dir, &ids, &n)) < 0) {
+			sbx_strv_free(ids);
+			return rc;
+		}
+	}
+	if (n > 0)
+		qsort(ids, n, sizeof *ids, cmp_str);
+	*out = ids;
+	return 0;
+}
+
+int
+sbx_cgroup_facts(const struct sbx_cgroup *cg, struct sbx_cgroup_facts *f)
+{
+	char path[1100], buf[4096];
+	const char *d;
+
+	if (cg == NULL || f == NULL)
+		return -EINVAL;
+	memset(f, 0, sizeof *f);
+	if (cg->mode == SBX_CGROUP_V2) {
+		d = cg->c[0].dir;
+		snprintf(path, sizeof path, "%s/memory.events", d);
+		if (read_file(path, buf, sizeof buf) > 0) {
+			f->mem_failcnt = keyed(buf, "max");
+			f->oom_kills = keyed(buf, "oom_kill");
+		}
+		f->mem_max_usage = read_u64_at(d, "memory.peak");
+		snprintf(path, sizeof path, "%s/pids.events", d);
+		if (read_file(path, buf, sizeof buf) > 0)
+			f->pids_max = keyed(buf, "max");
+		f->pids_current = read_u64_at(d, "pids.current");
+		snprintf(path, sizeof path, "%s/cpu.stat", d);
+		if (read_file(path, buf, sizeof buf) > 0) {
+			f->cpu_throttled = keyed(buf, "nr_throttled");
+			f->cpu_usage_ns = keyed(buf, "usage_usec") * 1000;
+		}
+		return 0;
+	}
+	if ((d = dir_of(cg, "memory")) != NULL) {
+		f->mem_failcnt = read_u64_at(d, "memory.failcnt");
+		f->mem_max_usage = read_u64_at(d,
+		    "memory.max_usage_in_bytes");
+		snprintf(path, sizeof path, "%s/memory.oom_control", d);
+		if (read_file(path, buf, sizeof buf) > 0) {
+			f->oom_kills = keyed(buf, "oom_kill");
+			f->under_oom = keyed(buf, "under_oom") != 0;
+		}
+	}
+	if ((d = dir_of(cg, "pids")) != NULL) {
+		snprintf(path, sizeof path, "%s/pids.events", d);
+		if (read_file(path, buf, sizeof buf) > 0)
+			f->pids_max = keyed(buf, "max");
+		f->pids_current = read_u64_at(d, "pids.current");
+	}
+	if ((d = dir_of(cg, "cpu")) != NULL) {
+		snprintf(path, sizeof path, "%s/cpu.stat", d);
+		if (read_file(path, buf, sizeof buf) > 0)
+			f->cpu_throttled = keyed(buf, "nr_throttled");
+	}
+	if ((d = dir_of(cg, "cpuacct")) != NULL)
+		f->cpu_usage_ns = read_u64_at(d, "cpuacct.usage");
+	return 0;
+}
+
+const char *
+sbx_cgroup_limit_hit(const struct sbx_cgroup_facts *f)
+{
+	if (f == NULL)
+		return NULL;
+	if (f->oom_kills > 0 || f->under_oom)
+		return "memory";
+	if (f->pids_max > 0)
+		return "pids";
+	return NULL;
+}

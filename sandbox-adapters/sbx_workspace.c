@@ -1,0 +1,466 @@
+/*
+ * sbx_workspace.c: the lease's bounded workspace (SPEC 8.4; SANDBOX.md
+ * 3.6): a per-lease ext4 image loop-mounted nosuid,nodev, bounded in bytes
+ * and inodes; and removal of a hostile tree (SPEC 9.3; SANDBOX.md 5.d)
+ * that never follows a symlink nor crosses a mount, whatever the agent
+ * left behind (chmod 000 directories, FIFOs, sockets, symlinks).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/loop.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox-adapters/sbx.h"
+
+#define MKFS "/usr/sbin/mkfs.ext4"
+/* ext4 needs room for its metadata: below this, mkfs refuses. */
+#define MIN_BYTES (2ull << 20)
+
+/* ---- the image -------------------------------------------------------- */
+
+static int
+image_path(const char *dir, char *out, size_t sz)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	if ((size_t)snprintf(out, sz, "%.*s.img", (int)n, dir) >= sz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int
+run_mkfs(const char *img, unsigned long long inodes, uid_t uid, gid_t gid)
+{
+	char n[32], owner[64];
+	char *const argv[] = { (char *)MKFS, (char *)"-q", (char *)"-F",
+		(char *)"-m", (char *)"0", (char *)"-N", n, (char *)"-E", owner,
+		(char *)img, NULL };
+	char *const envp[] = { (char *)"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+		(char *)"LC_ALL=C", NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int rc, st;
+
+	snprintf(n, sizeof n, "%llu", inodes);
+	/* The root directory belongs to the lease uid from the start. */
+	snprintf(owner, sizeof owner, "root_owner=%u:%u", (unsigned)uid,
+	    (unsigned)gid);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawn(&pid, MKFS, &fa, NULL, argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc != 0)
+		return -rc;
+	while (waitpid(pid, &st, 0) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* Attach img to a free loop device named after the lease; its fd. */
+static int
+loop_attach(const char *id, const char *img, char *dev, size_t devsz)
+{
+	struct loop_config cfg;
+	int ctl, lfd = -1, ifd, rc = -EBUSY;
+
+	if ((ifd = open(img, O_RDWR | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -errno;
+	if ((ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC)) < 0) {
+		rc = -errno;
+		close(ifd);
+		return rc;
+	}
+	/* Another process may take the free device first: try again. */
+	for (int tries = 0; tries < 64; tries++) {
+		long nr = ioctl(ctl, LOOP_CTL_GET_FREE);
+
+		if (nr < 0) {
+			rc = -errno;
+			break;
+		}
+		snprintf(dev, devsz, "/dev/loop%ld", nr);
+		if ((lfd = open(dev, O_RDWR | O_CLOEXEC)) < 0) {
+			rc = -errno;
+			break;
+		}
+		memset(&cfg, 0, sizeof cfg);
+		cfg.fd = (unsigned)ifd;
+		/* Gone with the last unmount; named for reconciliation. */
+		cfg.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+		snprintf((char *)cfg.info.lo_file_name, LO_NAME_SIZE,
+		    "corral-lease-%s", id);
+		if (ioctl(lfd, LOOP_CONFIGURE, &cfg) == 0) {
+			rc = lfd;
+			break;
+		}
+		rc = -errno;
+		close(lfd);
+		lfd = -1;
+		if (rc != -EBUSY)
+			break;
+	}
+	close(ctl);
+	close(ifd);
+	return rc;
+}
+
+bool
+sbx_workspace_mounted(const char *dir)
+{
+	struct statx a, b;
+	char parent[PATH_MAX];
+
+	if (dir == NULL)
+		return false;
+	if (statx(AT_FDCWD, dir, AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS |
+	    STATX_MNT_ID, &a) < 0)
+		return false;
+	if (a.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+		return (a.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+	snprintf(parent, sizeof parent, "%s/..", dir);
+	if (statx(AT_FDCWD, parent, 0, STATX_BASIC_STATS | STATX_MNT_ID,
+	    &b) < 0)
+		return false;
+	return a.stx_mnt_id != b.stx_mnt_id;
+}
+
+int
+sbx_workspace_mount(const char *id, const char *dir, unsigned long long bytes,
+    unsigned long long inodes, uid_t uid, gid_t gid)
+{
+	char img[PATH_MAX], dev[64], lf[PATH_MAX + 16];
+	bool made_dir = false;
+	int fd = -1, lfd = -1, rc;
+	struct stat sb;
+
+	if (id == NULL || *id == '\0' || strchr(id, '/') != NULL ||
+	    dir == NULL || dir[0] != '/' || uid == 0 || bytes < MIN_BYTES ||
+	    inodes < 16 || inodes > 0xffffffffull)
+		return -EINVAL;
+	if ((rc = image_path(dir, img, sizeof img)) < 0)
+		return rc;
+	if (sbx_workspace_mounted(dir))
+		return -EBUSY;
+	if (mkdir(dir, 0700) == 0)
+		made_dir = true;
+	else if (errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+		rc = -ENOTDIR;
+		goto fail;
+	}
+	/* A fresh image, never one left behind by someone else. */
+	fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
+	if (fd < 0) {
+		rc = -errno;
+		goto fail_dir;
+	}
+	if ((rc = posix_fallocate(fd, 0, (off_t)bytes)) != 0) {
+		rc = -rc;
+		goto fail_img;
+	}
+	close(fd);
+	fd = -1;
+	if ((rc = run_mkfs(img, inodes, uid, gid)) < 0)
+		goto fail_img;
+	if ((lfd = loop_attach(id, img, dev, sizeof dev)) < 0) {
+		rc = lfd;
+		goto fail_img;
+	}
+	if (mount(dev, dir, "ext4", MS_NOSUID | MS_NODEV, "errors=remount-ro")
+	    < 0) {
+		rc = -errno;
+		ioctl(lfd, LOOP_CLR_FD, 0);
+		close(lfd);
+		goto fail_img;
+	}
+	/* The mount holds the device now; autoclear frees it on unmount. */
+	close(lfd);
+	/* No lost+found in the agent's tree (e2fsck makes it if needed). */
+	snprintf(lf, sizeof lf, "%s/lost+found", dir);
+	if (rmdir(lf) < 0 && errno != ENOENT) {
+		rc = -errno;
+		goto fail_mount;
+	}
+	if (chown(dir, uid, gid) < 0 || chmod(dir, 0700) < 0) {
+		rc = -errno;
+		goto fail_mount;
+	}
+	return 0;
+fail_mount:
+	umount2(dir, MNT_DETACH);
+fail_img:
+	if (fd >= 0)
+		close(fd);
+	unlink(img);
+fail_dir:
+	if (made_dir)
+		rmdir(dir);
+	return rc;
+fail:
+	if (made_dir)
+		rmdir(dir);
+	return rc;
+}
+
+int
+sbx_workspace_umount(const char *dir)
+{
+	char img[PATH_MAX];
+	int rc;
+
+	if (dir == NULL || dir[0] != '/')
+		return -EINVAL;
+	if ((rc = image_path(dir, img, sizeof img)) < 0)
+		return rc;
+	for (int tries = 0; sbx_workspace_mounted(dir) && tries < 100;
+	    tries++) {
+		if (umount2(dir, UMOUNT_NOFOLLOW) == 0)
+			continue;
+		if (errno != EBUSY)
+			return -errno;
+		/* Something still has a file open: detach it now. */
+		if (umount2(dir, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+			return -errno;
+	}
+	if (sbx_workspace_mounted(dir))
+		return -EBUSY;
+	if (unlink(img) < 0 && errno != ENOENT)
+		return -errno;
+	/* The mount point itself: empty unless someone wrote under it. */
+	if (rmdir(dir) < 0 && errno != ENOENT) {
+		if (errno != ENOTEMPTY && errno != EEXIST)
+			return -errno;
+		return sbx_rmtree_safe(dir);
+	}
+	return 0;
+}
+
+/* ---- safe removal ------------------------------------------------------ */
+
+struct walk {
+	unsigned long long mnt_id;	/* the tree's own mount */
+	bool crossed;			/* a mount was met and left */
+	int depth;
+};
+
+static int
+mnt_of(int dfd, const char *name, int flags, unsigned long long *mnt,
+    mode_t *mode)
+{
+	struct statx sx;
+
+	if (statx(dfd, name, flags | AT_SYMLINK_NOFOLLOW, STATX_TYPE |
+	    STATX_MNT_ID, &sx) < 0)
+		return -errno;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return -ENOTSUP;
+	*mnt = sx.stx_mnt_id;
+	*mode = sx.stx_mode;
+	return 0;
+}
+
+/*
+ * Open the directory `name` under dfd for reading without following a
+ * symlink, making it u+rwx first (the agent may have chmod 000 it): an
+ * O_PATH handle, checked, chmod'ed through its /proc/self/fd magic link
+ * (which names exactly that inode), then reopened.
+ */
+static int
+open_dir(int dfd, const char *name, struct walk *w, bool *crossed)
+{
+	char link[64];
+	unsigned long long mnt = 0;
+	mode_t mode;
+	int pfd, fd, rc;
+
+	*crossed = false;
+	pfd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if ((rc = mnt_of(pfd, "", AT_EMPTY_PATH, &mnt, &mode)) < 0) {
+		close(pfd);
+		return rc;
+	}
+	if (!S_ISDIR(mode)) {
+		close(pfd);
+		return -ENOTDIR;
+	}
+	if (mnt != w->mnt_id) {
+		*crossed = true;
+		close(pfd);
+		return -EXDEV;
+	}
+	snprintf(link, sizeof link, "/proc/self/fd/%d", pfd);
+	if ((mode & 0700) != 0700 && chmod(link, (mode & 07777) | 0700) < 0 &&
+	    errno != EPERM) {
+		rc = -errno;
+		close(pfd);
+		return rc;
+	}
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	rc = fd < 0 ? -errno : fd;
+	close(pfd);
+	return rc;
+}
+
+/* Empty the open directory dfd (never closed here). */
+static int
+empty_dir(int dfd, struct walk *w)
+{
+	DIR *d;
+	struct dirent *e;
+	int fd, rc = 0, first = 0;
+
+	if (++w->depth > 4096)
+		return -ELOOP;
+	if ((fd = dup(dfd)) < 0)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	for (;;) {
+		unsigned long long mnt = 0;
+		mode_t mode;
+		bool crossed;
+		int sub;
+
+		errno = 0;
+		if ((e = readdir(d)) == NULL) {
+			if (errno != 0 && first == 0)
+				first = -errno;
+			break;
+		}
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((rc = mnt_of(dfd, e->d_name, 0, &mnt, &mode)) < 0) {
+			if (rc != -ENOENT && first == 0)
+				first = rc;
+			continue;
+		}
+		if (mnt != w->mnt_id) {
+			/* A mount point inside: leave it and what is under. */
+			w->crossed = true;
+			continue;
+		}
+		if (S_ISDIR(mode)) {
+			sub = open_dir(dfd, e->d_name, w, &crossed);
+			if (sub < 0) {
+				if (crossed)
+					w->crossed = true;
+				else if (first == 0)
+					first = sub;
+				continue;
+			}
+			rc = empty_dir(sub, w);
+			close(sub);
+			if (rc < 0 && first == 0 && rc != -EXDEV)
+				first = rc;
+			if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0 &&
+			    errno != ENOENT && first == 0 && !w->crossed)
+				first = -errno;
+			continue;
+		}
+		/* Files, symlinks, FIFOs, sockets, devices: the entry only. */
+		if (unlinkat(dfd, e->d_name, 0) < 0 && errno != ENOENT &&
+		    first == 0)
+			first = -errno;
+	}
+	closedir(d);
+	w->depth--;
+	return first;
+}
+
+int
+sbx_rmtree_safe(const char *path)
+{
+	char parent[PATH_MAX], *slash;
+	const char *name;
+	struct walk w;
+	unsigned long long mnt = 0;
+	mode_t mode;
+	bool crossed;
+	int pfd, dfd, rc;
+
+	if (path == NULL || path[0] != '/' || strlen(path) >= sizeof parent)
+		return -EINVAL;
+	snprintf(parent, sizeof parent, "%s", path);
+	while (strlen(parent) > 1 && parent[strlen(parent) - 1] == '/')
+		parent[strlen(parent) - 1] = '\0';
+	if (strcmp(parent, "/") == 0)
+		return -EINVAL;
+	slash = strrchr(parent, '/');
+	name = path + (slash - parent) + 1;
+	*slash = '\0';
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	{
+		/* The name alone, trailing slashes cut. */
+		char base[NAME_MAX + 1];
+		size_t n = strcspn(name, "/");
+		unsigned long long pmnt = 0;
+		mode_t pmode;
+
+		if (n >= sizeof base)
+			return -ENAMETOOLONG;
+		memcpy(base, name, n);
+		base[n] = '\0';
+		pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY |
+		    O_CLOEXEC);
+		if (pfd < 0)
+			return -errno;
+		if ((rc = mnt_of(pfd, base, 0, &mnt, &mode)) < 0) {
+			close(pfd);
+			return rc == -ENOENT ? 0 : rc;
+		}
+		/* A mount point itself is not ours to empty: unmount first. */
+		if ((rc = mnt_of(pfd, "", AT_EMPTY_PATH, &pmnt, &pmode)) < 0 ||
+		    pmnt != mnt) {
+			close(pfd);
+			return rc < 0 ? rc : -EXDEV;
+		}
+		if (!S_ISDIR(mode)) {
+			/* A file or a symlink: the entry itself. */
+			rc = unlinkat(pfd, base, 0) < 0 ? -errno : 0;
+			close(pfd);
+			return rc;
+		}
+		memset(&w, 0, sizeof w);
+		w.mnt_id = mnt;
+		if ((dfd = open_dir(pfd, base, &w, &crossed)) < 0) {
+			close(pfd);
+			return dfd;
+		}
+		rc = empty_dir(dfd, &w);
+		close(dfd);
+		if (w.crossed) {
+			close(pfd);
+			return -EXDEV;
+		}
+		if (rc == 0 && unlinkat(pfd, base, AT_REMOVEDIR) < 0 &&
+		    errno != ENOENT)
+			rc = -errno;
+		close(pfd);
+		return rc;
+	}
+}
