@@ -465,6 +465,8 @@ count_bytes(struct tunnel *t, size_t n)
 	struct sbx_proxy *px = t->px;
 
 	if (px->bytes + n > px->max_bytes) {
+		/* Spent: every later request is refused up front. */
+		px->bytes = px->max_bytes;
 		tunnel_end(t, SBX_EGRESS_CAP_BYTES);
 		return false;
 	}
