@@ -103,7 +103,8 @@ struct filt {
 	uint8_t gl;		/* G-set in GL: SI/SO/LS2/LS3 */
 	bool g_plain[4];	/* G0..G3 map ASCII to itself */
 	bool nofast;		/* a check failed: never again */
-	bool text_end;		/* the last feed ended inside text */
+	uint8_t text_end;	/* the last feed ended inside text (TB_*) */
+	bool g_utf8[4];		/* G0..G3 still decode UTF-8 (undesignated) */
 	size_t slen;		/* bytes in sbuf, introducer included */
 	char sbuf[2 + OSC_MAX + 2];
 };
@@ -1071,10 +1072,19 @@ flush(struct pty_screen *s, const uint8_t *b, size_t from, size_t to)
 		if (n > WRITE_MAX) {
 			int k = 0;
 
-			n = WRITE_MAX;
-			while (k < 3 && (b[from + n] & 0xc0) == 0x80) {
-				n--;
-				k++;
+			/*
+			 * Split before an ASCII byte if one is near: never
+			 * inside a character, nor before a combining mark.
+			 */
+			for (n = WRITE_MAX; n > WRITE_MAX - 256; n--)
+				if (b[from + n] < 0x80)
+					break;
+			if (n == WRITE_MAX - 256) {
+				n = WRITE_MAX;
+				while (k < 3 && (b[from + n] & 0xc0) == 0x80) {
+					n--;
+					k++;
+				}
 			}
 		}
 		vwrite(s, b + from, n);
@@ -1109,6 +1119,11 @@ utf8_cell_cp(const uint8_t *p, int n, uint32_t *cp)
 			return -1;
 		v = (v << 6) | (p[k] & 0x3fu);
 	}
+	/* What 0.1.4's decoder turns into U+FFFD is not a mark either. */
+	if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) ||
+	    (n == 4 && v < 0x10000) || (v >= 0xd800 && v <= 0xdfff) ||
+	    v == 0xfffe || v == 0xffff)
+		return -1;
 	*cp = v;
 	return 0;
 }
@@ -1141,6 +1156,7 @@ modes_reset(struct pty_screen *s)
 	s->f.origin = false;
 	s->f.gl = 0;
 	memset(s->f.g_plain, 1, sizeof s->f.g_plain);
+	memset(s->f.g_utf8, 1, sizeof s->f.g_utf8);
 }
 
 static void
@@ -1219,6 +1235,8 @@ esc_final(struct filt *f, uint8_t c)
 		f->g_plain[g] = true;
 	else if (c == '0' || c == 'A')
 		f->g_plain[g] = false;
+	if (c == 'B' || c == '0' || c == 'A')
+		f->g_utf8[g] = false;
 }
 
 static void
@@ -1324,25 +1342,77 @@ drop(struct pty_screen *s, const uint8_t *b, size_t *span, size_t at,
  * end of this feed, when end == len, is left for the caller to hold), and
  * so are bytes 0xf8-0xff (5- and 6-byte forms) and C1 codepoints.
  */
+/* What the last byte passed on in ground was (see split_mark). */
+#define TB_NONE 0	/* not text: a control, an escape, nothing yet */
+#define TB_ASCII 1	/* an ASCII glyph */
+#define TB_UTF8 2	/* a glyph from a multibyte sequence, or U+FFFD */
+
+static bool split_mark(struct pty_screen *, const uint8_t *, int, uint8_t);
+
+/*
+ * Drop b[k..k+n) (what is before goes to libvterm first). The drop splits
+ * a text run across two writes: when text came before (tb), marks right
+ * after it are merged as if unsplit (split_mark). Returns where to go on.
+ */
+static size_t
+drop_at(struct pty_screen *s, const uint8_t *b, size_t *span, size_t k,
+    size_t n, size_t end, uint8_t tb)
+{
+	drop(s, b, span, k, n);
+	k += n;
+	while (tb != TB_NONE && k < end && b[k] >= 0xc0 && b[k] < 0xf8) {
+		size_t q = (size_t)utf8_need(b[k]);
+
+		if (q > end - k || !split_mark(s, b + k, (int)q, tb))
+			break;
+		k += q;
+		*span = k;
+	}
+	return k;
+}
+
+/*
+ * *tb tells whether the last byte passed on in ground was text (so that a
+ * mark would join the glyph before it); it is kept up to date here.
+ */
 static bool
 text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
-    size_t end, size_t len)
+    size_t end, size_t len, uint8_t *tb)
 {
 	size_t k;
 
-	if (all_ascii(b + i, end - i))
+	if (all_ascii(b + i, end - i)) {
+		if (end > i)
+			*tb = b[end - 1] >= 0x20 && b[end - 1] != 0x7f ?
+			    TB_ASCII : TB_NONE;
 		return true;
+	}
 	for (k = i; k < end; k++) {
 		uint8_t c = b[k];
 		int need, m;
 
-		if (c < 0xc0) {
+		if (c < 0x80) {
 			if (c < 0x20)
 				c0_track(&s->f, c);
+			/*
+			 * 0.1.4 decodes a run that started non-ASCII as UTF-8
+			 * to its end, ignoring a G-set such as DEC graphics
+			 * for the ASCII in it; a new write puts it back.
+			 */
+			if (c >= 0x20 && c != 0x7f && *tb == TB_UTF8 &&
+			    !s->f.g_plain[s->f.gl]) {
+				flush(s, b, *span, k);
+				*span = k;
+			}
+			*tb = c >= 0x20 && c != 0x7f ? TB_ASCII : TB_NONE;
+			continue;
+		}
+		if (c < 0xc0) {
+			*tb = TB_UTF8; /* a stray byte: shown as U+FFFD */
 			continue;
 		}
 		if (c >= 0xf8) {
-			drop(s, b, span, k, 1);
+			k = drop_at(s, b, span, k, 1, end, *tb) - 1;
 			continue;
 		}
 		need = utf8_need(c);
@@ -1350,15 +1420,17 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
 		    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
 			;
 		if (m == need) {
-			if (need == 2 && is_c1(b + k))
-				drop(s, b, span, k, 2);
+			if (need == 2 && is_c1(b + k)) {
+				k = drop_at(s, b, span, k, 2, end, *tb) - 1;
+				continue;
+			}
+			*tb = TB_UTF8;
 			k += (size_t)need - 1;
 			continue;
 		}
 		if (k + (size_t)m == end && end == len)
 			break;
-		drop(s, b, span, k, (size_t)m);
-		k += (size_t)m - 1;
+		k = drop_at(s, b, span, k, (size_t)m, end, *tb) - 1;
 	}
 	return false;
 }
@@ -1379,7 +1451,7 @@ static void
 fast_run(struct pty_screen *s, const uint8_t *b, size_t *span, size_t r0,
     size_t r1)
 {
-	struct grid *g = s->g;
+	struct grid *g;
 	const VTermLineInfo *li;
 	struct row *r;
 	struct cell *c;
@@ -1389,8 +1461,10 @@ fast_run(struct pty_screen *s, const uint8_t *b, size_t *span, size_t r0,
 	char seq[16];
 	size_t n = sizeof seq, v;
 
+	/* Only after the flush are the grid and the pen current. */
 	flush(s, b, *span, r0 + 1);
 	*span = r0 + 1;
+	g = s->g;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	if (pos.row < 0 || pos.row >= g->rows || pos.col < 0 ||
 	    (size_t)pos.col + m >= (size_t)g->cols)
@@ -1398,7 +1472,6 @@ fast_run(struct pty_screen *s, const uint8_t *b, size_t *span, size_t r0,
 	li = vterm_state_get_lineinfo(s->vts, pos.row);
 	if (li == NULL || li->doublewidth)
 		return;
-	/* The pen as the flush above left it. */
 	a = W_BLANK | s->pen_attrs;
 	r = g->r[pos.row];
 	c = r->c + pos.col;
@@ -1588,7 +1661,7 @@ orc_combining(struct pty_screen *s, uint32_t cp)
  * mark ourselves and libvterm never sees it. Returns whether we did.
  */
 static bool
-split_mark(struct pty_screen *s, const uint8_t *p, int n)
+split_mark(struct pty_screen *s, const uint8_t *p, int n, uint8_t tb)
 {
 	struct grid *g = s->g;
 	uint32_t cps[PTY_CELL_MAXCP], cp;
@@ -1598,6 +1671,12 @@ split_mark(struct pty_screen *s, const uint8_t *p, int n)
 	int k, idx;
 
 	if (!s->lg_valid || n < 2 || utf8_cell_cp(p, n, &cp) < 0)
+		return false;
+	/*
+	 * After an ASCII glyph under a designated G-set libvterm's run ends
+	 * at the first non-ASCII byte anyway: no merge there, split or not.
+	 */
+	if (tb == TB_ASCII && !s->f.g_utf8[s->f.gl])
 		return false;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	if (pos.row != s->lg_row || pos.col != s->lg_col ||
@@ -1632,13 +1711,13 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 {
 	const uint8_t *b = (const uint8_t *)buf;
 	struct filt *f;
-	size_t i = 0, span = 0, tail = SIZE_MAX;
-	bool was_text;
+	size_t i = 0, span = 0;
+	uint8_t tb;
 
 	if (s == NULL || buf == NULL || len == 0)
 		return;
 	f = &s->f;
-	was_text = f->text_end;
+	tb = f->text_end;
 	if (f->nu8 > 0) {
 		int need = utf8_need(f->u8[0]);
 
@@ -1647,23 +1726,26 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 		if (f->nu8 < need && i == len)
 			return;
 		/* Unfinished or C1: dropped, as in text_check. */
-		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8)) &&
-		    !(f->text_end && split_mark(s, f->u8, f->nu8)))
-			vwrite(s, f->u8, f->nu8);
+		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8))) {
+			if (!(tb != TB_NONE && split_mark(s, f->u8, f->nu8,
+			    tb)))
+				vwrite(s, f->u8, f->nu8);
+			tb = TB_UTF8;
+		}
 		f->nu8 = 0;
 		span = i;
 	}
-	if (f->text_end && f->st == F_GROUND) {
+	if (tb != TB_NONE && f->st == F_GROUND) {
 		while (i < len && b[i] >= 0xc0 && b[i] < 0xf8) {
 			size_t n = (size_t)utf8_need(b[i]);
 
-			if (n > len - i || !split_mark(s, b + i, (int)n))
+			if (n > len - i || !split_mark(s, b + i, (int)n, tb))
 				break;
 			i += n;
 			span = i;
 		}
 	}
-	f->text_end = false;
+	f->text_end = TB_NONE;
 	while (i < len) {
 		uint8_t c = b[i];
 
@@ -1672,10 +1754,8 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			const uint8_t *e = memchr(b + i, 0x1b, len - i);
 			size_t end = e != NULL ? (size_t)(e - b) : len;
 
-			if (text_check(s, b, &span, i, end, len))
+			if (text_check(s, b, &span, i, end, len, &tb))
 				ground_ascii(s, b, &span, i, end);
-			if (e == NULL)
-				tail = i;	/* text runs to the end */
 			i = end;
 			if (e == NULL)
 				break;
@@ -1874,6 +1954,7 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 		}
 		continue;
 esc:
+		tb = TB_NONE;
 		/*
 		 * An ESC at b[i]. When the next byte is here and cannot start
 		 * a string, the ESC stays in the span; otherwise it waits.
@@ -1899,12 +1980,8 @@ esc:
 		flush(s, b, span, len - k);
 		memcpy(f->u8, b + len - k, k);
 		f->nu8 = (uint8_t)k;
-		/* Ended in text (see split_mark)? All held: as before. */
-		if (len - k == 0)
-			f->text_end = was_text;
-		else
-			f->text_end = tail != SIZE_MAX && len - k > tail &&
-			    b[len - k - 1] >= 0x20 && b[len - k - 1] != 0x7f;
+		/* Ended in text (see split_mark)? */
+		f->text_end = tb;
 		break;
 	}
 	default:
@@ -1963,6 +2040,7 @@ pty_screen_new(struct pty_screen **out, int rows, int cols, size_t sb_max)
 	s->cur.shape = PTY_CURSOR_BLOCK;
 	s->g = &s->prim;
 	memset(s->f.g_plain, 1, sizeof s->f.g_plain);
+	memset(s->f.g_utf8, 1, sizeof s->f.g_utf8);
 	if (grid_new(&s->prim, rows, cols) < 0 ||
 	    scratch_fit(s, cols) < 0 ||
 	    (s->tmp = malloc(sizeof *s->tmp * (size_t)rows)) == NULL)
@@ -2160,7 +2238,7 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 	vwrite(s, seq, (size_t)n);
 	s->f.st = F_GROUND;
 	s->f.nu8 = 0;
-	s->f.text_end = false;
+	s->f.text_end = TB_NONE;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	s->cur.row = pos.row < rows ? pos.row : rows - 1;
 	s->cur.col = pos.col < cols ? pos.col : cols - 1;
