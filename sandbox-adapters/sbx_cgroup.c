@@ -1033,7 +1033,13 @@ sbx_cgroup_facts(const struct sbx_cgroup *cg, struct sbx_cgroup_facts *f)
 		return 0;
 	}
 	if ((d = dir_of(cg, "memory")) != NULL) {
+		unsigned long long sw = read_u64_at(d,
+		    "memory.memsw.failcnt");
+
+		/* With swap capped too, memory+swap is the limit reached. */
 		f->mem_failcnt = read_u64_at(d, "memory.failcnt");
+		if (sw > f->mem_failcnt)
+			f->mem_failcnt = sw;
 		f->mem_max_usage = read_u64_at(d,
 		    "memory.max_usage_in_bytes");
 		snprintf(path, sizeof path, "%s/memory.oom_control", d);
