@@ -26,6 +26,17 @@ static const char *const lease_errors[] = {
 	[LEASE_EBUSY - LEASE_EBASE] = "lease is live",
 	[LEASE_ENOTREMOVABLE - LEASE_EBASE] =
 	    "orphan not yet seen by two inventories",
+	/* results (gate.c, extract.c, result.c, apply.c) */
+	[LEASE_EINVALID - LEASE_EBASE] = "result failed the import gate",
+	[LEASE_ENORESULT - LEASE_EBASE] = "no materialised result",
+	[LEASE_ESTALE - LEASE_EBASE] =
+	    "branch or review worktree no longer match the result",
+	[LEASE_EUNREVIEWED - LEASE_EBASE] = "result not reviewed",
+	[LEASE_ECHECKEDOUT - LEASE_EBASE] = "target branch is checked out",
+	[LEASE_EADVANCED - LEASE_EBASE] = "target advanced: back to review",
+	[LEASE_ENOAPPLY - LEASE_EBASE] = "patch no longer applies",
+	[LEASE_EHUNKS - LEASE_EBASE] = "bad hunk list",
+	[LEASE_ETARGET - LEASE_EBASE] = "no usable target branch",
 };
 
 const char *

@@ -603,3 +603,26 @@ out:
 	git_commit_free(b);
 	return rc;
 }
+
+/* ---- for the result files (lease_int.h) ---------------------------- */
+
+git_repository *
+lease__git_repo(struct lease_git *g)
+{
+	assert(g != NULL && g->repo != NULL);
+	return g->repo;
+}
+
+int
+lease__git_owner_off(const struct lease_git *g)
+{
+	assert(g != NULL);
+	return owner_off(g);
+}
+
+void
+lease__git_owner_restore(const struct lease_git *g, int prev)
+{
+	assert(g != NULL);
+	owner_restore(g, prev);
+}

@@ -1,0 +1,1417 @@
+/*
+ * result.c: what happens to a lease's result on the trusted side (SPEC
+ * 7.1-7.5): lease_result_finish (extract, gate, then quarantine or
+ * materialise as a commit on corral/<id> checked out in the review
+ * worktree, running -> result_ready, then the declared checks on copies),
+ * the review document with hunk IDs bound to the patch digest, and
+ * reject. The result JSON on the lease row and the receipts record every
+ * step; docs/results.md describes both.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lease/lease_int.h"
+
+#define SIG_NAME "corral"
+#define SIG_EMAIL "corral@localhost"
+#define RECEIPT_REASONS 32	/* findings copied into a receipt */
+#define CHANGED_INPUTS 16	/* changed inputs listed per check */
+
+static const char *const check_names[LEASE_CHECK_STATUS_COUNT] = {
+	"pass", "fail", "error", "unavailable",
+};
+
+const char *
+lease_check_status_name(enum lease_check_status st)
+{
+	return (unsigned)st < LEASE_CHECK_STATUS_COUNT ? check_names[st] : "?";
+}
+
+char *
+lease_path_result(const char *state_dir, const char *id)
+{
+	char *dir = lease_path_lease_dir(state_dir, id), *p;
+	size_t n;
+
+	if (dir == NULL)
+		return NULL;
+	n = strlen(dir) + 8;
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%s/result", dir);
+	free(dir);
+	return p;
+}
+
+/* "<rdir>/<name>" (malloc'd). */
+static char *
+rpath(const struct lease__rctx *c, const char *name)
+{
+	size_t n = strlen(c->rdir) + strlen(name) + 2;
+	char *p = malloc(n);
+
+	if (p != NULL)
+		snprintf(p, n, "%s/%s", c->rdir, name);
+	return p;
+}
+
+/* ---- the context --------------------------------------------------------------- */
+
+int
+lease__rctx_open(struct lease__rctx *c, struct lease_store *s,
+    const char *state_dir, const char *id,
+    const struct lease_result_policy *pol, lease_check_run_cb run, void *ud,
+    bool repo)
+{
+	int rc;
+
+	memset(c, 0, sizeof *c);
+	c->s = s;
+	c->state_dir = state_dir;
+	c->id = id;
+	c->run = run;
+	c->ud = ud;
+	if (pol != NULL)
+		c->pol = *pol;
+	else
+		lease_result_policy_defaults(&c->pol);
+	if (state_dir == NULL)
+		return -EINVAL;
+	if ((rc = lease_store_get(s, id, &c->rec)) < 0)
+		return rc;
+	if ((c->rdir = lease_path_result(state_dir, id)) == NULL)
+		return -ENOMEM;
+	if (c->rec.result != NULL)
+		c->result = json_loads(c->rec.result, 0, NULL);
+	if (c->result == NULL && (c->result = json_object()) == NULL)
+		return -ENOMEM;
+	if (!repo)
+		return 0;
+	if (c->rec.repo == NULL) {
+		lease__store_msg(s, "lease %s has no repository", id);
+		return LEASE_ENORESULT;
+	}
+	if ((rc = lease_git_open(&c->g, c->rec.repo)) < 0) {
+		lease__store_msg(s, "%s", lease_git_errmsg(c->g));
+		return rc;
+	}
+	if ((rc = lease_gate_odb_open(c->g, c->rdir, &c->q)) < 0)
+		lease__store_msg(s, "%s", lease_gate_odb_errmsg(c->q));
+	return rc;
+}
+
+void
+lease__rctx_close(struct lease__rctx *c)
+{
+	lease_manifest_free(c->m);
+	json_decref(c->result);
+	lease_gate_odb_free(c->q);
+	lease_git_free(c->g);
+	free(c->rdir);
+	lease_record_clear(&c->rec);
+	memset(c, 0, sizeof *c);
+}
+
+const char *
+lease__rctx_str(const struct lease__rctx *c, const char *key)
+{
+	return json_string_value(json_object_get(c->result, key));
+}
+
+int
+lease__rctx_save(struct lease__rctx *c)
+{
+	char *text = json_dumps(c->result, JSON_COMPACT | JSON_ENSURE_ASCII);
+	int rc;
+
+	if (text == NULL)
+		return -ENOMEM;
+	rc = lease_store_set_text(c->s, c->id, LEASE_FIELD_RESULT, text);
+	free(text);
+	return rc;
+}
+
+int
+lease__rctx_receipt(struct lease__rctx *c, const char *kind, json_t *fields)
+{
+	int rc = lease_receipt_append(c->s, c->id, kind, fields, NULL);
+
+	json_decref(fields);
+	return rc;
+}
+
+/* Carry the quarantine's message to the store; returns rc. */
+static int
+qfail(struct lease__rctx *c, int rc)
+{
+	if (rc < 0 && c->q != NULL && c->q->errmsg[0] != '\0')
+		lease__store_msg(c->s, "%s", c->q->errmsg);
+	return rc;
+}
+
+static int
+gitfail(struct lease__rctx *c, int code, const char *what)
+{
+	const git_error *e = git_error_last();
+
+	lease__store_msg(c->s, "%s: %s", what, e != NULL && e->message != NULL ?
+	    e->message : "libgit2 error");
+	return code;
+}
+
+/* ---- JSON pieces ----------------------------------------------------------------- */
+
+static json_t *
+reasons_json(const struct lease_gate_report *rep, size_t max)
+{
+	json_t *a = json_array(), *o;
+	size_t i;
+
+	for (i = 0; a != NULL && i < rep->n && i < max; i++) {
+		const struct lease_gate_finding *f = &rep->v[i];
+
+		o = json_pack("{s:s, s:o, s:o}", "reason",
+		    lease_gate_reason_name(f->reason), "path",
+		    f->path ? lease__json_bytes(f->path, strlen(f->path)) :
+		    json_null(), "detail", f->detail ? json_string(f->detail) :
+		    json_null());
+		if (o == NULL || json_array_append_new(a, o) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+static json_t *
+flags_of_one(unsigned fl)
+{
+	json_t *names = json_array();
+	unsigned b;
+
+	for (b = 1; names != NULL && b < 1u << LEASE_FLAG_COUNT; b <<= 1)
+		if (fl & b)
+			json_array_append_new(names,
+			    json_string(lease_gate_flag_name(b)));
+	return names;
+}
+
+static json_t *
+flags_of(const struct lease_manifest *m)
+{
+	json_t *a = json_array(), *names, *o;
+	size_t i;
+
+	for (i = 0; a != NULL && m != NULL && i < m->nfiles; i++) {
+		if (m->files[i].flags == 0)
+			continue;
+		if ((names = flags_of_one(m->files[i].flags)) == NULL)
+			break;
+		o = json_pack("{s:s, s:o}", "path", m->files[i].path, "flags",
+		    names);
+		if (o != NULL)
+			json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *
+counts_of(const struct lease_manifest *m)
+{
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "files",
+	    (json_int_t)m->nfiles, "added", (json_int_t)m->added, "modified",
+	    (json_int_t)m->modified, "deleted", (json_int_t)m->deleted,
+	    "insertions", (json_int_t)m->insertions, "deletions",
+	    (json_int_t)m->deletions, "new_bytes", (json_int_t)m->new_bytes);
+}
+
+static json_t *
+summary_of(const struct lease_manifest *m)
+{
+	char buf[128];
+
+	snprintf(buf, sizeof buf, "%zu file%s changed, %zu insertion%s(+), "
+	    "%zu deletion%s(-)", m->nfiles, m->nfiles == 1 ? "" : "s",
+	    m->insertions, m->insertions == 1 ? "" : "s", m->deletions,
+	    m->deletions == 1 ? "" : "s");
+	return json_string(buf);
+}
+
+static void
+set(json_t *o, const char *k, json_t *v)
+{
+	json_object_set_new(o, k, v != NULL ? v : json_null());
+}
+
+static json_t *
+str_or_null(const char *s)
+{
+	return s != NULL ? json_string(s) : json_null();
+}
+
+/* ---- objects into the operator's repository -------------------------------------- */
+
+/* Copy one object from the quarantine unless the repository has it. */
+static int
+copy_object(struct lease__rctx *c, git_odb *dst, const git_oid *id)
+{
+	git_odb_object *o = NULL;
+	git_oid got;
+	int rc;
+
+	if (git_odb_exists(dst, id))
+		return 0;
+	if (git_odb_read(&o, c->q->odb, id) < 0)
+		return gitfail(c, LEASE_EGIT, "quarantine object");
+	rc = git_odb_write(&got, dst, git_odb_object_data(o),
+	    git_odb_object_size(o), git_odb_object_type(o));
+	git_odb_object_free(o);
+	if (rc < 0 || !git_oid_equal(&got, id))
+		return gitfail(c, LEASE_EGIT, "copy object");
+	return 0;
+}
+
+/* The tree's objects missing from dst, children before parents. */
+static int
+migrate(struct lease__rctx *c, git_odb *dst, const git_oid *tree)
+{
+	const git_tree_entry *e;
+	git_tree *t = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (git_odb_exists(dst, tree))
+		return 0;	/* unchanged subtree: all there */
+	if (git_tree_lookup(&t, c->q->repo, tree) < 0)
+		return gitfail(c, LEASE_EGIT, "quarantine tree");
+	for (i = 0; rc == 0 && i < git_tree_entrycount(t); i++) {
+		e = git_tree_entry_byindex(t, i);
+		switch (git_tree_entry_type(e)) {
+		case GIT_OBJECT_TREE:
+			rc = migrate(c, dst, git_tree_entry_id(e));
+			break;
+		case GIT_OBJECT_BLOB:
+			rc = copy_object(c, dst, git_tree_entry_id(e));
+			break;
+		default:
+			break;	/* a gitlink names no object of ours */
+		}
+	}
+	git_tree_free(t);
+	return rc == 0 ? copy_object(c, dst, tree) : rc;
+}
+
+/* ---- the review worktree --------------------------------------------------------- */
+
+static int
+open_worktree(struct lease__rctx *c, git_repository **out)
+{
+	git_worktree *wt = NULL;
+	git_repository *repo = lease__git_repo(c->g);
+	int rc, prev;
+
+	*out = NULL;
+	if (git_worktree_lookup(&wt, repo, c->id) < 0)
+		return LEASE_ESTALE;
+	prev = lease__git_owner_off(c->g);
+	rc = git_repository_open_from_worktree(out, wt);
+	lease__git_owner_restore(c->g, prev);
+	git_worktree_free(wt);
+	return rc < 0 ? LEASE_ESTALE : 0;
+}
+
+static int
+checkout(struct lease__rctx *c, const git_oid *commit)
+{
+	git_checkout_options o;
+	git_repository *wr = NULL;
+	git_commit *cm = NULL;
+	int rc, prev;
+
+	if ((rc = open_worktree(c, &wr)) < 0) {
+		lease__store_msg(c->s, "lease %s: the review worktree is "
+		    "missing", c->id);
+		return rc;
+	}
+	git_checkout_options_init(&o, GIT_CHECKOUT_OPTIONS_VERSION);
+	o.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+	prev = lease__git_owner_off(c->g);
+	if (git_commit_lookup(&cm, wr, commit) < 0 ||
+	    git_checkout_tree(wr, (git_object *)cm, &o) < 0)
+		rc = gitfail(c, LEASE_EGIT, "checkout in the review worktree");
+	lease__git_owner_restore(c->g, prev);
+	git_commit_free(cm);
+	git_repository_free(wr);
+	return rc;
+}
+
+int
+lease__result_stale(struct lease__rctx *c, const char *commit, char *why,
+    size_t whysz)
+{
+	char branch[LEASE_BRANCH_LEN + 1], ref[LEASE_BRANCH_LEN + 16];
+	git_repository *repo = lease__git_repo(c->g), *wr = NULL;
+	git_reference *head = NULL;
+	git_commit *cm = NULL;
+	git_tree *tree = NULL;
+	git_index *idx = NULL;
+	git_diff *d = NULL;
+	git_diff_options o;
+	git_oid want, got;
+	int rc, prev;
+
+	if (commit == NULL || git_oid_fromstr(&want, commit) < 0) {
+		snprintf(why, whysz, "no recorded commit");
+		return LEASE_ESTALE;
+	}
+	if ((rc = lease_id_branch(branch, c->id)) < 0)
+		return rc;
+	snprintf(ref, sizeof ref, "refs/heads/%s", branch);
+	if (git_reference_name_to_id(&got, repo, ref) < 0) {
+		snprintf(why, whysz, "branch %s is gone", branch);
+		return LEASE_ESTALE;
+	}
+	if (!git_oid_equal(&got, &want)) {
+		snprintf(why, whysz, "branch %s moved to %.12s", branch,
+		    git_oid_tostr_s(&got));
+		return LEASE_ESTALE;
+	}
+	if (open_worktree(c, &wr) < 0) {
+		snprintf(why, whysz, "the review worktree is gone");
+		return LEASE_ESTALE;
+	}
+	prev = lease__git_owner_off(c->g);
+	rc = LEASE_ESTALE;
+	if (git_reference_lookup(&head, wr, "HEAD") < 0 ||
+	    git_reference_type(head) != GIT_REFERENCE_SYMBOLIC ||
+	    strcmp(git_reference_symbolic_target(head), ref) != 0) {
+		snprintf(why, whysz, "the review worktree is not on %s",
+		    branch);
+		goto out;
+	}
+	if (git_commit_lookup(&cm, wr, &want) < 0 ||
+	    git_commit_tree(&tree, cm) < 0 ||
+	    git_repository_index(&idx, wr) < 0 ||
+	    git_index_read(idx, 1) < 0) {
+		rc = gitfail(c, LEASE_EGIT, "review worktree");
+		goto out;
+	}
+	if (git_diff_tree_to_index(&d, wr, tree, idx, NULL) < 0) {
+		rc = gitfail(c, LEASE_EGIT, "review worktree index");
+		goto out;
+	}
+	if (git_diff_num_deltas(d) > 0) {
+		snprintf(why, whysz, "the review worktree's index differs "
+		    "from the commit (%s)", git_diff_get_delta(d, 0)->new_file
+		    .path);
+		goto out;
+	}
+	git_diff_free(d);
+	d = NULL;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
+	    GIT_DIFF_INCLUDE_TYPECHANGE;
+	if (git_diff_index_to_workdir(&d, wr, idx, &o) < 0) {
+		rc = gitfail(c, LEASE_EGIT, "review worktree files");
+		goto out;
+	}
+	if (git_diff_num_deltas(d) > 0) {
+		snprintf(why, whysz, "files in the review worktree were "
+		    "changed after review (%s)",
+		    git_diff_get_delta(d, 0)->new_file.path);
+		goto out;
+	}
+	rc = 0;
+out:
+	lease__git_owner_restore(c->g, prev);
+	git_diff_free(d);
+	git_index_free(idx);
+	git_tree_free(tree);
+	git_commit_free(cm);
+	git_reference_free(head);
+	git_repository_free(wr);
+	return rc;
+}
+
+/* ---- building a result ---------------------------------------------------------------- */
+
+/* Keep the previous patch and manifest under history/<commit>.* */
+static void
+archive(struct lease__rctx *c)
+{
+	const char *old = lease__rctx_str(c, "commit");
+	char *hist, *from, *to, name[64];
+	json_t *h;
+
+	if (old == NULL || strlen(old) != 40 || (hist = rpath(c, "history")) ==
+	    NULL)
+		return;
+	if (mkdir(hist, 0700) < 0 && errno != EEXIST) {
+		free(hist);
+		return;
+	}
+	free(hist);
+	snprintf(name, sizeof name, "history/%s.patch", old);
+	from = rpath(c, "patch");
+	to = rpath(c, name);
+	if (from != NULL && to != NULL && rename(from, to) < 0) {
+		/* nothing to keep */
+	}
+	free(from);
+	free(to);
+	snprintf(name, sizeof name, "history/%s.manifest.json", old);
+	from = rpath(c, "manifest.json");
+	to = rpath(c, name);
+	if (from != NULL && to != NULL && rename(from, to) < 0) {
+		/* nothing to keep */
+	}
+	free(from);
+	free(to);
+	if ((h = json_object_get(c->result, "history")) == NULL ||
+	    !json_is_array(h)) {
+		h = json_array();
+		json_object_set_new(c->result, "history", h);
+	}
+	json_array_append_new(h, json_pack("{s:s, s:o, s:o, s:I}", "commit",
+	    old, "via", str_or_null(lease__rctx_str(c, "via")), "patch_sha256",
+	    str_or_null(json_string_value(json_object_get(json_object_get(
+	    c->result, "patch"), "sha256"))), "replaced_at",
+	    (json_int_t)lease_now_ms()));
+}
+
+/* Read the patch file back and run the gate on it with the manifest. */
+static int
+gate_patch(struct lease__rctx *c, const char *parent,
+    struct lease_gate_report *rep)
+{
+	char *path = rpath(c, "patch"), *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (path == NULL)
+		return -ENOMEM;
+	rc = lease__read_capped(path, c->pol.max_patch_bytes, &buf, &len);
+	free(path);
+	if (rc == -EFBIG)
+		return lease_gate_report_add(rep, LEASE_GATE_PATCH_TOO_LARGE,
+		    NULL, NULL);
+	if (rc < 0) {
+		lease__store_msg(c->s, "%s/patch: %s", c->rdir, strerror(-rc));
+		return rc;
+	}
+	rc = qfail(c, lease_gate_verify(c->q, parent, buf, len, c->m, &c->pol,
+	    rep));
+	free(buf);
+	return rc;
+}
+
+/* Patch and manifest for parent..tree into the result directory. */
+static int
+make_patch(struct lease__rctx *c, const char *parent, const char *tree,
+    struct lease_gate_report *rep)
+{
+	char *patch = rpath(c, "patch"), *mpath = rpath(c, "manifest.json");
+	char *text = NULL;
+	int rc;
+
+	lease_manifest_free(c->m);
+	c->m = NULL;
+	if (patch == NULL || mpath == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = qfail(c, lease_extract_patch(c->q, parent, tree, &c->pol, patch,
+	    rep, &c->m));
+	if (rc < 0 || c->m == NULL)
+		goto out;
+	if ((text = lease_manifest_dump(c->m)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = lease__write_file(mpath, text, strlen(text), 0600)) < 0)
+		lease__store_msg(c->s, "%s: %s", mpath, strerror(-rc));
+out:
+	free(text);
+	free(mpath);
+	free(patch);
+	return rc;
+}
+
+static int
+make_commit(struct lease__rctx *c, const git_oid *parent_id,
+    const git_oid *tree_id, const char *via, git_oid *out)
+{
+	git_repository *repo = lease__git_repo(c->g);
+	git_signature *sig = NULL;
+	git_commit *parent = NULL;
+	git_tree *tree = NULL;
+	const git_commit *parents[1];
+	char msg[512];
+	int rc = 0;
+
+	snprintf(msg, sizeof msg, "corral: result of lease %s\n\n"
+	    "Lease: %s\nVia: %s\nPatch-SHA256: %s\n", c->id, c->id, via,
+	    c->m->patch_sha256);
+	if (git_signature_new(&sig, SIG_NAME, SIG_EMAIL, (git_time_t)time(NULL),
+	    0) < 0 || git_commit_lookup(&parent, repo, parent_id) < 0 ||
+	    git_tree_lookup(&tree, repo, tree_id) < 0) {
+		rc = gitfail(c, LEASE_EGIT, "result commit");
+		goto out;
+	}
+	parents[0] = parent;
+	if (git_commit_create(out, repo, NULL, sig, sig, NULL, msg, tree, 1,
+	    parents) < 0)
+		rc = gitfail(c, LEASE_EGIT, "result commit");
+out:
+	git_tree_free(tree);
+	git_commit_free(parent);
+	git_signature_free(sig);
+	return rc;
+}
+
+/* Move corral/<id> from expect to to, or LEASE_ESTALE. */
+static int
+move_branch(struct lease__rctx *c, const git_oid *expect, const git_oid *to,
+    const char *why)
+{
+	char branch[LEASE_BRANCH_LEN + 1], ref[LEASE_BRANCH_LEN + 16];
+	git_reference *r = NULL;
+	int rc;
+
+	if ((rc = lease_id_branch(branch, c->id)) < 0)
+		return rc;
+	snprintf(ref, sizeof ref, "refs/heads/%s", branch);
+	rc = git_reference_create_matching(&r, lease__git_repo(c->g), ref, to,
+	    1, expect, why);
+	git_reference_free(r);
+	if (rc == GIT_EMODIFIED || rc == GIT_ENOTFOUND) {
+		lease__store_msg(c->s, "branch %s is not where corral left it",
+		    branch);
+		return LEASE_ESTALE;
+	}
+	return rc < 0 ? gitfail(c, LEASE_EGIT, ref) : 0;
+}
+
+int
+lease__result_build(struct lease__rctx *c, const char *parent_hex,
+    const char *expect_tip, const char *tree_hex, const char *via,
+    struct lease_gate_report *rep)
+{
+	git_oid parent, expect, tree, commit;
+	git_odb *dst = NULL;
+	char hex[41];
+	json_t *patch;
+	int rc;
+
+	if (git_oid_fromstr(&parent, parent_hex) < 0 ||
+	    git_oid_fromstr(&expect, expect_tip) < 0 ||
+	    git_oid_fromstr(&tree, tree_hex) < 0)
+		return -EINVAL;
+	archive(c);
+	if ((rc = make_patch(c, parent_hex, tree_hex, rep)) < 0)
+		return rc;
+	if (rep->n == 0 && (rc = gate_patch(c, parent_hex, rep)) < 0)
+		return rc;
+	if (rep->n > 0 || c->m == NULL)
+		return LEASE_EINVALID;
+	/* Valid: the objects go to the operator's repository. */
+	if (git_repository_odb(&dst, lease__git_repo(c->g)) < 0)
+		return gitfail(c, LEASE_EGIT, "object database");
+	rc = migrate(c, dst, &tree);
+	git_odb_free(dst);
+	if (rc < 0)
+		return rc;
+	if ((rc = make_commit(c, &parent, &tree, via, &commit)) < 0)
+		return rc;
+	if ((rc = move_branch(c, &expect, &commit, "corral: result")) < 0)
+		return rc;
+	git_oid_tostr(hex, sizeof hex, &commit);
+	patch = json_pack("{s:s, s:I}", "sha256", c->m->patch_sha256, "bytes",
+	    (json_int_t)c->m->patch_bytes);
+	set(c->result, "status", json_string("ready"));
+	set(c->result, "via", json_string(via));
+	set(c->result, "summary", summary_of(c->m));
+	set(c->result, "base", str_or_null(c->rec.base));
+	set(c->result, "base_ref", str_or_null(c->rec.base_ref));
+	set(c->result, "parent", json_string(parent_hex));
+	set(c->result, "commit", json_string(hex));
+	set(c->result, "tree", json_string(tree_hex));
+	set(c->result, "branch", str_or_null(c->rec.branch));
+	set(c->result, "patch", patch);
+	set(c->result, "counts", counts_of(c->m));
+	set(c->result, "flags", flags_of(c->m));
+	set(c->result, "reasons", json_array());
+	set(c->result, "checks", json_null());
+	set(c->result, "reviewed", json_null());
+	if ((rc = lease__rctx_save(c)) < 0)
+		return rc;
+	rc = lease__rctx_receipt(c, "result_materialised", json_pack("{s:s, "
+	    "s:s, s:s, s:s, s:s, s:I}", "via", via, "commit", hex, "tree",
+	    tree_hex, "parent", parent_hex, "patch_sha256",
+	    c->m->patch_sha256, "files", (json_int_t)c->m->nfiles));
+	if (rc < 0)
+		return rc;
+	return checkout(c, &commit);
+}
+
+/* ---- checks -------------------------------------------------------------------------- */
+
+/* Write tree into the directory dirfd (a fresh copy for a check). */
+static int
+write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth)
+{
+	git_repository *repo = lease__git_repo(c->g);
+	const git_tree_entry *e;
+	git_blob *b = NULL;
+	git_tree *sub = NULL;
+	const char *name;
+	size_t i, off;
+	ssize_t k;
+	int fd, rc = 0;
+
+	if (depth > 256)
+		return -ELOOP;
+	for (i = 0; rc == 0 && i < git_tree_entrycount(t); i++) {
+		e = git_tree_entry_byindex(t, i);
+		name = git_tree_entry_name(e);
+		switch (git_tree_entry_filemode(e)) {
+		case GIT_FILEMODE_TREE:
+			if (git_tree_lookup(&sub, repo, git_tree_entry_id(e)) <
+			    0)
+				return gitfail(c, LEASE_EGIT, "tree");
+			if (mkdirat(dirfd, name, 0755) < 0 ||
+			    (fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC)) < 0) {
+				rc = -errno;
+			} else {
+				rc = write_tree(c, sub, fd, depth + 1);
+				close(fd);
+			}
+			git_tree_free(sub);
+			break;
+		case GIT_FILEMODE_BLOB:
+		case GIT_FILEMODE_BLOB_EXECUTABLE:
+		case GIT_FILEMODE_LINK:
+			if (git_blob_lookup(&b, repo, git_tree_entry_id(e)) < 0)
+				return gitfail(c, LEASE_EGIT, "blob");
+			if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
+				char target[4097];
+				size_t n = (size_t)git_blob_rawsize(b);
+
+				if (n >= sizeof target) {
+					rc = -ENAMETOOLONG;
+				} else {
+					memcpy(target, git_blob_rawcontent(b),
+					    n);
+					target[n] = '\0';
+					if (symlinkat(target, dirfd, name) < 0)
+						rc = -errno;
+				}
+				git_blob_free(b);
+				break;
+			}
+			fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, git_tree_entry_filemode(e)
+			    == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
+			if (fd < 0) {
+				rc = -errno;
+				git_blob_free(b);
+				break;
+			}
+			for (off = 0; off < (size_t)git_blob_rawsize(b);
+			    off += (size_t)k) {
+				k = write(fd, (const char *)
+				    git_blob_rawcontent(b) + off,
+				    (size_t)git_blob_rawsize(b) - off);
+				if (k <= 0) {
+					rc = -EIO;
+					break;
+				}
+			}
+			close(fd);
+			git_blob_free(b);
+			break;
+		case GIT_FILEMODE_COMMIT:
+			if (mkdirat(dirfd, name, 0755) < 0)
+				rc = -errno;
+			break;
+		default:
+			break;
+		}
+	}
+	return rc;
+}
+
+/* A fresh copy of the result tree at path. */
+static int
+copy_tree(struct lease__rctx *c, const char *tree_hex, const char *path)
+{
+	git_tree *t = NULL;
+	git_oid oid;
+	int fd, rc;
+
+	if ((rc = lease__rmtree(path)) < 0)
+		return rc;
+	if (mkdir(path, 0755) < 0)
+		return -errno;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return -errno;
+	if (git_oid_fromstr(&oid, tree_hex) < 0 ||
+	    git_tree_lookup(&t, lease__git_repo(c->g), &oid) < 0)
+		rc = gitfail(c, LEASE_EGIT, "result tree");
+	else
+		rc = write_tree(c, t, fd, 0);
+	git_tree_free(t);
+	close(fd);
+	return rc;
+}
+
+static int64_t
+base_time(struct lease__rctx *c)
+{
+	git_commit *cm = NULL;
+	git_oid oid;
+	int64_t t = 0;
+
+	if (c->rec.base != NULL && git_oid_fromstr(&oid, c->rec.base) == 0 &&
+	    git_commit_lookup(&cm, lease__git_repo(c->g), &oid) == 0)
+		t = (int64_t)git_commit_time(cm);
+	git_commit_free(cm);
+	return t;
+}
+
+static json_t *
+argv_json(char *const *argv)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; a != NULL && argv != NULL && argv[i] != NULL; i++)
+		json_array_append_new(a, lease__json_bytes(argv[i],
+		    strlen(argv[i])));
+	return a;
+}
+
+static int
+run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
+    json_t *all)
+{
+	const struct lease_check *ck = &c->pol.checks[i];
+	struct lease_check_outcome oc;
+	struct lease_check_run run;
+	json_t *inputs = json_array(), *e;
+	char *dir, *base, name[32];
+	bool independent = true;
+	size_t k, n = 0;
+	int rc;
+
+	for (k = 0; c->m != NULL && k < c->m->nfiles; k++) {
+		if (!lease_gate_check_input(ck, c->m->files[k].path))
+			continue;
+		independent = false;
+		if (n++ < CHANGED_INPUTS)
+			json_array_append_new(inputs,
+			    json_string(c->m->files[k].path));
+	}
+	memset(&oc, 0, sizeof oc);
+	oc.exit_code = -1;
+	snprintf(name, sizeof name, "checks/%zu", i);
+	base = rpath(c, "checks");
+	dir = rpath(c, name);
+	if (base == NULL || dir == NULL) {
+		free(base);
+		free(dir);
+		json_decref(inputs);
+		return -ENOMEM;
+	}
+	if (mkdir(base, 0755) < 0 && errno != EEXIST) {
+		oc.status = LEASE_CHECK_ERROR;
+		snprintf(oc.detail, sizeof oc.detail, "%s: %s", base,
+		    strerror(errno));
+	} else if (c->run == NULL) {
+		oc.status = LEASE_CHECK_UNAVAILABLE;
+		snprintf(oc.detail, sizeof oc.detail, "no exec zone in this "
+		    "build");
+	} else if ((rc = copy_tree(c, tree, dir)) < 0) {
+		oc.status = LEASE_CHECK_ERROR;
+		snprintf(oc.detail, sizeof oc.detail, "cannot copy the result "
+		    "tree: %s", rc > -4096 ? strerror(-rc) : "libgit2");
+	} else {
+		memset(&run, 0, sizeof run);
+		run.id = c->id;
+		run.check = ck;
+		run.dir = dir;
+		run.source_date_epoch = base_time(c);
+		run.log = log;
+		run.log_max = LEASE_RESULT_LOG_MAX;
+		if ((rc = c->run(&run, &oc, c->ud)) < 0) {
+			oc.status = LEASE_CHECK_ERROR;
+			snprintf(oc.detail, sizeof oc.detail, "the runner "
+			    "failed: %s", rc > -4096 ? strerror(-rc) :
+			    "error");
+		}
+		if (oc.log_len > LEASE_RESULT_LOG_MAX)
+			oc.log_len = LEASE_RESULT_LOG_MAX;
+	}
+	if (lease__rmtree(dir) < 0) {
+		/* a leftover copy is removed with the lease directory */
+	}
+	free(dir);
+	free(base);
+	e = json_pack("{s:s, s:o, s:s, s:i, s:i, s:I, s:b, s:o, s:b, s:b, "
+	    "s:s}", "name", ck->name ? ck->name : "check", "argv",
+	    argv_json(ck->argv), "status", lease_check_status_name(oc.status),
+	    "exit", oc.exit_code, "signal", oc.signal, "duration_ms",
+	    (json_int_t)oc.duration_ms, "independent", independent,
+	    "changed_inputs", inputs, "faketime", oc.faketime,
+	    "log_truncated", oc.log_truncated, "detail", oc.detail);
+	if (e == NULL)
+		return -ENOMEM;
+	json_array_append(all, e);
+	json_object_set_new(e, "log", lease__json_bytes(log, oc.log_len));
+	json_object_set_new(e, "commit", str_or_null(lease__rctx_str(c,
+	    "commit")));
+	return lease__rctx_receipt(c, "check", e);
+}
+
+int
+lease__result_checks(struct lease__rctx *c)
+{
+	const char *tree = lease__rctx_str(c, "tree");
+	json_t *all, *e;
+	char *log;
+	size_t i;
+	int rc = 0;
+
+	if (tree == NULL)
+		return LEASE_ENORESULT;
+	if ((all = json_array()) == NULL ||
+	    (log = malloc(LEASE_RESULT_LOG_MAX)) == NULL) {
+		json_decref(all);
+		return -ENOMEM;
+	}
+	for (i = 0; rc == 0 && i < c->pol.nchecks; i++)
+		rc = run_one(c, i, tree, log, all);
+	free(log);
+	/* the result JSON keeps the outcomes; the logs live in receipts */
+	json_array_foreach(all, i, e)
+		json_object_del(e, "log");
+	set(c->result, "checks", all);
+	if (rc == 0)
+		rc = lease__rctx_save(c);
+	return rc;
+}
+
+/* ---- finish ----------------------------------------------------------------------------- */
+
+static int
+quarantine(struct lease__rctx *c, const struct lease_gate_report *rep,
+    const struct lease_extract *ex)
+{
+	json_t *reasons = reasons_json(rep, LEASE_GATE_MAX_FINDINGS);
+	char *path, *text;
+	int rc;
+
+	set(c->result, "status", json_string("quarantined"));
+	set(c->result, "via", json_string("extracted"));
+	set(c->result, "base", str_or_null(c->rec.base));
+	set(c->result, "base_ref", str_or_null(c->rec.base_ref));
+	set(c->result, "parent", str_or_null(c->rec.base));
+	set(c->result, "commit", json_null());
+	set(c->result, "snapshot_tree", ex->tree[0] ? json_string(ex->tree) :
+	    json_null());
+	set(c->result, "reasons", reasons != NULL ? json_incref(reasons) :
+	    NULL);
+	set(c->result, "findings_dropped", json_integer((json_int_t)
+	    rep->dropped));
+	if (c->m != NULL) {
+		set(c->result, "summary", summary_of(c->m));
+		set(c->result, "patch", json_pack("{s:s, s:I}", "sha256",
+		    c->m->patch_sha256, "bytes", (json_int_t)
+		    c->m->patch_bytes));
+		set(c->result, "counts", counts_of(c->m));
+		set(c->result, "flags", flags_of(c->m));
+	}
+	/* the reasons also sit next to the quarantined files */
+	if ((path = rpath(c, "reasons.json")) != NULL &&
+	    (text = json_dumps(reasons, JSON_INDENT(1) | JSON_ENSURE_ASCII))
+	    != NULL) {
+		rc = lease__write_file(path, text, strlen(text), 0600);
+		(void)rc;
+		free(text);
+	}
+	free(path);
+	rc = lease__rctx_save(c);
+	if (rc == 0)
+		rc = lease__rctx_receipt(c, "result_quarantined", json_pack(
+		    "{s:I, s:o, s:o}", "findings", (json_int_t)(rep->n +
+		    rep->dropped), "reasons", reasons_json(rep,
+		    RECEIPT_REASONS), "snapshot_tree", ex->tree[0] ?
+		    json_string(ex->tree) : json_null()));
+	json_decref(reasons);
+	return rc;
+}
+
+static void
+fail_lease(struct lease__rctx *c, const char *reason)
+{
+	struct lease_record r;
+	char *msg = strdup(lease_store_errmsg(c->s));
+
+	if (lease_store_get(c->s, c->id, &r) == 0) {
+		if (r.state == LEASE_STATE_RUNNING) {
+			int trc = lease_store_transition(c->s, c->id,
+			    LEASE_EV_FAIL, reason, NULL);
+
+			(void)trc;
+		}
+		lease_record_clear(&r);
+	}
+	if (msg != NULL)
+		lease__store_msg(c->s, "%s", msg);
+	free(msg);
+}
+
+/* The branch's tip (hex) into tip. */
+static int
+branch_tip(struct lease__rctx *c, char tip[41])
+{
+	char branch[LEASE_BRANCH_LEN + 1], ref[LEASE_BRANCH_LEN + 16];
+	git_oid oid;
+	int rc;
+
+	if ((rc = lease_id_branch(branch, c->id)) < 0)
+		return rc;
+	snprintf(ref, sizeof ref, "refs/heads/%s", branch);
+	if (git_reference_name_to_id(&oid, lease__git_repo(c->g), ref) < 0)
+		return gitfail(c, LEASE_ESTALE, ref);
+	git_oid_tostr(tip, 41, &oid);
+	return 0;
+}
+
+int
+lease_result_finish(struct lease_store *s, const char *state_dir,
+    const char *id, const struct lease_result_opts *opts)
+{
+	struct lease_result_opts none;
+	struct lease_gate_report rep;
+	struct lease_extract ex;
+	struct lease__rctx c;
+	char *ws = NULL, *arts = NULL, tip[41];
+	int rc;
+
+	assert(s != NULL);
+	if (opts == NULL) {
+		memset(&none, 0, sizeof none);
+		opts = &none;
+	}
+	memset(&rep, 0, sizeof rep);
+	memset(&ex, 0, sizeof ex);
+	if ((rc = lease__rctx_open(&c, s, state_dir, id, opts->policy,
+	    opts->run_check, opts->ud, false)) < 0)
+		goto out;
+	if (c.rec.mode != LEASE_MODE_SANDBOXED) {
+		lease__store_msg(s, "lease %s is trusted_local: it has no "
+		    "result (SPEC 3)", id);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (c.rec.state == LEASE_STATE_RESULT_READY) {
+		rc = 0;		/* done before */
+		goto out;
+	}
+	if (c.rec.state != LEASE_STATE_RUNNING &&
+	    !(opts->fail_reason != NULL && (c.rec.state ==
+	    LEASE_STATE_FAILED || c.rec.state == LEASE_STATE_CANCELLED))) {
+		lease__store_msg(s, "lease %s is %s: no result to extract", id,
+		    lease_state_name(c.rec.state));
+		rc = LEASE_EBADTRANSITION;
+		goto out;
+	}
+	if (opts->fail_reason != NULL && c.rec.state == LEASE_STATE_RUNNING &&
+	    (rc = lease_store_transition(s, id, LEASE_EV_FAIL,
+	    opts->fail_reason, NULL)) < 0)
+		goto out;
+	/* A fresh result directory (a crashed attempt left half of one). */
+	if ((rc = lease__rmtree(c.rdir)) < 0 || (rc = mkdir(c.rdir, 0700) < 0 ?
+	    -errno : 0) < 0) {
+		lease__store_msg(s, "%s: %s", c.rdir, strerror(-rc));
+		goto fail;
+	}
+	if (c.rec.repo == NULL || c.rec.base == NULL) {
+		lease__store_msg(s, "lease %s has no repository or base", id);
+		rc = LEASE_ENORESULT;
+		goto fail;
+	}
+	if ((rc = lease_git_open(&c.g, c.rec.repo)) < 0) {
+		lease__store_msg(s, "%s", lease_git_errmsg(c.g));
+		goto fail;
+	}
+	if ((rc = lease_gate_odb_open(c.g, c.rdir, &c.q)) < 0) {
+		lease__store_msg(s, "%s", lease_gate_odb_errmsg(c.q));
+		goto fail;
+	}
+	ws = lease_path_workspace(state_dir, id);
+	arts = rpath(&c, "artifacts");
+	if (ws == NULL || arts == NULL) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rc = lease_extract_snapshot(c.q, ws, c.rec.base, &c.pol, arts,
+	    opts->race, opts->race_ud, &rep, &ex);
+	if ((rc = qfail(&c, rc)) < 0)
+		goto fail;
+	set(c.result, "artifacts", json_pack("{s:s, s:I, s:I}", "dir", arts,
+	    "files", (json_int_t)ex.artifacts, "bytes",
+	    (json_int_t)ex.artifact_bytes));
+	if (opts->fail_reason != NULL &&
+	    (rc = lease_gate_report_add(&rep, LEASE_GATE_LEASE_FAILED, NULL,
+	    opts->fail_reason)) < 0)
+		goto fail;
+	if (rep.n > 0 || ex.tree[0] == '\0') {
+		/* for inspection: the patch of what could be read */
+		if (ex.tree[0] != '\0' &&
+		    (rc = make_patch(&c, c.rec.base, ex.tree, &rep)) < 0)
+			goto fail;
+		goto quarantined;
+	}
+	if ((rc = branch_tip(&c, tip)) < 0)
+		goto fail;
+	if (strcmp(tip, c.rec.base) != 0) {
+		lease__store_msg(s, "branch corral/%s moved away from the base "
+		    "before the result was recorded", id);
+		rc = LEASE_ESTALE;
+		goto fail;
+	}
+	rc = lease__result_build(&c, c.rec.base, tip, ex.tree, "extracted",
+	    &rep);
+	if (rc == LEASE_EINVALID)
+		goto quarantined;
+	if (rc < 0)
+		goto fail;
+	if ((rc = lease_store_transition(s, id, LEASE_EV_RESULT,
+	    "result materialised", NULL)) < 0)
+		goto out;
+	rc = lease__result_checks(&c);
+	goto out;
+quarantined:
+	if ((rc = quarantine(&c, &rep, &ex)) < 0)
+		goto fail;
+	fail_lease(&c, "result_invalid");
+	lease__store_msg(s, "lease %s: the result failed the import gate "
+	    "(%zu finding%s, first: %s) and is quarantined in %s", id,
+	    rep.n + rep.dropped, rep.n + rep.dropped == 1 ? "" : "s",
+	    lease_gate_reason_name(rep.v[0].reason), c.rdir);
+	rc = LEASE_EINVALID;
+	goto out;
+fail:
+	fail_lease(&c, "result_error");
+out:
+	free(arts);
+	free(ws);
+	lease_gate_report_free(&rep);
+	lease__rctx_close(&c);
+	return rc;
+}
+
+/* ---- review ----------------------------------------------------------------------------- */
+
+static json_t *
+line_json(const git_diff_line *l)
+{
+	char o[2] = { l->origin, '\0' };
+	size_t n = l->content_len;
+
+	switch (l->origin) {
+	case GIT_DIFF_LINE_CONTEXT_EOFNL:
+	case GIT_DIFF_LINE_ADD_EOFNL:
+	case GIT_DIFF_LINE_DEL_EOFNL:
+		return json_pack("[s, s]", "\\", "No newline at end of file");
+	default:
+		break;
+	}
+	if (n > 0 && l->content[n - 1] == '\n')
+		n--;
+	return json_pack("[s, o]", o, lease__json_bytes(l->content, n));
+}
+
+/* The diff of the patch text, per file and per hunk, with hunk IDs. */
+static json_t *
+diff_json(const char *patch, size_t len, const char *digest,
+    const struct lease_manifest *m)
+{
+	const git_diff_delta *d;
+	const git_diff_hunk *h;
+	const git_diff_line *l;
+	git_diff *diff = NULL;
+	git_patch *p = NULL;
+	json_t *files, *hunks, *lines, *f;
+	size_t i, j, k, nl;
+	char id[64];
+	const char *path;
+
+	if ((files = json_array()) == NULL)
+		return NULL;
+	if (git_diff_from_buffer(&diff, len > 0 ? patch : "", len) < 0)
+		return files;
+	for (i = 0; i < git_diff_num_deltas(diff); i++) {
+		d = git_diff_get_delta(diff, i);
+		path = d->new_file.path != NULL ? d->new_file.path :
+		    d->old_file.path;
+		if (git_patch_from_diff(&p, diff, i) < 0 || p == NULL)
+			continue;
+		hunks = json_array();
+		for (j = 0; hunks != NULL && j < git_patch_num_hunks(p); j++) {
+			if (git_patch_get_hunk(&h, &nl, p, j) < 0)
+				break;
+			lines = json_array();
+			for (k = 0; lines != NULL && k < nl; k++)
+				if (git_patch_get_line_in_hunk(&l, p, j, k) ==
+				    0)
+					json_array_append_new(lines,
+					    line_json(l));
+			snprintf(id, sizeof id, "%.8s:%zu:%zu", digest, i + 1,
+			    j + 1);
+			json_array_append_new(hunks, json_pack("{s:s, s:o, "
+			    "s:i, s:i, s:i, s:i, s:o}", "id", id, "header",
+			    lease__json_bytes(h->header, h->header_len > 0 &&
+			    h->header[h->header_len - 1] == '\n' ?
+			    h->header_len - 1 : h->header_len), "old_start",
+			    h->old_start, "old_lines", h->old_lines,
+			    "new_start", h->new_start, "new_lines",
+			    h->new_lines, "lines", lines));
+		}
+		snprintf(id, sizeof id, "%.8s:%zu", digest, i + 1);
+		f = json_pack("{s:s, s:i, s:o, s:s, s:o, s:o, s:b, s:o}", "id",
+		    id, "file", (int)(i + 1), "path", lease__json_bytes(path,
+		    strlen(path)), "status", d->status == GIT_DELTA_ADDED ?
+		    "added" : d->status == GIT_DELTA_DELETED ? "deleted" :
+		    "modified", "old_mode", d->old_file.mode ? json_sprintf(
+		    "%06o", d->old_file.mode) : json_null(), "new_mode",
+		    d->new_file.mode ? json_sprintf("%06o", d->new_file.mode) :
+		    json_null(), "binary", (d->flags & GIT_DIFF_FLAG_BINARY) !=
+		    0, "hunks", hunks);
+		if (f != NULL && m != NULL) {
+			size_t a;
+
+			for (a = 0; a < m->nfiles; a++)
+				if (strcmp(m->files[a].path, path) == 0)
+					json_object_set_new(f, "flags",
+					    flags_of_one(m->files[a].flags));
+		}
+		if (f != NULL)
+			json_array_append_new(files, f);
+		git_patch_free(p);
+		p = NULL;
+	}
+	git_diff_free(diff);
+	return files;
+}
+
+int
+lease__result_load_patch(struct lease__rctx *c, char **buf, size_t *len,
+    char sha[65])
+{
+	json_t *p = json_object_get(c->result, "patch");
+	const char *want = json_string_value(json_object_get(p, "sha256"));
+	char *path = rpath(c, "patch");
+	int rc;
+
+	*buf = NULL;
+	*len = 0;
+	if (path == NULL)
+		return -ENOMEM;
+	rc = lease__read_capped(path, LEASE_RESULT_MAX_PATCH_BYTES > c->pol
+	    .max_patch_bytes ? LEASE_RESULT_MAX_PATCH_BYTES :
+	    c->pol.max_patch_bytes, buf, len);
+	free(path);
+	if (rc < 0)
+		return rc;
+	if ((rc = lease__sha256_hex(*buf, *len, sha)) < 0)
+		return rc;
+	if (want != NULL && strcmp(want, sha) != 0) {
+		lease__store_msg(c->s, "%s/patch does not match the digest the "
+		    "result recorded", c->rdir);
+		return LEASE_ETAMPERED;
+	}
+	return 0;
+}
+
+int
+lease__result_load_manifest(struct lease__rctx *c)
+{
+	char *path = rpath(c, "manifest.json"), *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (path == NULL)
+		return -ENOMEM;
+	rc = lease__read_capped(path, 64u << 20, &text, &len);
+	free(path);
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	lease_manifest_free(c->m);
+	c->m = NULL;
+	rc = lease_manifest_parse(text, len, &c->m);
+	free(text);
+	if (rc < 0)
+		lease__store_msg(c->s, "%s/manifest.json is malformed", c->rdir);
+	return rc;
+}
+
+int
+lease_result_review(struct lease_store *s, const char *state_dir,
+    const char *id, unsigned flags, json_t **out)
+{
+	struct lease__rctx c;
+	json_t *doc = NULL, *entries = NULL, *rcpt;
+	const char *status, *commit;
+	char *patch = NULL, sha[65] = "", why[512] = "", head[65] = "";
+	size_t plen = 0;
+	int64_t len = 0;
+	bool ready, stale = false;
+	int rc, vrc;
+
+	assert(s != NULL && out != NULL);
+	*out = NULL;
+	if ((rc = lease__rctx_open(&c, s, state_dir, id, NULL, NULL, NULL,
+	    false)) < 0)
+		goto out;
+	status = lease__rctx_str(&c, "status");
+	if (status == NULL) {
+		lease__store_msg(s, "lease %s has no result yet (it is %s)",
+		    id, lease_state_name(c.rec.state));
+		rc = LEASE_ENORESULT;
+		goto out;
+	}
+	ready = strcmp(status, "ready") == 0;
+	commit = lease__rctx_str(&c, "commit");
+	if ((rc = lease__result_load_manifest(&c)) < 0)
+		goto out;
+	rc = lease__result_load_patch(&c, &patch, &plen, sha);
+	if (rc < 0 && rc != -ENOENT)
+		goto out;
+	if ((doc = json_object()) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	set(doc, "id", json_string(id));
+	set(doc, "name", str_or_null(c.rec.name));
+	set(doc, "lease_state", json_string(lease_state_name(c.rec.state)));
+	set(doc, "failed_reason", str_or_null(c.rec.failed_reason));
+	set(doc, "repo", str_or_null(c.rec.repo));
+	set(doc, "worktree", str_or_null(c.rec.worktree));
+	set(doc, "result", json_incref(c.result));
+	set(doc, "manifest", NULL);
+	if (c.m != NULL) {
+		char *text = lease_manifest_dump(c.m);
+
+		set(doc, "manifest", text ? json_loads(text, 0, NULL) : NULL);
+		free(text);
+	}
+	set(doc, "hunk_digest", sha[0] ? json_sprintf("%.8s", sha) : NULL);
+	set(doc, "diff", patch != NULL ? diff_json(patch, plen, sha, c.m) :
+	    json_array());
+	/* still what was recorded? */
+	if (ready && c.rec.state == LEASE_STATE_RESULT_READY) {
+		if ((rc = lease_git_open(&c.g, c.rec.repo)) < 0) {
+			snprintf(why, sizeof why, "%s", lease_git_errmsg(c.g));
+			stale = true;
+		} else if ((rc = lease__result_stale(&c, commit, why,
+		    sizeof why)) == LEASE_ESTALE) {
+			stale = true;
+		} else if (rc < 0) {
+			goto out;
+		}
+	}
+	set(doc, "stale", stale ? json_string(why) : NULL);
+	vrc = lease_receipt_verify(s, id, &len, head);
+	rcpt = json_pack("{s:I, s:s, s:b}", "length", (json_int_t)len, "head",
+	    head, "verified", vrc == 0);
+	set(doc, "receipt", rcpt);
+	vrc = lease_receipt_entries(s, id, &entries);
+	set(doc, "receipts", entries);
+	entries = NULL;
+	if ((flags & LEASE_REVIEW_MARK) && ready && !stale &&
+	    c.rec.state == LEASE_STATE_RESULT_READY &&
+	    (json_string_value(json_object_get(c.result, "reviewed")) == NULL ||
+	    strcmp(json_string_value(json_object_get(c.result, "reviewed")),
+	    commit) != 0)) {
+		set(c.result, "reviewed", json_string(commit));
+		if ((rc = lease__rctx_save(&c)) < 0 ||
+		    (rc = lease__rctx_receipt(&c, "reviewed", json_pack("{s:s, "
+		    "s:s}", "commit", commit, "patch_sha256", sha))) < 0)
+			goto out;
+		set(doc, "result", json_incref(c.result));
+	}
+	set(doc, "reviewed", json_boolean(ready && commit != NULL &&
+	    json_string_value(json_object_get(c.result, "reviewed")) != NULL &&
+	    strcmp(json_string_value(json_object_get(c.result, "reviewed")),
+	    commit) == 0));
+	*out = doc;
+	doc = NULL;
+	rc = stale ? LEASE_ESTALE : 0;
+	if (stale)
+		lease__store_msg(s, "lease %s: %s", id, why);
+out:
+	json_decref(doc);
+	free(patch);
+	lease__rctx_close(&c);
+	return rc;
+}
+
+/* ---- reject ------------------------------------------------------------------------------ */
+
+int
+lease_result_reject(struct lease_store *s, const char *state_dir,
+    const char *id)
+{
+	struct lease__rctx c;
+	int rc;
+
+	assert(s != NULL);
+	if ((rc = lease__rctx_open(&c, s, state_dir, id, NULL, NULL, NULL,
+	    false)) < 0)
+		goto out;
+	switch (c.rec.state) {
+	case LEASE_STATE_PROVISIONING:
+	case LEASE_STATE_RUNNING:
+		lease__store_msg(s, "lease %s is %s: cancel it first", id,
+		    lease_state_name(c.rec.state));
+		rc = LEASE_EBUSY;
+		goto out;
+	case LEASE_STATE_APPLIED:
+		lease__store_msg(s, "lease %s was applied: nothing to reject",
+		    id);
+		rc = LEASE_EBADTRANSITION;
+		goto out;
+	case LEASE_STATE_RESULT_READY:
+		if ((rc = lease_store_transition(s, id, LEASE_EV_REJECT,
+		    "rejected by the operator", NULL)) < 0)
+			goto out;
+		/* FALLTHROUGH */
+	default:
+		break;
+	}
+	if (c.rec.state != LEASE_STATE_REJECTED &&
+	    (rc = lease__rctx_receipt(&c, "rejected", json_pack("{s:s, s:o, "
+	    "s:o}", "state", lease_state_name(c.rec.state), "commit",
+	    str_or_null(lease__rctx_str(&c, "commit")), "status",
+	    str_or_null(lease__rctx_str(&c, "status"))))) < 0)
+		goto out;
+	rc = lease_teardown(s, state_dir, id, LEASE_TEARDOWN_RUNTIME);
+out:
+	lease__rctx_close(&c);
+	return rc;
+}
