@@ -19,6 +19,8 @@
 
 #include "pty/pty.h"
 
+#define FACTS_TREE_MAX 4096	/* processes of one lease looked at */
+
 struct stat_fields {
 	char comm[64];
 	char state;
@@ -295,16 +297,16 @@ struct fg_scan {
 	char comm[64];
 };
 
-static int
-fg_one(pid_t pid, void *ud)
+/* Count pid in: its CPU, and its terminal waits when it is in the fg. */
+static void
+fg_add(struct fg_scan *s, pid_t pid, bool any)
 {
-	struct fg_scan *s = ud;
 	struct stat_fields f;
 
 	if (read_stat(pid, &f) < 0 || f.state == 'Z')
-		return 0;
-	if (f.session != s->sid && f.pgrp != s->pgrp)
-		return 0;
+		return;
+	if (!any && f.session != s->sid && f.pgrp != s->pgrp)
+		return;
 	s->nprocs++;
 	s->ticks += f.utime + f.stime;
 	if (f.pgrp == s->pgrp) {
@@ -314,13 +316,77 @@ fg_one(pid_t pid, void *ud)
 			s->tty_read = true;
 		proc_wait(pid, &s->tty_wait, &s->wait_known);
 	}
+}
+
+static int
+fg_one(pid_t pid, void *ud)
+{
+	fg_add(ud, pid, false);
 	return 0;
+}
+
+/* Append the pids listed in a children file to v (up to max). */
+static int
+read_children(const char *path, pid_t *v, int n, int max)
+{
+	char buf[4096], *p, *e;
+
+	if (read_small(path, buf, sizeof buf) <= 0)
+		return n;
+	for (p = buf; n < max; p = e) {
+		long pid = strtol(p, &e, 10);
+
+		if (e == p)
+			break;
+		if (pid > 0)
+			v[n++] = (pid_t)pid;
+	}
+	return n;
+}
+
+/*
+ * The leader and its descendants from /proc/PID/task/TID/children
+ * (CONFIG_PROC_CHILDREN): a few reads per process of the lease instead of
+ * one per process on the machine, so sampling stays cheap on a busy host.
+ * Returns how many, or -1 when the kernel has no children files.
+ */
+static int
+tree_pids(pid_t leader, pid_t *v, int max)
+{
+	char path[64];
+	struct dirent *e;
+	int n = 0, i;
+	DIR *d;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)leader,
+	    (int)leader);
+	if (access(path, R_OK) < 0)	/* gone, or no children files */
+		return access("/proc/thread-self/children", R_OK) < 0 ? -1 : 0;
+	v[n++] = leader;
+	for (i = 0; i < n && n < max; i++) {
+		snprintf(path, sizeof path, "/proc/%d/task", (int)v[i]);
+		if ((d = opendir(path)) == NULL)
+			continue;
+		while ((e = readdir(d)) != NULL && n < max) {
+			char cp[320];
+
+			if (!isdigit((unsigned char)e->d_name[0]))
+				continue;
+			snprintf(cp, sizeof cp, "/proc/%d/task/%s/children",
+			    (int)v[i], e->d_name);
+			n = read_children(cp, v, n, max);
+		}
+		closedir(d);
+	}
+	return n;
 }
 
 int
 pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 {
 	struct fg_scan s;
+	pid_t *tree;
+	int n = -1;
 
 	memset(out, 0, sizeof *out);
 	out->fg_pgrp = -1;
@@ -329,7 +395,15 @@ pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 	memset(&s, 0, sizeof s);
 	s.sid = sid;
 	s.pgrp = master_fd >= 0 ? tcgetpgrp(master_fd) : -1;
-	each_pid(fg_one, &s);
+	if ((tree = malloc(FACTS_TREE_MAX * sizeof *tree)) != NULL &&
+	    (n = tree_pids(sid, tree, FACTS_TREE_MAX)) >= 0) {
+		/* The lease's processes are the leader's descendants. */
+		for (int i = 0; i < n; i++)
+			fg_add(&s, tree[i], true);
+	} else {
+		each_pid(fg_one, &s);
+	}
+	free(tree);
 	out->fg_pgrp = s.pgrp;
 	out->fg_tty_read = s.tty_read;
 	out->fg_tty_wait = s.tty_wait || s.tty_read;

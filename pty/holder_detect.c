@@ -154,7 +154,13 @@ det_step(struct holder *h)
 		if (o->hooks.activity != NULL)
 			o->hooks.activity(pty_detect_state_name(res->state),
 			    res->signal, res->detail, o->hooks.ud);
-		pty__holder_summary_changed(h);
+		/*
+		 * Summary clients (the console's list) hear of a new state
+		 * at once, not at the next 250 ms output push: states are
+		 * debounced already, so this stays rare.
+		 */
+		uv_timer_stop(&h->summary_timer);
+		pty__holder_summary_cb(&h->summary_timer);
 	}
 	if (res->next_ms != PTY_DETECT_NEVER)
 		det_arm(h, res->next_ms);
