@@ -5,16 +5,17 @@
 # prints every figure side by side with its ratio, target and MET or
 # MISSED, and "N met, M missed". A miss is reported, never hidden; the
 # exit status is non-zero only when a bench could not run.
-# BENCH_ONLY="ingest load echo" runs a subset.
+# BENCH_ONLY="ingest load echo detect" runs a subset (detect: lifecycle
+# detection latency and idle cost, issue 4, bench_detect.c).
 set -eu
 
 BUILD=${1:-build}
 B=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest load echo}
+ONLY=${BENCH_ONLY:-ingest load echo detect}
 SIZE=$((64 * 1024 * 1024))
 
 for p in bench_gen bench_agent bench_holder bench_ingest bench_load \
-    bench_echo; do
+    bench_echo bench_detect; do
 	if [ ! -x "$B/$p" ]; then
 		echo "bench: $B/$p is missing (build first: make build)" >&2
 		exit 1
@@ -78,6 +79,7 @@ for what in $ONLY; do
 		;;
 	load) run "$B/bench_load" "$TMP" ;;
 	echo) run "$B/bench_echo" "$TMP" 500 ;;
+	detect) run "$B/bench_detect" "$TMP" ;;
 	*) echo "bench: unknown part '$what'" >&2; exit 2 ;;
 	esac
 	echo
