@@ -896,6 +896,114 @@ struct sbx_proxy_stats {
 };
 void sbx_proxy_stats(const struct sbx_proxy *, struct sbx_proxy_stats *);
 
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_cred.c: minted credentials (SPEC 8.5). The operator's config
+ * ([credentials] mint, revoke, variable, scope, spend_cap, lifetime) names
+ * two hook commands, each run as `/bin/sh -c 'CMD "$@"' NAME ARGS...` (the
+ * arguments follow the command line's own) with corral's environment plus
+ * the CORRAL_* variables below, stdout and stderr captured, killed (its
+ * whole process group) at the timeout:
+ *
+ *   mint   $1 = lease ID, $2 = lifetime in seconds (never more than the
+ *          wall-time limit), $3 = spend cap; also CORRAL_LEASE_ID,
+ *          CORRAL_CRED_LIFETIME, CORRAL_CRED_SPEND_CAP, CORRAL_CRED_SCOPE.
+ *          Prints the credential (1..SBX_CRED_MAX visible characters) and a
+ *          newline on stdout; exit 0.
+ *   revoke $1 = lease ID, $2 = SHA-256 fingerprint; also CORRAL_LEASE_ID,
+ *          CORRAL_CRED_FINGERPRINT; the credential itself on stdin. Exit 0
+ *          once it no longer works (already revoked or expired counts).
+ *
+ * The value goes to LEASE_DIR/SBX_CRED_FILE (0600, O_EXCL) and into the
+ * agent zone as one variable (sbx_cred_plan_add); never on an argv, never
+ * in a receipt: receipts take .fingerprint, .scope, .lifetime_s,
+ * .spend_cap and .expires. Mint and revoke block: run them off the loop
+ * (before pty_holder_run, after it returns, or in uv_queue_work).
+ */
+#define SBX_CRED_MAX 4096	/* bytes of a credential */
+#define SBX_CRED_VAR_MAX 64
+#define SBX_CRED_FILE "credential"	/* in the lease directory */
+#define SBX_CRED_IN "/run/corral/credential"	/* inside the agent zone */
+#define SBX_CRED_FD 9		/* --ro-bind-data: the credential */
+
+struct sbx_cred_config {
+	const char *mint;	/* shell command; NULL: no credentials */
+	const char *revoke;	/* shell command; required with mint */
+	const char *variable;	/* NAME the agent sees, e.g. ANTHROPIC_API_KEY */
+	const char *scope;	/* free text for receipts, e.g. "messages" */
+	const char *spend_cap;	/* free text handed to mint, e.g. "5 USD" */
+	unsigned long long lifetime_s;	/* 0: the wall-time limit */
+	unsigned long long timeout_ms;	/* per hook run; 0: 30 s */
+};
+
+struct sbx_cred {
+	char *value;		/* the secret: wiped by sbx_cred_free */
+	char fingerprint[SBX_SHA256_HEX];	/* SHA-256 of value */
+	char variable[SBX_CRED_VAR_MAX];
+	char scope[128];
+	char spend_cap[64];
+	unsigned long long lifetime_s;
+	long long expires;	/* unix time */
+};
+
+/*
+ * No mint: 0. With mint: revoke and an upper-case variable are required.
+ * 0 or SBX_EPOLICY with why filled. Pure.
+ */
+int sbx_cred_config_check(const struct sbx_cred_config *, char *why,
+    size_t whysz);
+/*
+ * Run the mint hook for lease id (lifetime = min(cfg->lifetime_s,
+ * wall_time_s), either 0 meaning unset), store the value, return it in
+ * *out (sbx_cred_free). 0; SBX_EPOLICY (configuration), SBX_EPROBE (the
+ * hook failed or printed no valid credential; why says how, the value
+ * scrubbed), -EEXIST (a credential of this lease is already stored:
+ * revoke it first), -errno. Blocking.
+ */
+SBX_NODISCARD int sbx_cred_mint(const struct sbx_cred_config *,
+    const char *id, const char *lease_dir, unsigned long long wall_time_s,
+    struct sbx_cred **out, char *why, size_t whysz);
+void sbx_cred_free(struct sbx_cred *);
+/*
+ * Revoke lease id's stored credential, if any: 0 when there is none (never
+ * minted, already revoked) or the revoke hook succeeded (the file is then
+ * removed). On failure the file stays, so a later call (reconcile after a
+ * crash) retries: SBX_EPROBE (the hook failed), SBX_EPOLICY (no revoke
+ * hook), -errno. Idempotent; call on every exit path. Blocking.
+ */
+SBX_NODISCARD int sbx_cred_revoke(const struct sbx_cred_config *,
+    const char *id, const char *lease_dir, char *why, size_t whysz);
+/* Is a credential stored in lease_dir (minted and not yet revoked)? */
+bool sbx_cred_present(const char *lease_dir);
+/*
+ * Give a bwrap agent-zone plan the credential (before sbx_plan_open_data):
+ * the value as a data fd SBX_CRED_FD bound read-only at SBX_CRED_IN, and
+ * corral-sbx-init started with "--cred-env VARIABLE", which sets it in the
+ * agent's environment only. 0, -EINVAL, -EBUSY, -ENOMEM. Pure.
+ */
+SBX_NODISCARD int sbx_cred_plan_add(struct sbx_plan *,
+    const struct sbx_cred *);
+
+/*
+ * The scrubber: every occurrence of the secret becomes "[REDACTED]". The
+ * streaming form holds back at most strlen(secret) - 1 bytes that could
+ * begin an occurrence split across chunks; flush releases them at the end.
+ * Apply it to transcripts, logs, receipts and hook or command output.
+ */
+struct sbx_scrub;
+typedef void (*sbx_scrub_out_fn)(const char *buf, size_t len, void *ud);
+/* NULL for a NULL or empty secret, or on ENOMEM. The secret is copied. */
+struct sbx_scrub *sbx_scrub_new(const char *secret);
+void sbx_scrub_free(struct sbx_scrub *);	/* wipes the copy */
+void sbx_scrub_feed(struct sbx_scrub *, const void *buf, size_t len,
+    sbx_scrub_out_fn out, void *ud);
+void sbx_scrub_flush(struct sbx_scrub *, sbx_scrub_out_fn out, void *ud);
+size_t sbx_scrub_held(const struct sbx_scrub *);	/* bytes held back */
+unsigned long long sbx_scrub_hits(const struct sbx_scrub *);
+/* One buffer: a scrubbed, NUL-terminated malloc'd copy (NULL: ENOMEM). */
+char *sbx_cred_scrub(const void *buf, size_t len, const char *secret,
+    size_t *outlen);
+
 /* end of the egress blocks (sbx_egress, sbx_proxy, sbx_cred, sbx_command) */
 
 #endif /* CORRAL_SBX_H */

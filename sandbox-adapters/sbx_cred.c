@@ -1,0 +1,807 @@
+/*
+ * sbx_cred.c: minted credentials (SPEC 8.5). The operator's mint hook
+ * yields one short-lived credential for a lease; it lives in a 0600 file in
+ * the lease directory (so a revoke after a crash can find it) and reaches
+ * the agent zone as one variable through a --ro-bind-data memfd that
+ * corral-sbx-init turns into the agent's environment; no argv ever holds
+ * it. The revoke hook gets it on stdin. The scrubber replaces it in every
+ * stream corral stores or prints, across chunk boundaries.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_proxy_int.h"
+
+extern char **environ;
+
+#define HOOK_OUT_MAX (SBX_CRED_MAX + 2)
+#define HOOK_ERR_MAX 2048
+#define REDACTED "[REDACTED]"
+
+/* ------------------------------------------------------------------ */
+/* Running a hook: sh -c CMD NAME ARG..., stdin bytes, captured output. */
+
+struct hook_run {
+	char out[HOOK_OUT_MAX + 1];
+	size_t outlen;
+	bool out_over;
+	char err[HOOK_ERR_MAX + 1];
+	size_t errlen;
+	int status;	/* wait status */
+	bool timed_out;
+};
+
+static int
+env_build(char ***out, const char *const *extra)
+{
+	size_t n = 0, k = 0, ne = 0;
+	char **v;
+
+	while (environ != NULL && environ[n] != NULL)
+		n++;
+	while (extra[ne] != NULL)
+		ne++;
+	if ((v = calloc(n + ne + 1, sizeof *v)) == NULL)
+		return -ENOMEM;
+	/* corral's own environment, minus what we set ourselves. */
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(environ[i], "CORRAL_LEASE_ID=", 16) == 0 ||
+		    strncmp(environ[i], "CORRAL_CRED_", 12) == 0)
+			continue;
+		v[k++] = environ[i];
+	}
+	for (size_t i = 0; i < ne; i++)
+		v[k++] = (char *)extra[i];
+	v[k] = NULL;
+	*out = v;
+	return 0;
+}
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void
+capture(int fd, char *buf, size_t *len, size_t cap, bool *over, bool *eof)
+{
+	char sink[512];
+	ssize_t n;
+
+	if (*len < cap)
+		n = read(fd, buf + *len, cap - *len);
+	else
+		n = read(fd, sink, sizeof sink);
+	if (n < 0 && (errno == EINTR || errno == EAGAIN))
+		return;
+	if (n <= 0) {
+		*eof = true;
+		return;
+	}
+	if (*len < cap)
+		*len += (size_t)n;
+	else if (over != NULL)
+		*over = true;
+	buf[*len] = '\0';
+}
+
+/*
+ * Run /bin/sh -c 'cmd "$@"' NAME args... with envp (so the operator's
+ * command line gets the arguments after its own, as git runs hooks), feeding in (may be NULL) on
+ * stdin; capture stdout and stderr; kill the process group at timeout_ms.
+ * Blocking. 0 (see r->status) or -errno.
+ */
+static int
+hook_run(const char *cmd, const char *const *args, char **envp,
+    const char *in, size_t inlen, unsigned long long timeout_ms,
+    struct hook_run *r)
+{
+	int ip[2] = { -1, -1 }, op[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	const char *argv[12];
+	char *line = NULL;
+	bool oeof = false, eeof = false;
+	size_t na = 0, inoff = 0;
+	uint64_t deadline;
+	pid_t pid, w;
+	int rc = 0;
+
+	memset(r, 0, sizeof *r);
+	if (asprintf(&line, "%s \"$@\"", cmd) < 0)
+		return -ENOMEM;
+	argv[na++] = "/bin/sh";
+	argv[na++] = "-c";
+	argv[na++] = line;
+	for (size_t i = 0; args[i] != NULL && na < 11; i++)
+		argv[na++] = args[i];
+	argv[na] = NULL;
+	/* stdin is a socket: a hook that exits unread cannot SIGPIPE us. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ip) < 0 ||
+	    pipe2(op, O_CLOEXEC) < 0 ||
+	    pipe2(ep, O_CLOEXEC) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if ((pid = fork()) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls from here to exec. */
+		setpgid(0, 0);
+		if (dup2(ip[0], 0) < 0 || dup2(op[1], 1) < 0 ||
+		    dup2(ep[1], 2) < 0)
+			_exit(127);
+		closefrom(3);
+		signal(SIGPIPE, SIG_DFL);
+		execve("/bin/sh", (char *const *)argv, envp);
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(ip[0]);
+	close(op[1]);
+	close(ep[1]);
+	ip[0] = op[1] = ep[1] = -1;
+	if (in == NULL || inlen == 0) {
+		close(ip[1]);
+		ip[1] = -1;
+	}
+	deadline = now_ms() + (timeout_ms ? timeout_ms : 30000);
+	while (!oeof || !eeof) {
+		struct pollfd pf[3] = {
+			{ .fd = oeof ? -1 : op[0], .events = POLLIN },
+			{ .fd = eeof ? -1 : ep[0], .events = POLLIN },
+			{ .fd = ip[1], .events = POLLOUT },
+		};
+		uint64_t now = now_ms();
+
+		if (now >= deadline) {
+			kill(-pid, SIGKILL);
+			r->timed_out = true;
+			break;
+		}
+		if (poll(pf, 3, (int)(deadline - now)) < 0 && errno != EINTR)
+			break;
+		if (pf[0].revents)
+			capture(op[0], r->out, &r->outlen, HOOK_OUT_MAX,
+			    &r->out_over, &oeof);
+		if (pf[1].revents)
+			capture(ep[0], r->err, &r->errlen, HOOK_ERR_MAX, NULL,
+			    &eeof);
+		if (ip[1] >= 0 && pf[2].revents) {
+			ssize_t n = send(ip[1], in + inoff, inlen - inoff,
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+
+			if (n > 0)
+				inoff += (size_t)n;
+			if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
+			    inoff == inlen) {
+				close(ip[1]);
+				ip[1] = -1;
+			}
+		}
+	}
+	/* What the hook left behind in its group goes with it. */
+	kill(-pid, SIGKILL);
+	while ((w = waitpid(pid, &r->status, 0)) < 0 && errno == EINTR)
+		;
+	if (w < 0)
+		rc = -errno;
+out:
+	free(line);
+	for (int i = 0; i < 2; i++) {
+		if (ip[i] >= 0)
+			close(ip[i]);
+		if (op[i] >= 0)
+			close(op[i]);
+		if (ep[i] >= 0)
+			close(ep[i]);
+	}
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The scrubber.                                                       */
+
+struct sbx_scrub {
+	char *secret;
+	size_t len;
+	size_t q;		/* bytes of secret matched and held back */
+	size_t *fail;		/* KMP failure function */
+	char out[4096];		/* batched output */
+	size_t outlen;
+	unsigned long long hits;
+};
+
+struct sbx_scrub *
+sbx_scrub_new(const char *secret)
+{
+	struct sbx_scrub *s;
+	size_t k = 0;
+
+	if (secret == NULL || *secret == '\0')
+		return NULL;
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return NULL;
+	s->len = strlen(secret);
+	s->secret = strdup(secret);
+	s->fail = calloc(s->len, sizeof *s->fail);
+	if (s->secret == NULL || s->fail == NULL) {
+		sbx_scrub_free(s);
+		return NULL;
+	}
+	/* fail[i]: the longest proper border of secret[0..i]. */
+	for (size_t i = 1; i < s->len; i++) {
+		while (k > 0 && secret[i] != secret[k])
+			k = s->fail[k - 1];
+		if (secret[i] == secret[k])
+			k++;
+		s->fail[i] = k;
+	}
+	return s;
+}
+
+void
+sbx_scrub_free(struct sbx_scrub *s)
+{
+	if (s == NULL)
+		return;
+	if (s->secret != NULL) {
+		explicit_bzero(s->secret, s->len);
+		free(s->secret);
+	}
+	free(s->fail);
+	explicit_bzero(s, sizeof *s);
+	free(s);
+}
+
+static void
+emit(struct sbx_scrub *s, const char *p, size_t n, sbx_scrub_out_fn out,
+    void *ud)
+{
+	while (n > 0) {
+		size_t k = sizeof s->out - s->outlen;
+
+		if (k > n)
+			k = n;
+		memcpy(s->out + s->outlen, p, k);
+		s->outlen += k;
+		p += k;
+		n -= k;
+		if (s->outlen == sizeof s->out) {
+			out(s->out, s->outlen, ud);
+			s->outlen = 0;
+		}
+	}
+}
+
+static void
+emit_flush(struct sbx_scrub *s, sbx_scrub_out_fn out, void *ud)
+{
+	if (s->outlen > 0) {
+		out(s->out, s->outlen, ud);
+		s->outlen = 0;
+	}
+}
+
+void
+sbx_scrub_feed(struct sbx_scrub *s, const void *buf, size_t len,
+    sbx_scrub_out_fn out, void *ud)
+{
+	const char *p = buf;
+
+	assert(s != NULL && out != NULL);
+	for (size_t i = 0; i < len; i++) {
+		char c = p[i];
+
+		/* A mismatch releases the held bytes that cannot start one. */
+		while (s->q > 0 && s->secret[s->q] != c) {
+			size_t nq = s->fail[s->q - 1];
+
+			emit(s, s->secret, s->q - nq, out, ud);
+			s->q = nq;
+		}
+		if (s->secret[s->q] == c)
+			s->q++;
+		else
+			emit(s, &c, 1, out, ud);
+		if (s->q == s->len) {
+			emit(s, REDACTED, sizeof REDACTED - 1, out, ud);
+			s->q = 0;
+			s->hits++;
+		}
+	}
+	emit_flush(s, out, ud);
+}
+
+void
+sbx_scrub_flush(struct sbx_scrub *s, sbx_scrub_out_fn out, void *ud)
+{
+	assert(s != NULL && out != NULL);
+	emit(s, s->secret, s->q, out, ud);
+	s->q = 0;
+	emit_flush(s, out, ud);
+}
+
+size_t
+sbx_scrub_held(const struct sbx_scrub *s)
+{
+	return s != NULL ? s->q : 0;
+}
+
+unsigned long long
+sbx_scrub_hits(const struct sbx_scrub *s)
+{
+	return s != NULL ? s->hits : 0;
+}
+
+struct growbuf {
+	char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void
+grow_out(const char *buf, size_t len, void *ud)
+{
+	struct growbuf *g = ud;
+
+	if (g->oom)
+		return;
+	if (g->len + len + 1 > g->cap) {
+		size_t cap = (g->len + len + 1) * 2;
+		char *np = realloc(g->p, cap);
+
+		if (np == NULL) {
+			g->oom = true;
+			return;
+		}
+		g->p = np;
+		g->cap = cap;
+	}
+	memcpy(g->p + g->len, buf, len);
+	g->len += len;
+	g->p[g->len] = '\0';
+}
+
+char *
+sbx_cred_scrub(const void *buf, size_t len, const char *secret,
+    size_t *outlen)
+{
+	struct growbuf g = { 0 };
+	struct sbx_scrub *s;
+
+	if (secret == NULL || *secret == '\0') {
+		grow_out(buf, len, &g);
+	} else {
+		if ((s = sbx_scrub_new(secret)) == NULL)
+			return NULL;
+		sbx_scrub_feed(s, buf, len, grow_out, &g);
+		sbx_scrub_flush(s, grow_out, &g);
+		sbx_scrub_free(s);
+	}
+	if (g.oom || (g.p == NULL && (g.p = calloc(1, 1)) == NULL)) {
+		free(g.p);
+		return NULL;
+	}
+	if (outlen != NULL)
+		*outlen = g.len;
+	return g.p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Mint, store, inject, revoke.                                        */
+
+static bool
+var_ok(const char *v)
+{
+	if (v == NULL || !((*v >= 'A' && *v <= 'Z') || *v == '_'))
+		return false;
+	for (const char *c = v; *c != '\0'; c++) {
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		    *c == '_'))
+			return false;
+	}
+	return strlen(v) < SBX_CRED_VAR_MAX;
+}
+
+/* A visible, single-token value (no blanks, controls or quotes). */
+static bool
+value_ok(const char *v, size_t n)
+{
+	if (n == 0 || n > SBX_CRED_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)v[i];
+
+		if (c <= 0x20 || c >= 0x7f)
+			return false;
+	}
+	return true;
+}
+
+int
+sbx_cred_config_check(const struct sbx_cred_config *c, char *why,
+    size_t whysz)
+{
+	if (whysz > 0)
+		why[0] = '\0';
+	if (c == NULL || c->mint == NULL || *c->mint == '\0')
+		return 0;	/* no credentials: nothing to check */
+	if (c->revoke == NULL || *c->revoke == '\0') {
+		snprintf(why, whysz, "[credentials] mint needs a revoke hook "
+		    "(SPEC 8.5: revoke runs on every exit path)");
+		return SBX_EPOLICY;
+	}
+	if (!var_ok(c->variable)) {
+		snprintf(why, whysz, "[credentials] variable must be an "
+		    "upper-case NAME");
+		return SBX_EPOLICY;
+	}
+	if (c->spend_cap != NULL && strpbrk(c->spend_cap, "\n\r") != NULL) {
+		snprintf(why, whysz, "[credentials] spend_cap is one line");
+		return SBX_EPOLICY;
+	}
+	return 0;
+}
+
+static int
+cred_path(char *buf, size_t sz, const char *lease_dir)
+{
+	if (lease_dir == NULL || lease_dir[0] != '/')
+		return -EINVAL;
+	if ((size_t)snprintf(buf, sz, "%s/" SBX_CRED_FILE, lease_dir) >= sz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int
+store(const char *path, const char *value, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600), rc = 0;
+	size_t off = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fchmod(fd, 0600) < 0)
+		rc = -errno;
+	while (rc == 0 && off < n) {
+		ssize_t w = write(fd, value + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			rc = w < 0 ? -errno : -EIO;
+		else
+			off += (size_t)w;
+	}
+	if (rc == 0 && (write(fd, "\n", 1) != 1 || fsync(fd) < 0))
+		rc = -EIO;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(path);
+	return rc;
+}
+
+/* Why a hook failed, with the value (if any) scrubbed from its stderr. */
+static void
+hook_why(char *why, size_t whysz, const char *hook, const struct hook_run *r,
+    const char *secret)
+{
+	char *err = sbx_cred_scrub(r->err, r->errlen, secret, NULL);
+	size_t n;
+
+	if (err != NULL) {
+		n = strlen(err);
+		while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == '\r'))
+			err[--n] = '\0';
+	}
+	if (r->timed_out)
+		snprintf(why, whysz, "%s hook timed out", hook);
+	else if (WIFEXITED(r->status))
+		snprintf(why, whysz, "%s hook exited %d%s%.200s", hook,
+		    WEXITSTATUS(r->status), err && *err ? ": " : "",
+		    err ? err : "");
+	else
+		snprintf(why, whysz, "%s hook killed by signal %d", hook,
+		    WTERMSIG(r->status));
+	free(err);
+}
+
+void
+sbx_cred_free(struct sbx_cred *c)
+{
+	if (c == NULL)
+		return;
+	if (c->value != NULL) {
+		explicit_bzero(c->value, strlen(c->value));
+		free(c->value);
+	}
+	explicit_bzero(c, sizeof *c);
+	free(c);
+}
+
+int
+sbx_cred_mint(const struct sbx_cred_config *cfg, const char *id,
+    const char *lease_dir, unsigned long long wall_time_s,
+    struct sbx_cred **out, char *why, size_t whysz)
+{
+	char path[4096], elease[256], elife[64], ecap[192], escope[192];
+	char life[32];
+	const char *extra[5], *args[5];
+	struct sbx_cred *c = NULL;
+	struct hook_run *r = NULL;
+	unsigned long long lifetime;
+	char **envp = NULL;
+	size_t n;
+	int rc;
+
+	if (whysz > 0)
+		why[0] = '\0';
+	if (cfg == NULL || out == NULL || id == NULL || *id == '\0' ||
+	    strpbrk(id, "/\n") != NULL)
+		return -EINVAL;
+	*out = NULL;
+	if ((rc = sbx_cred_config_check(cfg, why, whysz)) < 0)
+		return rc;
+	if (cfg->mint == NULL || *cfg->mint == '\0')
+		return -EINVAL;
+	if ((rc = cred_path(path, sizeof path, lease_dir)) < 0)
+		return rc;
+	/* Never longer than the lease may live (SPEC 8.5). */
+	lifetime = cfg->lifetime_s;
+	if (wall_time_s > 0 && (lifetime == 0 || lifetime > wall_time_s))
+		lifetime = wall_time_s;
+	if (lifetime == 0) {
+		snprintf(why, whysz, "no lifetime: set [credentials] lifetime "
+		    "or a wall_time limit");
+		return SBX_EPOLICY;
+	}
+	snprintf(life, sizeof life, "%llu", lifetime);
+	snprintf(elease, sizeof elease, "CORRAL_LEASE_ID=%s", id);
+	snprintf(elife, sizeof elife, "CORRAL_CRED_LIFETIME=%s", life);
+	snprintf(ecap, sizeof ecap, "CORRAL_CRED_SPEND_CAP=%s",
+	    cfg->spend_cap ? cfg->spend_cap : "");
+	snprintf(escope, sizeof escope, "CORRAL_CRED_SCOPE=%s",
+	    cfg->scope ? cfg->scope : "");
+	extra[0] = elease;
+	extra[1] = elife;
+	extra[2] = ecap;
+	extra[3] = escope;
+	extra[4] = NULL;
+	args[0] = "corral-mint";
+	args[1] = id;
+	args[2] = life;
+	args[3] = cfg->spend_cap ? cfg->spend_cap : "";
+	args[4] = NULL;
+	if ((r = calloc(1, sizeof *r)) == NULL ||
+	    (rc = env_build(&envp, extra)) < 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = hook_run(cfg->mint, args, envp, NULL, 0, cfg->timeout_ms,
+	    r)) < 0) {
+		snprintf(why, whysz, "mint hook: %s", strerror(-rc));
+		goto out;
+	}
+	/* Exactly one line: the credential. */
+	n = r->outlen;
+	if (n > 0 && r->out[n - 1] == '\n')
+		n--;
+	if (n > 0 && r->out[n - 1] == '\r')
+		n--;
+	r->out[n] = '\0';
+	if (r->timed_out || !WIFEXITED(r->status) ||
+	    WEXITSTATUS(r->status) != 0) {
+		hook_why(why, whysz, "mint", r, n > 0 ? r->out : NULL);
+		rc = SBX_EPROBE;
+		goto out;
+	}
+	if (r->out_over || !value_ok(r->out, n)) {
+		snprintf(why, whysz, "mint hook must print one credential "
+		    "(1..%d visible characters, no blanks) and a newline",
+		    SBX_CRED_MAX);
+		rc = SBX_EPROBE;
+		goto out;
+	}
+	if ((c = calloc(1, sizeof *c)) == NULL ||
+	    (c->value = strdup(r->out)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = sbx_sha256_hex(c->value, n, c->fingerprint)) < 0)
+		goto out;
+	snprintf(c->variable, sizeof c->variable, "%s", cfg->variable);
+	snprintf(c->scope, sizeof c->scope, "%s", cfg->scope ?
+	    cfg->scope : "");
+	snprintf(c->spend_cap, sizeof c->spend_cap, "%s", cfg->spend_cap ?
+	    cfg->spend_cap : "");
+	c->lifetime_s = lifetime;
+	c->expires = (long long)time(NULL) + (long long)lifetime;
+	if ((rc = store(path, c->value, n)) < 0) {
+		snprintf(why, whysz, "%s: %s", path, strerror(-rc));
+		goto out;
+	}
+	*out = c;
+	c = NULL;
+	rc = 0;
+out:
+	if (r != NULL) {
+		explicit_bzero(r, sizeof *r);
+		free(r);
+	}
+	free(envp);
+	sbx_cred_free(c);
+	return rc;
+}
+
+/* The stored value (one line), malloc'd; -ENOENT when there is none. */
+static int
+load(const char *path, char **value)
+{
+	char buf[SBX_CRED_MAX + 2];
+	struct stat sb;
+	size_t len = 0;
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    (sb.st_mode & 077) != 0 || sb.st_uid != geteuid()) {
+		close(fd);
+		return -EPERM;
+	}
+	while (len < sizeof buf - 1 &&
+	    (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	buf[len] = '\0';
+	if (!value_ok(buf, len)) {
+		explicit_bzero(buf, sizeof buf);
+		return -EINVAL;
+	}
+	*value = strdup(buf);
+	explicit_bzero(buf, sizeof buf);
+	return *value != NULL ? 0 : -ENOMEM;
+}
+
+bool
+sbx_cred_present(const char *lease_dir)
+{
+	char path[4096];
+	struct stat sb;
+
+	return cred_path(path, sizeof path, lease_dir) == 0 &&
+	    lstat(path, &sb) == 0;
+}
+
+int
+sbx_cred_revoke(const struct sbx_cred_config *cfg, const char *id,
+    const char *lease_dir, char *why, size_t whysz)
+{
+	char path[4096], elease[256], efp[128];
+	char fp[SBX_SHA256_HEX];
+	const char *extra[3], *args[4];
+	struct hook_run *r = NULL;
+	char *value = NULL, **envp = NULL;
+	int rc;
+
+	if (whysz > 0)
+		why[0] = '\0';
+	if (id == NULL || *id == '\0' || strpbrk(id, "/\n") != NULL)
+		return -EINVAL;
+	if ((rc = cred_path(path, sizeof path, lease_dir)) < 0)
+		return rc;
+	if ((rc = load(path, &value)) == -ENOENT)
+		return 0;	/* nothing minted, or already revoked */
+	if (rc < 0) {
+		snprintf(why, whysz, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (cfg == NULL || cfg->revoke == NULL || *cfg->revoke == '\0') {
+		/* Keep the file: a configured revoke can still run later. */
+		snprintf(why, whysz, "a credential was minted and no revoke "
+		    "hook is configured");
+		rc = SBX_EPOLICY;
+		goto out;
+	}
+	if ((rc = sbx_sha256_hex(value, strlen(value), fp)) < 0)
+		goto out;
+	snprintf(elease, sizeof elease, "CORRAL_LEASE_ID=%s", id);
+	snprintf(efp, sizeof efp, "CORRAL_CRED_FINGERPRINT=%s", fp);
+	extra[0] = elease;
+	extra[1] = efp;
+	extra[2] = NULL;
+	args[0] = "corral-revoke";
+	args[1] = id;
+	args[2] = fp;
+	args[3] = NULL;
+	if ((r = calloc(1, sizeof *r)) == NULL ||
+	    env_build(&envp, extra) < 0) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	/* The value on stdin, never on an argv. */
+	if ((rc = hook_run(cfg->revoke, args, envp, value, strlen(value),
+	    cfg->timeout_ms, r)) < 0) {
+		snprintf(why, whysz, "revoke hook: %s", strerror(-rc));
+		goto out;
+	}
+	if (r->timed_out || !WIFEXITED(r->status) ||
+	    WEXITSTATUS(r->status) != 0) {
+		hook_why(why, whysz, "revoke", r, value);
+		rc = SBX_EPROBE;	/* kept: a later revoke retries */
+		goto out;
+	}
+	if (unlink(path) < 0 && errno != ENOENT) {
+		rc = -errno;
+		snprintf(why, whysz, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (value != NULL) {
+		explicit_bzero(value, strlen(value));
+		free(value);
+	}
+	if (r != NULL) {
+		explicit_bzero(r, sizeof *r);
+		free(r);
+	}
+	free(envp);
+	return rc;
+}
+
+int
+sbx_cred_plan_add(struct sbx_plan *p, const struct sbx_cred *c)
+{
+	char fd[16];
+	const char *opts[] = { "--perms", "0400", "--ro-bind-data", fd,
+		SBX_CRED_IN };
+	const char *init[] = { "--cred-env", NULL };
+	int rc;
+
+	if (p == NULL || c == NULL || c->value == NULL ||
+	    !var_ok(c->variable) || !value_ok(c->value, strlen(c->value)))
+		return -EINVAL;
+	init[1] = c->variable;
+	snprintf(fd, sizeof fd, "%d", SBX_CRED_FD);
+	for (int i = 0; i < p->ndata; i++) {
+		if (p->data[i].fd >= 0)
+			return -EBUSY;
+	}
+	if ((rc = sbx_plan_data(p, SBX_CRED_FD, c->value,
+	    strlen(c->value))) < 0)
+		return rc;
+	if ((rc = sbx__plan_insert(p, opts, 5, init, 2)) < 0) {
+		/* Take the data back out: the plan stays as it was. */
+		struct sbx_data *d = &p->data[--p->ndata];
+
+		explicit_bzero(d->bytes, d->len);
+		free(d->bytes);
+		memset(d, 0, sizeof *d);
+		d->fd = -1;
+	}
+	return rc;
+}
