@@ -84,6 +84,7 @@ struct fx {
 	struct client *waiting;
 	int want_nev;
 	struct proc *proc;
+	atomic_bool *zone_done;
 };
 
 /* ------------------------------------------------------------------ */
@@ -1334,6 +1335,166 @@ START_TEST(test_proxy_forwarder_exit)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The whole agent zone: bwrap plan + egress, curl inside.             */
+
+struct zone {
+	struct sbx_plan *plan;
+	struct sbx_exec_result res;
+	int rc;
+	atomic_bool done;
+	struct fx *f;
+	pthread_t th;
+};
+
+static void *
+zone_main(void *arg)
+{
+	struct zone *z = arg;
+	struct sbx_exec_opts o = { .cap = 1 << 16, .timeout_ms = 90000,
+		.stdin_fd = -1 };
+
+	z->rc = sbx_exec_run(z->plan, &o, &z->res);
+	z->done = true;
+	uv_async_send(&z->f->wake);
+	return NULL;
+}
+
+static void
+copy_exe(const char *from, const char *to)
+{
+	size_t len = 0;
+	char *buf = cu_read_file(from, &len);
+
+	ck_assert_msg(buf != NULL, "cannot read %s", from);
+	ck_assert_int_eq(cu_write_file(to, buf, len), 0);
+	ck_assert_int_eq(chmod(to, 0755), 0);
+	free(buf);
+}
+
+static bool
+zone_done(struct fx *f)
+{
+	return f->zone_done != NULL && *f->zone_done;
+}
+
+/*
+ * curl in a real bwrap agent zone (the production plan, seccomp and all,
+ * plus sbx_egress_plan_add) reaching the test upstream only by name
+ * through the lease's proxy; everything else fails, and the proxy logs it.
+ */
+START_TEST(test_proxy_bwrap_zone)
+{
+	const char *tmp = getenv("TMPDIR"), *init = getenv("CORRAL_SBX_INIT");
+	char why[256], script[2048], *uiddir, *stage, *ws, *init_st, want[64];
+	char *cmd[] = { "/bin/sh", "-c", script, NULL };
+	struct sbx_request req;
+	struct zone z;
+	struct fx f;
+	char id[64];
+	unsigned slot;
+	uid_t uid;
+	gid_t gid;
+	int allows = 0, denies = 0;
+
+	ck_assert_msg(init != NULL, "CORRAL_SBX_INIT is not set (ctest)");
+	ck_assert_msg(sbx_adapter_bwrap.probe(why, sizeof why) == 0,
+	    "bwrap probe: %s", why);
+	fx_init(&f);
+	ck_assert_int_gt(asprintf(&uiddir, "%s/corral-test-uids",
+	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp"), 0);
+	snprintf(id, sizeof id, "egress-%d", (int)getpid());
+	ck_assert_int_eq(sbx_uid_claim(uiddir, id, &slot), 0);
+	ck_assert_int_eq(sbx_uid_of_slot(slot, &uid, &gid), 0);
+	/* The socket belongs to the lease uid; its directory is passable. */
+	ck_assert_int_eq(chmod(f.dir, 0711), 0);
+	f.o.uid = uid;
+	f.o.gid = gid;
+	f.o.resolve = NULL;
+	f.o.dial = NULL;
+	snprintf(f.test_hosts, sizeof f.test_hosts, "allowed.test=127.0.0.1");
+	f.o.test_hosts = f.test_hosts;
+	fx_start(&f);
+	ws = cu_tmpdir("egress-work");
+	ck_assert_int_eq(chown(ws, uid, gid), 0);
+	stage = cu_tmpdir("egress-bin");
+	ck_assert_int_eq(chmod(stage, 0755), 0);
+	ck_assert_int_gt(asprintf(&init_st, "%s/corral-sbx-init", stage), 0);
+	copy_exe(init, init_st);
+	snprintf(script, sizeof script,
+	    "env | grep -i _proxy= | sort; "
+	    "curl -sS -p --max-time 20 http://allowed.test:%u/one; "
+	    "echo rc1=$?; "
+	    "curl -sS -p --max-time 20 http://evil.example:%u/ 2>/dev/null; "
+	    "echo rc2=$?; "
+	    "curl -sS -p --max-time 20 http://10.0.0.1:%u/ 2>/dev/null; "
+	    "echo rc3=$?; "
+	    "curl -sS --noproxy \"*\" --max-time 5 http://127.0.0.1:%u/ "
+	    "2>/dev/null; echo rc4=$?; "
+	    "curl -sS --noproxy \"*\" --max-time 5 http://allowed.test:%u/ "
+	    "2>/dev/null; echo rc5=$?; "
+	    "ls -l /run/egress/", f.port, f.port, f.port, f.port, f.port);
+	memset(&req, 0, sizeof req);
+	req.id = id;
+	req.lease_dir = f.dir;
+	req.workspace = ws;
+	req.cmd = cmd;
+	req.init_path = init_st;
+	req.uid = uid;
+	req.gid = gid;
+	memset(&z, 0, sizeof z);
+	z.f = &f;
+	ck_assert_int_eq(sbx_adapter_bwrap.plan(&req, &z.plan), 0);
+	ck_assert_int_eq(sbx_egress_plan_add(z.plan, f.sock, 0), 0);
+	f.zone_done = &z.done;
+	ck_assert_int_eq(pthread_create(&z.th, NULL, zone_main, &z), 0);
+	ck_assert_msg(run_until(&f, zone_done, 100000), "zone hung");
+	pthread_join(z.th, NULL);
+	ck_assert_int_eq(z.rc, 0);
+	ck_assert_msg(WIFEXITED(z.res.wstatus) &&
+	    WEXITSTATUS(z.res.wstatus) == 0, "zone %d: %s %s",
+	    z.res.wstatus, z.res.out, z.res.err);
+	ck_assert_msg(strstr(z.res.out, "HTTPS_PROXY=" SBX_EGRESS_PROXY_URL
+	    "\n") != NULL, "%s", z.res.out);
+	ck_assert_msg(strstr(z.res.out, HELLO "rc1=0\n") != NULL, "%s",
+	    z.res.out);
+	ck_assert_msg(strstr(z.res.out, "rc2=56\n") != NULL, "%s",
+	    z.res.out);
+	ck_assert_msg(strstr(z.res.out, "rc3=56\n") != NULL, "%s",
+	    z.res.out);
+	/* No route and no DNS in the zone's own netns. */
+	ck_assert_msg(strstr(z.res.out, "rc4=7\n") != NULL, "%s",
+	    z.res.out);
+	ck_assert_msg(strstr(z.res.out, "rc5=6\n") != NULL, "%s",
+	    z.res.out);
+	ck_assert_msg(strstr(z.res.out, "proxy.sock") != NULL, "%s",
+	    z.res.out);
+	/* Confirmed from the host side: the proxy's own log. */
+	snprintf(want, sizeof want, "127.0.0.1:%u", f.port);
+	for (int i = 0; i < f.nev; i++) {
+		if (f.ev[i].v == SBX_PROXY_ALLOW) {
+			allows++;
+			ck_assert_str_eq(f.ev[i].address, want);
+		}
+		if (f.ev[i].v == SBX_PROXY_DENY)
+			denies++;
+	}
+	ck_assert_int_eq(allows, 1);
+	ck_assert_int_eq(denies, 2);
+	ck_assert_int_eq(f.upstream_conns, 1);
+	sbx_exec_result_clear(&z.res);
+	sbx_plan_free(z.plan);
+	fx_done(&f);
+	ck_assert_int_eq(sbx_uid_release(uiddir, slot, id), 0);
+	cu_rmrf(ws);
+	cu_rmrf(stage);
+	free(ws);
+	free(stage);
+	free(init_st);
+	free(uiddir);
+}
+END_TEST
+
 Suite *
 proxy_suite(void)
 {
@@ -1364,6 +1525,7 @@ proxy_suite(void)
 	tcase_set_timeout(ti, 120);
 	tcase_add_test(ti, test_proxy_curl_forwarder);
 	tcase_add_test(ti, test_proxy_forwarder_exit);
+	tcase_add_test(ti, test_proxy_bwrap_zone);
 	suite_add_tcase(s, ti);
 	return s;
 }
