@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 /* The agent zone's fixed environment (an allowlist: SPEC 8.3). */
 static const char *const agent_env[][2] = {
@@ -552,6 +553,21 @@ run_version(char *buf, size_t sz)
 			return -errno;
 	}
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+int
+sbx__bwrap_version(char *buf, size_t sz)
+{
+	unsigned maj = 0, min = 0, pat = 0;
+	char out[256];
+	int rc;
+
+	if ((rc = run_version(out, sizeof out)) < 0)
+		return rc;
+	if (sscanf(out, "bubblewrap %u.%u.%u", &maj, &min, &pat) < 2)
+		return -EINVAL;
+	snprintf(buf, sz, "%u.%u.%u", maj, min, pat);
+	return 0;
 }
 
 static int

@@ -1,0 +1,993 @@
+/*
+ * sbx_doctor.c: the preflight (SPEC 8.7; SANDBOX.md 5.c), run by `corral
+ * doctor` and before every lease. It fails closed with named halt reasons:
+ * the policy (credential paths, unrestricted network), bwrap itself, user
+ * namespaces as a lease uid, the real seccomp filter inside the real agent
+ * zone (corral-sbx-probe, confirmed on the host: nothing injected into its
+ * terminal, its /proc entry), an exec zone without network (a host
+ * listener never reached), and cgroups. It also gathers the facts every
+ * receipt carries and keeps the `doctor --adversarial` marker.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <pty.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
+
+#ifndef CORRAL_VERSION
+#define CORRAL_VERSION "0"
+#endif
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#endif
+
+#define PROBE_TIMEOUT_MS 20000
+#define READY "PROBE-READY"
+
+/* Inside a home: what must never be mounted into a zone (SPEC 8.3). */
+static const char *const home_creds[] = { ".ssh", ".claude", ".claude.json",
+	".config", ".aws", ".gnupg", ".docker", ".kube", ".netrc",
+	".git-credentials", ".npmrc", ".pypirc", ".cargo/credentials",
+	".cargo/credentials.toml", ".local/share/keyrings", ".azure",
+	".password-store", ".vault-token" };
+
+/* Host-wide: sockets and secrets of the machine itself. */
+static const char *const host_creds[] = { "/root", "/run/docker.sock",
+	"/var/run/docker.sock", "/run/containerd", "/run/podman", "/run/user",
+	"/run/dbus", "/var/run/dbus", "/etc/shadow", "/etc/gshadow",
+	"/etc/ssh", "/etc/sudoers", "/var/lib/docker" };
+
+/* The probe lines that must read EPERM (SPEC 8.3). */
+static const char *const must_eperm[] = { "tiocsti", "tiocsti_hi",
+	"tioclinux", "unshare_user", "clone_newuser", "vsock", "packet",
+	"io_uring_setup", "mount", "ptrace", "keyctl", "bpf", "setns" };
+
+/* ---- report helpers --------------------------------------------------- */
+
+static void
+check(struct sbx_doctor_report *r, const char *name, bool ok, int halt,
+    const char *fmt, ...)
+{
+	struct sbx_doctor_check *c;
+	va_list ap;
+
+	if (r->nchecks >= SBX_DOCTOR_MAX_CHECKS)
+		return;
+	c = &r->checks[r->nchecks++];
+	snprintf(c->name, sizeof c->name, "%s", name);
+	c->ok = ok;
+	c->halt = ok ? SBX_HALT_NONE : halt;
+	va_start(ap, fmt);
+	vsnprintf(c->detail, sizeof c->detail, fmt, ap);
+	va_end(ap);
+	if (!ok && r->halt == SBX_HALT_NONE) {
+		r->halt = halt;
+		snprintf(r->detail, sizeof r->detail, "%s: %s", name,
+		    c->detail);
+	}
+}
+
+static unsigned long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000 +
+	    (unsigned long long)ts.tv_nsec / 1000000;
+}
+
+static int
+read_text(const char *path, char *buf, size_t sz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+
+	if (fd < 0)
+		return -errno;
+	n = (int)read(fd, buf, sz - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return n;
+}
+
+/* ---- credential paths and the policy (pure) -------------------------- */
+
+static int
+vec_add(char ***v, size_t *n, const char *a, const char *b)
+{
+	char **nv = realloc(*v, (*n + 2) * sizeof *nv), *s;
+
+	if (nv == NULL)
+		return -ENOMEM;
+	*v = nv;
+	if (asprintf(&s, "%s%s%s", a, b != NULL ? "/" : "", b != NULL ? b :
+	    "") < 0)
+		return -ENOMEM;
+	nv[(*n)++] = s;
+	nv[*n] = NULL;
+	return 0;
+}
+
+int
+sbx_doctor_credential_paths(char *const *homes, const char *ssh_auth_sock,
+    char ***out)
+{
+	char **v = NULL, **hv = NULL;
+	size_t n = 0, nh = 0;
+	const char *home;
+	int rc = -ENOMEM;
+
+	if (out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	if ((v = calloc(1, sizeof *v)) == NULL)
+		return -ENOMEM;
+	if (homes == NULL) {
+		DIR *d;
+		struct dirent *e;
+
+		/* Every home on the host, root's and the caller's. */
+		if ((home = getenv("HOME")) != NULL && home[0] == '/' &&
+		    vec_add(&hv, &nh, home, NULL) < 0)
+			goto out;
+		if (vec_add(&hv, &nh, "/root", NULL) < 0)
+			goto out;
+		if ((d = opendir("/home")) != NULL) {
+			while ((e = readdir(d)) != NULL) {
+				if (e->d_name[0] == '.')
+					continue;
+				if (vec_add(&hv, &nh, "/home", e->d_name) < 0) {
+					closedir(d);
+					goto out;
+				}
+			}
+			closedir(d);
+		}
+		homes = hv;
+	}
+	for (size_t i = 0; homes[i] != NULL; i++) {
+		for (size_t k = 0; k < sizeof home_creds / sizeof home_creds[0];
+		    k++) {
+			if (vec_add(&v, &n, homes[i], home_creds[k]) < 0)
+				goto out;
+		}
+	}
+	for (size_t k = 0; k < sizeof host_creds / sizeof host_creds[0]; k++) {
+		if (vec_add(&v, &n, host_creds[k], NULL) < 0)
+			goto out;
+	}
+	if (ssh_auth_sock != NULL && ssh_auth_sock[0] == '/' &&
+	    vec_add(&v, &n, ssh_auth_sock, NULL) < 0)
+		goto out;
+	*out = v;
+	v = NULL;
+	rc = 0;
+out:
+	sbx_strv_free(v);
+	sbx_strv_free(hv);
+	return rc;
+}
+
+/* a equal to b, or a under b (path components). */
+static bool
+path_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	while (n > 1 && b[n - 1] == '/')
+		n--;
+	if (strncmp(a, b, n) != 0)
+		return false;
+	return a[n] == '\0' || a[n] == '/' || (n == 1 && b[0] == '/');
+}
+
+int
+sbx_doctor_policy(const struct sbx_policy *p, char *const *cred, char *why,
+    size_t whysz)
+{
+	if (whysz > 0)
+		why[0] = '\0';
+	if (p == NULL)
+		return SBX_HALT_ISOLATION_UNSATISFIABLE;
+	/* Unrestricted network: a wildcard host (SPEC 8.7). */
+	for (size_t i = 0; i < p->nnet_allow; i++) {
+		if (strncmp(p->net_allow[i], "*", 1) == 0) {
+			snprintf(why, whysz, "the policy asks for unrestricted "
+			    "network ([network] allow = %s)", p->net_allow[i]);
+			return SBX_HALT_ISOLATION_UNSATISFIABLE;
+		}
+	}
+	for (size_t i = 0; i < p->nmounts_ro; i++) {
+		const char *m = p->mounts_ro[i];
+
+		for (size_t k = 0; cred != NULL && cred[k] != NULL; k++) {
+			if (path_within(m, cred[k]) || path_within(cred[k], m)) {
+				snprintf(why, whysz, "[mounts] ro = %s would "
+				    "mount the host's %s", m, cred[k]);
+				return SBX_HALT_CREDENTIAL_SCOPE_INVALID;
+			}
+		}
+	}
+	return SBX_HALT_NONE;
+}
+
+/* ---- facts --------------------------------------------------------- */
+
+static bool
+marker_key(const struct sbx_facts *f, char *key, size_t sz)
+{
+	int n = snprintf(key, sz, "kernel=%s\nbwrap_sha256=%s\n"
+	    "filter_sha256=%s\ncorral_version=%s\n", f->kernel,
+	    f->bwrap_sha256, f->filter_sha256, f->corral_version);
+
+	return n > 0 && (size_t)n < sz && f->bwrap_sha256[0] != '\0' &&
+	    f->filter_sha256[0] != '\0';
+}
+
+static int
+marker_path(const char *state_dir, const char *key, char *path, size_t sz)
+{
+	char hex[SBX_SHA256_HEX];
+	int rc;
+
+	if ((rc = sbx_sha256_hex(key, strlen(key), hex)) < 0)
+		return rc;
+	if ((size_t)snprintf(path, sz, "%s/sandbox-verified/%s", state_dir,
+	    hex) >= sz)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+int
+sbx_doctor_mark_verified(const char *state_dir, const struct sbx_facts *f)
+{
+	char key[1024], path[PATH_MAX], dir[PATH_MAX], tmp[PATH_MAX + 8];
+	size_t len;
+	int fd, rc;
+
+	if (state_dir == NULL || f == NULL || !marker_key(f, key, sizeof key))
+		return -EINVAL;
+	snprintf(dir, sizeof dir, "%s/sandbox-verified", state_dir);
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if ((rc = marker_path(state_dir, key, path, sizeof path)) < 0)
+		return rc;
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+	    0600);
+	if (fd < 0)
+		return -errno;
+	len = strlen(key);
+	if (write(fd, key, len) != (ssize_t)len || fsync(fd) < 0) {
+		rc = errno ? -errno : -EIO;
+		close(fd);
+		unlink(tmp);
+		return rc;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		rc = -errno;
+		unlink(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+bool
+sbx_doctor_verified(const char *state_dir, const struct sbx_facts *f)
+{
+	char key[1024], path[PATH_MAX], have[1024];
+
+	if (state_dir == NULL || f == NULL || !marker_key(f, key, sizeof key) ||
+	    marker_path(state_dir, key, path, sizeof path) < 0)
+		return false;
+	return read_text(path, have, sizeof have) > 0 &&
+	    strcmp(have, key) == 0;
+}
+
+int
+sbx_doctor_facts(const struct sbx_policy *p, const char *state_dir,
+    struct sbx_facts *f)
+{
+	struct utsname u;
+	enum sbx_cgroup_mode mode = SBX_CGROUP_NONE;
+	char buf[64];
+	long abi;
+
+	if (f == NULL)
+		return -EINVAL;
+	memset(f, 0, sizeof *f);
+	if (uname(&u) == 0)
+		snprintf(f->kernel, sizeof f->kernel, "%.32s %.64s %.100s %.32s",
+		    u.sysname, u.release, u.version, u.machine);
+	snprintf(f->bwrap_path, sizeof f->bwrap_path, "%s", SBX_BWRAP_PATH);
+	if (sbx__bwrap_version(f->bwrap_version, sizeof f->bwrap_version) < 0)
+		f->bwrap_version[0] = '\0';
+	if (sbx_sha256_file(SBX_BWRAP_PATH, f->bwrap_sha256) < 0)
+		f->bwrap_sha256[0] = '\0';
+	if (sbx_seccomp_hash(f->filter_sha256) < 0)
+		f->filter_sha256[0] = '\0';
+	if (p == NULL || sbx_policy_hash(p, f->policy_sha256) < 0)
+		f->policy_sha256[0] = '\0';
+	if (sbx_cgroup_detect(&mode) < 0)
+		mode = SBX_CGROUP_NONE;
+	snprintf(f->cgroup_mode, sizeof f->cgroup_mode, "%s",
+	    sbx_cgroup_mode_name(mode));
+	/* LANDLOCK_CREATE_RULESET_VERSION: the ABI, reported only. */
+	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U);
+	f->landlock_abi = abi > 0 ? (int)abi : -1;
+	f->legacy_tiocsti = read_text("/proc/sys/dev/tty/legacy_tiocsti", buf,
+	    sizeof buf) > 0 ? atoi(buf) : -1;
+	snprintf(f->corral_version, sizeof f->corral_version, "%s",
+	    CORRAL_VERSION);
+	f->verified = sbx_doctor_verified(state_dir, f);
+	return 0;
+}
+
+/* ---- the checks that run sandboxes ----------------------------------- */
+
+/* bwrap with a user namespace, as the lease uid (SANDBOX.md 5.c.2). */
+static void
+check_userns(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
+{
+	static const char *const argv[] = { SBX_BWRAP_PATH, "--unshare-user",
+		"--unshare-net", "--disable-userns", "--assert-userns-disabled",
+		"--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
+		"--symlink", "usr/lib64", "/lib64", "--", "/usr/bin/true",
+		NULL };
+	struct sbx_exec_opts eo = { 4096, 10000, -1 };
+	struct sbx_exec_result res;
+	struct sbx_plan *p = sbx_plan_new();
+	int rc = p == NULL ? -ENOMEM : 0;
+
+	for (size_t i = 0; rc == 0 && argv[i] != NULL; i++)
+		rc = sbx_plan_arg(p, argv[i]);
+	if (rc == 0)
+		rc = sbx_plan_cwd(p, "/");
+	if (rc == 0) {
+		p->drop_uid = true;
+		p->uid = o->uid;
+		p->gid = o->gid;
+		p->no_new_privs = true;
+		rc = sbx_exec_run(p, &eo, &res);
+	}
+	sbx_plan_free(p);
+	if (rc < 0) {
+		check(r, "userns", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "could not run bwrap as uid %u: %s", (unsigned)o->uid,
+		    sbx_strerror(rc));
+		return;
+	}
+	res.err[strcspn(res.err, "\n")] = '\0';
+	if (WIFEXITED(res.wstatus) && WEXITSTATUS(res.wstatus) == 0)
+		check(r, "userns", true, SBX_HALT_NONE, "bwrap made a user "
+		    "namespace as uid %u", (unsigned)o->uid);
+	else
+		check(r, "userns", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "bwrap cannot make a user namespace as uid %u: %s (see "
+		    "user.max_user_namespaces and "
+		    "kernel.unprivileged_userns_clone)", (unsigned)o->uid,
+		    res.err);
+	sbx_exec_result_clear(&res);
+}
+
+/* A 0755 scratch directory with a 0700 workspace of the lease uid. */
+struct scratch {
+	char dir[PATH_MAX];
+	char ws[PATH_MAX + 8];
+	char init[PATH_MAX + 8];
+	char probe[PATH_MAX + 8];
+};
+
+static int
+copy_exe(const char *from, const char *to)
+{
+	char buf[65536];
+	int in, out, rc = 0;
+	ssize_t n;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    0755);
+	if (out < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	while ((n = read(in, buf, sizeof buf)) > 0) {
+		if (write(out, buf, (size_t)n) != n) {
+			rc = -EIO;
+			break;
+		}
+	}
+	if (n < 0)
+		rc = -errno;
+	close(in);
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+static int
+scratch_make(const struct sbx_doctor_opts *o, struct scratch *s)
+{
+	int rc;
+
+	/* Under /tmp: bwrap resolves the binds as the lease uid. */
+	snprintf(s->dir, sizeof s->dir, "/tmp/corral-doctor-XXXXXX");
+	if (mkdtemp(s->dir) == NULL)
+		return -errno;
+	snprintf(s->ws, sizeof s->ws, "%s/work", s->dir);
+	snprintf(s->init, sizeof s->init, "%s/init", s->dir);
+	snprintf(s->probe, sizeof s->probe, "%s/probe", s->dir);
+	if (chmod(s->dir, 0755) < 0 || mkdir(s->ws, 0700) < 0 ||
+	    chown(s->ws, o->uid, o->gid) < 0)
+		return -errno;
+	if ((rc = copy_exe(o->init_path, s->init)) < 0 ||
+	    (rc = copy_exe(o->probe_path, s->probe)) < 0)
+		return rc;
+	return 0;
+}
+
+static void
+scratch_free(struct scratch *s)
+{
+	if (s->dir[0] != '\0' && sbx_rmtree_safe(s->dir) < 0) {
+		/* left for gc; nothing of it is secret */
+	}
+}
+
+/* A loopback listener on the host; its port. */
+static int
+host_listener(int *port)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+		close(fd);
+		return -errno;
+	}
+	*port = ntohs(a.sin_port);
+	return fd;
+}
+
+/* Did anything connect? (The listener is non-blocking.) */
+static bool
+host_reached(int fd)
+{
+	int c = accept(fd, NULL, NULL);
+
+	if (c >= 0) {
+		close(c);
+		return true;
+	}
+	return false;
+}
+
+/* The value of "name RESULT" in the probe's output, or NULL. */
+static const char *
+probe_value(const char *out, const char *name, char *buf, size_t sz)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = out; p != NULL && *p != '\0';) {
+		if (strncmp(p, name, n) == 0 && p[n] == ' ') {
+			size_t l = strcspn(p + n + 1, "\n");
+
+			snprintf(buf, sz, "%.*s", (int)l, p + n + 1);
+			return buf;
+		}
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	return NULL;
+}
+
+struct run_arg {
+	struct sbx_plan *plan;
+	struct sbx_exec_opts eo;
+	struct sbx_exec_result res;
+	int rc;
+};
+
+static void *
+run_thread(void *arg)
+{
+	struct run_arg *a = arg;
+
+	a->rc = sbx_exec_run(a->plan, &a->eo, &a->res);
+	return NULL;
+}
+
+/* Is pid a descendant of ours (at most depth levels up)? */
+static bool
+our_descendant(pid_t pid, int depth)
+{
+	char path[64], buf[2048], *pp;
+
+	for (int i = 0; i < depth && pid > 1; i++) {
+		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+		if (read_text(path, buf, sizeof buf) <= 0 ||
+		    (pp = strstr(buf, "\nPPid:")) == NULL)
+			return false;
+		pid = (pid_t)strtol(pp + 6, NULL, 10);
+		if (pid == getpid())
+			return true;
+	}
+	return false;
+}
+
+/* The probe process of this run: comm, uid, and our descendant. */
+static pid_t
+find_probe(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	char path[64], buf[2048], *u;
+	pid_t found = -1;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL && found < 0) {
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+		if (read_text(path, buf, sizeof buf) <= 0 ||
+		    strncmp(buf, "Name:\tprobe\n", 12) != 0 ||
+		    (u = strstr(buf, "\nUid:")) == NULL ||
+		    strtoul(u + 5, NULL, 10) != uid)
+			continue;
+		if (our_descendant(pid, 8))
+			found = pid;
+	}
+	closedir(d);
+	return found;
+}
+
+static const char *
+status_field(const char *st, const char *key, char *buf, size_t sz)
+{
+	const char *p = strstr(st, key);
+	size_t n;
+
+	if (p == NULL)
+		return NULL;
+	p += strlen(key);
+	p += strspn(p, " \t");
+	n = strcspn(p, "\n");
+	snprintf(buf, sz, "%.*s", (int)n, p);
+	return buf;
+}
+
+/*
+ * The host's own view of the paused probe: the lease uid, no capability,
+ * no new privileges, seccomp filtering, only fds 0-2, its own namespaces.
+ * Returns NULL when all hold, else what did not.
+ */
+static const char *
+inspect_probe(pid_t pid, uid_t uid, char *why, size_t sz)
+{
+	static const char *const nss[] = { "user", "net", "pid", "mnt", "ipc",
+		"uts", "cgroup" };
+	char path[64], st[4096], v[128], want[128], a[128], b[128];
+	struct dirent *e;
+	DIR *d;
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (read_text(path, st, sizeof st) <= 0)
+		return "the probe is gone";
+	snprintf(want, sizeof want, "%u\t%u\t%u\t%u", uid, uid, uid, uid);
+	if (status_field(st, "\nUid:", v, sizeof v) == NULL ||
+	    strcmp(v, want) != 0)
+		return snprintf(why, sz, "probe uid is %s", v), why;
+	if (status_field(st, "\nCapEff:", v, sizeof v) == NULL ||
+	    strcmp(v, "0000000000000000") != 0 ||
+	    status_field(st, "\nCapPrm:", v, sizeof v) == NULL ||
+	    strcmp(v, "0000000000000000") != 0 ||
+	    status_field(st, "\nCapBnd:", v, sizeof v) == NULL ||
+	    strcmp(v, "0000000000000000") != 0)
+		return "the probe holds capabilities";
+	if (status_field(st, "\nNoNewPrivs:", v, sizeof v) == NULL ||
+	    strcmp(v, "1") != 0)
+		return "no_new_privs is not set";
+	if (status_field(st, "\nSeccomp:", v, sizeof v) == NULL ||
+	    strcmp(v, "2") != 0)
+		return "no seccomp filter on the probe";
+	snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	if ((d = opendir(path)) == NULL)
+		return "cannot list the probe's fds";
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (atoi(e->d_name) > 2) {
+			snprintf(why, sz, "the probe holds fd %.16s",
+			    e->d_name);
+			closedir(d);
+			return why;
+		}
+	}
+	closedir(d);
+	for (size_t i = 0; i < sizeof nss / sizeof nss[0]; i++) {
+		snprintf(path, sizeof path, "/proc/self/ns/%s", nss[i]);
+		n = readlink(path, a, sizeof a - 1);
+		a[n > 0 ? n : 0] = '\0';
+		snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid, nss[i]);
+		n = readlink(path, b, sizeof b - 1);
+		b[n > 0 ? n : 0] = '\0';
+		if (a[0] == '\0' || b[0] == '\0' || strcmp(a, b) == 0) {
+			snprintf(why, sz, "the %s namespace is shared", nss[i]);
+			return why;
+		}
+	}
+	return NULL;
+}
+
+/* Read the master until text appears (or the deadline); into acc. */
+static bool
+master_wait(int master, const char *text, char *acc, size_t accsz,
+    size_t *len, unsigned long long deadline)
+{
+	while (strstr(acc, text) == NULL) {
+		struct pollfd pf = { master, POLLIN, 0 };
+		unsigned long long now = now_ms();
+		ssize_t n;
+
+		if (now >= deadline)
+			return false;
+		if (poll(&pf, 1, (int)(deadline - now)) <= 0)
+			continue;
+		n = read(master, acc + *len, accsz - 1 - *len);
+		if (n <= 0)
+			return false;
+		*len += (size_t)n;
+		acc[*len] = '\0';
+		if (*len + 1 >= accsz)
+			return strstr(acc, text) != NULL;
+	}
+	return true;
+}
+
+static void
+check_agent_zone(const struct sbx_doctor_opts *o, const struct scratch *s,
+    struct sbx_doctor_report *r)
+{
+	struct sbx_mount mnt = { s->probe, SBX_PROBE_IN };
+	struct sbx_request req;
+	struct run_arg a;
+	char mark[64], portstr[16], v[64], why[160], acc[8192];
+	char *cmd[] = { (char *)SBX_PROBE_IN, (char *)"--inject", mark,
+		(char *)"--tcp", portstr, (char *)"--pause", NULL };
+	int master = -1, slave = -1, lfd, port = 0, rc;
+	unsigned long long deadline;
+	const char *bad = NULL;
+	size_t acclen = 0;
+	pthread_t th;
+	pid_t probe;
+
+	acc[0] = '\0';
+	snprintf(mark, sizeof mark, "corral-inject-%08lx%04x",
+	    (unsigned long)time(NULL), (unsigned)getpid() & 0xffff);
+	if ((lfd = host_listener(&port)) < 0) {
+		check(r, "seccomp", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "no host listener: %s", sbx_strerror(lfd));
+		return;
+	}
+	snprintf(portstr, sizeof portstr, "%d", port);
+	memset(&req, 0, sizeof req);
+	req.id = "doctor";
+	req.workspace = s->ws;
+	req.cmd = cmd;
+	req.init_path = s->init;
+	req.uid = o->uid;
+	req.gid = o->gid;
+	req.ro_binds = &mnt;
+	req.nro_binds = 1;
+	memset(&a, 0, sizeof a);
+	if ((rc = sbx_adapter_bwrap.plan(&req, &a.plan)) < 0 ||
+	    (rc = openpty(&master, &slave, NULL, NULL, NULL)) < 0) {
+		rc = rc < 0 && errno ? -errno : rc;
+		check(r, "seccomp", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "cannot set up the probe: %s", sbx_strerror(rc));
+		goto out;
+	}
+	a.eo.cap = 1 << 16;
+	a.eo.timeout_ms = PROBE_TIMEOUT_MS;
+	a.eo.stdin_fd = slave;
+	if (pthread_create(&th, NULL, run_thread, &a) != 0) {
+		check(r, "seccomp", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "cannot start the probe");
+		goto out;
+	}
+	deadline = now_ms() + PROBE_TIMEOUT_MS;
+	/* Paused: the host looks at the probe itself. */
+	if (!master_wait(master, READY, acc, sizeof acc, &acclen, deadline))
+		bad = "the probe never paused";
+	else if ((probe = find_probe(o->uid)) < 0)
+		bad = "the probe's process was not found";
+	else
+		bad = inspect_probe(probe, o->uid, why, sizeof why);
+	if (write(master, "go\r", 3) < 0 && bad == NULL)
+		bad = "cannot resume the probe";
+	pthread_join(th, NULL);
+	/* Whatever else it wrote to its terminal. */
+	{
+		struct pollfd pf = { master, POLLIN, 0 };
+
+		while (acclen + 1 < sizeof acc && poll(&pf, 1, 100) > 0) {
+			ssize_t n = read(master, acc + acclen,
+			    sizeof acc - 1 - acclen);
+
+			if (n <= 0)
+				break;
+			acclen += (size_t)n;
+			acc[acclen] = '\0';
+		}
+	}
+	if (a.rc < 0) {
+		check(r, "seccomp", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "the probe did not run: %s", sbx_strerror(a.rc));
+		goto out;
+	}
+	if (bad == NULL && strstr(a.res.out, "\nend\n") == NULL)
+		bad = "the probe did not finish";
+	for (size_t i = 0; bad == NULL && i < sizeof must_eperm /
+	    sizeof must_eperm[0]; i++) {
+		const char *got = probe_value(a.res.out, must_eperm[i], v,
+		    sizeof v);
+
+		if (got == NULL || strcmp(got, "EPERM") != 0) {
+			snprintf(why, sizeof why, "%s gave %s inside the agent "
+			    "zone, not EPERM", must_eperm[i], got ? got :
+			    "nothing");
+			bad = why;
+		}
+	}
+	if (bad == NULL && (probe_value(a.res.out, "fds", v, sizeof v) ==
+	    NULL || strcmp(v, "0 1 2") != 0))
+		bad = (snprintf(why, sizeof why, "inherited fds: %s", v), why);
+	/* Confirmed on the host: nothing reached the terminal's input. */
+	if (bad == NULL && strstr(acc, mark) != NULL)
+		bad = "TIOCSTI reached the terminal (host side)";
+	if (bad == NULL && host_reached(lfd))
+		bad = "the agent zone reached a host loopback listener";
+	if (bad == NULL && (probe_value(a.res.out, "tcp_host", v, sizeof v) ==
+	    NULL || strcmp(v, "ok") == 0))
+		bad = "the agent zone connected to the host's loopback";
+	check(r, "seccomp", bad == NULL, SBX_HALT_ISOLATION_UNSATISFIABLE,
+	    bad == NULL ? "the real filter refuses TIOCSTI (also with high "
+	    "bits), TIOCLINUX, user namespaces, vsock, io_uring, mount, ptrace, "
+	    "keyrings, bpf inside the agent zone; confirmed on the host" :
+	    "%s", bad);
+out:
+	if (a.plan != NULL)
+		sbx_plan_free(a.plan);
+	sbx_exec_result_clear(&a.res);
+	if (master >= 0)
+		close(master);
+	if (slave >= 0)
+		close(slave);
+	close(lfd);
+}
+
+/* The exec zone has no network at all (SPEC 8.2). */
+static void
+check_exec_zone(const struct sbx_doctor_opts *o, const struct scratch *s,
+    struct sbx_doctor_report *r)
+{
+	struct sbx_mount mnt = { s->probe, SBX_PROBE_IN };
+	struct sbx_exec_opts eo = { 1 << 16, PROBE_TIMEOUT_MS, -1 };
+	struct sbx_exec_result res;
+	struct sbx_request req;
+	struct sbx_plan *p = NULL;
+	const struct sbx_data *d;
+	char portstr[16], v[64];
+	char *cmd[] = { (char *)SBX_PROBE_IN, (char *)"--tcp", portstr, NULL };
+	const char *bad = NULL;
+	int lfd, port = 0, rc;
+	bool unshared = false;
+
+	if ((lfd = host_listener(&port)) < 0) {
+		check(r, "exec_network", false,
+		    SBX_HALT_ISOLATION_UNSATISFIABLE, "no host listener");
+		return;
+	}
+	snprintf(portstr, sizeof portstr, "%d", port);
+	memset(&req, 0, sizeof req);
+	req.id = "doctor";
+	req.workspace = s->ws;
+	req.cmd = cmd;
+	req.uid = o->uid;
+	req.gid = o->gid;
+	req.ro_binds = &mnt;
+	req.nro_binds = 1;
+	if ((rc = sbx_plan_exec_zone(&req, &p)) < 0) {
+		check(r, "exec_network", false,
+		    SBX_HALT_ISOLATION_UNSATISFIABLE, "no exec plan: %s",
+		    sbx_strerror(rc));
+		close(lfd);
+		return;
+	}
+	/* The plan itself: its own network namespace, never the host's. */
+	d = sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD);
+	for (size_t off = 0; d != NULL && off < d->len;
+	    off += strlen(d->bytes + off) + 1) {
+		if (strcmp(d->bytes + off, "--unshare-net") == 0)
+			unshared = true;
+		if (strcmp(d->bytes + off, "--share-net") == 0)
+			bad = "the exec zone's plan shares the host network";
+	}
+	if (!unshared && bad == NULL)
+		bad = "the exec zone's plan keeps the host network";
+	if (bad == NULL && (rc = sbx_exec_run(p, &eo, &res)) < 0)
+		bad = "the exec-zone probe did not run";
+	if (bad == NULL) {
+		if (host_reached(lfd))
+			bad = "the exec zone reached a host listener";
+		else if (probe_value(res.out, "tcp_host", v, sizeof v) ==
+		    NULL || strcmp(v, "ok") == 0)
+			bad = "the exec zone connected to the host's loopback";
+		else if (probe_value(res.out, "ifaces", v, sizeof v) == NULL ||
+		    strcmp(v, "lo") != 0)
+			bad = "the exec zone has a network interface";
+		else if (probe_value(res.out, "vsock", v, sizeof v) == NULL ||
+		    strcmp(v, "EPERM") != 0)
+			bad = "vsock is open in the exec zone";
+		sbx_exec_result_clear(&res);
+	}
+	check(r, "exec_network", bad == NULL, SBX_HALT_ISOLATION_UNSATISFIABLE,
+	    bad == NULL ? "the exec zone has no network (only lo; a host "
+	    "listener was never reached)" : "%s", bad);
+	sbx_plan_free(p);
+	close(lfd);
+}
+
+/* cgroups: a mode that enforces, and a create/remove round trip. */
+static void
+check_cgroups(struct sbx_doctor_report *r)
+{
+	struct sbx_limits lim = { 0 };
+	struct sbx_cgroup *cg = NULL;
+	char id[64];
+	int rc;
+
+	snprintf(id, sizeof id, "doctor-%d", (int)getpid());
+	lim.memory = 64ull << 20;
+	lim.pids = 16;
+	lim.cpu_milli = 500;
+	if ((rc = sbx_cgroup_locate(id, &cg)) < 0) {
+		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "no cgroup hierarchy enforces memory, pids and cpu here: "
+		    "%s", sbx_strerror(rc));
+		return;
+	}
+	if ((rc = sbx_cgroup_create(cg, &lim)) < 0) {
+		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "cannot create %s: %s", cg->c[0].dir, sbx_strerror(rc));
+	} else if ((rc = sbx_cgroup_teardown(cg, 5000)) < 0) {
+		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "cannot remove %s: %s", cg->c[0].dir, sbx_strerror(rc));
+	} else {
+		check(r, "cgroups", true, SBX_HALT_NONE, "cgroup %s: memory, "
+		    "pids, cpu and freezer writable", sbx_cgroup_mode_name(
+		    cg->mode));
+	}
+	sbx_cgroup_free(cg);
+}
+
+/* Policy mounts resolved on this host (symlinks followed), for the check. */
+static void
+check_policy(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
+{
+	char **cred = NULL, why[256], real[PATH_MAX];
+	struct sbx_policy *resolved;
+	int halt, rc;
+
+	if ((rc = sbx_doctor_credential_paths(o->homes, o->ssh_auth_sock,
+	    &cred)) < 0) {
+		check(r, "policy", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "%s", sbx_strerror(rc));
+		return;
+	}
+	halt = sbx_doctor_policy(o->policy, cred, why, sizeof why);
+	/* A mount that is a symlink to a credential path is one. */
+	if (halt == SBX_HALT_NONE && o->policy != NULL &&
+	    (resolved = sbx_policy_dup(o->policy)) != NULL) {
+		for (size_t i = 0; i < resolved->nmounts_ro; i++) {
+			char *d;
+
+			if (realpath(resolved->mounts_ro[i], real) == NULL ||
+			    (d = strdup(real)) == NULL)
+				continue;
+			free(resolved->mounts_ro[i]);
+			resolved->mounts_ro[i] = d;
+		}
+		halt = sbx_doctor_policy(resolved, cred, why, sizeof why);
+		sbx_policy_free(resolved);
+	}
+	check(r, "policy", halt == SBX_HALT_NONE, halt, halt == SBX_HALT_NONE ?
+	    "no credential path mounted, no unrestricted network" : "%s", why);
+	sbx_strv_free(cred);
+}
+
+int
+sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
+{
+	struct scratch s;
+	char why[256];
+	int rc;
+
+	if (o == NULL || r == NULL)
+		return -EINVAL;
+	memset(r, 0, sizeof *r);
+	if (!o->quick && (o->init_path == NULL || o->probe_path == NULL ||
+	    o->uid == 0 || o->gid == 0))
+		return -EINVAL;
+	if ((rc = sbx_doctor_facts(o->policy, o->state_dir, &r->facts)) < 0)
+		return rc;
+	check_policy(o, r);
+	rc = sbx_adapter_bwrap.probe(why, sizeof why);
+	check(r, "bwrap", rc == 0, SBX_HALT_ISOLATION_UNSATISFIABLE, rc == 0 ?
+	    "%s %s, not setuid, sha256 %.16s..." : "%s", rc == 0 ?
+	    SBX_BWRAP_PATH : why, r->facts.bwrap_version,
+	    r->facts.bwrap_sha256);
+	check(r, "filter", r->facts.filter_sha256[0] != '\0',
+	    SBX_HALT_ISOLATION_UNSATISFIABLE, r->facts.filter_sha256[0] ?
+	    "seccomp filter sha256 %.16s..." : "the seccomp filter cannot be "
+	    "built", r->facts.filter_sha256);
+	check_cgroups(r);
+	/* Reported, not a halt: --new-session and the filter cover it. */
+	check(r, "tiocsti", true, SBX_HALT_NONE, "dev.tty.legacy_tiocsti=%d%s",
+	    r->facts.legacy_tiocsti, r->facts.legacy_tiocsti == 1 ?
+	    " (mitigated by --new-session and the seccomp filter)" : "");
+	if (!o->quick && r->halt == SBX_HALT_NONE) {
+		check_userns(o, r);
+		memset(&s, 0, sizeof s);
+		if (r->halt == SBX_HALT_NONE) {
+			if ((rc = scratch_make(o, &s)) < 0)
+				check(r, "seccomp", false,
+				    SBX_HALT_ISOLATION_UNSATISFIABLE,
+				    "no scratch directory for the probe: %s",
+				    sbx_strerror(rc));
+			else {
+				check_agent_zone(o, &s, r);
+				check_exec_zone(o, &s, r);
+			}
+		}
+		scratch_free(&s);
+	}
+	return r->halt == SBX_HALT_NONE ? 0 : SBX_EPROBE;
+}
