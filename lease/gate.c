@@ -873,11 +873,100 @@ number_after(const char *s, size_t n, size_t k)
 	return v;
 }
 
+/*
+ * The path of a "--- a/P" or "+++ b/P" line, as written (libgit2 would
+ * normalise "b//etc/evil" to "etc/evil" before anyone saw it): C-quoted
+ * names are unquoted, the a/ or b/ prefix is required, then the path
+ * rules apply. "/dev/null" is no path.
+ */
+static enum lease_gate_reason
+scan_path(const char *s, size_t n, char side)
+{
+	char out[4100];
+	size_t i, o = 0;
+	unsigned v;
+	int k;
+
+	if (n > 0 && s[n - 1] == '\r')
+		n--;
+	if (n == 9 && memcmp(s, "/dev/null", 9) == 0)
+		return LEASE_GATE_OK;
+	if (n > 0 && s[0] == '"') {
+		for (i = 1; i < n && s[i] != '"'; i++) {
+			if (o >= sizeof out - 1)
+				return LEASE_GATE_NAME_TOO_LONG;
+			if (s[i] != '\\' || i + 1 >= n) {
+				out[o++] = s[i];
+				continue;
+			}
+			i++;
+			if (s[i] >= '0' && s[i] <= '7') {
+				for (v = 0, k = 0; k < 3 && i < n && s[i] >=
+				    '0' && s[i] <= '7'; k++, i++)
+					v = v * 8 + (unsigned)(s[i] - '0');
+				i--;
+				out[o++] = (char)v;
+				continue;
+			}
+			switch (s[i]) {
+			case 'n': out[o++] = '\n'; break;
+			case 't': out[o++] = '\t'; break;
+			case 'r': out[o++] = '\r'; break;
+			case 'a': out[o++] = '\a'; break;
+			case 'b': out[o++] = '\b'; break;
+			case 'f': out[o++] = '\f'; break;
+			case 'v': out[o++] = '\v'; break;
+			default: out[o++] = s[i];
+			}
+		}
+		if (i >= n)
+			return LEASE_GATE_PATCH_MALFORMED;
+	} else {
+		/* an unquoted name ends at a tab (a timestamp may follow) */
+		for (i = 0; i < n && s[i] != '\t'; i++) {
+			if (o >= sizeof out - 1)
+				return LEASE_GATE_NAME_TOO_LONG;
+			out[o++] = s[i];
+		}
+	}
+	if (o < 2 || out[0] != side || out[1] != '/')
+		return LEASE_GATE_PATCH_MALFORMED;
+	return lease_gate_path(out + 2, o - 2);
+}
+
+/*
+ * The mode a header line gives ("new mode M", "new file mode M", "index
+ * A..B M"): git canonicalises 100777 to 100755 when it parses, so the text
+ * itself is held to the two modes (and 120000 when symlinks are allowed).
+ */
+static enum lease_gate_reason
+scan_mode(const char *s, size_t n, const struct lease_result_policy *pol)
+{
+	unsigned m = 0;
+	size_t i = n, digits = 0;
+
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '7') {
+		i--;
+		digits++;
+	}
+	if (digits == 0 || i == 0 || s[i - 1] != ' ') {
+		/* "index A..B" without a mode: nothing to check */
+		return starts(s, n, "index ") ? LEASE_GATE_OK :
+		    LEASE_GATE_BAD_MODE;
+	}
+	if (digits != 6)
+		return LEASE_GATE_BAD_MODE;
+	for (; i < n; i++)
+		m = m << 3 | (unsigned)(s[i] - '0');
+	return lease_gate_mode(m, pol->allow_symlinks);
+}
+
 enum lease_gate_reason
 lease_gate_patch_scan(const char *buf, size_t len,
     const struct lease_result_policy *pol, struct lease_gate_scan *out)
 {
 	const char *line = buf, *end = buf + len, *nl;
+	enum lease_gate_reason r;
 	bool in_hunk = false, in_binary = false;
 	uint64_t file_added = 0;
 	size_t n;
@@ -905,6 +994,20 @@ lease_gate_patch_scan(const char *buf, size_t len,
 			if (number_after(line, n, line[0] == 'l' ? 8 : 6) >
 			    pol->max_file_bytes)
 				return LEASE_GATE_FILE_TOO_LARGE;
+		} else if (!in_hunk && !in_binary && (starts(line, n, "--- ") ||
+		    starts(line, n, "+++ "))) {
+			if ((r = scan_path(line + 4, n - 4, line[0] == '-' ?
+			    'a' : 'b')) != LEASE_GATE_OK)
+				return r;
+		} else if (!in_hunk && (starts(line, n, "rename ") ||
+		    starts(line, n, "copy ") ||
+		    starts(line, n, "similarity index"))) {
+			return LEASE_GATE_PATCH_MALFORMED;
+		} else if (!in_hunk && (starts(line, n, "new mode ") ||
+		    starts(line, n, "new file mode ") ||
+		    starts(line, n, "index "))) {
+			if ((r = scan_mode(line, n, pol)) != LEASE_GATE_OK)
+				return r;
 		} else if (!in_binary && starts(line, n, "@@ ")) {
 			in_hunk = true;
 			if (++out->hunks > SCAN_MAX_HUNKS)

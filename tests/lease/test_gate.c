@@ -450,6 +450,52 @@ START_TEST(test_gate_scan)
 }
 END_TEST
 
+/* Header lines as written, before libgit2 normalises anything. */
+static const struct {
+	const char *text;
+	enum lease_gate_reason want;
+} headers[] = {
+	{ "--- a/x\n+++ b/x\n", LEASE_GATE_OK },
+	{ "--- /dev/null\n+++ b/new\n", LEASE_GATE_OK },
+	{ "--- a/x\t2024-01-01\n+++ b/x\n", LEASE_GATE_OK },
+	{ "+++ b//etc/evil\n", LEASE_GATE_ABSOLUTE },
+	{ "+++ b/../x\n", LEASE_GATE_ESCAPE },
+	{ "+++ b/.git/config\n", LEASE_GATE_GIT_PATH },
+	{ "+++ b/.GIT/config\n", LEASE_GATE_GIT_PATH },
+	{ "+++ x\n", LEASE_GATE_PATCH_MALFORMED },
+	{ "--- b/x\n", LEASE_GATE_PATCH_MALFORMED },
+	{ "+++ \"b/esc\\033]52\"\n", LEASE_GATE_CONTROL_CHAR },
+	{ "+++ \"b/nl\\nx\"\n", LEASE_GATE_NEWLINE },
+	{ "+++ \"b/caf\\303\\251\"\n", LEASE_GATE_OK },
+	{ "+++ \"b/unterminated\n", LEASE_GATE_PATCH_MALFORMED },
+	{ "+++ b/-rf\n", LEASE_GATE_LEADING_DASH },
+	{ "rename from a\nrename to b\n", LEASE_GATE_PATCH_MALFORMED },
+	{ "new mode 100777\n", LEASE_GATE_BAD_MODE },
+	{ "new file mode 120000\n", LEASE_GATE_SYMLINK },
+	{ "new file mode 160000\n", LEASE_GATE_GITLINK },
+	{ "index 1234567..89abcde 100644\n", LEASE_GATE_OK },
+	{ "index 1234567..89abcde 100664\n", LEASE_GATE_BAD_MODE },
+	{ "index 1234567..89abcde\n", LEASE_GATE_OK },
+	{ "new mode 10064\n", LEASE_GATE_BAD_MODE },
+	/* inside a hunk, the same text is content */
+	{ "@@ -1 +1 @@\n--- a/../x\n++++ b//y\n", LEASE_GATE_OK },
+};
+
+START_TEST(test_gate_scan_headers)
+{
+	struct lease_result_policy p;
+	struct lease_gate_scan sc;
+	enum lease_gate_reason got;
+
+	lease_result_policy_defaults(&p);
+	got = lease_gate_patch_scan(headers[_i].text, strlen(headers[_i].text),
+	    &p, &sc);
+	ck_assert_msg(got == headers[_i].want, "case %d: got %s want %s", _i,
+	    lease_gate_reason_name(got),
+	    lease_gate_reason_name(headers[_i].want));
+}
+END_TEST
+
 static struct lease_manifest *
 sample_manifest(void)
 {
@@ -655,6 +701,8 @@ gate_suite(void)
 
 	tc = tcase_create("Formats");
 	tcase_add_test(tc, test_gate_scan);
+	tcase_add_loop_test(tc, test_gate_scan_headers, 0,
+	    sizeof headers / sizeof headers[0]);
 	tcase_add_test(tc, test_gate_manifest_roundtrip);
 	tcase_add_loop_test(tc, test_gate_manifest_strict, 0,
 	    sizeof breakers / sizeof breakers[0]);
