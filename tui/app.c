@@ -37,7 +37,7 @@ static struct tui_app *app_running;
 
 static void app_close_conns(struct tui_app *, struct tui_session *);
 
-/* ---- small helpers ------------------------------------------------------- */
+/* ---- small helpers ------------------------------------------------------ */
 
 uint64_t
 tui_app_now(struct tui_app *a)
@@ -121,7 +121,7 @@ tui_fatal(const char *fmt, ...)
 	exit(TUI_EXIT_FAIL);
 }
 
-/* ---- the session table ------------------------------------------------- */
+/* ---- the session table -------------------------------------------------- */
 
 struct tui_session *
 tui_app_find(struct tui_app *a, const char *id)
@@ -213,14 +213,14 @@ session_remove(struct tui_app *a, size_t i)
 	a->n--;
 	a->relayout = true;
 	if (focused) {
-		/* The focused lease is gone (gc): the nearest one, typing off. */
+		/* The focused lease is gone (gc): the nearest, typing off. */
 		a->sel[0] = '\0';
 		tui_app_focus(a, a->n == 0 ? -1 : i < a->n ? (long)i :
 		    (long)a->n - 1);
 	}
 }
 
-/* ---- focus ------------------------------------------------------------------ */
+/* ---- focus -------------------------------------------------------------- */
 
 static void
 mark_seen(struct tui_app *a, struct tui_session *s)
@@ -269,7 +269,7 @@ tui_app_focus(struct tui_app *a, long i)
 	tui_app_mark(a, TUI_DIRTY_ALL, true);
 }
 
-/* ---- holder status (the list row) ------------------------------------------- */
+/* ---- holder status (the list row) --------------------------------------- */
 
 static void
 set_str(char **dst, const char *src, size_t cap)
@@ -354,7 +354,7 @@ lost_reason(struct tui_session *s, int err, char *buf, size_t bufsz)
 		tui_conn_reason(err, APP_CONNECT_MS, buf, bufsz);
 }
 
-/* ---- connections ---------------------------------------------------------- */
+/* ---- connections -------------------------------------------------------- */
 
 static void
 holder_error(struct tui_app *a, struct tui_session *s, const uint8_t *p,
@@ -705,7 +705,7 @@ tend_sessions(struct tui_app *a)
 	resize_focused(a, f);
 }
 
-/* ---- the journal ---------------------------------------------------------- */
+/* ---- the journal -------------------------------------------------------- */
 
 static void
 update_record(struct tui_app *a, struct tui_session *s,
@@ -786,7 +786,7 @@ journal_reload(struct tui_app *a, const char *must)
 	}
 }
 
-/* ---- the tick, timers, signals, input -------------------------------------- */
+/* ---- the tick, timers, signals, input ----------------------------------- */
 
 static void
 redraw_timer_cb(uv_timer_t *t)
@@ -886,7 +886,6 @@ clock_cb(uv_timer_t *t)
 		tui_app_mark(a, TUI_DIRTY_LIST, false);	/* the age column */
 	for (size_t i = 0; i < a->n; i++)
 		ping(a, a->s[i], now);
-	/* Connecting sessions with no frame yet: also covered by the deadline. */
 }
 
 static void
@@ -934,7 +933,7 @@ input_cb(uv_poll_t *h, int status, int events)
 		tui_app_quit(a);
 }
 
-/* ---- start and stop ------------------------------------------------------- */
+/* ---- start and stop ----------------------------------------------------- */
 
 static void
 open_log(struct tui_app *a)

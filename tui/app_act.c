@@ -211,8 +211,9 @@ tui_app_key(struct tui_app *a, const struct tui_key *k)
 		tui_app_mark(a, TUI_DIRTY_STATUS, true);
 	switch (act.action) {
 	case TUI_ACT_NONE:
-		if (a->keys.mode == TUI_MODE_NORMAL && k->code == PTY_KEY_NONE &&
-		    k->mods == 0 && tui_app_focused(a) != NULL)
+		if (a->keys.mode == TUI_MODE_NORMAL &&
+		    k->code == PTY_KEY_NONE && k->mods == 0 &&
+		    tui_app_focused(a) != NULL)
 			tui_app_message(a, false, "keys go to the agent only "
 			    "after Enter or i");
 		break;

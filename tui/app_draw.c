@@ -123,7 +123,8 @@ draw_placeholder(struct tui_app *a, struct tui_session *s)
 		    tui_app_name(s));
 	else
 		snprintf(text, sizeof text, " %s has ended (%s); no screen "
-		    "was kept", tui_app_name(s), lease_state_name(s->rec.state));
+		    "was kept", tui_app_name(s),
+		    lease_state_name(s->rec.state));
 	tui_draw_text(&a->draw, r->x, r->y, r->w, text, &st, TUI_TEXT_PAD);
 }
 

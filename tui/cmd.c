@@ -63,8 +63,8 @@ usage(FILE *f)
 	fprintf(f, "usage: corral [--help | --version] [COMMAND [ARGS...]]\n\n"
 		   "corral supervises coding agents: each on its own lease, in "
 		   "its own sandbox,\non its own PTY, watched live, with its "
-		   "result handed back as a patch.\nWith no command it opens the "
-		   "console on every live lease.\n\ncommands:\n");
+		   "result handed back as a patch.\nWith no command it opens "
+		   "the console on every live lease.\n\ncommands:\n");
 	for (size_t i = 0; tui_cmds[i] != NULL; i++) {
 		if (!tui_cmds[i]->hidden)
 			fprintf(f, "  %-8s %s\n", tui_cmds[i]->name,

@@ -296,8 +296,9 @@ tui_conn_reason(int err, unsigned deadline_ms, char *buf, size_t bufsz)
 		snprintf(buf, bufsz, "holder is not accepting connections");
 		break;
 	default:
-		snprintf(buf, bufsz, "holder socket: %s", err > PTY_EBASE &&
-		    err < PTY_EBASE + 100 ? pty_strerror(err) : uv_strerror(err));
+		snprintf(buf, bufsz, "holder socket: %s",
+		    err > PTY_EBASE && err < PTY_EBASE + 100 ?
+		    pty_strerror(err) : uv_strerror(err));
 		break;
 	}
 }

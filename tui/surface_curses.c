@@ -37,7 +37,7 @@ struct tui_curses {
 	bool cur_visible, cur_shown;
 };
 
-/* ---- colours and attributes ------------------------------------------- */
+/* ---- colours and attributes --------------------------------------------- */
 
 /* A curses colour number for a packed PTY colour (-1: the default). */
 static int
@@ -107,7 +107,7 @@ curses_attrs(const struct tui_style *st)
 	return a;
 }
 
-/* ---- the surface ---------------------------------------------------------- */
+/* ---- the surface -------------------------------------------------------- */
 
 /* Box drawing and the ellipsis when the locale cannot show them. */
 static bool
@@ -210,7 +210,7 @@ static const struct tui_surface_ops curses_ops = {
 	.size = surf_size,
 };
 
-/* ---- set-up and restore -------------------------------------------------- */
+/* ---- set-up and restore ------------------------------------------------- */
 
 static void
 setup_colors(struct tui_curses *t)
@@ -359,7 +359,7 @@ tui_curses_flush(struct tui_curses *t)
 	doupdate();
 }
 
-/* ---- keys ----------------------------------------------------------------- */
+/* ---- keys --------------------------------------------------------------- */
 
 /* Modifiers of xterm's extended key names ("kUP5"): 1 + bits. */
 static unsigned

@@ -17,7 +17,7 @@
 #include "lease/lease.h"
 #include "tui/tui_core.h"
 
-/* ---- scrollback window ----------------------------------------------------- */
+/* ---- scrollback window -------------------------------------------------- */
 
 void
 tui_scroll_move(struct tui_scroll *s, long lines)
@@ -72,7 +72,7 @@ tui_scroll_needed(const struct tui_scroll *s, int pane_h, size_t *from,
 	    (size_t)pane_h;
 }
 
-/* ---- scrollback cache -------------------------------------------------------- */
+/* ---- scrollback cache --------------------------------------------------- */
 
 void
 tui_sbcache_init(struct tui_sbcache *c)
@@ -188,7 +188,7 @@ tui_sbcache_line(const struct tui_sbcache *c, size_t idx,
 	return rc < maxcells ? rc : maxcells;
 }
 
-/* ---- leases ------------------------------------------------------------------ */
+/* ---- leases ------------------------------------------------------------- */
 
 bool
 tui_view_needs_holder(const struct lease_record *r)
