@@ -170,6 +170,8 @@ struct sbx_request {
 	bool workspace_ro;		/* bind /work read-only */
 	long long source_date_epoch;	/* the base commit's time (>= 0) */
 	const char *faketime;	/* host path of libfaketime.so.1, or NULL */
+	/* The command adapter (sbx_command.c): the operator's hooks. */
+	const struct sbx_command_config *command;
 };
 
 struct sbx_adapter {
@@ -1003,6 +1005,73 @@ unsigned long long sbx_scrub_hits(const struct sbx_scrub *);
 /* One buffer: a scrubbed, NUL-terminated malloc'd copy (NULL: ENOMEM). */
 char *sbx_cred_scrub(const void *buf, size_t len, const char *secret,
     size_t *outlen);
+
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_command.c: the command adapter (SPEC 8.1, 3). The operator's config
+ * ([command] provision, exec, teardown, list, timeout) names four hook
+ * commands that run the agent wherever the operator wants (a remote VM,
+ * SSH hosts, a cluster engine). Each runs as `/bin/sh -c 'CMD "$@"' NAME
+ * ARGS...` (see sbx_cred.c) with corral's environment:
+ *
+ *   provision ID WORKSPACE  (CORRAL_LEASE_ID, CORRAL_WORKSPACE,
+ *             CORRAL_LEASE_DIR) prepare the lease; exit 0; an optional
+ *             first stdout line is a note for the receipt.
+ *   exec      ID WORKSPACE -- CMD...  the plan: stdio is the lease PTY;
+ *             run CMD there; its exit status is the agent's (125: the
+ *             adapter itself failed); the workspace's contents must be
+ *             back in WORKSPACE when it returns.
+ *   teardown  ID  remove everything of the lease; exit 0 also when
+ *             nothing is left (idempotent); non-zero is retried later.
+ *   list      print one lease ID per line for everything still held.
+ *
+ * corral cannot check what the hooks do: the label is SBX_COMMAND_LABEL.
+ * The contract in full: docs/command-adapter.md.
+ */
+#define SBX_COMMAND_LABEL "command (operator-asserted)"
+#define SBX_COMMAND_EXIT_ADAPTER 125	/* exec: the adapter failed */
+
+struct sbx_command_config {
+	const char *provision;
+	const char *exec;
+	const char *teardown;
+	const char *list;
+	unsigned long long timeout_ms;	/* per hook but exec; 0: defaults */
+};
+
+/*
+ * .plan needs req->command (SBX_EPOLICY without all four hooks) and
+ * req->id, req->workspace, req->cmd; the plan inherits corral's
+ * environment and runs the exec hook. .probe, having no configuration,
+ * always says SBX_EUNAVAIL: use sbx_command_probe. Not in sbx_adapters[]
+ * until the composition root passes the configuration.
+ */
+extern const struct sbx_adapter sbx_adapter_command;
+/* All four hooks set? 0 or SBX_EPOLICY with why. Pure. */
+int sbx_command_check(const struct sbx_command_config *, char *why,
+    size_t whysz);
+/* A lease ID the hooks may take or name (printable, no '/'). Pure. */
+bool sbx_command_id_ok(const char *id, size_t len);
+/* The list hook runs and answers sanely: 0, SBX_EPOLICY, SBX_EPROBE. */
+SBX_NODISCARD int sbx_command_probe(const struct sbx_command_config *,
+    char *why, size_t whysz);
+/*
+ * Run provision for req (id, workspace, lease_dir). 0 with the hook's
+ * first stdout line in note; SBX_EPROBE (the hook failed: why), SBX_EPOLICY,
+ * -EINVAL, -errno. Blocking.
+ */
+SBX_NODISCARD int sbx_command_provision(const struct sbx_command_config *,
+    const struct sbx_request *req, char *note, size_t notesz, char *why,
+    size_t whysz);
+/* Run teardown for id: 0, or SBX_EPROBE (retry later). Blocking. */
+SBX_NODISCARD int sbx_command_teardown(const struct sbx_command_config *,
+    const char *id, char *why, size_t whysz);
+/*
+ * Run list: the IDs it holds, NULL-terminated (sbx_strv_free). A line that
+ * is not an ID fails the whole answer (SBX_EPROBE). Blocking.
+ */
+SBX_NODISCARD int sbx_command_list(const struct sbx_command_config *,
+    char ***ids, char *why, size_t whysz);
 
 /* end of the egress blocks (sbx_egress, sbx_proxy, sbx_cred, sbx_command) */
 

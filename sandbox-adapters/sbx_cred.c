@@ -10,13 +10,9 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,196 +21,8 @@
 #include "sandbox-adapters/sbx.h"
 #include "sandbox-adapters/sbx_proxy_int.h"
 
-extern char **environ;
-
 #define HOOK_OUT_MAX (SBX_CRED_MAX + 2)
-#define HOOK_ERR_MAX 2048
 #define REDACTED "[REDACTED]"
-
-/* ------------------------------------------------------------------ */
-/* Running a hook: sh -c CMD NAME ARG..., stdin bytes, captured output. */
-
-struct hook_run {
-	char out[HOOK_OUT_MAX + 1];
-	size_t outlen;
-	bool out_over;
-	char err[HOOK_ERR_MAX + 1];
-	size_t errlen;
-	int status;	/* wait status */
-	bool timed_out;
-};
-
-static int
-env_build(char ***out, const char *const *extra)
-{
-	size_t n = 0, k = 0, ne = 0;
-	char **v;
-
-	while (environ != NULL && environ[n] != NULL)
-		n++;
-	while (extra[ne] != NULL)
-		ne++;
-	if ((v = calloc(n + ne + 1, sizeof *v)) == NULL)
-		return -ENOMEM;
-	/* corral's own environment, minus what we set ourselves. */
-	for (size_t i = 0; i < n; i++) {
-		if (strncmp(environ[i], "CORRAL_LEASE_ID=", 16) == 0 ||
-		    strncmp(environ[i], "CORRAL_CRED_", 12) == 0)
-			continue;
-		v[k++] = environ[i];
-	}
-	for (size_t i = 0; i < ne; i++)
-		v[k++] = (char *)extra[i];
-	v[k] = NULL;
-	*out = v;
-	return 0;
-}
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void
-capture(int fd, char *buf, size_t *len, size_t cap, bool *over, bool *eof)
-{
-	char sink[512];
-	ssize_t n;
-
-	if (*len < cap)
-		n = read(fd, buf + *len, cap - *len);
-	else
-		n = read(fd, sink, sizeof sink);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0) {
-		*eof = true;
-		return;
-	}
-	if (*len < cap)
-		*len += (size_t)n;
-	else if (over != NULL)
-		*over = true;
-	buf[*len] = '\0';
-}
-
-/*
- * Run /bin/sh -c 'cmd "$@"' NAME args... with envp (so the operator's
- * command line gets the arguments after its own, as git runs hooks), feeding in (may be NULL) on
- * stdin; capture stdout and stderr; kill the process group at timeout_ms.
- * Blocking. 0 (see r->status) or -errno.
- */
-static int
-hook_run(const char *cmd, const char *const *args, char **envp,
-    const char *in, size_t inlen, unsigned long long timeout_ms,
-    struct hook_run *r)
-{
-	int ip[2] = { -1, -1 }, op[2] = { -1, -1 }, ep[2] = { -1, -1 };
-	const char *argv[12];
-	char *line = NULL;
-	bool oeof = false, eeof = false;
-	size_t na = 0, inoff = 0;
-	uint64_t deadline;
-	pid_t pid, w;
-	int rc = 0;
-
-	memset(r, 0, sizeof *r);
-	if (asprintf(&line, "%s \"$@\"", cmd) < 0)
-		return -ENOMEM;
-	argv[na++] = "/bin/sh";
-	argv[na++] = "-c";
-	argv[na++] = line;
-	for (size_t i = 0; args[i] != NULL && na < 11; i++)
-		argv[na++] = args[i];
-	argv[na] = NULL;
-	/* stdin is a socket: a hook that exits unread cannot SIGPIPE us. */
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ip) < 0 ||
-	    pipe2(op, O_CLOEXEC) < 0 ||
-	    pipe2(ep, O_CLOEXEC) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if ((pid = fork()) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls from here to exec. */
-		setpgid(0, 0);
-		if (dup2(ip[0], 0) < 0 || dup2(op[1], 1) < 0 ||
-		    dup2(ep[1], 2) < 0)
-			_exit(127);
-		closefrom(3);
-		signal(SIGPIPE, SIG_DFL);
-		execve("/bin/sh", (char *const *)argv, envp);
-		_exit(127);
-	}
-	setpgid(pid, pid);
-	close(ip[0]);
-	close(op[1]);
-	close(ep[1]);
-	ip[0] = op[1] = ep[1] = -1;
-	if (in == NULL || inlen == 0) {
-		close(ip[1]);
-		ip[1] = -1;
-	}
-	deadline = now_ms() + (timeout_ms ? timeout_ms : 30000);
-	while (!oeof || !eeof) {
-		struct pollfd pf[3] = {
-			{ .fd = oeof ? -1 : op[0], .events = POLLIN },
-			{ .fd = eeof ? -1 : ep[0], .events = POLLIN },
-			{ .fd = ip[1], .events = POLLOUT },
-		};
-		uint64_t now = now_ms();
-
-		if (now >= deadline) {
-			kill(-pid, SIGKILL);
-			r->timed_out = true;
-			break;
-		}
-		if (poll(pf, 3, (int)(deadline - now)) < 0 && errno != EINTR)
-			break;
-		if (pf[0].revents)
-			capture(op[0], r->out, &r->outlen, HOOK_OUT_MAX,
-			    &r->out_over, &oeof);
-		if (pf[1].revents)
-			capture(ep[0], r->err, &r->errlen, HOOK_ERR_MAX, NULL,
-			    &eeof);
-		if (ip[1] >= 0 && pf[2].revents) {
-			ssize_t n = send(ip[1], in + inoff, inlen - inoff,
-			    MSG_NOSIGNAL | MSG_DONTWAIT);
-
-			if (n > 0)
-				inoff += (size_t)n;
-			if ((n < 0 && errno != EAGAIN && errno != EINTR) ||
-			    inoff == inlen) {
-				close(ip[1]);
-				ip[1] = -1;
-			}
-		}
-	}
-	/* What the hook left behind in its group goes with it. */
-	kill(-pid, SIGKILL);
-	while ((w = waitpid(pid, &r->status, 0)) < 0 && errno == EINTR)
-		;
-	if (w < 0)
-		rc = -errno;
-out:
-	free(line);
-	for (int i = 0; i < 2; i++) {
-		if (ip[i] >= 0)
-			close(ip[i]);
-		if (op[i] >= 0)
-			close(op[i]);
-		if (ep[i] >= 0)
-			close(ep[i]);
-	}
-	return rc;
-}
 
 /* ------------------------------------------------------------------ */
 /* The scrubber.                                                       */
@@ -501,31 +309,6 @@ store(const char *path, const char *value, size_t n)
 	return rc;
 }
 
-/* Why a hook failed, with the value (if any) scrubbed from its stderr. */
-static void
-hook_why(char *why, size_t whysz, const char *hook, const struct hook_run *r,
-    const char *secret)
-{
-	char *err = sbx_cred_scrub(r->err, r->errlen, secret, NULL);
-	size_t n;
-
-	if (err != NULL) {
-		n = strlen(err);
-		while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == '\r'))
-			err[--n] = '\0';
-	}
-	if (r->timed_out)
-		snprintf(why, whysz, "%s hook timed out", hook);
-	else if (WIFEXITED(r->status))
-		snprintf(why, whysz, "%s hook exited %d%s%.200s", hook,
-		    WEXITSTATUS(r->status), err && *err ? ": " : "",
-		    err ? err : "");
-	else
-		snprintf(why, whysz, "%s hook killed by signal %d", hook,
-		    WTERMSIG(r->status));
-	free(err);
-}
-
 void
 sbx_cred_free(struct sbx_cred *c)
 {
@@ -548,12 +331,12 @@ sbx_cred_mint(const struct sbx_cred_config *cfg, const char *id,
 	char life[32];
 	const char *extra[5], *args[5];
 	struct sbx_cred *c = NULL;
-	struct hook_run *r = NULL;
+	struct sbx__hook r;
 	unsigned long long lifetime;
-	char **envp = NULL;
 	size_t n;
 	int rc;
 
+	memset(&r, 0, sizeof r);
 	if (whysz > 0)
 		why[0] = '\0';
 	if (cfg == NULL || out == NULL || id == NULL || *id == '\0' ||
@@ -592,30 +375,25 @@ sbx_cred_mint(const struct sbx_cred_config *cfg, const char *id,
 	args[2] = life;
 	args[3] = cfg->spend_cap ? cfg->spend_cap : "";
 	args[4] = NULL;
-	if ((r = calloc(1, sizeof *r)) == NULL ||
-	    (rc = env_build(&envp, extra)) < 0) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if ((rc = hook_run(cfg->mint, args, envp, NULL, 0, cfg->timeout_ms,
-	    r)) < 0) {
+	if ((rc = sbx__hook_run(cfg->mint, args, extra, NULL, 0,
+	    cfg->timeout_ms, HOOK_OUT_MAX, &r)) < 0) {
 		snprintf(why, whysz, "mint hook: %s", strerror(-rc));
-		goto out;
+		return rc;
 	}
 	/* Exactly one line: the credential. */
-	n = r->outlen;
-	if (n > 0 && r->out[n - 1] == '\n')
+	n = r.outlen;
+	if (n > 0 && r.out[n - 1] == '\n')
 		n--;
-	if (n > 0 && r->out[n - 1] == '\r')
+	if (n > 0 && r.out[n - 1] == '\r')
 		n--;
-	r->out[n] = '\0';
-	if (r->timed_out || !WIFEXITED(r->status) ||
-	    WEXITSTATUS(r->status) != 0) {
-		hook_why(why, whysz, "mint", r, n > 0 ? r->out : NULL);
+	r.out[n] = '\0';
+	if (r.timed_out || !WIFEXITED(r.status) ||
+	    WEXITSTATUS(r.status) != 0) {
+		sbx__hook_why(why, whysz, "mint", &r, n > 0 ? r.out : NULL);
 		rc = SBX_EPROBE;
 		goto out;
 	}
-	if (r->out_over || !value_ok(r->out, n)) {
+	if (r.out_over || !value_ok(r.out, n)) {
 		snprintf(why, whysz, "mint hook must print one credential "
 		    "(1..%d visible characters, no blanks) and a newline",
 		    SBX_CRED_MAX);
@@ -623,7 +401,7 @@ sbx_cred_mint(const struct sbx_cred_config *cfg, const char *id,
 		goto out;
 	}
 	if ((c = calloc(1, sizeof *c)) == NULL ||
-	    (c->value = strdup(r->out)) == NULL) {
+	    (c->value = strdup(r.out)) == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -644,11 +422,7 @@ sbx_cred_mint(const struct sbx_cred_config *cfg, const char *id,
 	c = NULL;
 	rc = 0;
 out:
-	if (r != NULL) {
-		explicit_bzero(r, sizeof *r);
-		free(r);
-	}
-	free(envp);
+	sbx__hook_clear(&r);
 	sbx_cred_free(c);
 	return rc;
 }
@@ -703,9 +477,11 @@ sbx_cred_revoke(const struct sbx_cred_config *cfg, const char *id,
 	char path[4096], elease[256], efp[128];
 	char fp[SBX_SHA256_HEX];
 	const char *extra[3], *args[4];
-	struct hook_run *r = NULL;
-	char *value = NULL, **envp = NULL;
+	struct sbx__hook r;
+	char *value = NULL;
 	int rc;
+
+	memset(&r, 0, sizeof r);
 
 	if (whysz > 0)
 		why[0] = '\0';
@@ -737,20 +513,15 @@ sbx_cred_revoke(const struct sbx_cred_config *cfg, const char *id,
 	args[1] = id;
 	args[2] = fp;
 	args[3] = NULL;
-	if ((r = calloc(1, sizeof *r)) == NULL ||
-	    env_build(&envp, extra) < 0) {
-		rc = -ENOMEM;
-		goto out;
-	}
 	/* The value on stdin, never on an argv. */
-	if ((rc = hook_run(cfg->revoke, args, envp, value, strlen(value),
-	    cfg->timeout_ms, r)) < 0) {
+	if ((rc = sbx__hook_run(cfg->revoke, args, extra, value,
+	    strlen(value), cfg->timeout_ms, 1024, &r)) < 0) {
 		snprintf(why, whysz, "revoke hook: %s", strerror(-rc));
 		goto out;
 	}
-	if (r->timed_out || !WIFEXITED(r->status) ||
-	    WEXITSTATUS(r->status) != 0) {
-		hook_why(why, whysz, "revoke", r, value);
+	if (r.timed_out || !WIFEXITED(r.status) ||
+	    WEXITSTATUS(r.status) != 0) {
+		sbx__hook_why(why, whysz, "revoke", &r, value);
 		rc = SBX_EPROBE;	/* kept: a later revoke retries */
 		goto out;
 	}
@@ -765,11 +536,7 @@ out:
 		explicit_bzero(value, strlen(value));
 		free(value);
 	}
-	if (r != NULL) {
-		explicit_bzero(r, sizeof *r);
-		free(r);
-	}
-	free(envp);
+	sbx__hook_clear(&r);
 	return rc;
 }
 
