@@ -1180,6 +1180,12 @@ struct lease_result_opts {
 	 * running lease fails with this reason.
 	 */
 	const char *fail_reason;
+	/*
+	 * Where each check's copy of the result tree is made, as
+	 * <checks_dir>/<id>.<n> (NULL: $STATE/leases/<id>/result/checks):
+	 * a directory the exec zone's uid can reach.
+	 */
+	const char *checks_dir;
 	lease_extract_race_cb race;	/* tests only */
 	void *race_ud;
 };
@@ -1246,6 +1252,7 @@ struct lease_apply_opts {
 	const struct lease_result_policy *policy;	/* NULL: defaults */
 	lease_check_run_cb run_check;
 	void *ud;
+	const char *checks_dir;		/* as in lease_result_opts */
 };
 
 struct lease_apply_outcome {

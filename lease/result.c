@@ -824,9 +824,16 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 	}
 	memset(&oc, 0, sizeof oc);
 	oc.exit_code = -1;
-	snprintf(name, sizeof name, "checks/%zu", i);
-	base = rpath(c, "checks");
-	dir = rpath(c, name);
+	if (c->checks_dir != NULL) {
+		base = strdup(c->checks_dir);
+		n = strlen(c->checks_dir) + LEASE_ID_LEN + 32;
+		if ((dir = malloc(n)) != NULL)
+			snprintf(dir, n, "%s/%s.%zu", c->checks_dir, c->id, i);
+	} else {
+		snprintf(name, sizeof name, "checks/%zu", i);
+		base = rpath(c, "checks");
+		dir = rpath(c, name);
+	}
 	if (base == NULL || dir == NULL) {
 		free(base);
 		free(dir);
@@ -1019,6 +1026,7 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	if ((rc = lease__rctx_open(&c, s, state_dir, id, opts->policy,
 	    opts->run_check, opts->ud, false)) < 0)
 		goto out;
+	c.checks_dir = opts->checks_dir;
 	if (c.rec.mode != LEASE_MODE_SANDBOXED) {
 		lease__store_msg(s, "lease %s is trusted_local: it has no "
 		    "result (SPEC 3)", id);

@@ -262,4 +262,45 @@ enum tui_holder_state tui_probe_holder(const struct tui_ctx *,
     const struct lease_record *, int timeout_ms, char **status_json,
     char *why, size_t whysz);
 
+/* ------------------------------------------------------------------ */
+/* cmd_result.c, result.c: results (SPEC 7)                            */
+
+struct lease_check_run;
+struct lease_check_outcome;
+struct lease_result_policy;
+
+extern const struct tui_cmd tui_cmd_review;
+extern const struct tui_cmd tui_cmd_apply;
+extern const struct tui_cmd tui_cmd_reject;
+
+/*
+ * tui_result_finish: the end of a sandboxed lease, the one call the
+ * holder makes once its agent has ended and every process of the lease
+ * has stopped, before the workspace is unmounted or removed (and the call
+ * reconciliation makes for a lost holder, with fail_reason "holder_lost":
+ * the result then goes to quarantine). The lease's policy gives the caps
+ * and checks; checks run in the exec zone (tui_result_run_check). Returns
+ * lease_result_finish's code: 0 result_ready, LEASE_EINVALID quarantined,
+ * another negative code on error (message on c->store).
+ */
+int tui_result_finish(struct tui_ctx *, const char *id,
+    const char *fail_reason);
+
+/* The lease's policy as result caps and checks (sandbox-adapters' INI). */
+struct tui_result_env;
+int tui_result_env_new(const struct lease_record *,
+    struct tui_result_env **out, char *err, size_t errsz);
+void tui_result_env_free(struct tui_result_env *);
+const struct lease_result_policy *tui_result_env_policy(
+    const struct tui_result_env *);
+/*
+ * A lease_check_run_cb (ud: the tui_result_env): one check in the exec
+ * zone (sbx_plan_exec_zone + sbx_exec_run), as a uid slot claimed for the
+ * run, on the copy lease/ made; the log is stdout then stderr, capped.
+ */
+int tui_result_run_check(const struct lease_check_run *,
+    struct lease_check_outcome *, void *ud);
+/* Where check copies go (/run/corral/checks), or NULL: the lease dir. */
+const char *tui_result_checks_dir(void);
+
 #endif /* CORRAL_TUI_H */

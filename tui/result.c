@@ -1,0 +1,301 @@
+/*
+ * result.c: the results layer (lease/, SPEC 7) wired to the sandbox
+ * module: the lease's policy turned into result caps and checks, the
+ * check runner (each check in the exec zone through sbx_plan_exec_zone and
+ * sbx_exec_run, as a uid slot of its own, on a fresh copy of the result
+ * tree) and tui_result_finish, the one call the holder makes when its
+ * agent has ended (and reconciliation makes for a lost holder).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lease/lease.h"
+#include "sandbox-adapters/sbx.h"
+#include "tui/tui.h"
+
+extern char **environ;
+
+#define RESULT_RUN_DIR "/run/corral"		/* machine-wide, 0755 */
+#define RESULT_UID_DIR RESULT_RUN_DIR "/uids"	/* uid slots (sbx_uid.c) */
+#define RESULT_CHECKS_DIR RESULT_RUN_DIR "/checks"
+#define RESULT_CHECK_TIMEOUT_MS (30ull * 60 * 1000)
+#define RESULT_TREE_DEPTH 512
+
+struct tui_result_env {
+	struct sbx_policy *sbx;
+	struct lease_result_policy pol;
+	struct lease_check *checks;
+	char **argvs;		/* 3 per check: /bin/sh -c CMD */
+	char *policy_err;
+};
+
+void
+tui_result_env_free(struct tui_result_env *e)
+{
+	if (e == NULL)
+		return;
+	sbx_policy_free(e->sbx);
+	free(e->checks);
+	free(e->argvs);
+	free(e->policy_err);
+	free(e);
+}
+
+const struct lease_result_policy *
+tui_result_env_policy(const struct tui_result_env *e)
+{
+	return &e->pol;
+}
+
+int
+tui_result_env_new(const struct lease_record *r, struct tui_result_env **out,
+    char *err, size_t errsz)
+{
+	struct sbx_policy_error perr;
+	struct tui_result_env *e;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if ((e = calloc(1, sizeof *e)) == NULL)
+		return -ENOMEM;
+	lease_result_policy_defaults(&e->pol);
+	memset(&perr, 0, sizeof perr);
+	if (r->policy != NULL && *r->policy != '\0')
+		rc = sbx_policy_load(r->policy, "lease policy", NULL, &e->sbx,
+		    &perr);
+	else if ((e->sbx = sbx_policy_new_default()) == NULL)
+		rc = -ENOMEM;
+	if (rc < 0) {
+		snprintf(err, errsz, "policy: %s:%d: %s", perr.file, perr.line,
+		    perr.msg);
+		tui_result_env_free(e);
+		return rc;
+	}
+	if (e->sbx->max_files > 0)
+		e->pol.max_files = e->sbx->max_files;
+	if (e->sbx->max_file_bytes > 0)
+		e->pol.max_file_bytes = e->sbx->max_file_bytes;
+	if (e->sbx->max_total_bytes > 0)
+		e->pol.max_total_bytes = e->sbx->max_total_bytes;
+	/* a patch of the total plus its framing */
+	if (e->pol.max_total_bytes * 2 > e->pol.max_patch_bytes)
+		e->pol.max_patch_bytes = e->pol.max_total_bytes * 2;
+	e->pol.allow_binary = e->sbx->allow_binary;
+	e->pol.allow_symlinks = e->sbx->allow_symlinks;
+	if (e->sbx->nchecks > 0) {
+		e->checks = calloc(e->sbx->nchecks, sizeof *e->checks);
+		e->argvs = calloc(e->sbx->nchecks * 4, sizeof *e->argvs);
+		if (e->checks == NULL || e->argvs == NULL) {
+			tui_result_env_free(e);
+			return -ENOMEM;
+		}
+		for (i = 0; i < e->sbx->nchecks; i++) {
+			e->argvs[4 * i] = "/bin/sh";
+			e->argvs[4 * i + 1] = "-c";
+			e->argvs[4 * i + 2] = e->sbx->checks[i].cmd;
+			e->argvs[4 * i + 3] = NULL;
+			e->checks[i].name = e->sbx->checks[i].name;
+			e->checks[i].argv = &e->argvs[4 * i];
+		}
+		e->pol.checks = e->checks;
+		e->pol.nchecks = e->sbx->nchecks;
+	}
+	*out = e;
+	return 0;
+}
+
+/* chown a fresh tree we wrote ourselves, without following links. */
+static int
+chown_tree(int dirfd, const char *name, uid_t uid, gid_t gid, int depth)
+{
+	struct dirent *d;
+	struct stat sb;
+	DIR *dir;
+	int fd, rc = 0;
+
+	if (depth > RESULT_TREE_DEPTH)
+		return -ELOOP;
+	if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISDIR(sb.st_mode))
+		return 0;
+	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) < 0)
+		return -errno;
+	if ((dir = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
+	while (rc == 0 && (d = readdir(dir)) != NULL)
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+			rc = chown_tree(fd, d->d_name, uid, gid, depth + 1);
+	closedir(dir);
+	return rc;
+}
+
+/* The exec zone's tools, as one short line for the receipt. */
+static void
+tool_versions(char *out, size_t sz)
+{
+	char *text = NULL, *p;
+
+	out[0] = '\0';
+	if (sbx_exec_tool_versions(&text) < 0 || text == NULL)
+		return;
+	for (p = text; *p != '\0'; p++)
+		if (*p == '\n')
+			*p = ';';
+	snprintf(out, sz, "tools: %s", text);
+	free(text);
+}
+
+int
+tui_result_run_check(const struct lease_check_run *run,
+    struct lease_check_outcome *oc, void *ud)
+{
+	struct tui_result_env *e = ud;
+	struct sbx_exec_opts eo;
+	struct sbx_exec_result res;
+	struct sbx_request req;
+	struct sbx_mount mnt[64];
+	struct sbx_plan *plan = NULL;
+	char **env = NULL;
+	unsigned slot = 0;
+	size_t i, n;
+	uid_t uid;
+	gid_t gid;
+	int rc, ws;
+
+	memset(&res, 0, sizeof res);
+	/* a uid of its own for the run, never another lease's */
+	if ((rc = sbx_uid_claim(RESULT_UID_DIR, run->id, &slot)) < 0) {
+		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "no uid slot: %s",
+		    sbx_strerror(rc));
+		return 0;
+	}
+	if ((rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0 ||
+	    (rc = chown_tree(AT_FDCWD, run->dir, uid, gid, 0)) < 0) {
+		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "cannot hand the copy "
+		    "to uid %u: %s", (unsigned)uid, strerror(-rc));
+		goto out;
+	}
+	memset(&req, 0, sizeof req);
+	req.id = run->id;
+	req.workspace = run->dir;
+	req.cmd = run->check->argv;
+	req.uid = uid;
+	req.gid = gid;
+	req.limits = &e->sbx->limits;
+	req.source_date_epoch = run->source_date_epoch;
+	req.faketime = sbx_exec_faketime_path();
+	for (i = 0, n = 0; i < e->sbx->nmounts_ro && n < 64; i++, n++) {
+		mnt[n].src = e->sbx->mounts_ro[i];
+		mnt[n].dst = e->sbx->mounts_ro[i];
+	}
+	req.ro_binds = mnt;
+	req.nro_binds = (int)n;
+	if ((rc = sbx_policy_env(e->sbx, environ, &env)) == 0) {
+		req.env = env;
+		rc = sbx_plan_exec_zone(&req, &plan);
+	}
+	if (rc < 0) {
+		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "exec zone: %s",
+		    sbx_strerror(rc));
+		goto out;
+	}
+	memset(&eo, 0, sizeof eo);
+	eo.cap = run->log_max;
+	eo.timeout_ms = e->sbx->limits.wall_time > 0 ?
+	    e->sbx->limits.wall_time * 1000 : RESULT_CHECK_TIMEOUT_MS;
+	eo.stdin_fd = -1;
+	if ((rc = sbx_exec_run(plan, &eo, &res)) < 0) {
+		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "cannot start: %s",
+		    sbx_strerror(rc));
+		goto out;
+	}
+	oc->faketime = req.faketime != NULL;
+	oc->duration_ms = (int64_t)res.wall_ms;
+	oc->log_truncated = res.truncated;
+	n = res.out_len < run->log_max ? res.out_len : run->log_max;
+	memcpy(run->log, res.out, n);
+	ws = n + res.err_len < run->log_max ? (int)res.err_len :
+	    (int)(run->log_max - n);
+	memcpy(run->log + n, res.err, (size_t)ws);
+	oc->log_len = n + (size_t)ws;
+	if (WIFEXITED(res.wstatus)) {
+		oc->exit_code = WEXITSTATUS(res.wstatus);
+		oc->status = oc->exit_code == 0 && !res.timed_out ?
+		    LEASE_CHECK_PASS : LEASE_CHECK_FAIL;
+	} else {
+		oc->signal = WIFSIGNALED(res.wstatus) ? WTERMSIG(res.wstatus) :
+		    0;
+		oc->status = LEASE_CHECK_FAIL;
+	}
+	if (res.timed_out)
+		snprintf(oc->detail, sizeof oc->detail, "timed out");
+	else
+		tool_versions(oc->detail, sizeof oc->detail);
+out:
+	sbx_exec_result_clear(&res);
+	sbx_plan_free(plan);
+	sbx_strv_free(env);
+	TUI_BEST_EFFORT(sbx_uid_release(RESULT_UID_DIR, slot, run->id));
+	return 0;
+}
+
+/* Where check copies go: reachable by the check's uid (0711 parents). */
+const char *
+tui_result_checks_dir(void)
+{
+	if (mkdir(RESULT_RUN_DIR, 0755) < 0 && errno != EEXIST)
+		return NULL;
+	if (mkdir(RESULT_CHECKS_DIR, 0711) < 0 && errno != EEXIST)
+		return NULL;
+	return RESULT_CHECKS_DIR;
+}
+
+int
+tui_result_finish(struct tui_ctx *c, const char *id, const char *fail_reason)
+{
+	struct lease_result_opts o;
+	struct tui_result_env *e = NULL;
+	struct lease_record r;
+	char err[512];
+	int rc;
+
+	if (tui_ctx_store(c) == NULL)
+		return -EIO;
+	if ((rc = lease_store_get(c->store, id, &r)) < 0)
+		return rc;
+	rc = tui_result_env_new(&r, &e, err, sizeof err);
+	lease_record_clear(&r);
+	if (rc < 0) {
+		fprintf(stderr, "corral: lease %s: %s\n", id, err);
+		return rc;
+	}
+	memset(&o, 0, sizeof o);
+	o.policy = tui_result_env_policy(e);
+	o.run_check = tui_result_run_check;
+	o.ud = e;
+	o.fail_reason = fail_reason;
+	o.checks_dir = tui_result_checks_dir();
+	lease_git_init();
+	rc = lease_result_finish(c->store, c->state_dir, id, &o);
+	lease_git_shutdown();
+	tui_result_env_free(e);
+	return rc;
+}
