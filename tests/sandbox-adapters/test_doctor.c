@@ -9,6 +9,8 @@
  */
 #include <check.h>
 #include <pty.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 
 #include "sbx_test.h"
@@ -332,6 +334,106 @@ START_TEST(test_doctor_probe_sees_no_filter)
 }
 END_TEST
 
+/*
+ * Bad bwrap (SPEC 8.7, issue "bad input"): missing, setuid, too old. Each
+ * is staged in a private mount namespace of a child (the host's bwrap is
+ * never touched): a named halt, isolation_unsatisfiable, exit class 30.
+ */
+static int
+bad_bwrap_child(int which, const char *stage, char *why, size_t whysz)
+{
+	struct sbx_doctor_opts o;
+	struct sbx_doctor_report r;
+	char path[512];
+	int rc;
+
+	if (unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	switch (which) {
+	case 0:	/* missing: an empty /usr/bin */
+		rc = mount("none", "/usr/bin", "tmpfs", 0, "size=64k");
+		break;
+	case 1:	/* setuid */
+		snprintf(path, sizeof path, "%s/bwrap-suid", stage);
+		rc = mount(path, SBX_BWRAP_PATH, NULL, MS_BIND, NULL);
+		break;
+	default: /* 0.7 */
+		snprintf(path, sizeof path, "%s/bwrap-old", stage);
+		rc = mount(path, SBX_BWRAP_PATH, NULL, MS_BIND, NULL);
+		break;
+	}
+	if (rc < 0)
+		return -2;
+	memset(&o, 0, sizeof o);
+	o.quick = true;
+	o.policy = sbx_policy_new_default();
+	rc = sbx_doctor_run(&o, &r);
+	sbx_policy_free((struct sbx_policy *)o.policy);
+	snprintf(why, whysz, "%s", r.detail);
+	return rc == SBX_EPROBE ? r.halt : -3;
+}
+
+START_TEST(test_doctor_bad_bwrap)
+{
+	static const char *const want[] = { "No such file", "setuid",
+		"older than 0.8.0" };
+	char *stage = cu_tmpdir("doctor-bwrap"), *suid, *old, *buf;
+	size_t len = 0;
+
+	ck_assert_int_gt(asprintf(&suid, "%s/bwrap-suid", stage), 0);
+	ck_assert_int_gt(asprintf(&old, "%s/bwrap-old", stage), 0);
+	buf = cu_read_file(SBX_BWRAP_PATH, &len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(cu_write_file(suid, buf, len), 0);
+	ck_assert_int_eq(chmod(suid, 04755), 0);
+	free(buf);
+	ck_assert_int_eq(cu_write_file(old, "#!/bin/sh\necho bubblewrap 0.7.1\n",
+	    32), 0);
+	ck_assert_int_eq(chmod(old, 0755), 0);
+	for (int which = 0; which < 3; which++) {
+		int pp[2], st;
+		char why[512];
+		pid_t pid;
+		ssize_t n;
+
+		ck_assert_int_eq(pipe(pp), 0);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			int halt;
+
+			close(pp[0]);
+			halt = bad_bwrap_child(which, stage, why, sizeof why);
+			if (write(pp[1], why, strlen(why) + 1) < 0)
+				_exit(255);
+			_exit(halt < 0 ? 200 - halt : halt);
+		}
+		close(pp[1]);
+		n = read(pp[0], why, sizeof why - 1);
+		why[n > 0 ? n : 0] = '\0';
+		close(pp[0]);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		ck_assert(WIFEXITED(st));
+		ck_assert_msg(WEXITSTATUS(st) == SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "case %d: exit %d (%s)", which, WEXITSTATUS(st), why);
+		ck_assert_msg(strstr(why, want[which]) != NULL, "case %d: %s",
+		    which, why);
+		ck_assert_ptr_nonnull(strstr(why, "bwrap"));
+	}
+	/* The host's bwrap is as it was. */
+	{
+		char w[256];
+
+		ck_assert_int_eq(sbx_adapter_bwrap.probe(w, sizeof w), 0);
+	}
+	free(suid);
+	free(old);
+	cu_rmrf(stage);
+	free(stage);
+}
+END_TEST
+
 Suite *
 doctor_suite(void)
 {
@@ -346,6 +448,7 @@ doctor_suite(void)
 	tcase_add_test(ti, test_doctor_host_passes);
 	tcase_add_test(ti, test_doctor_fails_closed);
 	tcase_add_test(ti, test_doctor_probe_sees_no_filter);
+	tcase_add_test(ti, test_doctor_bad_bwrap);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ti);
 	return s;

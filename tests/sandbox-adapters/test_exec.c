@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "sbx_test.h"
@@ -414,6 +415,116 @@ START_TEST(test_exec_status_and_ro)
 }
 END_TEST
 
+static bool
+has_rlimit(const struct sbx_plan *p, int res, unsigned long long cur,
+    unsigned long long max)
+{
+	for (int i = 0; i < p->nrlimits; i++) {
+		if (p->rlimits[i].resource == res && p->rlimits[i].cur == cur &&
+		    p->rlimits[i].max == max)
+			return true;
+	}
+	return false;
+}
+
+/* The policy's limits in the plan (SANDBOX.md 3.6): rlimits and tmpfs. */
+START_TEST(test_exec_plan_limits)
+{
+	static char *cmd[] = { "/bin/true", NULL };
+	struct sbx_limits lim = { 0 };
+	struct sbx_request r;
+	struct sbx_plan *p;
+	char *o;
+
+	memset(&r, 0, sizeof r);
+	r.workspace = "/w";
+	r.cmd = cmd;
+	r.uid = r.gid = 2000001;
+	p = exec_plan(&r);
+	/* Without limits: no core files, nothing else. */
+	ck_assert_int_eq(p->nrlimits, 1);
+	ck_assert(has_rlimit(p, RLIMIT_CORE, 0, 0));
+	sbx_plan_free(p);
+	lim.file_size = 1 << 20;
+	lim.nofile = 256;
+	lim.cpu_time = 60;
+	lim.pids = 32;
+	lim.tmp = 8 << 20;
+	lim.home = 4 << 20;
+	lim.memory = 1ull << 30;
+	r.limits = &lim;
+	p = exec_plan(&r);
+	ck_assert(has_rlimit(p, RLIMIT_CORE, 0, 0));
+	ck_assert(has_rlimit(p, RLIMIT_FSIZE, 1 << 20, 1 << 20));
+	ck_assert(has_rlimit(p, RLIMIT_NOFILE, 256, 256));
+	ck_assert(has_rlimit(p, RLIMIT_CPU, 60, 65));
+	ck_assert(has_rlimit(p, RLIMIT_NPROC, 32, 32));
+	for (int i = 0; i < p->nrlimits; i++)
+		ck_assert_int_ne(p->rlimits[i].resource, RLIMIT_AS);
+	o = options(p);
+	ck_assert_ptr_nonnull(strstr(o, "|--size|8388608|--tmpfs|/tmp|"));
+	ck_assert_ptr_nonnull(strstr(o, "|--size|4194304|--tmpfs|/home/sbx|"));
+	free(o);
+	sbx_plan_free(p);
+	/* An explicit request size wins over the policy's. */
+	r.tmp_bytes = 1 << 20;
+	p = exec_plan(&r);
+	o = options(p);
+	ck_assert_ptr_nonnull(strstr(o, "|--size|1048576|--tmpfs|/tmp|"));
+	free(o);
+	sbx_plan_free(p);
+}
+END_TEST
+
+/*
+ * The limits hold inside a real zone: SIGXFSZ at the per-file cap, ENOSPC
+ * at the /tmp size, no core files, the fd cap, and RLIMIT_NPROC (exact,
+ * since the uid is the lease's alone) stopping forks.
+ */
+START_TEST(test_exec_rlimits_hold)
+{
+	static char *cmd[] = { "/bin/sh", "-c",
+		"head -c 3M /dev/zero > /work/big; echo fsize=$?; "
+		"head -c 800K /dev/zero > /tmp/t 2>/dev/null; echo tmp=$?; "
+		"ulimit -c; ulimit -n; "
+		"i=0; while [ $i -lt 40 ]; do (sleep 2 &) 2>/dev/null || break; "
+		"i=$((i+1)); done; echo forks=$i", NULL };
+	struct sbx_limits lim = { 0 };
+	struct st_lease l;
+	struct sbx_request r;
+	struct sbx_exec_result res;
+	struct sbx_plan *p;
+	char *big;
+	struct stat sb;
+
+	st_lease_init(&l, "exec-rlim");
+	st_exec_req(&r, &l, cmd);
+	lim.file_size = 1 << 20;
+	lim.nofile = 128;
+	lim.pids = 12;
+	lim.tmp = 512 << 10;
+	r.limits = &lim;
+	p = exec_plan(&r);
+	run(p, 1 << 16, 30000, &res);
+	sbx_plan_free(p);
+	/* 128 + SIGXFSZ from the per-file cap. */
+	ck_assert_msg(has_line(res.out, "fsize=153"), "%s\n%s", res.out,
+	    res.err);
+	ck_assert_msg(has_line(res.out, "tmp=1"), "%s", res.out);
+	ck_assert(has_line(res.out, "0"));
+	ck_assert(has_line(res.out, "128"));
+	ck_assert_ptr_nonnull(strstr(res.out, "forks="));
+	ck_assert_int_lt(atoi(strstr(res.out, "forks=") + 6), 12);
+	ck_assert_int_gt(asprintf(&big, "%s/big", l.ws), 0);
+	ck_assert_int_eq(stat(big, &sb), 0);
+	ck_assert_int_eq(sb.st_size, 1 << 20);
+	free(big);
+	sbx_exec_result_clear(&res);
+	ck_assert_int_eq(st_wait_no_procs(l.uid, 10000), 0);
+	st_lease_fini(&l);
+}
+END_TEST
+
 START_TEST(test_exec_tool_versions)
 {
 	char *t = NULL;
@@ -438,6 +549,7 @@ exec_suite(void)
 
 	tcase_add_test(tc, test_exec_plan_pure);
 	tcase_add_test(tc, test_exec_plan_env);
+	tcase_add_test(tc, test_exec_plan_limits);
 	tcase_add_test(tc, test_exec_tool_versions);
 	tcase_set_timeout(ti, 60);
 	tcase_add_test(ti, test_exec_hermetic);
@@ -445,6 +557,7 @@ exec_suite(void)
 	tcase_add_test(ti, test_exec_output_cap);
 	tcase_add_test(ti, test_exec_timeout);
 	tcase_add_test(ti, test_exec_status_and_ro);
+	tcase_add_test(ti, test_exec_rlimits_hold);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ti);
 	return s;
