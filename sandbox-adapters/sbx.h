@@ -866,6 +866,12 @@ struct sbx_proxy_opts {
 	sbx_proxy_event_cb event;	/* every decision; may be NULL */
 	sbx_proxy_inflight_cb inflight;	/* may be NULL */
 	void *ud;
+	/*
+	 * The lease's minted credential (SPEC 8.5), or NULL: scrubbed from
+	 * every event's target and host (a CONNECT to "<secret>.evil:443"
+	 * must not put the secret in the receipt). Copied.
+	 */
+	const char *redact;
 };
 
 /*

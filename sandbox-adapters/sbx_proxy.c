@@ -107,6 +107,7 @@ struct sbx_proxy {
 	sbx_proxy_event_cb event;
 	sbx_proxy_inflight_cb inflight_cb;
 	void *ud;
+	char *redact;		/* the lease's credential, or NULL */
 	struct tunnel *head;
 	unsigned active, inflight;
 	unsigned long long total, allowed, denied, bytes;
@@ -168,7 +169,7 @@ emit(struct tunnel *t, enum sbx_proxy_verdict v, enum sbx_egress_reason r)
 {
 	struct sbx_proxy *px = t->px;
 	struct sbx_proxy_event ev;
-	char target[TARGET_SHOWN + 1];
+	char target[TARGET_SHOWN + 1], *rt = NULL, *rh = NULL;
 
 	if (v == SBX_PROXY_DENY)
 		px->denied++;
@@ -177,13 +178,21 @@ emit(struct tunnel *t, enum sbx_proxy_verdict v, enum sbx_egress_reason r)
 	if (px->event == NULL)
 		return;
 	show_target(t, target, sizeof target);
+	/* A name may carry the lease's credential: never into a receipt. */
+	if (px->redact != NULL) {
+		rt = sbx_cred_scrub(target, strlen(target), px->redact, NULL);
+		rh = sbx_cred_scrub(t->target.host, strlen(t->target.host),
+		    px->redact, NULL);
+	}
 	memset(&ev, 0, sizeof ev);
 	ev.verdict = v;
 	ev.reason = r;
 	ev.conn = t->no;
 	ev.method = t->method;
-	ev.target = target;
-	ev.host = t->target.host;
+	ev.target = px->redact == NULL ? target : rt != NULL ? rt :
+	    "[REDACTED]";
+	ev.host = px->redact == NULL ? t->target.host : rh != NULL ? rh :
+	    "[REDACTED]";
 	ev.port = t->target.port;
 	ev.address = t->address;
 	ev.bytes_up = t->bytes_up;
@@ -191,6 +200,8 @@ emit(struct tunnel *t, enum sbx_proxy_verdict v, enum sbx_egress_reason r)
 	ev.ms = t->t_open ? uv_now(px->loop) - t->t_open : 0;
 	ev.test_override = t->test_mapped;
 	px->event(&ev, px->ud);
+	free(rt);
+	free(rh);
 }
 
 static bool
@@ -1037,6 +1048,10 @@ proxy_free(struct sbx_proxy *px)
 	}
 	free(px->loopback_name);
 	free(px->sock_path);
+	if (px->redact != NULL) {
+		explicit_bzero(px->redact, strlen(px->redact));
+		free(px->redact);
+	}
 	free(px);
 }
 
@@ -1163,6 +1178,9 @@ copy_opts(struct sbx_proxy *px, const struct sbx_proxy_opts *o)
 	px->event = o->event;
 	px->inflight_cb = o->inflight;
 	px->ud = o->ud;
+	if (o->redact != NULL && *o->redact != '\0' &&
+	    (px->redact = strdup(o->redact)) == NULL)
+		return -ENOMEM;
 	return 0;
 }
 

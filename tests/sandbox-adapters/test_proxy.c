@@ -671,6 +671,30 @@ START_TEST(test_proxy_secret_name_no_lookup)
 }
 END_TEST
 
+/* With the lease's credential known, the log never carries it. */
+START_TEST(test_proxy_redacts_credential)
+{
+	struct client c;
+	struct fx f;
+
+	fx_init(&f);
+	f.o.redact = "c4n4ry-0123456789abcdef";
+	fx_start(&f);
+	client_run(&f, &c, "CONNECT x.c4n4ry-0123456789abcdef.attacker.example"
+	    ":443 HTTP/1.1\r\n\r\n", NULL);
+	ck_assert_int_eq(c.status, 403);
+	client_run(&f, &c, "GET http://c4n4ry-0123456789abcdef/ HTTP/1.1\r\n"
+	    "\r\n", NULL);
+	ck_assert_int_eq(c.status, 403);
+	wait_events(&f, 2);
+	ck_assert_str_eq(f.ev[0].target,
+	    "x.[REDACTED].attacker.example:443");
+	ck_assert_str_eq(f.ev[1].target, "http://[REDACTED]/");
+	ck_assert_int_eq(f.nresolve, 0);
+	fx_done(&f);
+}
+END_TEST
+
 /* An allowlisted name answering a loopback or private address. */
 START_TEST(test_proxy_rebinding)
 {
@@ -1506,6 +1530,7 @@ proxy_suite(void)
 	tcase_add_loop_test(tc, test_proxy_refusals, 0,
 	    (int)(sizeof refusals / sizeof refusals[0]));
 	tcase_add_test(tc, test_proxy_secret_name_no_lookup);
+	tcase_add_test(tc, test_proxy_redacts_credential);
 	tcase_add_loop_test(tc, test_proxy_rebinding, 0, 6);
 	tcase_add_test(tc, test_proxy_resolve_failure);
 	tcase_add_loop_test(tc, test_proxy_dials_vetted_address, 0, 2);
