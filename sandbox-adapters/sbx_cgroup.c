@@ -767,8 +767,9 @@ sbx_cgroup_pids(const struct sbx_cgroup *cg, pid_t **pids, size_t *n)
 
 /*
  * bwrap itself (the outer one in our pid namespace, the sandbox's pid 1)
- * and corral-sbx-init (the sandbox's pid 2) are spared the graceful signal:
- * killing any of them ends everything at once.
+ * and corral-sbx-init (the sandbox's pid 2, named after SBX_BWRAP_INIT)
+ * are spared the graceful signal: killing any of them ends everything at
+ * once.
  */
 static bool
 spared(pid_t pid)
@@ -792,10 +793,14 @@ spared(pid_t pid)
 	inner = strtol(last, NULL, 10);
 	if (inner == 1)
 		return true;
+	/* The helper bwrap's pid 1 started first: SBX_BWRAP_INIT's name. */
 	if (inner == 2) {
+		const char *base = strrchr(SBX_BWRAP_INIT, '/') + 1;
+
 		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
 		if (read_file(path, buf, sizeof buf) > 0 &&
-		    strncmp(buf, "corral-sbx-ini", 14) == 0)
+		    strncmp(buf, base, strlen(base)) == 0 &&
+		    buf[strlen(base)] == '\n')
 			return true;
 	}
 	return false;

@@ -296,6 +296,22 @@ bg_run(void *arg)
 	return NULL;
 }
 
+struct bga_arg {
+	struct sbx_plan *p;
+	struct sbx_exec_opts *o;
+	struct sbx_exec_result res;
+};
+
+static void *
+bga_run(void *arg)
+{
+	struct bga_arg *b = arg;
+
+	if (sbx_exec_run(b->p, b->o, &b->res) < 0)
+		b->res.wstatus = -1;
+	return NULL;
+}
+
 /* Wait until the cgroup holds at least n processes. */
 static void
 wait_pids(const struct sbx_cgroup *cg, size_t n)
@@ -379,6 +395,75 @@ START_TEST(test_cgroup_graceful_signal)
 END_TEST
 
 /*
+ * The same in the agent zone, where corral-sbx-init is the agent's parent:
+ * it is spared too, waits for the agent and hands its status back.
+ */
+START_TEST(test_cgroup_graceful_signal_agent)
+{
+	static char *cmd[] = { "/bin/sh", "-c",
+		"trap 'echo term > /work/term; exit 43' TERM; "
+		"touch /work/ready; while :; do sleep 0.05; done", NULL };
+	struct sbx_exec_opts o = { 1 << 16, 30000, -1 };
+	struct sbx_limits lim = { 0 };
+	struct sbx_request req;
+	struct st_lease l;
+	struct bga_arg b;
+	struct sbx_cgroup *cg;
+	pthread_t th;
+	char id[64], *ready, *term, *init = st_helper("corral-sbx-init");
+	char *stage = cu_tmpdir("cg-agent-stage"), *init_st, *buf;
+	size_t len = 0;
+	int n;
+
+	st_lease_init(&l, "cg-agent");
+	/* bwrap resolves bind sources as the lease uid: a 0755 stage. */
+	ck_assert_int_eq(chmod(stage, 0755), 0);
+	ck_assert_int_gt(asprintf(&init_st, "%s/corral-sbx-init", stage), 0);
+	buf = cu_read_file(init, &len);
+	ck_assert_int_eq(cu_write_file(init_st, buf, len), 0);
+	ck_assert_int_eq(chmod(init_st, 0755), 0);
+	free(buf);
+	lease_id(id, sizeof id, "sigagent");
+	cg = locate(id);
+	lim.pids = 64;
+	ck_assert_int_eq(sbx_cgroup_create(cg, &lim), 0);
+	memset(&req, 0, sizeof req);
+	req.workspace = l.ws;
+	req.cmd = cmd;
+	req.init_path = init_st;
+	req.uid = l.uid;
+	req.gid = l.gid;
+	memset(&b, 0, sizeof b);
+	ck_assert_int_eq(sbx_adapter_bwrap.plan(&req, &b.p), 0);
+	ck_assert_int_eq(sbx_cgroup_plan(cg, b.p), 0);
+	b.o = &o;
+	ck_assert_int_gt(asprintf(&ready, "%s/ready", l.ws), 0);
+	ck_assert_int_gt(asprintf(&term, "%s/term", l.ws), 0);
+	ck_assert_int_eq(pthread_create(&th, NULL, bga_run, &b), 0);
+	ck_assert(wait_file(ready, 10000));
+	/* outer bwrap, bwrap pid 1, the helper, sh */
+	wait_pids(cg, 4);
+	n = sbx_cgroup_signal(cg, SIGTERM);
+	ck_assert_int_ge(n, 1);
+	ck_assert_int_eq(pthread_join(th, NULL), 0);
+	ck_assert(wait_file(term, 1000));
+	ck_assert_msg(WIFEXITED(b.res.wstatus), "status %d", b.res.wstatus);
+	ck_assert_int_eq(WEXITSTATUS(b.res.wstatus), 43);
+	sbx_exec_result_clear(&b.res);
+	sbx_plan_free(b.p);
+	ck_assert_int_eq(sbx_cgroup_teardown(cg, 5000), 0);
+	sbx_cgroup_free(cg);
+	cu_rmrf(stage);
+	free(stage);
+	free(init_st);
+	free(init);
+	free(ready);
+	free(term);
+	st_lease_fini(&l);
+}
+END_TEST
+
+/*
  * Teardown of a live zone with a double-forked daemon in its own session:
  * freeze, kill, thaw, wait, rmdir; on the host nothing of the uid is left.
  */
@@ -453,6 +538,7 @@ cgroup_suite(void)
 	tcase_add_test(ti, test_cgroup_fork_bomb);
 	tcase_add_test(ti, test_cgroup_memory_hog);
 	tcase_add_test(ti, test_cgroup_graceful_signal);
+	tcase_add_test(ti, test_cgroup_graceful_signal_agent);
 	tcase_add_test(ti, test_cgroup_teardown_live);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ti);
