@@ -591,7 +591,12 @@ struct sbx_doctor_opts {
 	const char *state_dir;	/* corral's state dir: scratch, marker */
 	const char *init_path;	/* host path of corral-sbx-init */
 	const char *probe_path;	/* host path of corral-sbx-probe */
-	uid_t uid;		/* an unprivileged lease uid to probe as */
+	/*
+	 * An unprivileged lease uid to probe as: the lease's own slot before
+	 * a lease, or a slot claimed for the doctor run (sbx_uid_claim with
+	 * an ID like "doctor-<pid>") and released after.
+	 */
+	uid_t uid;
 	gid_t gid;
 	char *const *homes;	/* host home dirs (NULL: $HOME, /root, /home/...) */
 	const char *ssh_auth_sock; /* the operator's SSH agent socket, or NULL */

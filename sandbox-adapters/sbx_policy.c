@@ -529,6 +529,11 @@ net_item(const char *item, char *out, size_t sz, const char **why)
 	if (hn > 1 && host[hn - 1] == '.')
 		host[--hn] = '\0';
 	port = colon + 1;
+	/* A wildcard port only with the wildcard host ("*:*"). */
+	if (strcmp(port, "*") == 0 && strcmp(host, "*") != 0) {
+		*why = "bad port (a name takes an exact port)";
+		return false;
+	}
 	if (strcmp(port, "*") != 0) {
 		if (!parse_u64(port, strlen(port), &pv) || pv == 0 ||
 		    pv > 65535) {

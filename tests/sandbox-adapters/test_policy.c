@@ -190,6 +190,7 @@ START_TEST(test_policy_errors)
 	load_bad("[network]\nallow = example.com\n", 2, "host:port");
 	load_bad("[network]\nallow = example.com:0\n", 2, "bad port");
 	load_bad("[network]\nallow = example.com:https\n", 2, "bad port");
+	load_bad("[network]\nallow = example.com:*\n", 2, "bad port");
 	load_bad("[network]\nallow = 10.0.0.1:443\n", 2, "IP literal");
 	load_bad("[network]\nallow = [::1]:443\n", 2, "IP literal");
 	load_bad("[network]\nallow = ex_ample.com:443\n", 2, "bad host");
