@@ -119,7 +119,7 @@ struct pty_modes {
 enum pty_screen_event_kind {
 	PTY_SEV_BELL,
 	PTY_SEV_TITLE,	   /* OSC 0/2; text is the new title */
-	PTY_SEV_OSC,	   /* any other OSC: text is "NUM;payload" (bounded) */
+	PTY_SEV_OSC,	   /* any other OSC: "NUM;payload", at most 4096 bytes */
 };
 typedef void (*pty_screen_event_cb)(enum pty_screen_event_kind,
     const char *text, size_t len, void *ud);
@@ -128,16 +128,29 @@ typedef void (*pty_screen_output_cb)(const char *buf, size_t len, void *ud);
 
 /*
  * Create a screen of rows x cols (each 1..1000) keeping at most sb_max lines
- * of scrollback (0 keeps none). Returns 0 or -EINVAL/-ENOMEM.
+ * of scrollback (0 keeps none; above 4M lines is taken as 4M). Every row
+ * starts dirty. Returns 0 or -EINVAL/-ENOMEM.
  */
 PTY_NODISCARD int pty_screen_new(struct pty_screen **out, int rows, int cols,
     size_t sb_max);
 void pty_screen_free(struct pty_screen *);
 void pty_screen_set_output(struct pty_screen *, pty_screen_output_cb, void *ud);
 void pty_screen_set_event(struct pty_screen *, pty_screen_event_cb, void *ud);
-/* Feed bytes from the program; never fails, whatever the bytes. */
+/*
+ * Feed bytes from the program; never fails, whatever the bytes, and how
+ * they are cut into calls does not matter (a sequence or a character split
+ * across calls waits for its end; strings such as OSC are cut to 4096
+ * bytes). The callbacks run inside this call and must not feed, resize or
+ * free the screen.
+ */
 void pty_screen_feed(struct pty_screen *, const char *buf, size_t len);
-/* Resize; the scrollback keeps its lines. Returns 0 or -EINVAL/-ENOMEM. */
+/*
+ * Resize (no reflow: rows are cut or padded). The scrollback keeps its
+ * lines; on the primary screen, shrinking pushes the lines above the cursor
+ * line that no longer fit into it (blank lines below the cursor go first)
+ * and growing pulls lines back from it, as xterm and tmux do. Margins are
+ * reset. Returns 0 or -EINVAL/-ENOMEM (the screen is then unchanged).
+ */
 PTY_NODISCARD int pty_screen_resize(struct pty_screen *, int rows, int cols);
 void pty_screen_size(const struct pty_screen *, int *rows, int *cols);
 /* Copy cell (row, col) of the visible screen; out-of-range gives a blank. */
@@ -154,7 +167,11 @@ void pty_screen_modes(const struct pty_screen *, struct pty_modes *out);
 /* The title (OSC 0/2), NUL-terminated, at most PTY_SCREEN_TITLE_MAX bytes. */
 const char *pty_screen_title(const struct pty_screen *);
 uint64_t pty_screen_bells(const struct pty_screen *);
-/* Scrollback: number of lines held, and line idx (0 = oldest). */
+/*
+ * Scrollback: number of lines held, and line idx (0 = oldest). Lines that
+ * leave the top of the primary screen go there when the scroll region
+ * starts at the top row (xterm's rule); the alternate screen keeps none.
+ */
 size_t pty_screen_sb_count(const struct pty_screen *);
 /*
  * Copy scrollback line idx into cells (at most maxcols); returns the number
@@ -162,7 +179,7 @@ size_t pty_screen_sb_count(const struct pty_screen *);
  */
 int pty_screen_sb_line(const struct pty_screen *, size_t idx,
     struct pty_cell *cells, int maxcols);
-/* Bytes a scrollback line takes in memory (for benchmarks). */
+/* Bytes the scrollback holds (packed lines and the ring; benchmarks). */
 size_t pty_screen_sb_bytes(const struct pty_screen *);
 /*
  * Keyboard input encoded the way the program asked (DECCKM, bracketed
