@@ -68,7 +68,9 @@ case $(tmux -V) in
 esac
 echo
 
+START=$(date +%s)
 for what in $ONLY; do
+	t0=$(date +%s)
 	case $what in
 	ingest)
 		"$B/bench_gen" agent "$TMP/agent.out" "$SIZE"
@@ -82,10 +84,12 @@ for what in $ONLY; do
 	detect) run "$B/bench_detect" "$TMP" ;;
 	*) echo "bench: unknown part '$what'" >&2; exit 2 ;;
 	esac
+	echo "($what: $(($(date +%s) - t0)) s)"
 	echo
 done
 
-echo "summary (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "summary after $(($(date +%s) - START)) s (load average now:" \
+    "$(cut -d' ' -f1-3 /proc/loadavg))"
 awk -F'\t' '
 BEGIN {
 	printf "%-38s %9s %9s %-7s %-7s %-15s %-13s %s\n", "figure",
