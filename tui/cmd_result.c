@@ -543,7 +543,7 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 	memset(&ao, 0, sizeof ao);
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		if (ch == 'i')
 			ao.into = optarg;
 		else if (ch == 'h')
