@@ -34,8 +34,9 @@ PIDS=""
 cleanup() {
 	for pid in $PIDS; do
 		for s in /tmp/tmux-"$(id -u)"/corral-bench-"$pid"-*; do
-			[ -S "$s" ] && tmux -L "$(basename "$s")" kill-server \
-			    2>/dev/null || :
+			[ -S "$s" ] || continue
+			tmux -L "$(basename "$s")" kill-server 2>/dev/null || :
+			rm -f "$s"
 		done
 	done
 	for d in /proc/[0-9]*; do

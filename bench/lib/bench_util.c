@@ -452,7 +452,7 @@ bu_tmux_out(struct bu_tmux *t, char *out, size_t outsz, ...)
 void
 bu_tmux_start(struct bu_tmux *t, const char *tmpdir)
 {
-	char size[16], rows[16], pid[32];
+	char size[16], rows[16], pid[32], sock[4096];
 	FILE *f;
 
 	memset(t, 0, sizeof *t);
@@ -477,6 +477,9 @@ bu_tmux_start(struct bu_tmux *t, const char *tmpdir)
 	if (bu_tmux_out(t, pid, sizeof pid, "display-message", "-p",
 	    "-t", "base", "#{pid}", NULL) != 0 || (t->server = atoi(pid)) <= 0)
 		bu_die("tmux: no server pid");
+	if (bu_tmux_out(t, sock, sizeof sock, "display-message", "-p",
+	    "-t", "base", "#{socket_path}", NULL) == 0 && sock[0] == '/')
+		t->sock = bu_fmt("%s", sock);
 	if (bu_tmux_out(t, size, sizeof size, "display-message", "-p",
 	    "-t", "base", "#{window_width}x#{window_height}", NULL) != 0 ||
 	    strcmp(size, "200x50") != 0)
@@ -510,10 +513,14 @@ bu_tmux_stop(struct bu_tmux *t)
 		bu_sleep_ms(10);
 	if (t->server > 0 && kill(t->server, 0) == 0)
 		kill(t->server, SIGKILL);
+	/* tmux leaves its socket file behind. */
+	if (t->sock != NULL)
+		unlink(t->sock);
 	unlink(t->conf);
 	free(t->name);
 	free(t->conf);
-	t->name = t->conf = NULL;
+	free(t->sock);
+	t->name = t->conf = t->sock = NULL;
 }
 
 /* ---- results --------------------------------------------------------- */

@@ -92,6 +92,7 @@ void bu_holder_stop(struct bu_holder *);
 struct bu_tmux {
 	char *name;
 	char *conf;
+	char *sock;	/* the server's socket, removed by bu_tmux_stop */
 	pid_t server;
 };
 void bu_tmux_start(struct bu_tmux *, const char *tmpdir);
