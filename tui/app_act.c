@@ -140,8 +140,10 @@ unavailable(struct tui_app *a, enum tui_action what)
 		    what == TUI_ACT_APPLY ? "apply" : what == TUI_ACT_REJECT ?
 		    "reject" : "review");
 	else
-		tui_app_message(a, true, "results (review, apply, reject) are "
-		    "not in the console yet");
+		tui_app_message(a, true, "not in the console yet: use "
+		    "'corral %s %s'", what == TUI_ACT_APPLY ? "apply" :
+		    what == TUI_ACT_REJECT ? "reject" : "review",
+		    s != NULL ? s->id : "ID");
 }
 
 static void
