@@ -887,6 +887,7 @@ const char *sbx_proxy_test_env(void);
 /*
  * Create the socket (replacing a stale socket, never another file), and
  * listen on loop. The proxy's own handles do not keep the loop alive.
+ * SIGPIPE is set to be ignored (process-wide, as pty_holder_run does).
  * 0 and *out, -EINVAL (bad path or allowlist entry, bad test_hosts),
  * -EEXIST, -ENOTSUP, -ENOMEM, or a libuv error.
  */

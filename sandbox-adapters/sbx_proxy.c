@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1225,6 +1226,12 @@ sbx_proxy_start(uv_loop_t *loop, const struct sbx_proxy_opts *o,
 	    strlen(o->sock_path) >= sizeof ((struct sockaddr_un *)0)->sun_path)
 		return -EINVAL;
 	*out = NULL;
+	/*
+	 * libuv writes with write(2): an agent hanging up on a tunnel would
+	 * SIGPIPE the holder. pty_holder_run ignores it too; a proxy started
+	 * before it must not depend on that.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	if ((px = calloc(1, sizeof *px)) == NULL)
 		return -ENOMEM;
 	px->loop = loop;

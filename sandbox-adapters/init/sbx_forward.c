@@ -183,7 +183,8 @@ drain(int fd, struct dir *d)
 
 	if (d->off >= d->len)
 		return true;
-	n = write(fd, d->buf + d->off, d->len - d->off);
+	/* A peer that went away must not SIGPIPE the agent's parent. */
+	n = send(fd, d->buf + d->off, d->len - d->off, MSG_NOSIGNAL);
 	if (n < 0)
 		return errno == EAGAIN || errno == EINTR;
 	d->off += (size_t)n;

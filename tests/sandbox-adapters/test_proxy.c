@@ -150,6 +150,17 @@ up_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 		uv_close((uv_handle_t *)s, free_close);
 		return;
 	}
+	if (n >= 5 && memcmp(b->base, "FLOOD", 5) == 0) {
+		/* A megabyte the client will not wait for. */
+		char *chunk = malloc(65536);
+
+		ck_assert_ptr_nonnull(chunk);
+		memset(chunk, 'f', 65536);
+		for (int i = 0; i < 16; i++)
+			up_send(c, chunk, 65536);
+		free(chunk);
+		return;
+	}
 	if (n >= 4 && memcmp(b->base, "GET ", 4) == 0) {
 		static const char reply[] = "HTTP/1.1 200 OK\r\n"
 		    "Content-Length: 20\r\nConnection: close\r\n\r\n" HELLO;
@@ -1377,6 +1388,38 @@ START_TEST(test_proxy_forwarder_exit)
 }
 END_TEST
 
+/*
+ * An agent that hangs up on a tunnel still streaming: the forwarder must
+ * not die of SIGPIPE (it is the agent's parent), and the next request
+ * goes through.
+ */
+START_TEST(test_proxy_forwarder_hangup)
+{
+	char script[1024];
+	struct proc p;
+	struct fx f;
+
+	fx_init(&f);
+	f.o.resolve = NULL;
+	f.o.dial = NULL;
+	snprintf(f.test_hosts, sizeof f.test_hosts, "allowed.test=127.0.0.1");
+	f.o.test_hosts = f.test_hosts;
+	fx_start(&f);
+	snprintf(script, sizeof script,
+	    "exec 3<>/dev/tcp/127.0.0.1/3128; "
+	    "printf \"CONNECT allowed.test:%u HTTP/1.1\\r\\n\\r\\n\" >&3; "
+	    "head -c 39 <&3 >/dev/null; printf FLOOD >&3; exec 3<&- 3>&-; "
+	    "sleep 1; "
+	    "curl -sS -p --max-time 20 http://allowed.test:%u/again; "
+	    "echo rc=$?", f.port, f.port);
+	run_forwarded(&f, &p, script);
+	ck_assert_msg(p.status == 0, "exit %lld: %s", (long long)p.status,
+	    p.buf);
+	ck_assert_msg(strstr(p.buf, HELLO "rc=0\n") != NULL, "%s", p.buf);
+	fx_done(&f);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* The host's resolver, watched: a DNS server of the test's own.       */
 
@@ -1708,6 +1751,7 @@ proxy_suite(void)
 	tcase_set_timeout(ti, 120);
 	tcase_add_test(ti, test_proxy_curl_forwarder);
 	tcase_add_test(ti, test_proxy_forwarder_exit);
+	tcase_add_test(ti, test_proxy_forwarder_hangup);
 	tcase_add_test(ti, test_proxy_bwrap_zone);
 	tcase_add_test(ti, test_proxy_dns_host_side);
 	suite_add_tcase(s, ti);
