@@ -69,6 +69,8 @@ rows_alloc(struct holder *h, int rows)
 	free(h->det_rows);
 	h->det_rows = NULL;
 	h->det_nrows = 0;
+	if (rows == 0)
+		return 0;	/* freed (pty__holder_detect_free) */
 	if ((v = calloc((size_t)rows, sizeof *v)) == NULL)
 		return -ENOMEM;
 	for (int i = 0; i < rows; i++) {
