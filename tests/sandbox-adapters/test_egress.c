@@ -483,6 +483,12 @@ START_TEST(test_egress_plan_refuses)
 	/* Refused means untouched. */
 	ck_assert_uint_eq(sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len, len);
 	sbx_plan_free(p);
+	/* The exec zone never gets network (SPEC 8.2): no helper to start. */
+	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), 0);
+	len = sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len;
+	ck_assert_int_eq(sbx_egress_plan_add(p, "/a.sock", 0), -EINVAL);
+	ck_assert_uint_eq(sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len, len);
+	sbx_plan_free(p);
 	/* Not a bwrap zone: nothing to bind into. */
 	r.cmd = cmd;
 	r.cwd = "/";
