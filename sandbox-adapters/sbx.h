@@ -558,7 +558,7 @@ SBX_NODISCARD int sbx_exec_tool_versions(char **text);
 
 /* Preflight facts for every receipt. */
 struct sbx_facts {
-	char kernel[256];		/* uname: sysname release version machine */
+	char kernel[256];	/* uname: sysname release version machine */
 	char bwrap_path[64];
 	char bwrap_version[64];
 	char bwrap_sha256[SBX_SHA256_HEX];
@@ -566,7 +566,7 @@ struct sbx_facts {
 	char policy_sha256[SBX_SHA256_HEX];
 	char cgroup_mode[8];		/* "v1", "v2", "none" */
 	int landlock_abi;		/* report only; -1: none */
-	int legacy_tiocsti;		/* dev.tty.legacy_tiocsti; -1: unknown */
+	int legacy_tiocsti;	/* dev.tty.legacy_tiocsti; -1: unknown */
 	char corral_version[32];
 	bool verified;			/* `doctor --adversarial` passed here */
 };
@@ -598,8 +598,8 @@ struct sbx_doctor_opts {
 	 */
 	uid_t uid;
 	gid_t gid;
-	char *const *homes;	/* host home dirs (NULL: $HOME, /root, /home/...) */
-	const char *ssh_auth_sock; /* the operator's SSH agent socket, or NULL */
+	char *const *homes;	/* host homes; NULL: $HOME, /root, /home/... */
+	const char *ssh_auth_sock; /* the operator's SSH agent socket */
 	bool quick;		/* skip the sandboxed probes (facts, policy) */
 };
 

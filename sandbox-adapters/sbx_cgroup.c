@@ -537,7 +537,7 @@ fail:
 	return rc;
 }
 
-/* ---- create --------------------------------------------------------------- */
+/* ---- create ------------------------------------------------------ */
 
 static const char *
 dir_of(const struct sbx_cgroup *cg, const char *ctrl)

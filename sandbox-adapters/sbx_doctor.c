@@ -222,7 +222,8 @@ sbx_doctor_policy(const struct sbx_policy *p, char *const *cred, char *why,
 		const char *m = p->mounts_ro[i];
 
 		for (size_t k = 0; cred != NULL && cred[k] != NULL; k++) {
-			if (path_within(m, cred[k]) || path_within(cred[k], m)) {
+			if (path_within(m, cred[k]) ||
+			    path_within(cred[k], m)) {
 				snprintf(why, whysz, "[mounts] ro = %s would "
 				    "mount the host's %s", m, cred[k]);
 				return SBX_HALT_CREDENTIAL_SCOPE_INVALID;
@@ -319,8 +320,9 @@ sbx_doctor_facts(const struct sbx_policy *p, const char *state_dir,
 		return -EINVAL;
 	memset(f, 0, sizeof *f);
 	if (uname(&u) == 0)
-		snprintf(f->kernel, sizeof f->kernel, "%.32s %.64s %.100s %.32s",
-		    u.sysname, u.release, u.version, u.machine);
+		snprintf(f->kernel, sizeof f->kernel,
+		    "%.32s %.64s %.100s %.32s", u.sysname, u.release,
+		    u.version, u.machine);
 	snprintf(f->bwrap_path, sizeof f->bwrap_path, "%s", SBX_BWRAP_PATH);
 	if (sbx__bwrap_version(f->bwrap_version, sizeof f->bwrap_version) < 0)
 		f->bwrap_version[0] = '\0';
@@ -472,8 +474,8 @@ host_listener(int *port)
 	memset(&a, 0, sizeof a);
 	a.sin_family = AF_INET;
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 8) < 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
+	if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+	    listen(fd, 8) < 0 || getsockname(fd, (struct sockaddr *)&a, &len) < 0) {
 		close(fd);
 		return -errno;
 	}
@@ -789,8 +791,9 @@ check_agent_zone(const struct sbx_doctor_opts *o, const struct scratch *s,
 		bad = "the agent zone connected to the host's loopback";
 	check(r, "seccomp", bad == NULL, SBX_HALT_ISOLATION_UNSATISFIABLE,
 	    bad == NULL ? "the real filter refuses TIOCSTI (also with high "
-	    "bits), TIOCLINUX, user namespaces, vsock, io_uring, mount, ptrace, "
-	    "keyrings, bpf inside the agent zone; confirmed on the host" :
+	    "bits), TIOCLINUX, user namespaces, vsock, io_uring, mount, "
+	    "ptrace, keyrings, bpf inside the agent zone; confirmed on the "
+	    "host" :
 	    "%s", bad);
 out:
 	if (a.plan != NULL)

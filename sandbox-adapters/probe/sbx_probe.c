@@ -157,8 +157,8 @@ main(int argc, char **argv)
 		else if (strcmp(argv[i], "--pause") == 0)
 			pause_ = 1;
 		else {
-			fprintf(stderr, "usage: corral-sbx-probe [--inject MARK] "
-			    "[--tcp PORT] [--pause]\n");
+			fprintf(stderr, "usage: corral-sbx-probe "
+			    "[--inject MARK] [--tcp PORT] [--pause]\n");
 			return 2;
 		}
 	}

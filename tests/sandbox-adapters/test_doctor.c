@@ -388,8 +388,8 @@ START_TEST(test_doctor_bad_bwrap)
 	ck_assert_int_eq(cu_write_file(suid, buf, len), 0);
 	ck_assert_int_eq(chmod(suid, 04755), 0);
 	free(buf);
-	ck_assert_int_eq(cu_write_file(old, "#!/bin/sh\necho bubblewrap 0.7.1\n",
-	    32), 0);
+	ck_assert_int_eq(cu_write_file(old,
+	    "#!/bin/sh\necho bubblewrap 0.7.1\n", 32), 0);
 	ck_assert_int_eq(chmod(old, 0755), 0);
 	for (int which = 0; which < 3; which++) {
 		int pp[2], st;
@@ -415,8 +415,8 @@ START_TEST(test_doctor_bad_bwrap)
 		close(pp[0]);
 		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 		ck_assert(WIFEXITED(st));
-		ck_assert_msg(WEXITSTATUS(st) == SBX_HALT_ISOLATION_UNSATISFIABLE,
-		    "case %d: exit %d (%s)", which, WEXITSTATUS(st), why);
+		ck_assert_msg(WEXITSTATUS(st) ==
+		    SBX_HALT_ISOLATION_UNSATISFIABLE, "case %d: exit %d (%s)", which, WEXITSTATUS(st), why);
 		ck_assert_msg(strstr(why, want[which]) != NULL, "case %d: %s",
 		    which, why);
 		ck_assert_ptr_nonnull(strstr(why, "bwrap"));

@@ -185,7 +185,8 @@ START_TEST(test_exec_hermetic)
 	static char *cmd[] = { "/bin/sh", "-c",
 		"env | sort; echo umask=$(umask); echo uid=$(id -u); "
 		"echo date=$(date +%s); echo year=$(date +%Y); "
-		"echo fds=$(env -u LD_PRELOAD ls /proc/self/fd | tr '\\n' ' '); "
+		"echo fds=$(env -u LD_PRELOAD ls /proc/self/fd | "
+		"tr '\\n' ' '); "
 		"if read x; then echo stdin=data; else echo stdin=eof; fi; "
 		"python3 -c 'print(\"hash=%d\" % hash(\"corral\"))'; "
 		"touch /work/made; echo done", NULL };
@@ -487,7 +488,8 @@ START_TEST(test_exec_rlimits_hold)
 		"head -c 3M /dev/zero > /work/big; echo fsize=$?; "
 		"head -c 800K /dev/zero > /tmp/t 2>/dev/null; echo tmp=$?; "
 		"ulimit -c; ulimit -n; "
-		"i=0; while [ $i -lt 40 ]; do (sleep 2 &) 2>/dev/null || break; "
+		"i=0; while [ $i -lt 40 ]; do "
+		"(sleep 2 &) 2>/dev/null || break; "
 		"i=$((i+1)); done; echo forks=$i", NULL };
 	struct sbx_limits lim = { 0 };
 	struct st_lease l;

@@ -177,7 +177,8 @@ START_TEST(test_workspace_rmtree_hostile)
 	ck_assert_int_gt(asprintf(&script, "CANARY=%s\n%s", canary, hostile),
 	    0);
 	zone(&l, tree, script, &res);
-	ck_assert_msg(strstr(res.out, "made") != NULL, "st %d out [%s] err [%s]", res.wstatus, res.out, res.err);
+	ck_assert_msg(strstr(res.out, "made") != NULL, "st %d out [%s] err "
+	    "[%s]", res.wstatus, res.out, res.err);
 	sbx_exec_result_clear(&res);
 	/* And a bind mount inside, from the host: a mount to never cross. */
 	mnt = path2(tree, "mnt");
