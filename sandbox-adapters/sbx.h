@@ -943,7 +943,7 @@ void sbx_proxy_stats(const struct sbx_proxy *, struct sbx_proxy_stats *);
 struct sbx_cred_config {
 	const char *mint;	/* shell command; NULL: no credentials */
 	const char *revoke;	/* shell command; required with mint */
-	const char *variable;	/* NAME the agent sees, e.g. ANTHROPIC_API_KEY */
+	const char *variable;	/* what the agent sees: ANTHROPIC_API_KEY */
 	const char *scope;	/* free text for receipts, e.g. "messages" */
 	const char *spend_cap;	/* free text handed to mint, e.g. "5 USD" */
 	unsigned long long lifetime_s;	/* 0: the wall-time limit */

@@ -353,7 +353,7 @@ START_TEST(test_cred_revoke)
 	ck_assert_int_eq(access(path, F_OK), 0);
 	ck_assert_int_eq(unlink(s), 0);
 	free(s);
-	/* The retry succeeds: the value on stdin, ID and fingerprint as args. */
+	/* The retry: the value on stdin, the ID and fingerprint as args. */
 	ck_assert_int_eq(sbx_cred_revoke(&f.cfg, "lease-2", f.lease, why,
 	    sizeof why), 0);
 	ck_assert_int_eq(access(path, F_OK), -1);
