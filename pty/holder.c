@@ -83,6 +83,39 @@ transcript_write(struct holder *h, const char *buf, size_t len)
 }
 
 static void
+coalesce_timer_cb(uv_timer_t *t)
+{
+	struct holder *h = t->data;
+
+	if (h->proc != NULL)
+		pty_proc_read_pause(h->proc, false);
+}
+
+/*
+ * After the reads of one loop pass: an agent trickling small writes (a
+ * line a millisecond) would wake this process for every one. With nobody
+ * watching live, rest reading for a few ms so they coalesce; a live client
+ * (a console, whose echo must be immediate) turns this off.
+ */
+static void
+coalesce_check_cb(uv_check_t *ck)
+{
+	struct holder *h = ck->data;
+	bool live = false;
+
+	uv_check_stop(ck);
+	for (struct hclient *c = h->clients; c != NULL; c = c->next)
+		live |= c->live;
+	if (!live && h->wake_bytes > 0 && h->wake_bytes < HOLDER_TRICKLE &&
+	    h->proc != NULL && h->state == PTY_RUN_RUNNING) {
+		pty_proc_read_pause(h->proc, true);
+		uv_timer_start(&h->coalesce_timer, coalesce_timer_cb,
+		    HOLDER_TRICKLE_MS, 0);
+	}
+	h->wake_bytes = 0;
+}
+
+static void
 on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 {
 	struct holder *h = ud;
@@ -97,6 +130,8 @@ on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 		pty__holder_schedule_flush(h, false);
 	else
 		pty_screen_dirty_clear(h->screen);
+	h->wake_bytes += len;
+	uv_check_start(&h->coalesce_check, coalesce_check_cb);
 }
 
 /* Bells, titles and OSC signals from the screen feed the detector. */
@@ -318,6 +353,9 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 		goto early;
 	}
 	uv_check_init(loop, &h.flush_check);
+	uv_check_init(loop, &h.coalesce_check);
+	uv_timer_init(loop, &h.coalesce_timer);
+	h.coalesce_check.data = h.coalesce_timer.data = &h;
 	uv_timer_init(loop, &h.flush_timer);
 	uv_timer_init(loop, &h.cancel_timer);
 	uv_timer_init(loop, &h.linger_timer);

@@ -393,23 +393,39 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 	case PTY_W_INPUT:
 		if (pty_proc_write(h->proc, p, len) < 0)
 			send_error(c, -ENOBUFS, "input queue full");
-		pty__holder_schedule_flush(h, true);
+		/*
+		 * The keystroke changes nothing on screen: its echo does.
+		 * Mark the next frame urgent so the echo is sent at once.
+		 */
+		h->frame_urgent = true;
 		break;
 	case PTY_W_PASTE:
 		pty_screen_paste(h->screen, (const char *)p, len);
-		pty__holder_schedule_flush(h, true);
+		/*
+		 * The keystroke changes nothing on screen: its echo does.
+		 * Mark the next frame urgent so the echo is sent at once.
+		 */
+		h->frame_urgent = true;
 		break;
 	case PTY_W_KEY:
 		a = pty_rd_u32(&r);
 		b = pty_rd_u32(&r);
 		pty_screen_key(h->screen, (enum pty_key)a, b);
-		pty__holder_schedule_flush(h, true);
+		/*
+		 * The keystroke changes nothing on screen: its echo does.
+		 * Mark the next frame urgent so the echo is sent at once.
+		 */
+		h->frame_urgent = true;
 		break;
 	case PTY_W_UNICHAR:
 		a = pty_rd_u32(&r);
 		b = pty_rd_u32(&r);
 		pty_screen_unichar(h->screen, a, b);
-		pty__holder_schedule_flush(h, true);
+		/*
+		 * The keystroke changes nothing on screen: its echo does.
+		 * Mark the next frame urgent so the echo is sent at once.
+		 */
+		h->frame_urgent = true;
 		break;
 	case PTY_W_RESIZE:
 		a = pty_rd_u16(&r);

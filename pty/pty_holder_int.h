@@ -16,6 +16,8 @@
 #define HOLDER_FRAME_MIN_MS 8
 #define HOLDER_LINGER_MS 1000
 #define HOLDER_MAX_CLIENTS 64
+#define HOLDER_TRICKLE 1024	/* bytes a pass below which reads rest */
+#define HOLDER_TRICKLE_MS 5
 
 struct hclient {
 	uv_pipe_t pipe;
@@ -55,6 +57,10 @@ struct holder {
 	int exit_code;
 	bool stopping;
 	struct pty_wbuf wb;
+	/* trickle coalescing (holder.c) */
+	uv_check_t coalesce_check;
+	uv_timer_t coalesce_timer;
+	size_t wake_bytes;
 	/* lifecycle detection (holder_detect.c) */
 	struct pty_detect *det;
 	uv_timer_t det_timer;
