@@ -1050,7 +1050,8 @@ static const VTermParserCallbacks fallback_cbs = {
  *    APC/PM/SOS strings are dropped, as xterm does, and DECRQSS requests
  *    0.1.4 would answer through a broken printf are answered here;
  *  - holds back a UTF-8 sequence cut at the end of a feed (0.1.4 turns it
- *    into U+FFFD), drops what its UTF-8 decoder mishandles (text_check),
+ *    into U+FFFD), drops what its UTF-8 decoder mishandles and the few
+ *    characters it gets wrong (text_check),
  *    reimplements REP (rep), bounds CSI parameters, and writes at most
  *    WRITE_MAX bytes at a time.
  * Plain text is found with memchr and passed on in place.
@@ -1311,6 +1312,19 @@ is_c1(const uint8_t *p)
 	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
 }
 
+/*
+ * U+302A-302F and U+3099-309A (3 bytes of UTF-8): 0.1.4 has them both as
+ * combining marks and as wide, and adds their width to the glyph they join
+ * (a 3-column glyph) unless they arrive in a later write. Dropped.
+ */
+static bool
+is_wide_mark(const uint8_t *p)
+{
+	return p[0] == 0xe3 && ((p[1] == 0x80 && p[2] >= 0xaa &&
+	    p[2] <= 0xaf) || (p[1] == 0x82 && (p[2] == 0x99 ||
+	    p[2] == 0x9a)));
+}
+
 static bool
 all_ascii(const uint8_t *p, size_t n)
 {
@@ -1334,14 +1348,6 @@ drop(struct pty_screen *s, const uint8_t *b, size_t *span, size_t at,
 	*span = at + n;
 }
 
-/*
- * Text b[i..end) is passed on later from *span; leave out what 0.1.4's
- * UTF-8 decoder mishandles. Its state outlives a text run, and a run that
- * starts while a sequence is unfinished writes one codepoint past its
- * stack array; so every unfinished sequence is dropped (one cut by the
- * end of this feed, when end == len, is left for the caller to hold), and
- * so are bytes 0xf8-0xff (5- and 6-byte forms) and C1 codepoints.
- */
 /* What the last byte passed on in ground was (see split_mark). */
 #define TB_NONE 0	/* not text: a control, an escape, nothing yet */
 #define TB_ASCII 1	/* an ASCII glyph */
@@ -1372,8 +1378,15 @@ drop_at(struct pty_screen *s, const uint8_t *b, size_t *span, size_t k,
 }
 
 /*
- * *tb tells whether the last byte passed on in ground was text (so that a
- * mark would join the glyph before it); it is kept up to date here.
+ * Text b[i..end) is passed on later from *span; leave out what 0.1.4's
+ * UTF-8 decoder mishandles. Its state outlives a text run, and a run that
+ * starts while a sequence is unfinished writes one codepoint past its
+ * stack array; so every unfinished sequence is dropped (one cut by the
+ * end of this feed, when end == len, is left for the caller to hold), and
+ * so are bytes 0xf8-0xff (5- and 6-byte forms), C1 codepoints and the
+ * wide marks (is_wide_mark). *tb tells whether the last byte passed on
+ * was text (so a mark would join the glyph before it). Returns whether
+ * the text was all ASCII.
  */
 static bool
 text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
@@ -1420,8 +1433,10 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
 		    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
 			;
 		if (m == need) {
-			if (need == 2 && is_c1(b + k)) {
-				k = drop_at(s, b, span, k, 2, end, *tb) - 1;
+			if ((need == 2 && is_c1(b + k)) ||
+			    (need == 3 && is_wide_mark(b + k))) {
+				k = drop_at(s, b, span, k, (size_t)need, end,
+				    *tb) - 1;
 				continue;
 			}
 			*tb = TB_UTF8;
@@ -1725,8 +1740,9 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			f->u8[f->nu8++] = b[i++];
 		if (f->nu8 < need && i == len)
 			return;
-		/* Unfinished or C1: dropped, as in text_check. */
-		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8))) {
+		/* Unfinished, C1 or a wide mark: dropped, as in text_check. */
+		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8)) &&
+		    !(f->nu8 == 3 && is_wide_mark(f->u8))) {
 			if (!(tb != TB_NONE && split_mark(s, f->u8, f->nu8,
 			    tb)))
 				vwrite(s, f->u8, f->nu8);
