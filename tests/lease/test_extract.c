@@ -234,7 +234,9 @@ START_TEST(test_extract_changes)
 	ck_assert_str_eq(f->sha256, "");
 	ck_assert_ptr_null(mfile(m, ".git/config"));
 	/* the gate passes its own patch and lands on the snapshot */
-	patch = lt_slurp(lt_fmt("%s/%s", qdir, "patch"), &len);
+	p = lt_fmt("%s/%s", qdir, "patch");
+	patch = lt_slurp(p, &len);
+	free(p);
 	ck_assert_int_eq(lease_gate_verify(q, c[2], patch, len, m, &pol,
 	    &rep), 0);
 	if (rep.n)
@@ -802,13 +804,15 @@ END_TEST
 START_TEST(test_extract_gate_manifest)
 {
 	struct lease_manifest *m;
-	char *patch, *bad;
+	char *patch, *bad, *p;
 	size_t len;
 
 	wwrite("README", "hello again\nplus\n");
 	ck_assert_int_eq(extract(), 0);
 	m = manifest();
-	patch = lt_slurp(lt_fmt("%s/%s", qdir, "patch"), &len);
+	p = lt_fmt("%s/%s", qdir, "patch");
+	patch = lt_slurp(p, &len);
+	free(p);
 	verify(patch, m);
 	ck_assert_uint_eq(rep.n, 0);
 	/* a changed digest */
