@@ -78,7 +78,7 @@ refuse(struct lease__rctx *c, int code, const char *reason, json_t *extra)
 	return rc < 0 ? rc : code;
 }
 
-/* ---- --hunks ---------------------------------------------------------------- */
+/* ---- --hunks ------------------------------------------------------------- */
 
 static size_t
 number(const char *s, size_t n, bool *ok)
@@ -353,7 +353,8 @@ apply_hunks(struct lease__rctx *c, const char *list, const char *commit,
 		goto out;
 	}
 	if (rep.n > 0) {
-		lease__store_msg(c->s, "the selected hunks fail the gate: %s%s%s",
+		lease__store_msg(c->s, "the selected hunks fail the gate: "
+		    "%s%s%s",
 		    lease_gate_reason_name(rep.v[0].reason), rep.v[0].detail ?
 		    ": " : "", rep.v[0].detail ? rep.v[0].detail : "");
 		rc = LEASE_EHUNKS;
@@ -394,7 +395,7 @@ out:
 	return rc;
 }
 
-/* ---- the target ----------------------------------------------------------------- */
+/* ---- the target ---------------------------------------------------------- */
 
 static int
 target_ref(struct lease__rctx *c, const char *into, char *out, size_t sz)

@@ -403,7 +403,7 @@ same_large(struct walk *w, int dirfd, const char *name,
 	return same;
 }
 
-/* ---- entries ---------------------------------------------------------------- */
+/* ---- entries ------------------------------------------------------------- */
 
 static void
 on_file(struct walk *w, int dirfd, const char *name, const struct stat *lst,
@@ -983,7 +983,7 @@ out:
 	return rc;
 }
 
-/* ---- the patch and its manifest -------------------------------------------- */
+/* ---- the patch and its manifest ------------------------------------------ */
 
 struct printer {
 	FILE *f;

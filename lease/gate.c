@@ -364,7 +364,7 @@ lease_gate_file_mode(unsigned st_mode, unsigned *git_mode)
 	return LEASE_GATE_OK;
 }
 
-/* ---- globbing ------------------------------------------------------------- */
+/* ---- globbing ------------------------------------------------------------ */
 
 /*
  * One character of a pattern component at p[*pi] against c: '?', a
@@ -422,7 +422,7 @@ one(const char *p, size_t pn, size_t *pi, char c)
 	return true;
 }
 
-/* One component (no '/'), '*' within it: linear backtracking to the last star. */
+/* One component (no '/'): '*' backtracks linearly to the last star. */
 static bool
 component_match(const char *p, size_t pn, const char *s, size_t sn)
 {
@@ -466,7 +466,8 @@ glob_at(const char *p, const char *s, int depth)
 		pn = comp_len(p);
 		if (pn == 2 && p[0] == '*' && p[1] == '*') {
 			if (p[2] == '\0')
-				return *s != '\0';	/* a trailing "**": inside only */
+				/* a trailing "**": inside only */
+				return *s != '\0';
 			for (;;) {	/* zero or more components */
 				if (glob_at(p + 3, s, depth + 1))
 					return true;
@@ -851,7 +852,7 @@ lease_gate_check_input(const struct lease_check *c, const char *path)
 	return false;
 }
 
-/* ---- pre-parse scan of a patch -------------------------------------------- */
+/* ---- pre-parse scan of a patch ------------------------------------------- */
 
 static bool
 starts(const char *s, size_t n, const char *lit)
@@ -1020,7 +1021,8 @@ lease_gate_patch_scan(const char *buf, size_t len,
 			/* a '+' line is as long as its content with '\n' */
 			if (file_added > pol->max_file_bytes + 1)
 				return LEASE_GATE_FILE_TOO_LARGE;
-			if (out->added_bytes > pol->max_total_bytes + out->files)
+			if (out->added_bytes > pol->max_total_bytes +
+			    out->files)
 				return LEASE_GATE_TOTAL_TOO_LARGE;
 		}
 		if (!in_binary && memchr(line, '\0', n) != NULL)
@@ -1030,7 +1032,7 @@ lease_gate_patch_scan(const char *buf, size_t len,
 	return LEASE_GATE_OK;
 }
 
-/* ---- helpers shared by the result files (lease_int.h) --------------------- */
+/* ---- helpers shared by the result files (lease_int.h) -------------------- */
 
 int
 lease__sha256_hex(const void *buf, size_t len, char out[65])

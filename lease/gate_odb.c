@@ -114,7 +114,7 @@ lease_gate_odb_free(struct lease_gate_odb *q)
 	free(q);
 }
 
-/* ---- verification ---------------------------------------------------------- */
+/* ---- verification -------------------------------------------------------- */
 
 /* The tree of hex (a commit or a tree) in q. */
 static int
@@ -327,7 +327,8 @@ collect_symlinks(git_diff *diff, struct sym *s)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		d = git_diff_get_delta(diff, i);
-		if (d->status != GIT_DELTA_DELETED && d->new_file.path != NULL &&
+		if (d->status != GIT_DELTA_DELETED &&
+		    d->new_file.path != NULL &&
 		    d->new_file.mode == GIT_FILEMODE_LINK)
 			s->v[s->n++] = (char *)d->new_file.path;
 	}
@@ -434,7 +435,7 @@ out:
 	return rc;
 }
 
-/* ---- file helpers (lease_int.h) --------------------------------------------- */
+/* ---- file helpers (lease_int.h) ------------------------------------------ */
 
 int
 lease__read_capped(const char *path, uint64_t max, char **out, size_t *len)

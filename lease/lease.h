@@ -834,7 +834,7 @@ enum lease_gate_reason {
 	LEASE_GATE_INVALID_UTF8,	/* "invalid_utf8" */
 	LEASE_GATE_NEWLINE,		/* "newline" */
 	LEASE_GATE_CONTROL_CHAR,	/* "control_char" (C0, DEL, C1) */
-	LEASE_GATE_NAME_TOO_LONG,	/* "name_too_long" (255 / 4096 / depth) */
+	LEASE_GATE_NAME_TOO_LONG,	/* "name_too_long" (255, 4096, depth) */
 	LEASE_GATE_SYMLINK,		/* "symlink" */
 	LEASE_GATE_BEYOND_SYMLINK,	/* "beyond_symlink" */
 	LEASE_GATE_DEVICE,		/* "device" */
@@ -850,7 +850,7 @@ enum lease_gate_reason {
 	LEASE_GATE_CHANGED,		/* "changed_during_extraction" */
 	LEASE_GATE_UNREADABLE,		/* "unreadable" */
 	LEASE_GATE_PATCH_MALFORMED,	/* "patch_malformed" */
-	LEASE_GATE_PATCH_MISMATCH,	/* "patch_mismatch": applied != snapshot */
+	LEASE_GATE_PATCH_MISMATCH,	/* "patch_mismatch": not the snapshot */
 	LEASE_GATE_MANIFEST_MISMATCH,	/* "manifest_mismatch" */
 	LEASE_GATE_LEASE_FAILED,	/* "lease_failed": quarantined because
 					   the lease failed (holder_lost...) */
@@ -894,7 +894,7 @@ struct lease_result_policy {
 	uint64_t max_patch_bytes;
 	bool allow_binary;
 	bool allow_symlinks;		/* in-tree relative targets only */
-	const char *const *ignore;	/* gitignore patterns, NULL-terminated */
+	const char *const *ignore;	/* gitignore patterns, NULL-ended */
 	const char *output_dir;		/* artifacts, relative; NULL: none */
 	const struct lease_check *checks;
 	size_t nchecks;

@@ -89,7 +89,7 @@ struct git_config;
 
 /* The quarantine object database (lease_gate_odb_open). */
 struct lease_gate_odb {
-	struct lease_git *g;		/* the operator's repository, borrowed */
+	struct lease_git *g;		/* the operator's repo (borrowed) */
 	struct git_repository *repo;	/* wraps odb; empty configuration */
 	struct git_odb *odb;		/* dir/ (writes) + the operator's
 					   objects (alternate, read-only) */

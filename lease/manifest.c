@@ -128,7 +128,7 @@ lease_manifest_dump(const struct lease_manifest *m)
 	return text;
 }
 
-/* ---- parsing -------------------------------------------------------------- */
+/* ---- parsing ------------------------------------------------------------- */
 
 static bool
 is_hex(const char *s, size_t n)

@@ -63,7 +63,7 @@ rpath(const struct lease__rctx *c, const char *name)
 	return p;
 }
 
-/* ---- the context --------------------------------------------------------------- */
+/* ---- the context --------------------------------------------------------- */
 
 int
 lease__rctx_open(struct lease__rctx *c, struct lease_store *s,
@@ -167,7 +167,7 @@ gitfail(struct lease__rctx *c, int code, const char *what)
 	return code;
 }
 
-/* ---- JSON pieces ----------------------------------------------------------------- */
+/* ---- JSON pieces --------------------------------------------------------- */
 
 static json_t *
 reasons_json(const struct lease_gate_report *rep, size_t max)
@@ -257,7 +257,7 @@ str_or_null(const char *s)
 	return s != NULL ? json_string(s) : json_null();
 }
 
-/* ---- objects into the operator's repository -------------------------------------- */
+/* ---- objects into the operator's repository ------------------------------ */
 
 /* Copy one object from the quarantine unless the repository has it. */
 static int
@@ -309,7 +309,7 @@ migrate(struct lease__rctx *c, git_odb *dst, const git_oid *tree)
 	return rc == 0 ? copy_object(c, dst, tree) : rc;
 }
 
-/* ---- the review worktree --------------------------------------------------------- */
+/* ---- the review worktree ------------------------------------------------- */
 
 static int
 open_worktree(struct lease__rctx *c, git_repository **out)
@@ -342,7 +342,8 @@ checkout(struct lease__rctx *c, const git_oid *commit)
 		return rc;
 	}
 	git_checkout_options_init(&o, GIT_CHECKOUT_OPTIONS_VERSION);
-	o.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+	o.checkout_strategy = GIT_CHECKOUT_FORCE |
+	    GIT_CHECKOUT_REMOVE_UNTRACKED;
 	prev = lease__git_owner_off(c->g);
 	if (git_commit_lookup(&cm, wr, commit) < 0 ||
 	    git_checkout_tree(wr, (git_object *)cm, &o) < 0)
@@ -441,7 +442,7 @@ out:
 	return rc;
 }
 
-/* ---- building a result ---------------------------------------------------------------- */
+/* ---- building a result --------------------------------------------------- */
 
 /* Keep the previous patch and manifest under history/<commit>.* */
 static void
@@ -662,7 +663,7 @@ lease__result_build(struct lease__rctx *c, const char *parent_hex,
 	return checkout(c, &commit);
 }
 
-/* ---- checks -------------------------------------------------------------------------- */
+/* ---- checks -------------------------------------------------------------- */
 
 /* Write tree into the directory dirfd (a fresh copy for a check). */
 static int
@@ -918,7 +919,7 @@ lease__result_checks(struct lease__rctx *c)
 	return rc;
 }
 
-/* ---- finish ----------------------------------------------------------------------------- */
+/* ---- finish -------------------------------------------------------------- */
 
 static int
 quarantine(struct lease__rctx *c, const struct lease_gate_report *rep,
@@ -1131,7 +1132,7 @@ out:
 	return rc;
 }
 
-/* ---- review ----------------------------------------------------------------------------- */
+/* ---- review -------------------------------------------------------------- */
 
 static json_t *
 line_json(const git_diff_line *l)
@@ -1274,7 +1275,8 @@ lease__result_load_manifest(struct lease__rctx *c)
 	rc = lease_manifest_parse(text, len, &c->m);
 	free(text);
 	if (rc < 0)
-		lease__store_msg(c->s, "%s/manifest.json is malformed", c->rdir);
+		lease__store_msg(c->s, "%s/manifest.json is malformed",
+		    c->rdir);
 	return rc;
 }
 
@@ -1379,7 +1381,7 @@ out:
 	return rc;
 }
 
-/* ---- reject ------------------------------------------------------------------------------ */
+/* ---- reject -------------------------------------------------------------- */
 
 int
 lease_result_reject(struct lease_store *s, const char *state_dir,

@@ -141,7 +141,8 @@ print_head(const struct out *o, json_t *d)
 	}
 	if ((p = json_object_get(r, "patch")) != NULL && jstr(p, "sha256")) {
 		label(o, "patch");
-		fprintf(o->f, "sha256:%s, %lld bytes; hunk IDs %.8s:FILE:HUNK\n",
+		fprintf(o->f, "sha256:%s, %lld bytes; hunk IDs "
+		    "%.8s:FILE:HUNK\n",
 		    jstr(p, "sha256"), (long long)json_integer_value(
 		    json_object_get(p, "bytes")), jstr(p, "sha256"));
 	}

@@ -248,7 +248,7 @@ START_TEST(test_extract_changes)
 }
 END_TEST
 
-/* ---- one hostile workspace per rejection reason --------------------------- */
+/* ---- one hostile workspace per rejection reason -------------------------- */
 
 START_TEST(test_extract_symlink)
 {
@@ -473,7 +473,7 @@ START_TEST(test_extract_caps)
 }
 END_TEST
 
-/* ---- TOCTOU ------------------------------------------------------------------- */
+/* ---- TOCTOU -------------------------------------------------------------- */
 
 struct swap {
 	const char *target;	/* rel path to replace */
@@ -574,7 +574,7 @@ START_TEST(test_extract_background_swapper)
 }
 END_TEST
 
-/* ---- ignore rules ------------------------------------------------------------------ */
+/* ---- ignore rules -------------------------------------------------------- */
 
 /* A new base commit with .gitignore rules and a force-added file. */
 static void
@@ -701,7 +701,7 @@ START_TEST(test_extract_symlinks_policy)
 }
 END_TEST
 
-/* ---- artifacts ------------------------------------------------------------------------ */
+/* ---- artifacts ----------------------------------------------------------- */
 
 START_TEST(test_extract_artifacts)
 {
@@ -738,7 +738,7 @@ START_TEST(test_extract_artifacts)
 }
 END_TEST
 
-/* ---- crafted patches through the gate ----------------------------------------------- */
+/* ---- crafted patches through the gate ------------------------------------ */
 
 static void
 verify(const char *patch, const struct lease_manifest *m)

@@ -298,7 +298,8 @@ START_TEST(test_gate_check_inputs)
 {
 	char *make[] = { "make", "-C", "build", "check", NULL };
 	char *script[] = { "./scripts/test.sh", "--fast", NULL };
-	char *shc[] = { "/bin/sh", "-c", "cd src && make test; ./run.sh", NULL };
+	char *shc[] = { "/bin/sh", "-c", "cd src && make test; ./run.sh",
+	    NULL };
 	char *py[] = { "python3", "-m", "pytest", "tests/unit", NULL };
 	char *env[] = { "npm", "test", "--prefix=web", NULL };
 	const char *inputs[] = { "*.conf", "data/**", NULL };
@@ -406,7 +407,8 @@ START_TEST(test_gate_scan)
 	struct lease_gate_scan sc;
 	static const char bin[] =
 	    "diff --git a/x b/x\nnew file mode 100644\nindex 0..1\n"
-	    "GIT binary patch\nliteral 99999999\nzcmV\n\nliteral 0\nHcmV?d00001\n";
+	    "GIT binary patch\nliteral 99999999\nzcmV\n\n"
+	    "literal 0\nHcmV?d00001\n";
 	static const char nul[] = "diff --git a/x b/x\n@@ -0,0 +1 @@\n+a\0b\n";
 
 	lease_result_policy_defaults(&p);

@@ -340,7 +340,7 @@ parent_of(const char *commit, char out[41])
 	git_repository_free(r);
 }
 
-/* ---- the SPEC 10 flow ------------------------------------------------------- */
+/* ---- the SPEC 10 flow ---------------------------------------------------- */
 
 START_TEST(test_result_two_leases)
 {
@@ -614,7 +614,7 @@ START_TEST(test_result_checked_out_in_worktree)
 }
 END_TEST
 
-/* ---- hunks ------------------------------------------------------------------------ */
+/* ---- hunks --------------------------------------------------------------- */
 
 START_TEST(test_result_hunks)
 {
@@ -685,7 +685,7 @@ START_TEST(test_result_hunks)
 }
 END_TEST
 
-/* ---- quarantine, escapes, holder_lost -------------------------------------------- */
+/* ---- quarantine, escapes, holder_lost ------------------------------------ */
 
 static bool
 has_esc(const char *s)
@@ -809,15 +809,15 @@ START_TEST(test_result_holder_lost)
 	ck_assert_str_eq(jstr(json_array_get(reasons, 0), "detail"),
 	    "holder_lost");
 	/* what the agent had done is there to inspect */
-	ck_assert_str_eq(jstr(res, "summary"), "1 file changed, 1 insertion(+), "
-	    "1 deletion(-)");
+	ck_assert_str_eq(jstr(res, "summary"),
+	    "1 file changed, 1 insertion(+), 1 deletion(-)");
 	json_decref(res);
 	/* reconciliation may call it again: still quarantined */
 	ck_assert_int_eq(finish(id, "holder_lost"), LEASE_EINVALID);
 }
 END_TEST
 
-/* ---- checks, states ---------------------------------------------------------------- */
+/* ---- checks, states ------------------------------------------------------ */
 
 START_TEST(test_result_checks)
 {
