@@ -652,8 +652,9 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	if (checked_out(&c, out->target, out->checked_out,
 	    sizeof out->checked_out)) {
 		lease__store_msg(s, "%s is checked out in %s: corral never "
-		    "touches a checked-out working tree; run there: git merge "
-		    "--ff-only corral/%s", out->target, out->checked_out, id);
+		    "touches a checked-out working tree (git merge --ff-only "
+		    "corral/%s there does it)", out->target, out->checked_out,
+		    id);
 		rc = refuse(&c, LEASE_ECHECKEDOUT, "checked_out", json_pack(
 		    "{s:s, s:o, s:s}", "target", out->target, "where",
 		    lease__json_bytes(out->checked_out, strlen(

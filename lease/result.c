@@ -1034,11 +1034,17 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 		rc = -EINVAL;
 		goto out;
 	}
-	if (c.rec.state == LEASE_STATE_RESULT_READY) {
+	if (c.rec.state == LEASE_STATE_RESULT_READY &&
+	    lease__rctx_str(&c, "status") != NULL) {
 		rc = 0;		/* done before */
 		goto out;
 	}
+	/*
+	 * result_ready without a result: a holder that made the transition
+	 * itself. Extract anyway; there is no transition left to make.
+	 */
 	if (c.rec.state != LEASE_STATE_RUNNING &&
+	    c.rec.state != LEASE_STATE_RESULT_READY &&
 	    !(opts->fail_reason != NULL && (c.rec.state ==
 	    LEASE_STATE_FAILED || c.rec.state == LEASE_STATE_CANCELLED))) {
 		lease__store_msg(s, "lease %s is %s: no result to extract", id,
@@ -1107,7 +1113,8 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 		goto quarantined;
 	if (rc < 0)
 		goto fail;
-	if ((rc = lease_store_transition(s, id, LEASE_EV_RESULT,
+	if (c.rec.state == LEASE_STATE_RUNNING &&
+	    (rc = lease_store_transition(s, id, LEASE_EV_RESULT,
 	    "result materialised", NULL)) < 0)
 		goto out;
 	rc = lease__result_checks(&c);
@@ -1346,13 +1353,6 @@ lease_result_review(struct lease_store *s, const char *state_dir,
 		}
 	}
 	set(doc, "stale", stale ? json_string(why) : NULL);
-	vrc = lease_receipt_verify(s, id, &len, head);
-	rcpt = json_pack("{s:I, s:s, s:b}", "length", (json_int_t)len, "head",
-	    head, "verified", vrc == 0);
-	set(doc, "receipt", rcpt);
-	vrc = lease_receipt_entries(s, id, &entries);
-	set(doc, "receipts", entries);
-	entries = NULL;
 	if ((flags & LEASE_REVIEW_MARK) && ready && !stale &&
 	    c.rec.state == LEASE_STATE_RESULT_READY &&
 	    (json_string_value(json_object_get(c.result, "reviewed")) == NULL ||
@@ -1365,6 +1365,13 @@ lease_result_review(struct lease_store *s, const char *state_dir,
 			goto out;
 		set(doc, "result", json_incref(c.result));
 	}
+	vrc = lease_receipt_verify(s, id, &len, head);
+	rcpt = json_pack("{s:I, s:s, s:b}", "length", (json_int_t)len, "head",
+	    head, "verified", vrc == 0);
+	set(doc, "receipt", rcpt);
+	vrc = lease_receipt_entries(s, id, &entries);
+	set(doc, "receipts", entries);
+	entries = NULL;
 	set(doc, "reviewed", json_boolean(ready && commit != NULL &&
 	    json_string_value(json_object_get(c.result, "reviewed")) != NULL &&
 	    strcmp(json_string_value(json_object_get(c.result, "reviewed")),

@@ -582,8 +582,7 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 	fputc('\n', stderr);
 	if (rc == LEASE_ECHECKEDOUT) {
 		/* the command the owner can run where the branch is out */
-		fprintf(stderr, "run it where %s is checked out:\n  cd ",
-		    out.target);
+		fprintf(stderr, "  cd ");
 		tui_put_escaped(stderr, out.checked_out,
 		    strlen(out.checked_out));
 		fprintf(stderr, " && git merge --ff-only corral/%s\n", rec.id);

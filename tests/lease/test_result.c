@@ -901,6 +901,28 @@ START_TEST(test_result_states)
 }
 END_TEST
 
+/* A holder that moved to result_ready itself still gets its result. */
+START_TEST(test_result_ready_without_result)
+{
+	char id[LEASE_ID_LEN + 1];
+	struct lease_record r;
+	json_t *res;
+
+	new_lease(id, NULL);
+	agent_write(id, "README", "late\n");
+	ck_assert_int_eq(lease_store_transition(st, id, LEASE_EV_RESULT,
+	    "exit 0", NULL), 0);
+	finish_ok(id);
+	res = result_of(id);
+	ck_assert_str_eq(jstr(res, "status"), "ready");
+	ck_assert_ptr_nonnull(jstr(res, "commit"));
+	json_decref(res);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+}
+END_TEST
+
 START_TEST(test_result_empty)
 {
 	char id[LEASE_ID_LEN + 1];
@@ -945,6 +967,7 @@ result_suite(void)
 	tcase_add_test(tc, test_result_checks);
 	tcase_add_test(tc, test_result_states);
 	tcase_add_test(tc, test_result_empty);
+	tcase_add_test(tc, test_result_ready_without_result);
 	suite_add_tcase(s, tc);
 	return s;
 }
