@@ -40,6 +40,7 @@ struct tui_notify {
 	int log_fd;
 	struct hook_run *runs;
 	int running;
+	bool freeing;		/* tui_notify_free owns the runs now */
 };
 
 static uint64_t
@@ -110,7 +111,7 @@ run_closed(uv_handle_t *h)
 {
 	struct hook_run *r = h->data;
 
-	if (--r->open > 0)
+	if (--r->open > 0 || r->n->freeing)
 		return;
 	unlink_run(r);
 	free(r);
@@ -298,9 +299,14 @@ tui_notify_free(struct tui_notify *n)
 	if (n == NULL)
 		return;
 	/*
-	 * The loop has ended: whatever is left had its handles closed by the
-	 * holder's shutdown. Reap each hook by its deadline, then kill it.
+	 * The loop has ended. Close what is still open and deliver the close
+	 * callbacks (handles the holder's shutdown closed need none); then
+	 * reap each hook still running by its deadline, killing it there.
 	 */
+	n->freeing = true;
+	for (r = n->runs; r != NULL; r = r->next)
+		run_close(r);
+	uv_run(n->loop, UV_RUN_NOWAIT);
 	for (r = n->runs; r != NULL; r = next) {
 		int st;
 

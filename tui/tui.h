@@ -221,8 +221,9 @@ int tui_notify_new(struct tui_notify **, struct uv_loop_s *loop,
 int tui_notify_fire(struct tui_notify *, const char *id, const char *name,
     const char *state, const char *signal, const char *detail);
 /*
- * After the loop has ended: wait for hooks still running, each up to its
- * deadline, then kill what is left; then free everything.
+ * When the loop is done with (the holder's has ended): close the hooks'
+ * handles and run the loop once for their close callbacks, wait for hooks
+ * still running, each up to its deadline, kill what is left, free all.
  */
 void tui_notify_free(struct tui_notify *);
 

@@ -191,6 +191,32 @@ START_TEST(test_config_load)
 }
 END_TEST
 
+/* The example in docs/detection.md is a valid config. */
+START_TEST(test_config_doc_example)
+{
+	char *path = cu_src_path("docs/detection.md"), *doc, *b, *e;
+	struct tui_config cf;
+	struct errs er = { 0 };
+
+	doc = cu_read_file(path, NULL);
+	ck_assert_ptr_nonnull(doc);
+	b = strstr(doc, "```dosini\n");
+	ck_assert_ptr_nonnull(b);
+	b += 10;
+	e = strstr(b, "```");
+	ck_assert_ptr_nonnull(e);
+	ck_assert_int_eq(tui_config_parse(&cf, "doc", b, (size_t)(e - b),
+	    on_err, &er), 0);
+	ck_assert_int_eq(er.n, 0);
+	ck_assert_str_eq(cf.hook, "notify-send -u critical corral");
+	ck_assert_uint_eq(cf.hook_timeout_ms, 10000);
+	ck_assert(tui_config_notifies(&cf, "blocked"));
+	ck_assert(!cf.bell);
+	free(doc);
+	free(path);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* The hook runner                                                       */
 
@@ -317,6 +343,7 @@ config_suite(void)
 	tcase_add_test(tc, test_config_errors);
 	tcase_add_test(tc, test_config_long_line);
 	tcase_add_test(tc, test_config_load);
+	tcase_add_test(tc, test_config_doc_example);
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ti, 20);
 	tcase_add_test(ti, test_config_notify_hook);
