@@ -665,9 +665,23 @@ lease__result_build(struct lease__rctx *c, const char *parent_hex,
 
 /* ---- checks -------------------------------------------------------------- */
 
+/* Every copied file and directory carries the base commit's time. */
+static void
+stamp(int dirfd, const char *name, int64_t epoch)
+{
+	struct timespec ts[2];
+
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)epoch;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+		/* a time is a nicety: the copy is still right */
+	}
+}
+
 /* Write tree into the directory dirfd (a fresh copy for a check). */
 static int
-write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth)
+write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth,
+    int64_t epoch)
 {
 	git_repository *repo = lease__git_repo(c->g);
 	const git_tree_entry *e;
@@ -693,10 +707,11 @@ write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth)
 			    O_NOFOLLOW | O_CLOEXEC)) < 0) {
 				rc = -errno;
 			} else {
-				rc = write_tree(c, sub, fd, depth + 1);
+				rc = write_tree(c, sub, fd, depth + 1, epoch);
 				close(fd);
 			}
 			git_tree_free(sub);
+			stamp(dirfd, name, epoch);
 			break;
 		case GIT_FILEMODE_BLOB:
 		case GIT_FILEMODE_BLOB_EXECUTABLE:
@@ -717,6 +732,7 @@ write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth)
 						rc = -errno;
 				}
 				git_blob_free(b);
+				stamp(dirfd, name, epoch);
 				break;
 			}
 			fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL |
@@ -739,10 +755,12 @@ write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth)
 			}
 			close(fd);
 			git_blob_free(b);
+			stamp(dirfd, name, epoch);
 			break;
 		case GIT_FILEMODE_COMMIT:
 			if (mkdirat(dirfd, name, 0755) < 0)
 				rc = -errno;
+			stamp(dirfd, name, epoch);
 			break;
 		default:
 			break;
@@ -751,9 +769,10 @@ write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth)
 	return rc;
 }
 
-/* A fresh copy of the result tree at path. */
+/* A fresh copy of the result tree at path, dated epoch. */
 static int
-copy_tree(struct lease__rctx *c, const char *tree_hex, const char *path)
+copy_tree(struct lease__rctx *c, const char *tree_hex, const char *path,
+    int64_t epoch)
 {
 	git_tree *t = NULL;
 	git_oid oid;
@@ -770,9 +789,11 @@ copy_tree(struct lease__rctx *c, const char *tree_hex, const char *path)
 	    git_tree_lookup(&t, lease__git_repo(c->g), &oid) < 0)
 		rc = gitfail(c, LEASE_EGIT, "result tree");
 	else
-		rc = write_tree(c, t, fd, 0);
+		rc = write_tree(c, t, fd, 0, epoch);
 	git_tree_free(t);
 	close(fd);
+	if (rc == 0)
+		stamp(AT_FDCWD, path, epoch);
 	return rc;
 }
 
@@ -849,7 +870,7 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 		oc.status = LEASE_CHECK_UNAVAILABLE;
 		snprintf(oc.detail, sizeof oc.detail, "no exec zone in this "
 		    "build");
-	} else if ((rc = copy_tree(c, tree, dir)) < 0) {
+	} else if ((rc = copy_tree(c, tree, dir, base_time(c))) < 0) {
 		oc.status = LEASE_CHECK_ERROR;
 		snprintf(oc.detail, sizeof oc.detail, "cannot copy the result "
 		    "tree: %s", rc > -4096 ? strerror(-rc) : "libgit2");
