@@ -436,7 +436,8 @@ main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "agent") == 0)
 		return agent(argc, argv);
 	if (argc < 2) {
-		fprintf(stderr, "usage: bench_detect TMPDIR [latency|idle...]\n");
+		fprintf(stderr,
+		    "usage: bench_detect TMPDIR [latency|idle...]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);

@@ -441,7 +441,8 @@ static const struct lc_case agnostic_cases[] = {
 		.name = "read -p in a script",
 		.argv = { "/bin/bash", "--norc", "-c",
 			  "read -p 'Name for the project? ' n; "
-			  "read -p \"Overwrite $n? (y/n) \" a; [ \"$a\" = y ]" },
+			  "read -p \"Overwrite $n? (y/n) \" a; "
+			  "[ \"$a\" = y ]" },
 		.steps = { "prompt>my-app\r", "blocked>y\r" },
 		.steps_bare = { "prompt>my-app\r", "~(y/n)>y\r" },
 		.expect = "starting,working,prompt,blocked,done",
@@ -601,7 +602,8 @@ replay_file(const char *path, const struct pty_rules *rules)
 	struct replay *p = calloc(1, sizeof *p);
 	json_t *head, *corral, *ex;
 	const char *want, *agent;
-	char *text = cu_read_file(path, NULL), *line, *save = NULL, *fail = NULL;
+	char *text = cu_read_file(path, NULL), *line, *save = NULL;
+	char *fail = NULL;
 	struct pty_detect_event ev = { 0 };
 	double at;
 
