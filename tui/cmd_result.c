@@ -372,7 +372,7 @@ print_diff(const struct out *o, json_t *d)
 					continue;
 				sgr(o, *org == '+' ? C_GREEN : *org == '-' ?
 				    C_RED : *org == '\\' ? C_DIM : C_OFF);
-				fputs(org, o->f);
+				fputs(*org == '\\' ? "\\ " : org, o->f);
 				if (json_is_string(t))
 					put(o, json_string_value(t),
 					    json_string_length(t),
