@@ -8,9 +8,15 @@
  *            pty_mirror until the cell holds the character;
  *   tmux     a real `tmux attach` client inside a PTY we own: the byte is
  *            written to that PTY and the clock stops when the character
- *            shows up, outside escape sequences, in the client's output.
- * Each column is a struct echo_side in sides[]; the console (issue 3)
- * adds a third one: `corral attach` in a PTY, like the tmux column.
+ *            shows up, outside escape sequences, in the client's output;
+ *   console  the real `corral attach ID` (issue 3 item 7) inside a PTY we
+ *            own, on leases from `corral new` in a private state
+ *            directory: Enter starts typing, then each byte is written to
+ *            that PTY and the clock stops when the console's output, fed
+ *            into a pty_screen, holds the character in the pane cell
+ *            where the agent echoed it (not merely any printed copy of
+ *            it: the lease list redraws text too).
+ * Each column is a struct echo_side in sides[].
  *
  * usage: bench_echo TMPDIR [KEYS]
  */
@@ -42,6 +48,7 @@ struct ctx {
 	const char *tmp;
 	char *bindir;
 	char *agent;
+	char *corral;	/* build/tui/corral, the real binary */
 };
 
 /* One measured endpoint: state for whichever side runs it. */
@@ -58,6 +65,12 @@ struct echo_run {
 	int master;
 	pid_t client_pid;
 	int scan;	/* escape-sequence scanner state */
+	/* console: leases in a private state directory, its drawn screen */
+	char *state;		/* CORRAL_STATE_DIR (and the leases' cwd) */
+	char *ids[BUSY_N + 1];	/* every lease, the echo one first */
+	int nids;
+	struct pty_screen *screen;
+	int row0, col0, width;	/* where the pane shows READY; its width */
 };
 
 struct echo_side {
@@ -277,12 +290,50 @@ term_spawn(struct echo_run *r, char *const *argv)
 			close(slave);
 		setenv("TERM", "xterm-256color", 1);
 		unsetenv("TMUX");
+		if (r->state != NULL) {
+			setenv("CORRAL_STATE_DIR", r->state, 1);
+			setenv("LANG", "C.UTF-8", 1);
+			setenv("LC_ALL", "C.UTF-8", 1);
+		}
 		execvp(argv[0], argv);
 		_exit(127);
 	}
 	close(slave);
 	fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
 	r->scan = SC_GROUND;
+}
+
+/*
+ * Let ms pass (the gap between keystrokes) while reading whatever the
+ * client draws meanwhile, so it never blocks on a full PTY.
+ */
+static void
+term_pause(struct echo_run *r, unsigned ms)
+{
+	uint64_t end = bu_now_ns() + (uint64_t)ms * 1000000u;
+	uint8_t buf[65536];
+
+	if (r->master < 0) {
+		bu_sleep_ms(ms);
+		return;
+	}
+	for (;;) {
+		struct pollfd pf = { .fd = r->master, .events = POLLIN };
+		uint64_t now = bu_now_ns();
+		ssize_t n;
+
+		if (now >= end)
+			return;
+		if (poll(&pf, 1, (int)((end - now) / 1000000u) + 1) <= 0)
+			continue;
+		if ((n = read(r->master, buf, sizeof buf)) <= 0)
+			continue;
+		if (r->screen != NULL)
+			pty_screen_feed(r->screen, (const char *)buf,
+			    (size_t)n);
+		else
+			(void)scan(&r->scan, buf, (size_t)n, 0);
+	}
 }
 
 static void
@@ -362,16 +413,259 @@ tmux_teardown(struct echo_run *r)
 	bu_tmux_stop(&r->tmux);
 }
 
+/* ---- console: `corral attach ID` in a PTY we own (issue 3 item 7) ---- */
+
+/* Run `corral ARGS...` in r->state; its stdout (trimmed) into out. */
+static int
+corral_cli(struct echo_run *r, char *out, size_t outsz, char *const *args)
+{
+	char *argv[16];
+	int argc = 0, op[2], st;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	argv[argc++] = r->x->corral;
+	while (*args != NULL && argc < 15)
+		argv[argc++] = *args++;
+	argv[argc] = NULL;
+	if (pipe(op) < 0)
+		bu_die("pipe: %s", strerror(errno));
+	if ((pid = fork()) < 0)
+		bu_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (chdir(r->state) < 0)
+			_exit(126);
+		setenv("CORRAL_STATE_DIR", r->state, 1);
+		dup2(null, 0);
+		dup2(op[1], 1);
+		close(op[0]);
+		close(op[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(op[1]);
+	while (len + 1 < outsz && ((n = read(op[0], out + len,
+	    outsz - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
+	close(op[0]);
+	out[len] = '\0';
+	while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
+		out[--len] = '\0';
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* `corral new --sandbox trusted_local --allow-control -- AGENT MODE...` */
+static void
+console_lease(struct echo_run *r, char *const *agent_args)
+{
+	char *args[12], id[256];
+	int n = 0;
+
+	args[n++] = "new";
+	args[n++] = "--sandbox";
+	args[n++] = "trusted_local";
+	args[n++] = "--allow-control";
+	args[n++] = "--";
+	args[n++] = r->x->agent;
+	while (*agent_args != NULL && n < 11)
+		args[n++] = *agent_args++;
+	args[n] = NULL;
+	if (corral_cli(r, id, sizeof id, args) != 0 || id[0] == '\0')
+		bu_die("console: corral new failed: %s", id);
+	r->ids[r->nids++] = bu_fmt("%s", id);
+}
+
+/* The console's terminal replies (DA, DSR) go back to it. */
+static void
+console_reply(const char *buf, size_t len, void *ud)
+{
+	struct echo_run *r = ud;
+
+	if (write(r->master, buf, len) < 0)
+		bu_die("write to the console PTY: %s", strerror(errno));
+}
+
+/* Feed the console's output into r->screen until ok() holds. */
+static bool
+screen_wait(struct echo_run *r, int ms,
+    bool (*ok)(struct echo_run *, const void *), const void *arg)
+{
+	uint64_t end = bu_now_ns() + (uint64_t)ms * 1000000u;
+	char buf[65536];
+
+	for (;;) {
+		struct pollfd pf = { .fd = r->master, .events = POLLIN };
+		uint64_t now = bu_now_ns();
+		ssize_t n;
+
+		if (ok(r, arg))
+			return true;
+		if (now >= end)
+			return false;
+		if (poll(&pf, 1, (int)((end - now) / 1000000u) + 1) <= 0)
+			continue;
+		n = read(r->master, buf, sizeof buf);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return false;
+		pty_screen_feed(r->screen, buf, (size_t)n);
+	}
+}
+
+/* Does row hold the ASCII text s from column col? */
+static bool
+screen_has(struct echo_run *r, int row, int col, const char *s)
+{
+	struct pty_cell cell;
+
+	for (; *s != '\0'; s++, col++) {
+		if (col >= BU_COLS)
+			return false;
+		pty_screen_cell(r->screen, row, col, &cell);
+		if (cell.cp[0] != (uint8_t)*s)
+			return false;
+	}
+	return true;
+}
+
+/* The pane shows READY: remember where (the agent's row 0, column 0). */
+static bool
+screen_ready(struct echo_run *r, const void *arg)
+{
+	(void)arg;
+	for (int row = 0; row < BU_ROWS; row++)
+		for (int col = 0; col < BU_COLS; col++)
+			if (screen_has(r, row, col, READY)) {
+				r->row0 = row;
+				r->col0 = col;
+				return true;
+			}
+	return false;
+}
+
+/* The status line (the last row) shows text somewhere. */
+static bool
+screen_status(struct echo_run *r, const void *text)
+{
+	for (int col = 0; col < BU_COLS; col++)
+		if (screen_has(r, BU_ROWS - 1, col, text))
+			return true;
+	return false;
+}
+
+struct echo_cell {
+	int row, col;
+	uint32_t c;
+};
+
+static bool
+screen_cell_is(struct echo_run *r, const void *arg)
+{
+	const struct echo_cell *e = arg;
+	struct pty_cell cell;
+
+	pty_screen_cell(r->screen, e->row, e->col, &cell);
+	return cell.cp[0] == e->c;
+}
+
+static bool
+console_setup(struct echo_run *r)
+{
+	char *echo[] = { "echo", NULL };
+	char *tick[] = { "tick", "3600", "0", NULL };
+	char *argv[] = { r->x->corral, "attach", NULL, NULL };
+	int rc;
+
+	if (access(r->x->corral, X_OK) != 0)
+		bu_die("console: %s is missing (make build)", r->x->corral);
+	r->state = bu_fmt("%s/console-%s", r->x->tmp,
+	    r->busy ? "busy" : "idle");
+	bu_mkdir(r->state);
+	/* The echo lease first: `corral attach` focuses it anyway. */
+	console_lease(r, echo);
+	if (r->busy)
+		for (int i = 0; i < BUSY_N; i++)
+			console_lease(r, tick);
+	if ((rc = pty_screen_new(&r->screen, BU_ROWS, BU_COLS, 0)) < 0)
+		bu_die("console: pty_screen_new: %s", strerror(-rc));
+	argv[2] = r->ids[0];
+	term_spawn(r, argv);
+	pty_screen_set_output(r->screen, console_reply, r);
+	if (!screen_wait(r, 5000, screen_ready, NULL))
+		bu_die("console: the echo agent never showed in the pane");
+	/* The pane runs to the right edge; the agent's PTY has its width. */
+	r->width = BU_COLS - r->col0;
+	if (write(r->master, "\r", 1) != 1)
+		bu_die("write to the console PTY: %s", strerror(errno));
+	if (!screen_wait(r, 5000, screen_status, "TYPING"))
+		bu_die("console: Enter did not start typing");
+	/* Let the resize reach the agent, and the console settle. */
+	term_pause(r, 300);
+	return true;
+}
+
+static double
+console_key(struct echo_run *r, int k, uint8_t c)
+{
+	/* Keystrokes land on the pane's rows 1.. (row 0 holds READY). */
+	struct echo_cell e = { .row = r->row0 + 1 + k / r->width,
+		.col = r->col0 + k % r->width, .c = c };
+	uint64_t t0;
+
+	if (e.row >= BU_ROWS - 1)
+		bu_die("console: %d keystrokes do not fit the pane", k);
+	t0 = bu_now_ns();
+	if (write(r->master, &c, 1) != 1)
+		bu_die("write to the console PTY: %s", strerror(errno));
+	if (!screen_wait(r, KEY_TIMEOUT_MS, screen_cell_is, &e))
+		return -1;
+	return (double)(bu_now_ns() - t0) / 1e6;
+}
+
+static void
+console_teardown(struct echo_run *r)
+{
+	char out[4096];
+
+	term_stop(r);
+	for (int i = 0; i < r->nids; i++) {
+		char *args[] = { "cancel", r->ids[i], NULL };
+
+		if (corral_cli(r, out, sizeof out, args) != 0)
+			fprintf(stderr, "bench_echo: corral cancel %s: %s\n",
+			    r->ids[i], out);
+		free(r->ids[i]);
+	}
+	/* Every holder gone before the next measurement starts. */
+	for (int i = 0;; i++) {
+		char *args[] = { "ls", "--json", NULL };
+
+		if (corral_cli(r, out, sizeof out, args) == 0 &&
+		    strstr(out, "\"id\"") == NULL)
+			break;
+		if (i > 100)
+			bu_die("console: leases still live after cancel");
+		bu_sleep_ms(50);
+	}
+	pty_screen_free(r->screen);
+	bu_rmrf(r->state);
+	free(r->state);
+}
+
 static const struct echo_side sides[] = {
 	{ .name = "corral", .setup = corral_setup, .key = corral_key,
 	    .teardown = corral_teardown },
 	{ .name = "tmux", .setup = tmux_setup, .key = term_key,
 	    .teardown = tmux_teardown },
-	/*
-	 * Issue 3: the console, { "console", console_setup, term_key,
-	 * console_teardown }: a holder running the echo agent, then
-	 * `corral attach ID` through term_spawn.
-	 */
+	{ .name = "console", .setup = console_setup, .key = console_key,
+	    .teardown = console_teardown },
 };
 #define NSIDES (sizeof sides / sizeof sides[0])
 
@@ -399,7 +693,7 @@ measure(struct ctx *x, const struct echo_side *s, bool busy, int keys)
 		return f;
 	}
 	if (busy)
-		bu_sleep_ms(500); /* let the busy endpoints get going */
+		term_pause(&r, 500); /* let the busy endpoints get going */
 	for (int k = 0; k < keys; k++) {
 		double ms = s->key(&r, k, (uint8_t)('a' + k % 26));
 
@@ -409,7 +703,7 @@ measure(struct ctx *x, const struct echo_side *s, bool busy, int keys)
 		}
 		v[k] = ms;
 		/* 1-3 ms between keystrokes, as typing never waits on us. */
-		bu_sleep_ms(1 + (unsigned)(k % 3));
+		term_pause(&r, 1 + (unsigned)(k % 3));
 	}
 	s->teardown(&r);
 	if (lost > 0)
@@ -439,6 +733,7 @@ main(int argc, char **argv)
 	x.tmp = argv[1];
 	x.bindir = bu_bindir();
 	x.agent = bu_fmt("%s/bench_agent", x.bindir);
+	x.corral = bu_fmt("%s/../tui/corral", x.bindir);
 	printf("echo: %d keystrokes, one byte each, until visible to the "
 	    "client (%dx%d)\n", keys, BU_COLS, BU_ROWS);
 	for (int b = 0; b < 2; b++)
@@ -461,6 +756,18 @@ main(int argc, char **argv)
 	bu_result("echo", "echo p99, 16 busy", "ms", fig[1][0].p99,
 	    fig[1][1].p99, NAN, "", "< 10 ms",
 	    fig[1][0].ok && fig[1][0].p99 < 10.0 ? "MET" : "MISSED");
+	/* The console against tmux's attached client, same targets. */
+	bu_result("echo", "console echo median, idle", "ms", fig[0][2].median,
+	    fig[0][1].median, NAN, "", "info", "-");
+	bu_result("echo", "console echo p99, idle", "ms", fig[0][2].p99,
+	    fig[0][1].p99, NAN, "", "info", "-");
+	bu_result("echo", "console echo median, 16 busy", "ms",
+	    fig[1][2].median, fig[1][1].median, NAN, "", "< 1 ms",
+	    fig[1][2].ok && fig[1][2].median < 1.0 ? "MET" : "MISSED");
+	bu_result("echo", "console echo p99, 16 busy", "ms", fig[1][2].p99,
+	    fig[1][1].p99, NAN, "", "< 10 ms",
+	    fig[1][2].ok && fig[1][2].p99 < 10.0 ? "MET" : "MISSED");
+	free(x.corral);
 	free(x.agent);
 	free(x.bindir);
 	return 0;

@@ -6,7 +6,9 @@
 # MISSED, and "N met, M missed". A miss is reported, never hidden; the
 # exit status is non-zero only when a bench could not run.
 # BENCH_ONLY="ingest load echo detect" runs a subset (detect: lifecycle
-# detection latency and idle cost, issue 4, bench_detect.c).
+# detection latency and idle cost, issue 4, bench_detect.c). echo also
+# times the keystroke round trip through the console (issue 3 item 7):
+# the real BUILD_DIR/tui/corral attached in a PTY, against tmux's client.
 set -eu
 
 BUILD=${1:-build}
@@ -21,6 +23,10 @@ for p in bench_gen bench_agent bench_holder bench_ingest bench_load \
 		exit 1
 	fi
 done
+if [ ! -x "$BUILD/tui/corral" ]; then
+	echo "bench: $BUILD/tui/corral is missing (build first: make build)" >&2
+	exit 1
+fi
 if ! command -v tmux >/dev/null 2>&1; then
 	echo "bench: tmux is not installed (scripts/packages.txt)" >&2
 	exit 1

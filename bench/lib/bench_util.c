@@ -252,8 +252,8 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 	return 0;
 }
 
-static void
-rmrf(const char *path)
+void
+bu_rmrf(const char *path)
 {
 	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
@@ -362,7 +362,7 @@ bu_holder_stop(struct bu_holder *h)
 		h->pid = 0;
 	}
 	if (h->dir != NULL)
-		rmrf(h->dir);
+		bu_rmrf(h->dir);
 	free(h->dir);
 	free(h->sock);
 	h->dir = h->sock = NULL;

@@ -31,6 +31,8 @@ char *bu_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *bu_bindir(void);
 /* mkdir -m 0700, dying on failure other than EEXIST. */
 void bu_mkdir(const char *path);
+/* rm -rf path (best effort). */
+void bu_rmrf(const char *path);
 /* Sort v and return its p-quantile (0..1), nearest rank. */
 double bu_quantile(double *v, size_t n, double p);
 double bu_median3(double a, double b, double c);
@@ -112,7 +114,7 @@ enum bu_better { BU_HIGHER, BU_LOWER };
 /*
  * One figure: printed as a line, and appended as a row to the file named by
  * $BENCH_RESULTS for the closing table. third is the extra column (the raw
- * PTY bound, later the console), NAN when there is none. verdict is
+ * PTY bound), NAN when there is none. verdict is
  * "MET", "MISSED" or "-" (no target: for information).
  */
 void bu_result(const char *section, const char *figure, const char *unit,
