@@ -425,14 +425,23 @@ lease_git_worktree_remove(struct lease_git *g, const char *id)
 	return 0;
 }
 
+/*
+ * The indexer counts objects in the progress it is given: appends and the
+ * final commit must share one (a fresh one per call made commit see more
+ * indexed than total objects as soon as the pack held a delta: "early
+ * EOF").
+ */
+struct pack_ctx {
+	git_odb_writepack *wp;
+	git_indexer_progress stats;
+};
+
 static int
 pack_cb(void *buf, size_t size, void *ud)
 {
-	git_odb_writepack *wp = ud;
-	git_indexer_progress stats;
+	struct pack_ctx *pc = ud;
 
-	memset(&stats, 0, sizeof stats);
-	return wp->append(wp, buf, size, &stats);
+	return pc->wp->append(pc->wp, buf, size, &pc->stats);
 }
 
 /* Copy the commit and its history into dst's object database as a pack. */
@@ -443,18 +452,19 @@ copy_objects(struct lease_git *g, const git_oid *base, git_repository *dst)
 	git_revwalk *walk = NULL;
 	git_odb *odb = NULL;
 	git_odb_writepack *wp = NULL;
-	git_indexer_progress stats;
+	struct pack_ctx pc;
 	int rc;
 
-	memset(&stats, 0, sizeof stats);
+	memset(&pc, 0, sizeof pc);
 	if ((rc = git_packbuilder_new(&pb, g->repo)) < 0 ||
 	    (rc = git_revwalk_new(&walk, g->repo)) < 0 ||
 	    (rc = git_revwalk_push(walk, base)) < 0 ||
 	    (rc = git_packbuilder_insert_walk(pb, walk)) < 0 ||
 	    (rc = git_repository_odb(&odb, dst)) < 0 ||
-	    (rc = git_odb_write_pack(&wp, odb, NULL, NULL)) < 0 ||
-	    (rc = git_packbuilder_foreach(pb, pack_cb, wp)) < 0 ||
-	    (rc = wp->commit(wp, &stats)) < 0 ||
+	    (rc = git_odb_write_pack(&wp, odb, NULL, NULL)) < 0)
+		rc = gfail(g, LEASE_EGIT, "cannot copy objects");
+	else if ((pc.wp = wp, rc = git_packbuilder_foreach(pb, pack_cb,
+	    &pc)) < 0 || (rc = wp->commit(wp, &pc.stats)) < 0 ||
 	    (rc = git_odb_refresh(odb)) < 0)
 		rc = gfail(g, LEASE_EGIT, "cannot copy objects");
 	if (wp != NULL)
