@@ -228,6 +228,12 @@ const char *sbx_exec_faketime_path(void);
  * lease ID; the lowest free slot wins, so allocation is deterministic.
  */
 #define SBX_UID_BASE 2000000u
+/*
+ * The one machine-wide slot directory: uids are global, so every state
+ * directory, test and tool on the host must claim from the same pool, or
+ * two leases could run as one uid (SPEC 7.7).
+ */
+#define SBX_UID_DIR "/run/corral/uids"
 #define SBX_UID_SLOTS 4096u
 /* The uid/gid of slot (pure). -EINVAL if slot >= SBX_UID_SLOTS. */
 SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);

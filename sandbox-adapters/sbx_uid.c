@@ -51,8 +51,21 @@ sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 	if (dir == NULL || id == NULL || slot == NULL || *id == '\0' ||
 	    strchr(id, '/') != NULL)
 		return -EINVAL;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+	if (mkdir(dir, 0700) < 0 && errno == ENOENT) {
+		/* The parent (e.g. /run/corral) on first use. */
+		char parent[4096], *sl;
+
+		snprintf(parent, sizeof parent, "%s", dir);
+		if ((sl = strrchr(parent, '/')) != NULL && sl != parent) {
+			*sl = '\0';
+			if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+				return -errno;
+		}
+		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+			return -errno;
+	} else if (access(dir, W_OK | X_OK) < 0) {
 		return -errno;
+	}
 	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
 		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
 		if (mkdir(path, 0700) < 0) {

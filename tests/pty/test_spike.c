@@ -104,7 +104,6 @@ spk_start(struct spk *t, char *const *cmd, int rows, int cols)
 	struct sbx_mount mnt;
 	struct sbx_plan *plan = NULL;
 	char why[256], *agent, *init, *agent_st, *init_st;
-	const char *tmp = getenv("TMPDIR");
 	int rp[2];
 	ssize_t n;
 
@@ -112,8 +111,7 @@ spk_start(struct spk *t, char *const *cmd, int rows, int cols)
 	/* bwrap 0.8 and user namespaces are required: fail, never skip. */
 	ck_assert_msg(sbx_adapter_bwrap.probe(why, sizeof why) == 0,
 	    "bwrap probe: %s", why);
-	ck_assert_int_gt(asprintf(&t->uiddir, "%s/corral-test-uids",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp"), 0);
+	ck_assert_int_gt(asprintf(&t->uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(t->id, sizeof t->id, "spike-%d", (int)getpid());
 	sweep_stale_slots(t->uiddir);
 	ck_assert_int_eq(sbx_uid_claim(t->uiddir, t->id, &t->slot), 0);

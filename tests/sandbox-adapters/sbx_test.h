@@ -53,11 +53,9 @@ st_sweep(const char *dir)
 static inline void
 st_lease_init(struct st_lease *l, const char *tag)
 {
-	const char *tmp = getenv("TMPDIR");
 
 	memset(l, 0, sizeof *l);
-	ck_assert_int_gt(asprintf(&l->uiddir, "%s/corral-test-uids",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp"), 0);
+	ck_assert_int_gt(asprintf(&l->uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(l->owner, sizeof l->owner, "sbxtest-%d", (int)getpid());
 	st_sweep(l->uiddir);
 	ck_assert_int_eq(sbx_uid_claim(l->uiddir, l->owner, &l->slot), 0);

@@ -632,7 +632,6 @@ same_link(const char *a, const char *b)
 START_TEST(test_cred_canary_host_scan)
 {
 	char why[256], *init, path[4096], *env, *init_st, go[4096];
-	const char *tmp = getenv("TMPDIR");
 	char *agent[] = { "/bin/sh", "-c", "echo \"inside=$ANTHROPIC_API_KEY\";"
 	    " while [ ! -e /work/go ]; do sleep 0.05; done", NULL };
 	struct sbx_request req;
@@ -652,8 +651,7 @@ START_TEST(test_cred_canary_host_scan)
 	    "bwrap probe: %s", why);
 	ck_assert_int_eq(sbx_cred_mint(&f.cfg, "lease-canary", f.lease, 600,
 	    &c, why, sizeof why), 0);
-	ck_assert_int_gt(asprintf(&z.uiddir, "%s/corral-test-uids",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp"), 0);
+	ck_assert_int_gt(asprintf(&z.uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(z.id, sizeof z.id, "cred-%d", (int)getpid());
 	ck_assert_int_eq(sbx_uid_claim(z.uiddir, z.id, &z.slot), 0);
 	ck_assert_int_eq(sbx_uid_of_slot(z.slot, &z.uid, &z.gid), 0);

@@ -1609,7 +1609,7 @@ zone_done(struct fx *f)
  */
 START_TEST(test_proxy_bwrap_zone)
 {
-	const char *tmp = getenv("TMPDIR"), *init = getenv("CORRAL_SBX_INIT");
+	const char *init = getenv("CORRAL_SBX_INIT");
 	char why[256], script[2048], *uiddir, *stage, *ws, *init_st, want[64];
 	char *cmd[] = { "/bin/sh", "-c", script, NULL };
 	struct sbx_request req;
@@ -1625,8 +1625,7 @@ START_TEST(test_proxy_bwrap_zone)
 	ck_assert_msg(sbx_adapter_bwrap.probe(why, sizeof why) == 0,
 	    "bwrap probe: %s", why);
 	fx_init(&f);
-	ck_assert_int_gt(asprintf(&uiddir, "%s/corral-test-uids",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp"), 0);
+	ck_assert_int_gt(asprintf(&uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(id, sizeof id, "egress-%d", (int)getpid());
 	ck_assert_int_eq(sbx_uid_claim(uiddir, id, &slot), 0);
 	ck_assert_int_eq(sbx_uid_of_slot(slot, &uid, &gid), 0);
