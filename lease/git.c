@@ -169,9 +169,9 @@ lease_git_open(struct lease_git **out, const char *dir)
 		 * operator named; never one found by searching upward.
 		 */
 		if (strcmp(abs, top) != 0 && strcmp(abs, gitdir) != 0) {
-			snprintf(g->errmsg, sizeof g->errmsg, "%s: the "
-			    "repository at %s is owned by another user; name "
-			    "its top directory to use it", abs, top);
+			snprintf(g->errmsg, sizeof g->errmsg, "%.3000s: the "
+			    "repository at %.3000s is owned by another user; "
+			    "name its top directory to use it", abs, top);
 			return LEASE_EOWNER;
 		}
 		prev = owner_off(NULL);

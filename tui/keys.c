@@ -617,7 +617,8 @@ tui_key_name(const struct tui_key *key, char *buf, size_t bufsz)
 		} else
 			name = "?";
 	} else if (key->code >= PTY_KEY_F1 && key->code <= PTY_KEY_F12) {
-		snprintf(ch, sizeof ch, "F%d", key->code - PTY_KEY_F1 + 1);
+		snprintf(ch, sizeof ch, "F%u",
+		    (unsigned)(key->code - PTY_KEY_F1 + 1) % 100u);
 		name = ch;
 	} else {
 		for (i = 0; i < sizeof key_names / sizeof key_names[0]; i++) {
