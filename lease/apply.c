@@ -532,7 +532,7 @@ out:
 
 static int
 applied(struct lease__rctx *c, struct lease_apply_outcome *out,
-    const char *how)
+    const char *how, const struct lease_apply_opts *opts)
 {
 	int rc;
 
@@ -545,6 +545,9 @@ applied(struct lease__rctx *c, struct lease_apply_outcome *out,
 	    out->to, "how", how))) < 0 ||
 	    (rc = lease_store_transition(c->s, c->id, LEASE_EV_APPLY, how,
 	    NULL)) < 0)
+		return rc;
+	if (opts->before_teardown != NULL &&
+	    (rc = opts->before_teardown(c->id, opts->teardown_ud)) < 0)
 		return rc;
 	return lease_teardown(c->s, c->state_dir, c->id,
 	    LEASE_TEARDOWN_RUNTIME);
@@ -641,7 +644,7 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	if (git_oid_equal(&tip, &cm)) {
 		/* the owner ran the merge: it is in */
 		snprintf(out->to, sizeof out->to, "%s", commit);
-		rc = applied(&c, out, "already in the target");
+		rc = applied(&c, out, "already in the target", opts);
 		goto out;
 	}
 	if (strcmp(out->from, parent) != 0 &&
@@ -681,7 +684,7 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 		goto out;
 	}
 	snprintf(out->to, sizeof out->to, "%s", commit);
-	rc = applied(&c, out, "fast-forward");
+	rc = applied(&c, out, "fast-forward", opts);
 out:
 	git_reference_free(r);
 	lease__rctx_close(&c);

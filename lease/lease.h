@@ -1245,6 +1245,17 @@ LEASE_NODISCARD int lease_result_review(struct lease_store *,
 LEASE_NODISCARD int lease_result_reject(struct lease_store *,
     const char *state_dir, const char *id);
 
+/*
+ * Called by reject and apply after the journal records the decision and
+ * before lease_teardown: the composition root removes what lease/ cannot
+ * (a loop-mounted workspace). A negative return stops the teardown, which
+ * a later reject, reconcile or gc finishes.
+ */
+typedef int (*lease_teardown_cb)(const char *id, void *ud);
+/* lease_result_reject with such a callback (NULL: none). */
+LEASE_NODISCARD int lease_result_reject_ex(struct lease_store *,
+    const char *state_dir, const char *id, lease_teardown_cb, void *ud);
+
 struct lease_apply_opts {
 	const char *into;		/* branch name or refs/heads/...; NULL:
 					   the base ref */
@@ -1253,6 +1264,8 @@ struct lease_apply_opts {
 	lease_check_run_cb run_check;
 	void *ud;
 	const char *checks_dir;		/* as in lease_result_opts */
+	lease_teardown_cb before_teardown;	/* optional */
+	void *teardown_ud;
 };
 
 struct lease_apply_outcome {

@@ -1415,6 +1415,13 @@ int
 lease_result_reject(struct lease_store *s, const char *state_dir,
     const char *id)
 {
+	return lease_result_reject_ex(s, state_dir, id, NULL, NULL);
+}
+
+int
+lease_result_reject_ex(struct lease_store *s, const char *state_dir,
+    const char *id, lease_teardown_cb cb, void *ud)
+{
 	struct lease__rctx c;
 	int rc;
 
@@ -1447,6 +1454,8 @@ lease_result_reject(struct lease_store *s, const char *state_dir,
 	    "s:o}", "state", lease_state_name(c.rec.state), "commit",
 	    str_or_null(lease__rctx_str(&c, "commit")), "status",
 	    str_or_null(lease__rctx_str(&c, "status"))))) < 0)
+		goto out;
+	if (cb != NULL && (rc = cb(id, ud)) < 0)
 		goto out;
 	rc = lease_teardown(s, state_dir, id, LEASE_TEARDOWN_RUNTIME);
 out:

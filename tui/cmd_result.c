@@ -501,7 +501,8 @@ reject_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = tui_find_lease(c, argv[1], &rec)) != 0)
 		return rc;
 	lease_git_init();
-	rc = lease_result_reject(c->store, c->state_dir, rec.id);
+	rc = lease_result_reject_ex(c->store, c->state_dir, rec.id,
+	    tui_result_before_teardown, c);
 	lease_git_shutdown();
 	if (rc < 0) {
 		lease_record_clear(&rec);
@@ -565,6 +566,8 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 	ao.run_check = tui_result_run_check;
 	ao.ud = env;
 	ao.checks_dir = tui_result_checks_dir();
+	ao.before_teardown = tui_result_before_teardown;
+	ao.teardown_ud = c;
 	lease_git_init();
 	rc = lease_apply(c->store, c->state_dir, rec.id, &ao, &out);
 	lease_git_shutdown();

@@ -299,3 +299,20 @@ tui_result_finish(struct tui_ctx *c, const char *id, const char *fail_reason)
 	tui_result_env_free(e);
 	return rc;
 }
+
+int
+tui_result_before_teardown(const char *id, void *ud)
+{
+	struct tui_ctx *c = ud;
+	char *ws = lease_path_workspace(c->state_dir, id);
+	int rc = 0;
+
+	if (ws == NULL)
+		return -ENOMEM;
+	/* a bwrap lease's workspace is an ext4 image mounted there */
+	if (sbx_workspace_mounted(ws) && (rc = sbx_workspace_umount(ws)) < 0)
+		fprintf(stderr, "corral: %s: cannot unmount the workspace: "
+		    "%s\n", ws, strerror(-rc));
+	free(ws);
+	return rc;
+}

@@ -303,5 +303,11 @@ int tui_result_run_check(const struct lease_check_run *,
     struct lease_check_outcome *, void *ud);
 /* Where check copies go (/run/corral/checks), or NULL: the lease dir. */
 const char *tui_result_checks_dir(void);
+/*
+ * A lease_teardown_cb (ud: the tui_ctx) for reject and apply: unmounts a
+ * bwrap lease's workspace image (sbx_workspace_umount) so lease_teardown
+ * can journal it removed.
+ */
+int tui_result_before_teardown(const char *id, void *ud);
 
 #endif /* CORRAL_TUI_H */

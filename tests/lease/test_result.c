@@ -901,6 +901,41 @@ START_TEST(test_result_states)
 }
 END_TEST
 
+static int teardown_calls;
+
+/* The callback runs after the journal says rejected, before teardown. */
+static int
+before_teardown(const char *id, void *ud)
+{
+	struct lease_record r = record(id);
+	char *ws = ws_path(id, NULL);
+
+	(void)ud;
+	ck_assert_int_eq(r.state, LEASE_STATE_REJECTED);
+	ck_assert(exists(ws));
+	lease_record_clear(&r);
+	free(ws);
+	teardown_calls++;
+	return 0;
+}
+
+START_TEST(test_result_reject_callback)
+{
+	char id[LEASE_ID_LEN + 1];
+	struct lease_record r;
+
+	new_lease(id, NULL);
+	finish_ok(id);
+	teardown_calls = 0;
+	ck_assert_int_eq(lease_result_reject_ex(st, state, id,
+	    before_teardown, NULL), 0);
+	ck_assert_int_eq(teardown_calls, 1);
+	r = record(id);
+	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_CONFIRMED);
+	lease_record_clear(&r);
+}
+END_TEST
+
 /* A holder that moved to result_ready itself still gets its result. */
 START_TEST(test_result_ready_without_result)
 {
@@ -968,6 +1003,7 @@ result_suite(void)
 	tcase_add_test(tc, test_result_states);
 	tcase_add_test(tc, test_result_empty);
 	tcase_add_test(tc, test_result_ready_without_result);
+	tcase_add_test(tc, test_result_reject_callback);
 	suite_add_tcase(s, tc);
 	return s;
 }
