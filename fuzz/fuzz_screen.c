@@ -188,10 +188,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(pty_screen_resize(s2, r, c) == 0);
 		}
 		if (step % 11 == 0 && off < size) {
-			pty_screen_key(s, (enum pty_key)(data[off] % PTY_KEY_MAX),
-			    data[off] >> 5);
-			pty_screen_key(s2, (enum pty_key)(data[off] % PTY_KEY_MAX),
-			    data[off] >> 5);
+			enum pty_key key = (enum pty_key)(data[off] %
+			    PTY_KEY_MAX);
+
+			pty_screen_key(s, key, data[off] >> 5);
+			pty_screen_key(s2, key, data[off] >> 5);
 			pty_screen_unichar(s, data[off], 0);
 			pty_screen_unichar(s2, data[off], 0);
 			pty_screen_paste(s, (const char *)data + off,

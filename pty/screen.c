@@ -6,9 +6,11 @@
  * scrolled off the primary screen go packed (line.c) into a capped ring.
  * The only file that includes <vterm.h>.
  *
- * A small filter sits in front of libvterm 0.1.4 (see feed below) because
- * that version mishandles bytes split across writes and puts whole strings
- * and text runs into stack arrays.
+ * A filter sits in front of libvterm 0.1.4 (see pty_screen_feed): that
+ * version mishandles bytes split across writes, puts whole strings and text
+ * runs into stack arrays and has a few memory-safety bugs that bytes from
+ * a sandboxed agent must not reach. The filter also writes long runs of
+ * plain ASCII into the grid itself (fast_run), libvterm's slowest path.
  */
 #include <assert.h>
 #include <errno.h>
@@ -1782,13 +1784,13 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 			if (c == 0x1b)
 				goto esc;
 			if (c == 0x18 || c == 0x1a) {
-				/* Cancelled (a passed-on ESC is, in libvterm). */
+				/* Cancelled (in libvterm too, if passed). */
 				f->st = F_GROUND;
 				i++;
 				break;
 			}
 			if (c < 0x20 || c == 0x7f) {
-				/* C0 runs (DEL, NUL ignored) while ESC waits. */
+				/* C0 runs (DEL, NUL ignored); ESC waits. */
 				c0_track(f, c);
 				i++;
 				break;
