@@ -23,7 +23,6 @@
 extern char **environ;
 
 #define RESULT_RUN_DIR "/run/corral"		/* machine-wide, 0755 */
-#define RESULT_UID_DIR RESULT_RUN_DIR "/uids"	/* uid slots (sbx_uid.c) */
 #define RESULT_CHECKS_DIR RESULT_RUN_DIR "/checks"
 #define RESULT_CHECK_TIMEOUT_MS (30ull * 60 * 1000)
 #define RESULT_TREE_DEPTH 512
@@ -178,7 +177,7 @@ tui_result_run_check(const struct lease_check_run *run,
 
 	memset(&res, 0, sizeof res);
 	/* a uid of its own for the run, never another lease's */
-	if ((rc = sbx_uid_claim(RESULT_UID_DIR, run->id, &slot)) < 0) {
+	if ((rc = sbx_uid_claim(SBX_UID_DIR, run->id, &slot)) < 0) {
 		oc->status = LEASE_CHECK_ERROR;
 		snprintf(oc->detail, sizeof oc->detail, "no uid slot: %s",
 		    sbx_strerror(rc));
@@ -253,7 +252,7 @@ out:
 	sbx_exec_result_clear(&res);
 	sbx_plan_free(plan);
 	sbx_strv_free(env);
-	TUI_BEST_EFFORT(sbx_uid_release(RESULT_UID_DIR, slot, run->id));
+	TUI_BEST_EFFORT(sbx_uid_release(SBX_UID_DIR, slot, run->id));
 	return 0;
 }
 
