@@ -198,9 +198,13 @@ run_type(struct lc_run *r, const char *keys)
 	    "%s: connect", r->c->name);
 	ck_assert_int_eq(pty_client_send(cl, PTY_W_INPUT, keys, strlen(keys)),
 	    0);
-	/* A status round trip: the input was taken before we go on. */
+	/*
+	 * A status round trip: the input was taken before we go on. A key
+	 * that ends the agent may end the holder first: then it went away.
+	 */
 	js = pty_client_status(cl, 3000, &err);
-	ck_assert_msg(js != NULL, "%s: status after input: %d", r->c->name,
+	ck_assert_msg(js != NULL || err == -ECONNRESET || err == -EPIPE ||
+	    err == PTY_ECLOSED, "%s: status after input: %d", r->c->name,
 	    err);
 	free(js);
 	pty_client_free(cl);
