@@ -1402,6 +1402,26 @@ START_TEST(test_detect_fg_command)
 	struct sim s;
 
 	sim_init_flags(&s, _i == 0, bash_argv, 1, PTY_DETECT_F_FACTS);
+	if (_i == 0) {
+		/* The prompt rule: a prompt alone, never a typed command. */
+		const struct pty_rules_agent *a = pty_detect_agent(s.d);
+		struct pty_rule_info ri;
+		int k, pr = -1;
+
+		for (k = 0; k < pty_rules_agent_nrules(a); k++) {
+			pty_rules_agent_rule(a, k, &ri);
+			if (strcmp(ri.name, "prompt") == 0)
+				pr = k;
+		}
+		ck_assert_int_ge(pr, 0);
+		ck_assert(pty_rules_agent_test(a, pr, "bash-5.2#", NULL, NULL));
+		ck_assert(pty_rules_agent_test(a, pr, "ann@box:~/src$", NULL,
+		    NULL));
+		ck_assert(!pty_rules_agent_test(a, pr, "bash-5.2# sleep 2",
+		    NULL, NULL));
+		ck_assert(!pty_rules_agent_test(a, pr, "ann@box:~/src$ make "
+		    "test", NULL, NULL));
+	}
 	s.tty_read = s.tty_wait = s.wait_known = true;
 	sim_show(&s, at_prompt, 1);
 	sim_out(&s, 10);
