@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tui/tui_int.h"
+#include "tui/tui_sbx.h"
 
 const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_attach,
@@ -27,6 +28,7 @@ const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_report,
 	&tui_cmd_reconcile,
 	&tui_cmd_gc,
+	&tui_cmd_doctor,
 	&tui_cmd_demo,
 	&tui_cmd_holder,
 	NULL,

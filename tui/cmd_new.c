@@ -23,6 +23,7 @@
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
+#include "tui/tui_sbx.h"
 
 struct new_args {
 	const char *repo, *base, *sandbox, *policy, *agent, *name, *prompt;
@@ -64,7 +65,11 @@ term_size(int *rows, int *cols)
 	}
 }
 
-/* Steps 1 and 6 of SPEC 6 for a trusted_local lease; returns the exit code. */
+/*
+ * SPEC 6 for a lease: a bwrap lease goes through tui_provision_sandboxed
+ * (provision.c); a trusted_local one has only steps 1 and 6 (SPEC 3).
+ * Returns the exit code.
+ */
 static int
 create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
     char id[LEASE_ID_LEN + 1])
@@ -79,19 +84,13 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	int rc;
 
 	ad = sbx_adapter_find(a->sandbox);
-	/*
-	 * Only trusted_local leases are provisioned by this build: a
-	 * sandboxed lease needs its workspace, uid and preflight (issue 6),
-	 * and never falls back to the host (SPEC 3).
-	 */
-	if (ad == NULL || strcmp(ad->name, "trusted_local") != 0) {
-		if (strcmp(a->sandbox, "bwrap") == 0 ||
-		    strcmp(a->sandbox, "command") == 0)
-			return tui_err(c, "sandbox adapter '%s' is not "
+	if (ad == NULL || strcmp(a->sandbox, "command") == 0) {
+		/* The operator's hook adapter lands with its own issue. */
+		if (strcmp(a->sandbox, "command") == 0)
+			return tui_err(c, "sandbox adapter 'command' is not "
 			    "available yet in this build; nothing was started "
-			    "(there is no fallback to trusted_local: pass "
-			    "--sandbox trusted_local to run on the host)",
-			    a->sandbox);
+			    "(there is no fallback: use --sandbox bwrap, the "
+			    "default)");
 		return tui_usage(c, "unknown sandbox '%.64s' (bwrap, "
 		    "trusted_local, command)", a->sandbox);
 	}
@@ -107,6 +106,26 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 			    "the rule files in agents/ and "
 			    "$XDG_CONFIG_HOME/corral/agents)", a->agent);
 	}
+	if (strcmp(ad->name, "bwrap") == 0) {
+		struct tui_provision rq;
+
+		memset(&rq, 0, sizeof rq);
+		rq.name = a->name;
+		rq.repo = a->repo;
+		rq.base = a->base;
+		rq.policy_file = a->policy;
+		rq.agent = a->agent;
+		rq.prompt_file = a->prompt;
+		rq.cmd = a->cmd;
+		term_size(&rq.rows, &rq.cols);
+		return tui_provision_sandboxed(c, &rq, id);
+	}
+	if (strcmp(ad->name, "trusted_local") != 0)
+		return tui_err(c, "sandbox adapter '%s' cannot provision "
+		    "leases", ad->name);
+	if (a->policy != NULL || a->prompt != NULL)
+		return tui_usage(c, "--policy and --prompt-file apply to "
+		    "sandboxed leases only");
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		return tui_err(c, "getcwd: %s", strerror(errno));
 	if ((st = tui_ctx_store(c)) == NULL)

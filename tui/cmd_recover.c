@@ -16,6 +16,7 @@
 
 #include "lease/lease.h"
 #include "tui/tui.h"
+#include "tui/tui_sbx.h"
 
 #define RECOVER_PING_MS 1500
 #define RECOVER_LOCK_MS 10000
@@ -37,17 +38,62 @@ probe(const struct lease_record *r, void *ud)
 	}
 }
 
-/* A lost holder's processes: kill the holder (its agent dies with it). */
+/*
+ * A lost holder's processes: kill the holder (its agent dies with it), then
+ * a sandboxed lease's cgroups and uid by exact ID (SPEC 9.2): whatever of
+ * the sandbox is left is stopped; the workspace is kept for extraction.
+ */
 static void
 stop_lost(struct tui_ctx *c, const char *id)
 {
 	struct lease_record r;
+	char err[512];
 
 	if (lease_store_get(c->store, id, &r) < 0)
 		return;
 	if (r.holder_pid > 0 &&
 	    lease_proc_alive((pid_t)r.holder_pid, r.holder_start))
 		kill((pid_t)r.holder_pid, SIGKILL);
+	if (r.mode == LEASE_MODE_SANDBOXED) {
+		/* What the holder would have done: stop, then extract. */
+		if (tui_sbx_teardown(c, c->store, id, err, sizeof err) < 0)
+			fprintf(stderr, "corral reconcile: %s: %s\n", id, err);
+		else if (tui_result_finish(c, id, "holder_lost") < 0)
+			fprintf(stderr, "corral reconcile: %s: result: %s\n",
+			    id, lease_store_errmsg(c->store));
+	}
+	lease_record_clear(&r);
+}
+
+/*
+ * A sandboxed lease whose teardown reconciliation resumes (interrupted
+ * while provisioning; rejected, applied or cancelled with cleanup
+ * pending): its cgroups and uid first, then its bounded workspace
+ * unmounted, then the git and directory resources again (lease_teardown
+ * never crosses a mount).
+ */
+static void
+finish_sandboxed(struct tui_ctx *c, const char *id, bool all)
+{
+	struct lease_record r;
+	char err[512];
+
+	if (lease_store_get(c->store, id, &r) < 0)
+		return;
+	if (r.mode == LEASE_MODE_SANDBOXED && lease_state_final(r.state) &&
+	    (all || r.state == LEASE_STATE_REJECTED ||
+	    r.state == LEASE_STATE_APPLIED ||
+	    r.state == LEASE_STATE_CANCELLED) &&
+	    !(r.holder_pid > 0 &&
+	    lease_proc_alive((pid_t)r.holder_pid, r.holder_start))) {
+		if (tui_sbx_teardown(c, c->store, id, err, sizeof err) < 0 ||
+		    tui_sbx_workspace_release(c, id, err, sizeof err) < 0)
+			fprintf(stderr, "corral reconcile: %s: %s\n", id, err);
+		else if (lease_teardown(c->store, c->state_dir, id, all ?
+		    LEASE_TEARDOWN_ALL : LEASE_TEARDOWN_RUNTIME) < 0)
+			fprintf(stderr, "corral reconcile: %s: %s\n", id,
+			    lease_store_errmsg(c->store));
+	}
 	lease_record_clear(&r);
 }
 
@@ -92,6 +138,10 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	for (size_t i = 0; !dry && i < rep->n; i++) {
 		if (rep->v[i].kind == LEASE_FIND_HOLDER_LOST)
 			stop_lost(c, rep->v[i].id);
+		else if (rep->v[i].kind == LEASE_FIND_INTERRUPTED)
+			finish_sandboxed(c, rep->v[i].id, true);
+		else if (rep->v[i].kind == LEASE_FIND_CLEANUP_PENDING)
+			finish_sandboxed(c, rep->v[i].id, false);
 	}
 	if (c->json) {
 		tui_print_json(lease_report_json(rep));
@@ -175,8 +225,26 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 	if (older != NULL)
 		rc = lease_gc_older_than(c->store, lk, c->state_dir, age,
 		    &removed);
-	else
-		rc = lease_gc_id(c->store, lk, c->state_dir, argv[optind]);
+	else {
+		struct lease_record r;
+		char err[512];
+
+		/* A sandbox's runtime and bounded workspace go first. */
+		rc = 0;
+		if (lease_store_get(c->store, argv[optind], &r) == 0) {
+			if (r.mode == LEASE_MODE_SANDBOXED &&
+			    lease_state_final(r.state) &&
+			    ((rc = tui_sbx_teardown(c, c->store, r.id, err,
+			    sizeof err)) < 0 ||
+			    (rc = tui_sbx_workspace_release(c, r.id, err,
+			    sizeof err)) < 0))
+				fprintf(stderr, "corral gc: %s\n", err);
+			lease_record_clear(&r);
+		}
+		if (rc == 0)
+			rc = lease_gc_id(c->store, lk, c->state_dir,
+			    argv[optind]);
+	}
 	if (rc < 0)
 		rc = tui_err(c, "%s", lease_store_errmsg(c->store)[0] ?
 		    lease_store_errmsg(c->store) : lease_strerror(rc));

@@ -22,6 +22,7 @@
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
+#include "tui/tui_sbx.h"
 
 #define HOLDER_TRANSCRIPT_MAX (64ull << 20)
 
@@ -33,6 +34,8 @@ struct hmain {
 	char holder_ident[64];
 	char name[128];			/* the lease's name, for the hook */
 	struct tui_notify *notify;	/* SPEC 5.6 */
+	struct tui_holder_sbx *sbx;	/* bwrap leases: tui/holder_sbx.c */
+	char fail_reason[64];		/* why the lease did not succeed */
 };
 
 static void
@@ -91,10 +94,18 @@ on_exited(int64_t ws, bool cancelled, void *ud)
 	struct lease_store *st = m->ctx->store;
 	enum lease_activity act;
 	enum lease_event ev;
+	const char *limit;
 	char why[64];
 	int status = (int)ws;
 
-	if (cancelled) {
+	limit = m->sbx != NULL ? tui_holder_sbx_exit_reason(m->sbx, status) :
+				 NULL;
+	if (limit != NULL) {
+		/* A limit ended it (SPEC 8.4): the named reason. */
+		act = LEASE_ACT_FAILED;
+		ev = LEASE_EV_FAIL;
+		snprintf(why, sizeof why, "%s", limit);
+	} else if (cancelled) {
 		act = LEASE_ACT_CANCELLED;
 		ev = LEASE_EV_CANCEL;
 		snprintf(why, sizeof why, "cancelled by the operator");
@@ -115,6 +126,8 @@ on_exited(int64_t ws, bool cancelled, void *ud)
 	}
 	journal_err(m, lease_store_set_activity(st, m->id, act, why));
 	journal_err(m, lease_store_transition(st, m->id, ev, why, NULL));
+	if (ev != LEASE_EV_RESULT)
+		snprintf(m->fail_reason, sizeof m->fail_reason, "%s", why);
 	receipt(m, "agent_exited", json_pack("{s:b, s:b, s:i, s:s}",
 	    "cancelled", cancelled, "exited", WIFEXITED(status),
 	    "code", WIFEXITED(status) ? WEXITSTATUS(status) :
@@ -132,6 +145,9 @@ on_activity(const char *state, const char *signal, const char *detail,
 
 	if (lease_activity_parse(state, &act) < 0)
 		return;
+	if (m->sbx != NULL)
+		tui_holder_sbx_activity(m->sbx, state,
+		    m->holder_ident[0] != '\0');
 	/* The operator's hook on blocked, done, failed (SPEC 5.6). */
 	if (m->notify != NULL)
 		TUI_BEST_EFFORT(tui_notify_fire(m->notify, m->id, m->name,
@@ -172,6 +188,8 @@ on_event(const char *kind, const char *detail, void *ud)
 	struct hmain *m = ud;
 
 	receipt(m, kind, json_pack("{s:s}", "detail", detail));
+	if (m->sbx != NULL)
+		tui_holder_sbx_event(m->sbx, kind, detail);
 }
 
 static int
@@ -245,7 +263,19 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	req.lease_dir = dir;
 	req.cmd = argv + optind;
 	req.cwd = cwd;
-	if ((rc = ad->plan(&req, &plan)) < 0) {
+	if (strcmp(ad->name, "bwrap") == 0) {
+		char err[512];
+
+		/* The lease's uid, cgroups, policy and private mounts. */
+		if ((rc = tui_holder_sbx_prepare(c, id, argv + optind, &m.sbx,
+		    &plan, err, sizeof err)) < 0) {
+			dprintf(3, "err sandbox: %s\n", err);
+			tui_holder_sbx_free(m.sbx);
+			sbx_plan_free(plan);
+			free(dir);
+			return TUI_EXIT_FAIL;
+		}
+	} else if ((rc = ad->plan(&req, &plan)) < 0) {
 		dprintf(3, "err sandbox plan: %s\n", sbx_strerror(rc));
 		free(dir);
 		return TUI_EXIT_FAIL;
@@ -264,6 +294,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.cols = cols > 0 && cols <= 1000 ? cols : 80;
 	ho.sb_lines = PTY_SCREEN_SB_DEFAULT;
 	ho.transcript_max = HOLDER_TRANSCRIPT_MAX;
+	/* The output cap (SPEC 8.4): the transcript stops there. */
+	if (m.sbx != NULL && tui_holder_sbx_output_cap(m.sbx) > 0)
+		ho.transcript_max = tui_holder_sbx_output_cap(m.sbx);
 	ho.allow_control = allow;
 	ho.trusted_local = m.trusted_local;
 	ho.ready_fd = 3;
@@ -290,6 +323,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		if (tui_notify_new(&m.notify, &loop, &cfg, logfd) < 0)
 			m.notify = NULL;
 	}
+	if (m.sbx != NULL)
+		tui_holder_sbx_start(m.sbx, &loop);
 	rc = pty_holder_run(&loop, &ho);
 	if (rc < 0) {
 		/* The agent never ran: the lease fails with the reason. */
@@ -300,6 +335,17 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	} else {
 		TUI_BEST_EFFORT(lease_store_set_holder(c->store, id, 0, 0));
 	}
+	/*
+	 * The sandbox's runtime, by exact ID (every process of the lease is
+	 * stopped); then the result from the kept workspace (SPEC 7): a
+	 * lease that did not succeed goes to quarantine with its reason.
+	 */
+	if (m.sbx != NULL && tui_holder_sbx_finish(m.sbx) == 0 &&
+	    m.holder_ident[0] != '\0' && tui_result_finish(c, id,
+	    m.fail_reason[0] != '\0' ? m.fail_reason : NULL) < 0 &&
+	    c->store != NULL)
+		fprintf(stderr, "corral holder %s: result: %s\n", id,
+		    lease_store_errmsg(c->store));
 	if (m.holder_ident[0] != '\0')
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
 		    LEASE_RES_HOLDER, m.holder_ident));
@@ -311,6 +357,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	uv_loop_close(&loop);
 	pty_rules_free(rules);
 	sbx_plan_free(plan);
+	tui_holder_sbx_free(m.sbx);
 	free(m.sock);
 	free(dir);
 	return rc < 0 ? TUI_EXIT_FAIL : TUI_EXIT_OK;

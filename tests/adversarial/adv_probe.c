@@ -310,6 +310,7 @@ main(int argc, char **argv)
 			    errno != EAGAIN)
 				break;
 	} else if (strcmp(v, "diskfill") == 0) {
+		mkdir(a, 0755);
 		fill(a, 0);
 	} else if (strcmp(v, "inodes") == 0) {
 		mkdir(a, 0755);

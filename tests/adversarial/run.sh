@@ -113,8 +113,8 @@ stat -c '%u %g %a %n' /etc/shadow /etc/passwd "$OUT/secret" >"$TMP/stat.before"
 # The operator's: small limits, so a runaway probe ends quickly.
 cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
 [limits]
-wall_time = 120s
-cpu_time = 90s
+wall_time = 60s
+cpu_time = 50s
 cpu = 1
 memory = 512M
 pids = 256
@@ -191,12 +191,12 @@ wait_end() {
 	"$CORRAL" wait "$1" --until result_ready,failed,cancelled \
 	    --timeout "${2:-90}" >/dev/null 2>&1
 	local i n
-	for i in $(seq 400); do
+	for i in $(seq 100); do
 		n=$(show "$1" | jq '[.resources[] | select((.kind=="cgroup" or
 		    .kind=="sandbox" or .kind=="holder" or .kind=="socket")
 		    and .state!="removed")] | length')
 		[ "$n" = 0 ] && return 0
-		sleep 0.05
+		sleep 0.2
 	done
 	return 1
 }
@@ -253,7 +253,7 @@ WHY=""
 check() {
 	local id=$1 want=${2:-result_ready} reason=${3:-} nodone=${4:-} js uid got l
 	WHY=""
-	[ -n "$id" ] || { WHY="corral new failed: $(cat "$RES"/*.err 2>/dev/null | tail -1)"; return 1; }
+	[[ "$id" =~ ^[0-9]{8}-[0-9]{6}-[0-9]{3}-[0-9a-f]{4}$ ]] || { WHY="corral new failed: ${id:-$(cat "$RES"/*.err 2>/dev/null | tail -1)}"; return 1; }
 	wait_end "$id" || { WHY="lease did not end and tear down in time"; return 1; }
 	js=$(show "$id")
 	got=$(jq -r .lease_state <<<"$js")
@@ -275,6 +275,16 @@ check() {
 	[ ! -s "$TMP/listener.log" ] || { WHY="host listener: $(head -1 "$TMP/listener.log")"; return 1; }
 	return 0
 }
+# branch_ok ID: corral/<id> is the base, or corral's result commit on it.
+branch_ok() {
+	local tip
+	tip=$(git -C "$REPO" rev-parse "refs/heads/corral/$1")
+	[ "$tip" = "$BASE" ] && return 0
+	[ "$(git -C "$REPO" rev-parse "$tip^")" = "$BASE" ] &&
+	    [ "$(git -C "$REPO" log -1 --format='%an <%ae>' "$tip")" = "corral <corral@localhost>" ] && return 0
+	WHY="corral/$1 is at $tip, not the base or corral's result commit"
+	return 1
+}
 # gc_gone ID: `corral gc` removes a failed lease completely, never following.
 gc_gone() {
 	local id=$1
@@ -285,18 +295,28 @@ gc_gone() {
 	! git -C "$REPO" show-ref --verify -q "refs/heads/corral/$id" || { WHY="branch left after gc"; return 1; }
 	return 0
 }
-# Each process of the lease, as the host sees it: lease uid, no caps,
-# no new privileges, seccomp filter mode; fds 0-2 only for comm $2.
+# Each process of the lease, as the host sees it. Inside the sandbox (its
+# own pid namespace): the lease uid, no capabilities at all, no new
+# privileges. The one process outside it is the outer bwrap: the lease
+# uid, no effective or permitted capabilities, no new privileges. For the
+# process named $2: the seccomp filter on and fds 0-2 only.
 creds_ok() {
-	local id=$1 comm=${2:-} uid p s n=0
+	local id=$1 comm=${2:-} uid p s n=0 outer=0 hostpid
 	uid=$(uid_of "$id")
+	hostpid=$(readlink /proc/self/ns/pid)
 	for p in $(lease_pids "$id"); do
 		s=$(cat "/proc/$p/status" 2>/dev/null) || continue
 		n=$((n + 1))
 		grep -q "^Uid:[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid[[:space:]]*$uid" <<<"$s" || { WHY="pid $p not the lease uid"; return 1; }
 		grep -q '^CapEff:[[:space:]]*0000000000000000' <<<"$s" || { WHY="pid $p has capabilities"; return 1; }
-		grep -q '^CapBnd:[[:space:]]*0000000000000000' <<<"$s" || { WHY="pid $p has a bounding set"; return 1; }
+		grep -q '^CapPrm:[[:space:]]*0000000000000000' <<<"$s" || { WHY="pid $p has permitted capabilities"; return 1; }
 		grep -q '^NoNewPrivs:[[:space:]]*1' <<<"$s" || { WHY="pid $p may gain privileges"; return 1; }
+		if [ "$(readlink "/proc/$p/ns/pid")" = "$hostpid" ]; then
+			outer=$((outer + 1))
+			[ "$(cat "/proc/$p/comm")" = bwrap ] || { WHY="pid $p ($(cat "/proc/$p/comm")) runs outside the sandbox"; return 1; }
+			continue
+		fi
+		grep -q '^CapBnd:[[:space:]]*0000000000000000' <<<"$s" || { WHY="pid $p has a bounding set"; return 1; }
 		if [ -n "$comm" ] && [ "$(cat "/proc/$p/comm")" = "$comm" ]; then
 			grep -q '^Seccomp:[[:space:]]*2' <<<"$s" || { WHY="pid $p runs without seccomp"; return 1; }
 			local fds
@@ -304,7 +324,8 @@ creds_ok() {
 			[ "$fds" = "0 1 2 " ] || { WHY="$comm holds fds: $fds"; return 1; }
 		fi
 	done
-	[ "$n" -gt 0 ] || { WHY="no process of the lease found"; return 1; }
+	[ "$n" -gt 1 ] || { WHY="no process of the lease found"; return 1; }
+	[ "$outer" -le 1 ] || { WHY="$outer processes outside the sandbox"; return 1; }
 	return 0
 }
 
@@ -442,6 +463,8 @@ p_net_namespace() {
 	id=$(new_cmd net-namespace -- /work/bin/adv_probe hold)
 	wait_prompt "$id" || { WHY="probe never held"; return 1; }
 	for p in $(lease_pids "$id"); do
+		# The outer bwrap is the host's side of the sandbox.
+		[ "$(readlink "/proc/$p/ns/pid")" = "$(readlink /proc/self/ns/pid)" ] && continue
 		[ "$(readlink "/proc/$p/ns/net")" != "$(readlink /proc/self/ns/net)" ] || { WHY="pid $p shares the host network"; release "$id"; return 1; }
 		dev=$(awk -F: 'NR > 2 {gsub(/ /, "", $1); print $1}' "/proc/$p/net/dev" | tr '\n' ' ')
 		[ "$dev" = "lo " ] || { WHY="interfaces: $dev"; release "$id"; return 1; }
@@ -474,6 +497,11 @@ p_net_io_uring() {
 
 # command path and terminal
 # In the operator's terminal (a tmux pane running bash), as an operator would.
+# What the operator's shell needs to reach this suite's state (no canary).
+PANE_ENV="CORRAL_STATE_DIR=$STATE XDG_CONFIG_HOME=$XDG_CONFIG_HOME"
+for v in CORRAL_SBX_INIT CORRAL_SBX_PROBE; do
+	[ -n "${!v:-}" ] && PANE_ENV="$PANE_ENV $v=${!v}"
+done
 pane() {
 	tmux -L "$TMUX_SOCK" send-keys -t adv -l "$*"
 	tmux -L "$TMUX_SOCK" send-keys -t adv Enter
@@ -481,7 +509,7 @@ pane() {
 pane_new() { # OUTFILE ARGS...: corral new typed into the pane
 	local out=$1
 	shift
-	pane "CORRAL_STATE_DIR=$STATE XDG_CONFIG_HOME=$XDG_CONFIG_HOME $CORRAL new --repo $REPO $* >$out 2>&1"
+	pane "$PANE_ENV $CORRAL new --repo $REPO $* >$out 2>&1"
 	local i
 	for i in $(seq 200); do [ -s "$out" ] && break; sleep 0.05; done
 	head -1 "$out"
@@ -515,7 +543,7 @@ p_term_escapes() {
 	out=$("$CORRAL" screen "$id"; "$CORRAL" show "$id"; "$CORRAL" ls --all)
 	! grep -q $'\033\|\a' <<<"$out" || { WHY="raw escape sequences reach the operator"; return 1; }
 	grep -q "adv-visible-$R" <<<"$out" || { WHY="the probe's output never showed"; return 1; }
-	pane "CORRAL_STATE_DIR=$STATE $CORRAL screen $id; CORRAL_STATE_DIR=$STATE $CORRAL show $id; CORRAL_STATE_DIR=$STATE $CORRAL ls --all"
+	pane "export $PANE_ENV; $CORRAL screen $id; $CORRAL show $id; $CORRAL ls --all"
 	sleep 0.5
 	[ "$(tmux -L "$TMUX_SOCK" display -p -t adv '#{pane_title}')" != "adv-title-$R" ] || { WHY="the agent set the operator's title"; return 1; }
 	! tmux -L "$TMUX_SOCK" show-buffer 2>/dev/null | grep -q "adv-clip-$R\|adv-pass-$R" || { WHY="the agent set the operator's clipboard"; return 1; }
@@ -626,7 +654,9 @@ p_side_gitdir() {
 	id=$(new side-gitdir -- side-gitdir "$REPO" "$HOOK_FIRED")
 	check "$id" || return 1
 	repo_refs | cmp -s - "$TMP/refs.before" || { WHY="host refs changed"; return 1; }
-	[ "$(git -C "$REPO" rev-parse "refs/heads/corral/$id")" = "$BASE" ] || { WHY="the lease branch moved"; return 1; }
+	# The lease branch is the base or corral's own result commit on it
+	# (SPEC 7), never a commit or ref of the agent's.
+	branch_ok "$id" || return 1
 	sha256sum -c --quiet "$TMP/sums.before" >/dev/null 2>&1 || { WHY="host repository config changed"; return 1; }
 }
 p_side_worktree() {
@@ -634,7 +664,9 @@ p_side_worktree() {
 	id=$(new side-worktree -- side-worktree "$STATE/worktrees/X" "$STATE")
 	check "$id" || return 1
 	wt=$STATE/worktrees/$id
-	[ "$(git -C "$wt" rev-parse HEAD)" = "$BASE" ] || { WHY="review worktree HEAD moved"; return 1; }
+	branch_ok "$id" || return 1
+	[ "$(git -C "$wt" rev-parse HEAD)" = "$(git -C "$REPO" rev-parse "refs/heads/corral/$id")" ] || { WHY="review worktree is not at the lease branch"; return 1; }
+	[ ! -e "$wt/pwned" ] && ! grep -q pwned "$wt/README" || { WHY="the sandbox wrote the review worktree"; return 1; }
 	[ -z "$(git -C "$wt" status --porcelain)" ] || { WHY="review worktree changed"; return 1; }
 	[ "$(show "$id" | jq -r .receipt.verified)" = true ] || { WHY="journal damaged"; return 1; }
 }
@@ -698,17 +730,18 @@ done
 for e in "${selected[@]}"; do
 	case "$e" in term_tiocsti:*|term_escapes:*) run_one "${e%%:*}" "${e#*:}" ;; esac
 done
-running=0
+# The rest JOBS at a time (the listener and sentinel are jobs too: wait
+# for the probes' PIDs only).
+jobs_=()
 for e in "${selected[@]}"; do
 	case "$e" in term_tiocsti:*|term_escapes:*) continue ;; esac
-	run_one "${e%%:*}" "${e#*:}" &
-	running=$((running + 1))
-	if [ "$running" -ge "$JOBS" ]; then
+	(trap - EXIT; run_one "${e%%:*}" "${e#*:}") &
+	jobs_+=($!)
+	while [ "$(jobs -rp | grep -c -v -x -e "$LISTENER" -e "$SENTINEL")" -ge "$JOBS" ]; do
 		wait -n
-		running=$((running - 1))
-	fi
+	done
 done
-wait
+[ "${#jobs_[@]}" -gt 0 ] && wait "${jobs_[@]}"
 
 # Suite-wide verdicts, after every lease.
 PASS=0

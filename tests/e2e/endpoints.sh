@@ -16,9 +16,28 @@ expect_rc 2 "new without command" "$CORRAL" new --sandbox trusted_local
 expect_rc 0 "--help" "$CORRAL" --help
 expect_rc 0 "new --help" "$CORRAL" new --help
 expect_rc 0 "--version" "$CORRAL" --version
-out=$("$CORRAL" new -- "$AGENT" 2>&1); rc=$?
-check "default sandbox (bwrap) is refused, no fallback" \
-	test "$rc" -ne 0 -a -n "$(echo "$out" | grep -i 'no fallback')"
+# The default sandbox is bwrap (SPEC 3): outside a git repository it fails
+# with a named reason and creates nothing; inside one it runs sandboxed
+# (tests/e2e/sandbox.sh and tests/adversarial cover it in depth).
+mkdir -p "$TMP/norepo"
+out=$(cd "$TMP/norepo" && "$CORRAL" new -- /bin/true 2>&1); rc=$?
+check "default sandbox outside a repository: a named error, exit 1" \
+	test "$rc" -eq 1 -a -n "$(echo "$out" | grep -i 'not a git repository')"
+check "... and it created nothing" \
+	test -z "$(ls "$CORRAL_STATE_DIR/leases" "$CORRAL_STATE_DIR/worktrees" 2>/dev/null)"
+check "... and the lease is journaled failed: not_a_repository" jq_eq \
+	"$("$CORRAL" ls --all --json)" '.[0] | "\(.lease_state) \(.mode)"' \
+	"failed sandboxed"
+git init -q "$TMP/repo" && git -C "$TMP/repo" -c user.email=e@x -c user.name=e \
+	commit -q --allow-empty -m base
+sid=$(cd "$TMP/repo" && "$CORRAL" new --name sbx -- /bin/sh -c 'echo in-sandbox; id -un')
+check "inside one the default lease runs sandboxed" jq_eq \
+	"$("$CORRAL" show "$sid" --json)" '"\(.mode) \(.adapter)"' "sandboxed bwrap"
+check "... as the sandbox user" wait_screen "$sid" "sbx"
+"$CORRAL" wait "$sid" --until result_ready,failed --timeout 30 >/dev/null
+out=$("$CORRAL" new --sandbox command -- /bin/true 2>&1); rc=$?
+check "the command adapter is refused with a clear message, no fallback" \
+	test "$rc" -eq 1 -a -n "$(echo "$out" | grep -i 'no fallback')"
 out=$("$CORRAL" new --sandbox trusted_local -- /nonexistent/agent 2>&1); rc=$?
 check "missing CMD fails with a clear error" \
 	test "$rc" -eq 1 -a -n "$(echo "$out" | grep -i 'No such file')"

@@ -26,6 +26,9 @@ cleanup() {
 		tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx "CORRAL_STATE_DIR=$CORRAL_STATE_DIR" &&
 			kill -9 "$p" 2>/dev/null
 	done
+	# Sandboxed leases keep their bounded workspace mounted (SPEC 9.2).
+	grep -F " $TMP/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
+		while read -r m; do umount -l "$m" 2>/dev/null; done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

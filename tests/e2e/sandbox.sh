@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# sandbox.sh: sandboxed (bwrap) leases through the real binary (issue 6,
+# SPEC 3, 6, 8.7, 9.2, 11): a lease runs under its own uid with its
+# preflight facts in the receipt and its sandbox shown by `show`; the
+# initial prompt goes in once the agent waits at its prompt; limits end a
+# lease with a named reason; a dead holder's sandbox is stopped by
+# reconcile and its workspace kept; gc removes everything. Bad input --
+# bwrap missing, user namespaces off, a policy with an unknown key, wider
+# than the operator's, with a relative or credential mount, unrestricted
+# network, an unknown base, a missing prompt -- gives a named error and
+# exit class, starts nothing and leaves nothing behind.
+set -u
+. "$(dirname "$0")/lib.bash"
+
+[ "$(id -u)" = 0 ] || { echo "sandbox.sh needs root"; exit 1; }
+REPO=$TMP/repo
+git init -q -b main "$REPO"
+git -C "$REPO" config user.email e@x.invalid
+git -C "$REPO" config user.name e
+# History with deltas, a binary and a subdirectory: a real clone to seed.
+mkdir -p "$REPO/src"
+for i in 1 2 3; do
+	seq 1 2000 >"$REPO/src/numbers.txt"
+	echo "v$i" >>"$REPO/src/numbers.txt"
+	head -c 4096 /dev/zero >"$REPO/blob.bin"
+	echo "$i" >>"$REPO/blob.bin"
+	git -C "$REPO" add -A
+	git -C "$REPO" commit -q -m "c$i"
+done
+BASE=$(git -C "$REPO" rev-parse HEAD)
+mkdir -p "$XDG_CONFIG_HOME/corral"
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
+[limits]
+wall_time = 60s
+memory = 256M
+pids = 128
+disk = 32M
+inodes = 4096
+EOF
+new() { (cd "$REPO" && "$CORRAL" new "$@"); }
+js() { "$CORRAL" show "$1" --json; }
+# The lease has ended and its holder has torn its sandbox down.
+settled() {
+	local i
+	"$CORRAL" wait "$1" --until result_ready,failed,cancelled --timeout 60 >/dev/null 2>&1
+	for i in $(seq 150); do
+		[ "$(js "$1" | jq '[.resources[] | select((.kind=="cgroup" or
+		    .kind=="sandbox" or .kind=="holder" or .kind=="socket") and
+		    .state!="removed")] | length')" = 0 ] && return 0
+		sleep 0.2
+	done
+	return 1
+}
+nothing_of() { # ID: no process, cgroup, uid slot, mount (but the workspace)
+	local id=$1
+	[ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$id" 2>/dev/null)" ] &&
+	    ! grep -qlx "$id" /run/corral/uids/slot-*/owner 2>/dev/null &&
+	    [ -z "$(grep -F "$id" /proc/self/mountinfo | awk '{print $5}' |
+	    grep -vx "$CORRAL_STATE_DIR/leases/$id/work")" ]
+}
+
+# --- a lease: uid, receipt facts, show --------------------------------------------
+printf 'the initial prompt\n' >"$TMP/prompt"
+id=$(new --name first --prompt-file "$TMP/prompt" -- /bin/bash -c \
+	'echo "uid=$(id -u) user=$(id -un) pwd=$PWD"; read -r -p "ask> " x;
+	 echo "got [$x]"; echo "$x" >/work/got; git -C /work rev-parse HEAD')
+check "new prints a lease ID" valid_id "$id"
+check "the agent runs as the sandbox user in /work" wait_screen "$id" "user=sbx pwd=/work"
+check "the prompt reaches it once it waits at its prompt" wait_screen "$id" "got [the initial prompt]"
+check "the workspace is the base commit" wait_screen "$id" "$BASE"
+settled "$id"
+j=$(js "$id")
+check "show: sandboxed, adapter bwrap" jq_eq "$j" '"\(.mode) \(.adapter)"' "sandboxed bwrap"
+check "show: the isolation label names the class (unverified here)" \
+	jq_eq "$j" .isolation "bwrap unverified"
+check "show: the sandbox ID is the lease uid" \
+	test -n "$(jq -r .sandbox_id <<<"$j" | grep -E '^uid:2[0-9]{6}$')"
+check "show: the policy and its limits" jq_eq "$j" '"\(.limits.memory_bytes) \(.limits.wall_time_s) \(.policy | test("\\[limits\\]"))"' "268435456 60 true"
+check "the receipt verifies" jq_eq "$j" .receipt.verified true
+pf=$(jq '.receipts[] | select(.kind=="preflight") | .fields' <<<"$j")
+check "receipt: bwrap path and its hash" jq_eq "$pf" '"\(.bwrap_path) \(.bwrap_sha256)"' \
+	"/usr/bin/bwrap $(sha256sum /usr/bin/bwrap | cut -d' ' -f1)"
+check "receipt: kernel, filter and policy hashes" jq_eq "$pf" \
+	'[.kernel, .filter_sha256, .policy_sha256] | map(length > 0) | all' true
+check "receipt: the agent binary's hash" jq_eq "$pf" .agent_sha256 \
+	"$(sha256sum /usr/bin/bash | cut -d' ' -f1)"
+check "receipt: the prompt's SHA-256" jq_eq "$j" \
+	'.receipts[] | select(.kind=="prompt_sent") | .fields.sha256' \
+	"$(printf 'the initial prompt\n' | sha256sum | cut -d' ' -f1)"
+check "receipt: teardown by exact ID" jq_eq "$j" \
+	'.receipts[] | select(.kind=="teardown") | .fields.ok' true
+check "the workspace is kept, handed back to root" \
+	test "$(stat -c %u "$CORRAL_STATE_DIR/leases/$id/work/got")" = 0
+check "nothing else of it is left" nothing_of "$id"
+check "ls --json carries the label" jq_eq "$("$CORRAL" ls --all --json)" \
+	".[] | select(.id==\"$id\") | .isolation" "bwrap unverified"
+
+# --- doctor --------------------------------------------------------------------------
+out=$("$CORRAL" doctor 2>&1); rc=$?
+check "doctor passes here (exit 0)" test "$rc" -eq 0
+check "doctor prints the facts" grep -q "^bwrap .*sha256:" <<<"$out"
+check "doctor says the configuration is unverified" grep -q "unverified" <<<"$out"
+check "doctor --json" jq_eq "$("$CORRAL" doctor --json)" .exit_class 0
+
+# --- limits: a named reason ------------------------------------------------------------
+printf '[limits]\nwall_time = 2s\n' >"$TMP/short.ini"
+id2=$(new --name sleeper --policy "$TMP/short.ini" -- /bin/sleep 1e9)
+settled "$id2"
+check "wall time ends the lease: failed limit_wall_time" jq_eq "$(js "$id2")" \
+	'"\(.lease_state) \(.failed_reason)"' "failed limit_wall_time"
+check "its receipt names the limit" jq_eq "$(js "$id2")" \
+	'.receipts[] | select(.kind=="limit_hit") | .fields.limit' wall_time
+check "nothing of it is left" nothing_of "$id2"
+
+# --- a dead holder: reconcile stops the sandbox, keeps the workspace -----------------
+id3=$(new --name orphaned -- /bin/sh -c 'echo kept >/work/kept; (setsid sleep 1e9 &); sleep 1e9')
+for _ in $(seq 50); do [ -s "$CORRAL_STATE_DIR/leases/$id3/work/kept" ] && break; sleep 0.1; done
+hp=$(js "$id3" | jq -r .holder_pid)
+uid3=$(js "$id3" | jq -r .sandbox_id | cut -d: -f2)
+kill -9 "$hp"
+"$CORRAL" reconcile >/dev/null 2>&1
+check "reconcile fails it: holder_lost" jq_eq "$(js "$id3")" \
+	'"\(.lease_state) \(.failed_reason)"' "failed holder_lost"
+check "its sandbox processes are stopped" \
+	test -z "$(ps -e -o uid= | awk -v u="$uid3" '$1 == u')"
+check "its cgroups and uid slot are gone" nothing_of "$id3"
+check "its workspace is kept for extraction" \
+	test "$(cat "$CORRAL_STATE_DIR/leases/$id3/work/kept")" = kept
+check "gc removes it all, by exact ID" "$CORRAL" gc "$id3"
+check "... the workspace mount and image too" \
+	test ! -e "$CORRAL_STATE_DIR/leases/$id3" -a -z "$(grep -F "$id3" /proc/self/mountinfo)"
+check "... and the branch" bash -c "! git -C '$REPO' show-ref -q 'refs/heads/corral/$id3'"
+
+# --- bad input: a named error and exit class, nothing started or left -----------------
+# refused ID_VAR WANT_RC REASON NAME -- ARGS: corral new refuses; the journal
+# has the lease failed with REASON and no resource; the state directory has
+# nothing of it; no uid slot or cgroup.
+refused() {
+	local want=$1 reason=$2 name=$3 out rc lid
+	shift 4
+	out=$(cd "$REPO" && env ${OPCFG:+XDG_CONFIG_HOME=$OPCFG} "$CORRAL" new --name "$name" "$@" 2>&1); rc=$?
+	check "$name: exit $want" test "$rc" -eq "$want"
+	check "$name: the error names $reason" grep -q -- "$reason" <<<"$out"
+	lid=$("$CORRAL" ls --all --json | jq -r ".[] | select(.name==\"$name\") | .id")
+	check "$name: journaled failed ($reason)" jq_eq "$(js "$lid")" \
+		'"\(.lease_state) \(.failed_reason)"' "failed $reason"
+	check "$name: no resource was created" jq_eq "$(js "$lid")" \
+		'[.resources[] | select(.state != "planned")] | length' 0
+	check "$name: nothing in the state directory" \
+		test ! -e "$CORRAL_STATE_DIR/leases/$lid" -a ! -e "$CORRAL_STATE_DIR/worktrees/$lid"
+	check "$name: no branch, uid slot or cgroup" bash -c \
+		"! git -C '$REPO' show-ref -q 'refs/heads/corral/$lid' &&
+		 ! grep -qlx '$lid' /run/corral/uids/slot-*/owner 2>/dev/null &&
+		 [ -z \"\$(find /sys/fs/cgroup -maxdepth 8 -name 'lease-$lid')\" ]"
+}
+pol() { printf '%s\n' "$2" >"$TMP/$1.ini"; echo "$TMP/$1.ini"; }
+
+refused 1 policy_invalid unknown-key -- --policy "$(pol unknown '[limits]
+memroy = 1G')" -- /bin/true
+out=$(cd "$REPO" && "$CORRAL" new --policy "$TMP/unknown.ini" -- /bin/true 2>&1)
+check "unknown-key: the message names the file and line" grep -q "unknown.ini:2" <<<"$out"
+refused 1 policy_wider wider -- --policy "$(pol wider '[limits]
+memory = 1G')" -- /bin/true
+refused 1 policy_invalid relative-mount -- --policy "$(pol relative '[mounts]
+ro = relative/path')" -- /bin/true
+# The operator's own policy may set anything; the preflight refuses these.
+opcfg() { mkdir -p "$TMP/$1/corral"; printf '%s\n' "$2" >"$TMP/$1/corral/policy.ini"; echo "$TMP/$1"; }
+mkdir -p "$HOME/.ssh" 2>/dev/null
+OPCFG=$(opcfg op-ssh "[mounts]
+ro = $HOME/.ssh") refused 13 credential_scope_invalid ssh-mount -- -- /bin/true
+OPCFG=$(opcfg op-net '[network]
+allow = *') refused 30 isolation_unsatisfiable any-network -- -- /bin/true
+refused 1 request_invalid no-prompt -- --prompt-file "$TMP/no-such-prompt" -- /bin/true
+# An unknown base is refused before anything is created (SPEC 6.2).
+refused 1 unknown_base bad-base -- --base no-such-ref -- /bin/true
+
+# bwrap missing: in a mount namespace of this test only (never the host's),
+# /usr/bin/bwrap is covered by an empty file, as if it were not installed.
+: >"$TMP/not-bwrap"
+out=$(cd "$REPO" && unshare -m --propagation private sh -c \
+	"mount --bind '$TMP/not-bwrap' /usr/bin/bwrap && exec '$CORRAL' new --name no-bwrap -- /bin/true" 2>&1); rc=$?
+check "bwrap missing: exit 30" test "$rc" -eq 30
+check "bwrap missing: isolation_unsatisfiable, no fallback" \
+	grep -q "isolation_unsatisfiable.*no fallback" <<<"$out"
+lid=$("$CORRAL" ls --all --json | jq -r '.[] | select(.name=="no-bwrap") | .id')
+check "bwrap missing: journaled failed, nothing created" jq_eq "$(js "$lid")" \
+	'"\(.lease_state) \(.failed_reason) \([.resources[]] | length)"' \
+	"failed isolation_unsatisfiable 0"
+check "bwrap missing: the host's bwrap is untouched" \
+	test -x /usr/bin/bwrap -a -s /usr/bin/bwrap
+
+# User namespaces off, as the kernel has them at user.max_user_namespaces=0
+# (ENOSPC), for corral's process tree only (tests/adversarial/
+# adv_nouserns.c): the host sysctl is not writable everywhere, and changing
+# it host-wide would break whatever else runs meanwhile.
+NOUSERNS=${CORRAL_ADV_NOUSERNS:-$CORRAL_FIXTURES/adv_nouserns}
+out=$(cd "$REPO" && "$NOUSERNS" "$CORRAL" new --name no-userns -- /bin/true 2>&1); rc=$?
+check "user namespaces off: exit 30" test "$rc" -eq 30
+check "user namespaces off: isolation_unsatisfiable, the probe named" \
+	grep -q "isolation_unsatisfiable.*userns\|isolation_unsatisfiable.*namespace" <<<"$out"
+check "user namespaces: the host's are untouched" unshare -U true
+lid=$("$CORRAL" ls --all --json | jq -r '.[] | select(.name=="no-userns") | .id')
+check "user namespaces off: nothing created" jq_eq "$(js "$lid")" \
+	'"\(.lease_state) \([.resources[]] | length)"' "failed 0"
+
+# A failure after the git step takes back all it made: a workspace limit
+# the repository does not fit.
+out=$(cd "$REPO" && "$CORRAL" new --name too-small --policy "$(pol small '[limits]
+disk = 64K')" -- /bin/true 2>&1); rc=$?
+lid=$("$CORRAL" ls --all --json | jq -r '.[] | select(.name=="too-small") | .id')
+check "too-small: exit 1 with a reason" test "$rc" -eq 1 -a -n "$out"
+check "too-small: journaled failed" jq_eq "$(js "$lid")" .lease_state failed
+check "too-small: every resource it made is removed" jq_eq "$(js "$lid")" \
+	'[.resources[] | select(.state != "removed")] | length' 0
+check "too-small: nothing in the state directory, no branch, no mount" \
+	test ! -e "$CORRAL_STATE_DIR/leases/$lid" -a ! -e "$CORRAL_STATE_DIR/worktrees/$lid" \
+	-a -z "$(git -C "$REPO" branch --list "corral/$lid")" -a -z "$(grep -F "$lid" /proc/self/mountinfo)"
+check "too-small: no uid slot or cgroup" nothing_of "$lid"
+
+finish

@@ -1,0 +1,486 @@
+/*
+ * provision.c: `corral new` for a sandboxed (bwrap) lease, SPEC 6 in order,
+ * each step journaled before it acts: the lease in provisioning, the
+ * request and policy validated, the preflight (a refusal fails the lease
+ * with its halt reason and exit class and creates nothing), the git
+ * resources, the uid slot, the cgroups, the bounded workspace handed to
+ * the lease uid, then the holder. Any failure after something was created
+ * fails the lease and removes what it created (journaled).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "lease/lease.h"
+#include "sandbox-adapters/sbx.h"
+#include "tui/tui_sbx.h"
+
+#define PROMPT_MAX (1u << 20)
+#define LOCK_MS 10000
+#define NOBODY 65534u
+
+struct prov {
+	struct tui_ctx *c;
+	struct lease_store *st;
+	const struct tui_provision *rq;
+	char *id;
+	struct sbx_policy *pol;
+	struct tui_sbx_policy_src src;	/* the texts it was built from */
+	char *policy_text;	/* tui_sbx_policy_text: the journal's */
+	char policy_sha[SBX_SHA256_HEX];
+	char *prompt;
+	size_t prompt_len;
+	char *init;
+	bool git_done;		/* lease_provision_git ran (and succeeded) */
+};
+
+/* The lease fails with reason (unless it already ended); journal errors
+ * are the next reconcile's to correct. */
+static void
+fail_lease(struct prov *p, const char *reason)
+{
+	struct lease_record r;
+
+	if (lease_store_get(p->st, p->id, &r) == 0) {
+		if (!lease_state_final(r.state))
+			TUI_BEST_EFFORT(lease_store_transition(p->st, p->id,
+			    LEASE_EV_FAIL, reason, NULL));
+		lease_record_clear(&r);
+	}
+	TUI_BEST_EFFORT(lease_store_set_activity(p->st, p->id,
+	    LEASE_ACT_FAILED, reason));
+}
+
+/* Remove everything the lease created so far (SPEC 6: nothing is left). */
+static void
+undo(struct prov *p)
+{
+	char err[512], *sock = tui_holder_sock(p->c, p->id);
+
+	/* A holder that never started leaves no socket (its directory goes
+	 * with the lease directory below). */
+	if (sock != NULL && access(sock, F_OK) != 0)
+		TUI_BEST_EFFORT(lease_store_resource_removed(p->st, p->id,
+		    LEASE_RES_SOCKET, sock));
+	free(sock);
+	if (tui_sbx_teardown(p->c, p->st, p->id, err, sizeof err) < 0)
+		fprintf(stderr, "corral new: teardown: %s\n", err);
+	if (tui_sbx_workspace_release(p->c, p->id, err, sizeof err) < 0)
+		fprintf(stderr, "corral new: workspace: %s\n", err);
+	if (p->git_done &&
+	    lease_teardown(p->st, p->c->state_dir, p->id,
+	    LEASE_TEARDOWN_ALL) < 0)
+		fprintf(stderr, "corral new: teardown: %s\n",
+		    lease_store_errmsg(p->st));
+}
+
+/* Fail with a halt (SPEC 8.7): message, reason, exit class. */
+static int
+halt(struct prov *p, int cls, const char *detail)
+{
+	const char *name = sbx_halt_name(cls);
+
+	if (name == NULL)
+		name = "isolation_unsatisfiable";
+	fail_lease(p, name);
+	fprintf(stderr, "corral new: %s (%d): %s; nothing was started (no "
+			"fallback to trusted_local)\n", name, cls, detail);
+	return cls;
+}
+
+static int
+read_prompt(struct prov *p, char *err, size_t errsz)
+{
+	size_t len = 0;
+	int rc;
+
+	if (p->rq->prompt_file == NULL)
+		return 0;
+	rc = tui_sbx_read_file(p->rq->prompt_file, PROMPT_MAX, &p->prompt,
+	    &len);
+	if (rc < 0) {
+		snprintf(err, errsz, "--prompt-file %s: %s",
+		    p->rq->prompt_file, rc == -EFBIG ? "larger than 1 MiB" :
+		    strerror(-rc));
+		return rc;
+	}
+	p->prompt_len = len;
+	return 0;
+}
+
+/*
+ * The effective policy as the journal keeps it (loadable text), checked to
+ * read back to the very policy that was validated (same canonical hash).
+ */
+static int
+policy_text(struct prov *p, char *err, size_t errsz)
+{
+	struct sbx_policy_error perr;
+	struct sbx_policy *back = NULL;
+	char hex[SBX_SHA256_HEX];
+	int rc;
+
+	if ((p->policy_text = tui_sbx_policy_text(p->pol)) == NULL ||
+	    sbx_policy_hash(p->pol, p->policy_sha) < 0) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	rc = sbx_policy_load(p->policy_text, "effective policy", NULL, &back,
+	    &perr);
+	if (rc == 0 && (rc = sbx_policy_hash(back, hex)) == 0 &&
+	    strcmp(hex, p->policy_sha) != 0)
+		rc = -EPROTO;
+	sbx_policy_free(back);
+	if (rc < 0)
+		snprintf(err, errsz, "the effective policy does not read back "
+		    "(%s)", rc == -EPROTO ? "it differs" : perr.msg);
+	return rc;
+}
+
+/* limits as the journal's JSON object (SPEC 11 `limits`). */
+static char *
+limits_json(const struct sbx_limits *l)
+{
+	json_t *j = json_pack("{s:I, s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:I, "
+	    "s:I, s:I, s:I, s:I}",
+	    "wall_time_s", (json_int_t)l->wall_time,
+	    "cpu_time_s", (json_int_t)l->cpu_time,
+	    "cpu_cores", (double)l->cpu_milli / 1000.0,
+	    "memory_bytes", (json_int_t)l->memory,
+	    "swap_bytes", (json_int_t)l->swap,
+	    "pids", (json_int_t)l->pids,
+	    "disk_bytes", (json_int_t)l->disk,
+	    "inodes", (json_int_t)l->inodes,
+	    "output_bytes", (json_int_t)l->output,
+	    "file_size_bytes", (json_int_t)l->file_size,
+	    "nofile", (json_int_t)l->nofile,
+	    "tmp_bytes", (json_int_t)l->tmp,
+	    "home_bytes", (json_int_t)l->home);
+	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+
+	json_decref(j);
+	return s;
+}
+
+/* Step 1 after the insert: the preflight; 0 or the halt's exit class. */
+static int
+preflight(struct prov *p, bool *verified)
+{
+	struct sbx_doctor_opts o;
+	struct sbx_doctor_report *rep = calloc(1, sizeof *rep);
+	char *probe = tui_sbx_helper_path(p->c, "corral-sbx-probe",
+	    "CORRAL_SBX_PROBE");
+	json_t *f = NULL, *checks;
+	int rc;
+
+	if (rep == NULL) {
+		free(probe);
+		return halt(p, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "out of memory");
+	}
+	memset(&o, 0, sizeof o);
+	o.policy = p->pol;
+	o.state_dir = p->c->state_dir;
+	o.init_path = p->init;
+	o.probe_path = probe;
+	/* The probes run as nobody: the lease's own uid is not claimed
+	 * before the preflight has passed (nothing is created before). */
+	o.uid = NOBODY;
+	o.gid = NOBODY;
+	o.ssh_auth_sock = getenv("SSH_AUTH_SOCK");
+	rc = sbx_doctor_run(&o, rep);
+	free(probe);
+	/* The facts go into the receipt either way (SPEC 8.7). */
+	f = tui_sbx_facts_json(&rep->facts, p->init, p->rq->cmd[0]);
+	if (f != NULL && (checks = json_array()) != NULL) {
+		for (int i = 0; i < rep->nchecks; i++)
+			json_array_append_new(checks, json_pack("{s:s, s:b, "
+			    "s:s}", "name", rep->checks[i].name, "ok",
+			    rep->checks[i].ok, "detail",
+			    rep->checks[i].detail));
+		json_object_set_new(f, "checks", checks);
+	}
+	if (f != NULL) {
+		TUI_BEST_EFFORT(lease_receipt_append(p->st, p->id,
+		    "preflight", f, NULL));
+		json_decref(f);
+	}
+	*verified = rep->facts.verified;
+	if (rc == 0 && rep->halt == 0) {
+		free(rep);
+		return 0;
+	}
+	if (rep->halt == 0)
+		rep->halt = SBX_HALT_ISOLATION_UNSATISFIABLE;
+	if (rep->detail[0] == '\0')
+		snprintf(rep->detail, sizeof rep->detail, "preflight: %s",
+		    sbx_strerror(rc));
+	rc = halt(p, rep->halt, rep->detail);
+	free(rep);
+	return rc;
+}
+
+/* The lease's cgroups: identity journaled, created, limits written. */
+static int
+cgroups(struct prov *p, char *err, size_t errsz)
+{
+	struct sbx_cgroup *cg = NULL;
+	char *text = NULL;
+	int rc;
+
+	if ((rc = sbx_cgroup_locate(p->id, &cg)) < 0) {
+		snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
+		return rc;
+	}
+	if ((text = sbx_cgroup_describe(cg)) == NULL) {
+		sbx_cgroup_free(cg);
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	if ((rc = lease_store_resource_plan(p->st, p->id, LEASE_RES_CGROUP,
+	    text, NULL)) < 0)
+		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
+	else if ((rc = sbx_cgroup_create(cg, &p->pol->limits)) < 0)
+		snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
+	else if ((rc = lease_store_resource_created(p->st, p->id,
+	    LEASE_RES_CGROUP, text)) < 0)
+		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
+	free(text);
+	sbx_cgroup_free(cg);
+	return rc;
+}
+
+/* Files the holder reads from the lease directory (0600, root). */
+static int
+lease_file(struct prov *p, const char *name, const void *buf, size_t len,
+    char *err, size_t errsz)
+{
+	char *dir = tui_lease_dir(p->c, p->id), *path = NULL;
+	int rc;
+
+	if (dir == NULL || asprintf(&path, "%s/%s", dir, name) < 0) {
+		free(dir);
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	if ((rc = tui_sbx_write_file(path, buf, len)) < 0)
+		snprintf(err, errsz, "%s: %s", name, strerror(-rc));
+	free(path);
+	free(dir);
+	return rc;
+}
+
+static int
+lease_files(struct prov *p, char *err, size_t errsz)
+{
+	int rc = 0;
+
+	/* The policy is in the journal; the prompt waits here. */
+	if (p->prompt != NULL)
+		rc = lease_file(p, "prompt", p->prompt, p->prompt_len, err,
+		    errsz);
+	return rc;
+}
+
+/* Steps 2-6 once the preflight passed; 0 or an exit code (lease failed). */
+static int
+provision(struct prov *p, struct lease_lock *lk)
+{
+	const struct tui_provision *rq = p->rq;
+	char err[600], *ws = NULL, *sock = NULL;
+	struct tui_spawn sp;
+	unsigned slot;
+	uid_t uid;
+	gid_t gid;
+	pid_t child;
+	int rc;
+
+	/* Steps 2-4: base, branch, review worktree, workspace (lease/). */
+	lease_git_init();
+	rc = lease_provision_git(p->st, lk, p->c->state_dir, p->id, rq->repo,
+	    rq->base);
+	lease_git_shutdown();
+	if (rc < 0) {
+		struct lease_record r;
+		char *msg = strdup(lease_store_errmsg(p->st));
+
+		/* The named reason first (not_a_repository, unknown_base...). */
+		if (lease_store_get(p->st, p->id, &r) == 0) {
+			fprintf(stderr, "corral new: %s: %s\n",
+			    r.failed_reason ? r.failed_reason : "provision_error",
+			    msg ? msg : "");
+			lease_record_clear(&r);
+		}
+		free(msg);
+		return TUI_EXIT_FAIL;
+	}
+	p->git_done = true;
+	/* The sandbox's identity: a uid of its own (SANDBOX.md 0.1). */
+	if ((rc = tui_sbx_uid_claim(p->st, p->id, &slot, err,
+	    sizeof err)) < 0 ||
+	    (rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0)
+		goto fail;
+	if ((rc = cgroups(p, err, sizeof err)) < 0)
+		goto fail;
+	if ((ws = lease_path_workspace(p->c->state_dir, p->id)) == NULL) {
+		rc = -ENOMEM;
+		snprintf(err, sizeof err, "out of memory");
+		goto fail;
+	}
+	/* Bytes and inodes bounded exactly (SPEC 8.4), then the lease's. */
+	if (p->pol->limits.disk > 0 &&
+	    (rc = tui_sbx_workspace_bound(p->c, p->id, &p->pol->limits, uid,
+	    gid, err, sizeof err)) < 0)
+		goto fail;
+	if ((rc = tui_sbx_chown_tree(ws, uid, gid)) < 0) {
+		snprintf(err, sizeof err, "%s: %s", ws, strerror(-rc));
+		goto fail;
+	}
+	if (chmod(ws, 0700) < 0) {
+		rc = -errno;
+		snprintf(err, sizeof err, "%s: %s", ws, strerror(errno));
+		goto fail;
+	}
+	if ((rc = lease_files(p, err, sizeof err)) < 0)
+		goto fail;
+
+	/* Step 6: the holder (its socket journaled first), then the agent. */
+	if ((sock = tui_holder_sock(p->c, p->id)) == NULL ||
+	    (rc = lease_store_resource_plan(p->st, p->id, LEASE_RES_SOCKET,
+	    sock, NULL)) < 0) {
+		rc = sock == NULL ? -ENOMEM : rc;
+		snprintf(err, sizeof err, "%s", lease_store_errmsg(p->st));
+		goto fail;
+	}
+	memset(&sp, 0, sizeof sp);
+	sp.id = p->id;
+	sp.sandbox = "bwrap";
+	sp.cmd = rq->cmd;
+	sp.agent = rq->agent;
+	sp.owner_fd = -1;
+	sp.rows = rq->rows;
+	sp.cols = rq->cols;
+	if ((rc = tui_spawn_holder(p->c, &sp, &child, err, sizeof err)) < 0) {
+		fprintf(stderr, "corral new: cannot start '%s': %s\n",
+		    rq->cmd[0], err);
+		fail_lease(p, "holder_start_failed");
+		undo(p);
+		free(ws);
+		return TUI_EXIT_FAIL;
+		goto fail;
+	}
+	free(ws);
+	return 0;
+fail:
+	fprintf(stderr, "corral new: %s: %s\n", rc == -ENOSPC ? "disk_full" :
+	    "provision_error", err);
+	fail_lease(p, rc == -ENOSPC ? "disk_full" : "provision_error");
+	undo(p);
+	free(ws);
+	return TUI_EXIT_FAIL;
+}
+
+int
+tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
+    char id[LEASE_ID_LEN + 1])
+{
+	struct lease_spec spec;
+	struct lease_lock *lk = NULL;
+	struct sbx_policy_error perr;
+	char err[600], *limits = NULL;
+	const char *reason;
+	bool verified = false;
+	struct prov p;
+	int rc;
+
+	memset(&p, 0, sizeof p);
+	p.c = c;
+	p.rq = rq;
+	p.id = id;
+	if ((p.st = tui_ctx_store(c)) == NULL)
+		return TUI_EXIT_FAIL;
+	p.init = tui_sbx_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
+	/*
+	 * Hold the state lock from the insert until the holder has
+	 * recorded itself (SPEC 9.2), as for trusted_local leases.
+	 */
+	if ((rc = lease_lock_acquire(c->state_dir, LOCK_MS, &lk)) < 0) {
+		free(p.init);
+		return tui_err(c, "state lock: %s", lease_strerror(rc));
+	}
+	/* Step 1: persist the lease in provisioning... */
+	memset(&spec, 0, sizeof spec);
+	spec.name = rq->name;
+	spec.mode = LEASE_MODE_SANDBOXED;
+	spec.adapter = "bwrap";
+	spec.isolation = "bwrap";
+	spec.cmd = rq->cmd;
+	if ((rc = lease_store_insert(p.st, &spec, id)) < 0) {
+		rc = tui_err(c, "%s", lease_store_errmsg(p.st));
+		goto out;
+	}
+	/* ...validate the request and the policy... */
+	if (read_prompt(&p, err, sizeof err) < 0) {
+		fail_lease(&p, "request_invalid");
+		rc = tui_err(c, "request_invalid: %s", err);
+		goto out;
+	}
+	if ((rc = tui_sbx_policy_read(rq->policy_file, &p.src, &perr)) == 0)
+		rc = tui_sbx_policy_build(&p.src, &p.pol, &perr);
+	if (rc < 0) {
+		reason = rc == SBX_EWIDER ? "policy_wider" : "policy_invalid";
+		fail_lease(&p, reason);
+		if (perr.line > 0)
+			rc = tui_err(c, "%s: %s:%d: %s", reason, perr.file,
+			    perr.line, perr.msg);
+		else
+			rc = tui_err(c, "%s: %s: %s", reason, perr.file,
+			    perr.msg);
+		goto out;
+	}
+	if ((rc = policy_text(&p, err, sizeof err)) < 0) {
+		fail_lease(&p, "provision_error");
+		rc = tui_err(c, "%s", err);
+		goto out;
+	}
+	if (geteuid() != 0) {
+		rc = halt(&p, SBX_HALT_ISOLATION_UNSATISFIABLE, "each "
+		    "sandboxed lease runs under a uid of its own: corral "
+		    "must run as root to provision one");
+		goto out;
+	}
+	if (p.init == NULL) {
+		rc = halt(&p, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "corral-sbx-init not found next to corral (or "
+		    "$CORRAL_SBX_INIT)");
+		goto out;
+	}
+	/* ...and run the preflight: a refusal creates nothing. */
+	if ((rc = preflight(&p, &verified)) != 0)
+		goto out;
+	/* What `show` and the console display (SPEC 8.7, 11). */
+	limits = limits_json(&p.pol->limits);
+	TUI_BEST_EFFORT(lease_store_set_text(p.st, id, LEASE_FIELD_POLICY,
+	    p.policy_text));
+	if (limits != NULL)
+		TUI_BEST_EFFORT(lease_store_set_text(p.st, id,
+		    LEASE_FIELD_LIMITS, limits));
+	TUI_BEST_EFFORT(lease_store_set_text(p.st, id, LEASE_FIELD_ISOLATION,
+	    verified ? "bwrap" : "bwrap unverified"));
+	rc = provision(&p, lk);
+out:
+	lease_lock_release(lk);
+	sbx_policy_free(p.pol);
+	tui_sbx_policy_src_clear(&p.src);
+	free(p.policy_text);
+	free(p.prompt);
+	free(p.init);
+	free(limits);
+	return rc;
+}

@@ -1,0 +1,1101 @@
+/*
+ * sandbox.c: the host side of a bwrap lease that belongs to the composition
+ * root (SPEC 6, 8.3, 9.2): the helper's path, hashes and preflight facts
+ * for receipts, the per-lease uid slot as a journaled resource, the
+ * workspace handed to the lease uid and back, the holder's private runtime
+ * mounts, and the exact-ID runtime teardown.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "lease/lease.h"
+#include "sandbox-adapters/sbx.h"
+#include "tui/tui_sbx.h"
+
+#define RT_TMPFS_OPTS "mode=0711,size=32m,nr_inodes=1024"
+#define CLAIM_TRIES 16
+
+/* ---- paths and hashes ------------------------------------------------- */
+
+static bool
+executable(const char *p)
+{
+	struct stat sb;
+
+	return p != NULL && p[0] == '/' && stat(p, &sb) == 0 &&
+	    S_ISREG(sb.st_mode) && (sb.st_mode & 0111) != 0;
+}
+
+char *
+tui_sbx_helper_path(const struct tui_ctx *c, const char *name,
+    const char *envname)
+{
+	const char *env = getenv(envname);
+	char *dir, *s, *p = NULL;
+
+	if (env != NULL && *env != '\0')
+		return executable(env) ? strdup(env) : NULL;
+	if (c->self == NULL || (dir = strdup(c->self)) == NULL)
+		return NULL;
+	if ((s = strrchr(dir, '/')) != NULL) {
+		*s = '\0';
+		/* Installed side by side, in libexec, or the build tree. */
+		static const char *const where[] = { "%s/%s",
+			"%s/../libexec/corral/%s", "%s/../sandbox-adapters/%s" };
+
+		for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+			if (asprintf(&p, where[i], dir, name) < 0) {
+				p = NULL;
+				break;
+			}
+			if (executable(p))
+				break;
+			free(p);
+			p = NULL;
+		}
+	}
+	free(dir);
+	return p;
+}
+
+int
+tui_sbx_read_file(const char *path, size_t max, char **out, size_t *len)
+{
+	struct stat sb;
+	size_t got = 0;
+	ssize_t n;
+	char *buf;
+	int fd, rc;
+
+	*out = NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		rc = S_ISDIR(sb.st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		return rc;
+	}
+	if ((size_t)sb.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	if ((buf = malloc(max + 1)) == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while ((n = read(fd, buf + got, max + 1 - got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			free(buf);
+			close(fd);
+			return rc;
+		}
+		got += (size_t)n;
+		if (got > max) {
+			free(buf);
+			close(fd);
+			return -EFBIG;
+		}
+	}
+	close(fd);
+	buf[got] = '\0';
+	*out = buf;
+	if (len != NULL)
+		*len = got;
+	return 0;
+}
+
+int
+tui_sbx_write_file(const char *path, const void *buf, size_t len)
+{
+	const char *p = buf;
+	int fd, rc = 0;
+	ssize_t w;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    0600);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = w < 0 ? -errno : -EIO;
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(path);
+	return rc;
+}
+
+int
+tui_sbx_sha256_file(const char *path, char hex[65])
+{
+	hex[0] = '\0';
+	return sbx_sha256_file(path, hex);
+}
+
+void
+tui_sbx_sha256_buf(const void *buf, size_t len, char hex[65])
+{
+	if (sbx_sha256_hex(buf, len, hex) < 0)
+		hex[0] = '\0';
+}
+
+/* ---- uid slots ---------------------------------------------------------- */
+
+void
+tui_sbx_id_of_slot(unsigned slot, char *buf, size_t sz)
+{
+	snprintf(buf, sz, TUI_SBX_ID_PREFIX "%u", SBX_UID_BASE + slot);
+}
+
+int
+tui_sbx_slot_of_id(const char *sid, unsigned *slot)
+{
+	unsigned long v;
+	char *end;
+
+	if (sid == NULL || strncmp(sid, TUI_SBX_ID_PREFIX,
+	    strlen(TUI_SBX_ID_PREFIX)) != 0)
+		return -EINVAL;
+	sid += strlen(TUI_SBX_ID_PREFIX);
+	if (*sid < '1' || *sid > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(sid, &end, 10);
+	if (errno != 0 || *end != '\0' || v < SBX_UID_BASE ||
+	    v >= (unsigned long)SBX_UID_BASE + SBX_UID_SLOTS)
+		return -EINVAL;
+	*slot = (unsigned)(v - SBX_UID_BASE);
+	return 0;
+}
+
+/* The lowest slot that has no claim directory now (a prediction). */
+static int
+free_slot(unsigned *slot)
+{
+	char path[256];
+	struct stat sb;
+
+	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
+		snprintf(path, sizeof path, "%s/slot-%u", SBX_UID_DIR, n);
+		if (lstat(path, &sb) < 0 && errno == ENOENT) {
+			*slot = n;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static int
+mkdir_root(const char *path, mode_t mode)
+{
+	struct stat sb;
+
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &sb) < 0)
+		return -errno;
+	/* Someone else's directory is not ours to use. */
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0)
+		return -EPERM;
+	return 0;
+}
+
+int
+tui_sbx_uid_claim(struct lease_store *st, const char *id, unsigned *slot,
+    char *err, size_t errsz)
+{
+	char sid[64], got_sid[64];
+	unsigned want, got;
+	int rc;
+
+	if ((rc = mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
+	    (rc = mkdir_root(SBX_UID_DIR, 0700)) < 0) {
+		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
+		return rc;
+	}
+	for (int i = 0; i < CLAIM_TRIES; i++) {
+		if ((rc = free_slot(&want)) < 0) {
+			snprintf(err, errsz, "no free uid slot (%u in use)",
+			    SBX_UID_SLOTS);
+			return rc;
+		}
+		tui_sbx_id_of_slot(want, sid, sizeof sid);
+		/* The identity first (SPEC 9.2). */
+		if ((rc = lease_store_resource_plan(st, id, LEASE_RES_SANDBOX,
+		    sid, NULL)) < 0) {
+			snprintf(err, errsz, "%s", lease_store_errmsg(st));
+			return rc;
+		}
+		if ((rc = sbx_uid_claim(SBX_UID_DIR, id, &got)) < 0) {
+			snprintf(err, errsz, "uid slot: %s", strerror(-rc));
+			TUI_BEST_EFFORT(lease_store_resource_removed(st, id,
+			    LEASE_RES_SANDBOX, sid));
+			return rc;
+		}
+		if (got == want) {
+			if ((rc = lease_store_resource_created(st, id,
+			    LEASE_RES_SANDBOX, sid)) < 0) {
+				snprintf(err, errsz, "%s",
+				    lease_store_errmsg(st));
+				return rc;
+			}
+			*slot = got;
+			return 0;
+		}
+		/*
+		 * Another state directory took the predicted slot between
+		 * the prediction and the claim: give back what we got (it
+		 * carries our exact ID, so nothing else could hold it) and
+		 * try again with a new prediction.
+		 */
+		tui_sbx_id_of_slot(got, got_sid, sizeof got_sid);
+		TUI_BEST_EFFORT(sbx_uid_release(SBX_UID_DIR, got, id));
+		TUI_BEST_EFFORT(lease_store_resource_removed(st, id,
+		    LEASE_RES_SANDBOX, sid));
+	}
+	snprintf(err, errsz, "uid slots are contended; try again");
+	return -EAGAIN;
+}
+
+/* ---- the workspace's owner ------------------------------------------- */
+
+static int
+chown_at(int dfd, const char *name, uid_t uid, gid_t gid, dev_t dev,
+    int depth)
+{
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISREG(sb.st_mode) && (sb.st_mode & (S_ISUID | S_ISGID))) {
+		/* chown cleared them already on Linux; make sure. */
+		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		rc = fchmod(fd, sb.st_mode & 0777) < 0 ? -errno : 0;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return 0;
+	if (sb.st_dev != dev)
+		return -EXDEV;	/* a mount point: never cross it */
+	if (depth >= TUI_SBX_TREE_DEPTH)
+		return -ELOOP;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((rc = chown_at(dirfd(d), e->d_name, uid, gid, dev,
+		    depth + 1)) < 0)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+tui_sbx_chown_tree(const char *path, uid_t uid, gid_t gid)
+{
+	struct stat sb;
+	int rc;
+
+	if (path == NULL || path[0] != '/')
+		return -EINVAL;
+	if (lstat(path, &sb) < 0)
+		return -errno;
+	if (!S_ISDIR(sb.st_mode))
+		return -ENOTDIR;
+	rc = chown_at(AT_FDCWD, path, uid, gid, sb.st_dev, 0);
+	return rc;
+}
+
+/* ---- the holder's private runtime -------------------------------------- */
+
+static int
+copy_file(const char *from, const char *to, mode_t mode, char sha[65])
+{
+	unsigned char buf[65536];
+	int in, out, rc = 0;
+	ssize_t r, w;
+
+	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+	    mode);
+	if (out < 0) {
+		rc = -errno;
+		close(in);
+		return rc;
+	}
+	while ((r = read(in, buf, sizeof buf)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			rc = -errno;
+			break;
+		}
+		for (ssize_t off = 0; off < r; off += w) {
+			w = write(out, buf + off, (size_t)(r - off));
+			if (w < 0 && errno == EINTR) {
+				w = 0;
+				continue;
+			}
+			if (w <= 0) {
+				rc = w < 0 ? -errno : -EIO;
+				break;
+			}
+		}
+		if (rc < 0)
+			break;
+	}
+	close(in);
+	if (rc == 0 && fchmod(out, mode) < 0)
+		rc = -errno;
+	if (close(out) < 0 && rc == 0)
+		rc = -errno;
+	/* Hash what the sandbox will run: the copy, not the source. */
+	if (rc == 0 && sha != NULL)
+		rc = tui_sbx_sha256_file(to, sha);
+	return rc;
+}
+
+/* An empty file or directory to mount src on, matching its type. */
+static int
+mount_point_for(const char *src, const char *dst)
+{
+	struct stat sb;
+	int fd;
+
+	if (stat(src, &sb) < 0)
+		return -errno;
+	if (S_ISDIR(sb.st_mode))
+		return mkdir(dst, 0755) < 0 ? -errno : 0;
+	if ((fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) <
+	    0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+int
+tui_sbx_runtime_setup(const char *workspace, const char *init,
+    char init_sha[65], const char *const *ro_src, int nro, char **ro_out,
+    char *err, size_t errsz)
+{
+	char path[PATH_MAX];
+	int rc;
+
+	if ((rc = mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
+	    (rc = mkdir_root(TUI_SBX_RT_DIR, 0755)) < 0) {
+		snprintf(err, errsz, "%s: %s", TUI_SBX_RT_DIR, strerror(-rc));
+		return rc;
+	}
+	if (unshare(CLONE_NEWNS) < 0) {
+		snprintf(err, errsz, "private mount namespace: %s",
+		    strerror(errno));
+		return -errno;
+	}
+	/* Host mounts still reach us; ours never reach the host. */
+	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
+	    mount("corral-rt", TUI_SBX_RT_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
+	    RT_TMPFS_OPTS) < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "runtime tmpfs on %s: %s",
+		    TUI_SBX_RT_DIR, strerror(errno));
+		return rc;
+	}
+	if (mkdir(TUI_SBX_RT_WORK, 0755) < 0 ||
+	    mount(workspace, TUI_SBX_RT_WORK, NULL, MS_BIND | MS_REC,
+	    NULL) < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "bind %s: %s", workspace,
+		    strerror(errno));
+		return rc;
+	}
+	if ((rc = copy_file(init, TUI_SBX_RT_INIT, 0755, init_sha)) < 0) {
+		snprintf(err, errsz, "%s: %s", init, strerror(-rc));
+		return rc;
+	}
+	if (nro > 0 && mkdir(TUI_SBX_RT_DIR "/ro", 0711) < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "%s/ro: %s", TUI_SBX_RT_DIR,
+		    strerror(errno));
+		return rc;
+	}
+	for (int i = 0; i < nro; i++) {
+		snprintf(path, sizeof path, "%s/ro/%d", TUI_SBX_RT_DIR, i);
+		if ((rc = mount_point_for(ro_src[i], path)) < 0 ||
+		    (rc = mount(ro_src[i], path, NULL, MS_BIND | MS_REC,
+		    NULL) < 0 ? -errno : 0) < 0) {
+			snprintf(err, errsz, "bind %s: %s", ro_src[i],
+			    strerror(-rc));
+			return rc;
+		}
+		if ((ro_out[i] = strdup(path)) == NULL) {
+			snprintf(err, errsz, "out of memory");
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* ---- preflight facts ---------------------------------------------------- */
+
+static bool
+regular(const char *p)
+{
+	struct stat sb;
+
+	return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+char *
+tui_sbx_zone_program(const char *cmd0)
+{
+	static const char *const path[] = { "/usr/local/bin", "/usr/bin",
+		"/bin" };
+	static const char *const links[][2] = { { "/bin/", "/usr/bin/" },
+		{ "/sbin/", "/usr/sbin/" }, { "/lib/", "/usr/lib/" },
+		{ "/lib64/", "/usr/lib64/" } };
+	char *p = NULL;
+
+	if (cmd0 == NULL || *cmd0 == '\0')
+		return NULL;
+	if (cmd0[0] == '/') {
+		if (strncmp(cmd0, "/usr/", 5) == 0)
+			return regular(cmd0) ? strdup(cmd0) : NULL;
+		for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+			size_t n = strlen(links[i][0]);
+
+			if (strncmp(cmd0, links[i][0], n) == 0 &&
+			    asprintf(&p, "%s%s", links[i][1], cmd0 + n) > 0) {
+				if (regular(p))
+					return p;
+				free(p);
+				return NULL;
+			}
+		}
+		return NULL;
+	}
+	if (strchr(cmd0, '/') != NULL)
+		return NULL;	/* relative to /work: the agent's own file */
+	for (size_t i = 0; i < sizeof path / sizeof path[0]; i++) {
+		if (asprintf(&p, "%s/%s", path[i], cmd0) < 0)
+			return NULL;
+		if (strncmp(p, "/bin/", 5) == 0) {
+			char *q = NULL;
+
+			if (asprintf(&q, "/usr%s", p) < 0)
+				q = NULL;
+			free(p);
+			p = q;
+		}
+		if (p != NULL && executable(p))
+			return p;
+		free(p);
+		p = NULL;
+	}
+	return NULL;
+}
+
+json_t *
+tui_sbx_facts_json(const struct sbx_facts *f, const char *init,
+    const char *cmd0)
+{
+	char hex[65], *prog;
+	json_t *j = json_object();
+
+	if (j == NULL)
+		return NULL;
+	json_object_set_new(j, "kernel", json_string(f->kernel));
+	json_object_set_new(j, "bwrap_path", json_string(f->bwrap_path));
+	json_object_set_new(j, "bwrap_version", json_string(f->bwrap_version));
+	json_object_set_new(j, "bwrap_sha256", json_string(f->bwrap_sha256));
+	json_object_set_new(j, "filter_sha256", json_string(f->filter_sha256));
+	json_object_set_new(j, "policy_sha256", json_string(f->policy_sha256));
+	json_object_set_new(j, "cgroup_mode", json_string(f->cgroup_mode));
+	json_object_set_new(j, "landlock_abi", json_integer(f->landlock_abi));
+	json_object_set_new(j, "legacy_tiocsti",
+	    json_integer(f->legacy_tiocsti));
+	json_object_set_new(j, "corral_version",
+	    json_string(f->corral_version));
+	json_object_set_new(j, "verified", json_boolean(f->verified));
+	json_object_set_new(j, "init_sha256", init != NULL &&
+	    tui_sbx_sha256_file(init, hex) == 0 ? json_string(hex) :
+						   json_null());
+	prog = tui_sbx_zone_program(cmd0);
+	json_object_set_new(j, "agent_path", prog ? json_string(prog) :
+						    json_null());
+	json_object_set_new(j, "agent_sha256", prog != NULL &&
+	    tui_sbx_sha256_file(prog, hex) == 0 ? json_string(hex) :
+						   json_null());
+	free(prog);
+	return j;
+}
+
+/* ---- policy ---------------------------------------------------------------- */
+
+#define POLICY_MAX (1u << 20)
+
+static int
+policy_path(char *buf, size_t sz)
+{
+	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (x != NULL && x[0] == '/')
+		n = snprintf(buf, sz, "%s/corral/policy.ini", x);
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(buf, sz, "%s/.config/corral/policy.ini", home);
+	else
+		return -ENOENT;
+	return n < 0 || (size_t)n >= sz ? -ENAMETOOLONG : 0;
+}
+
+static int
+read_policy(const char *path, char **text, struct sbx_policy_error *err)
+{
+	int rc = tui_sbx_read_file(path, POLICY_MAX, text, NULL);
+
+	if (rc < 0) {
+		snprintf(err->file, sizeof err->file, "%s", path);
+		err->line = 0;
+		snprintf(err->msg, sizeof err->msg, "%s", rc == -EFBIG ?
+		    "larger than 1 MiB" : strerror(-rc));
+	}
+	return rc;
+}
+
+void
+tui_sbx_policy_src_clear(struct tui_sbx_policy_src *src)
+{
+	free(src->op_text);
+	free(src->file_text);
+	memset(src, 0, sizeof *src);
+}
+
+int
+tui_sbx_policy_read(const char *file, struct tui_sbx_policy_src *src,
+    struct sbx_policy_error *err)
+{
+	int rc;
+
+	memset(src, 0, sizeof *src);
+	memset(err, 0, sizeof *err);
+	/* The operator's, when there is one; else the shipped defaults. */
+	if (policy_path(src->op_name, sizeof src->op_name) == 0 &&
+	    access(src->op_name, F_OK) == 0 &&
+	    (rc = read_policy(src->op_name, &src->op_text, err)) < 0)
+		return rc;
+	if (file != NULL) {
+		snprintf(src->file_name, sizeof src->file_name, "%s", file);
+		if ((rc = read_policy(file, &src->file_text, err)) < 0) {
+			tui_sbx_policy_src_clear(src);
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int
+tui_sbx_policy_build(const struct tui_sbx_policy_src *src,
+    struct sbx_policy **out, struct sbx_policy_error *err)
+{
+	struct sbx_policy *op = NULL;
+	int rc;
+
+	*out = NULL;
+	memset(err, 0, sizeof *err);
+	if (src->op_text != NULL)
+		rc = sbx_policy_load(src->op_text, src->op_name, NULL, &op,
+		    err);
+	else
+		rc = (op = sbx_policy_new_default()) != NULL ? 0 : -ENOMEM;
+	if (rc < 0)
+		return rc;
+	if (src->file_text == NULL) {
+		*out = op;
+		return 0;
+	}
+	/* A lease's own policy may only narrow the operator's (SPEC 8.6). */
+	rc = sbx_policy_narrow(op, src->file_text, src->file_name, out, err);
+	sbx_policy_free(op);
+	return rc;
+}
+
+int
+tui_sbx_policy(const char *file, struct sbx_policy **out,
+    struct sbx_policy_error *err)
+{
+	struct tui_sbx_policy_src src;
+	int rc;
+
+	*out = NULL;
+	if ((rc = tui_sbx_policy_read(file, &src, err)) < 0)
+		return rc;
+	rc = tui_sbx_policy_build(&src, out, err);
+	tui_sbx_policy_src_clear(&src);
+	return rc;
+}
+
+/* ---- the policy as text the journal keeps ---------------------------- */
+
+struct tbuf {
+	char *p;
+	size_t len;
+	bool oom;
+};
+
+static void
+tput(struct tbuf *b, const char *fmt, ...) __attribute__((format(printf, 2,
+    3)));
+
+static void
+tput(struct tbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *np;
+	int n;
+
+	if (b->oom)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (np = realloc(b->p, b->len + (size_t)n + 1)) == NULL) {
+		b->oom = true;
+		return;
+	}
+	b->p = np;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+/* One item per line: a repeated list key continues the list. */
+static void
+tlist(struct tbuf *b, const char *key, char *const *v, size_t n)
+{
+	if (n == 0)
+		tput(b, "%s =\n", key);
+	for (size_t i = 0; i < n; i++)
+		tput(b, "%s = %s\n", key, v[i]);
+}
+
+char *
+tui_sbx_policy_text(const struct sbx_policy *p)
+{
+	const struct sbx_limits *l = &p->limits;
+	struct tbuf b = { 0 };
+
+	tput(&b, "# the lease's effective policy (SPEC 8.6)\n[network]\n");
+	tlist(&b, "allow", p->net_allow, p->nnet_allow);
+	tput(&b, "on_egress_violation = %s\nloopback_port = %u\n",
+	    p->on_egress == SBX_EGRESS_RECORD ? "record" : "fail",
+	    p->loopback_port);
+	tput(&b, "[limits]\nwall_time = %llu\ncpu_time = %llu\n"
+	    "cpu = %llu.%03llu\nmemory = %llu\nswap = %llu\npids = %llu\n"
+	    "disk = %llu\ninodes = %llu\noutput = %llu\nfile_size = %llu\n"
+	    "nofile = %llu\ntmp = %llu\nhome = %llu\n", l->wall_time,
+	    l->cpu_time, l->cpu_milli / 1000, l->cpu_milli % 1000, l->memory,
+	    l->swap, l->pids, l->disk, l->inodes, l->output, l->file_size,
+	    l->nofile, l->tmp, l->home);
+	tput(&b, "[env]\n");
+	tlist(&b, "allow", p->env_allow, p->nenv_allow);
+	tput(&b, "[mounts]\n");
+	tlist(&b, "ro", p->mounts_ro, p->nmounts_ro);
+	tput(&b, "[checks]\n");
+	for (size_t i = 0; i < p->nchecks; i++)
+		tput(&b, "%s = %s\n", p->checks[i].name, p->checks[i].cmd);
+	tput(&b, "[result]\nmax_files = %llu\nmax_file_bytes = %llu\n"
+	    "max_total_bytes = %llu\nallow_binary = %s\n"
+	    "allow_symlinks = %s\n", p->max_files, p->max_file_bytes,
+	    p->max_total_bytes, p->allow_binary ? "true" : "false",
+	    p->allow_symlinks ? "true" : "false");
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	return b.p;
+}
+
+/* ---- the bounded workspace --------------------------------------------- */
+
+/* Copy the tree at (sfd) into (dfd), as root, never following a symlink. */
+static int
+copy_tree(int sfd, int dfd, int depth)
+{
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int rc = 0, dup_fd;
+
+	if (depth >= TUI_SBX_TREE_DEPTH)
+		return -ELOOP;
+	if ((dup_fd = dup(sfd)) < 0)
+		return -errno;
+	if ((d = fdopendir(dup_fd)) == NULL) {
+		rc = -errno;
+		close(dup_fd);
+		return rc;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		const char *n = e->d_name;
+
+		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 ||
+		    strcmp(n, "lost+found") == 0)
+			continue;
+		if (fstatat(sfd, n, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
+			rc = -errno;
+			break;
+		}
+		if (S_ISDIR(sb.st_mode)) {
+			int s2, d2;
+
+			if (mkdirat(dfd, n, sb.st_mode & 07777) < 0) {
+				rc = -errno;
+				break;
+			}
+			s2 = openat(sfd, n, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			d2 = openat(dfd, n, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+			if (s2 < 0 || d2 < 0)
+				rc = -errno;
+			else
+				rc = copy_tree(s2, d2, depth + 1);
+			if (s2 >= 0)
+				close(s2);
+			if (d2 >= 0)
+				close(d2);
+		} else if (S_ISLNK(sb.st_mode)) {
+			char target[PATH_MAX];
+			ssize_t len = readlinkat(sfd, n, target,
+			    sizeof target - 1);
+
+			if (len < 0) {
+				rc = -errno;
+				break;
+			}
+			target[len] = '\0';
+			if (symlinkat(target, dfd, n) < 0)
+				rc = -errno;
+		} else if (S_ISREG(sb.st_mode)) {
+			char buf[65536];
+			ssize_t r, w;
+			int in = openat(sfd, n, O_RDONLY | O_NOFOLLOW |
+			    O_CLOEXEC), o;
+
+			if (in < 0) {
+				rc = -errno;
+				break;
+			}
+			o = openat(dfd, n, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, sb.st_mode & 0777);
+			if (o < 0) {
+				rc = -errno;
+				close(in);
+				break;
+			}
+			while (rc == 0 && (r = read(in, buf, sizeof buf)) > 0)
+				for (ssize_t off = 0; off < r; off += w) {
+					w = write(o, buf + off, (size_t)(r -
+					    off));
+					if (w <= 0) {
+						rc = w < 0 ? -errno : -EIO;
+						break;
+					}
+				}
+			if (rc == 0 && fchmod(o, sb.st_mode & 0777) < 0)
+				rc = -errno;
+			close(in);
+			if (close(o) < 0 && rc == 0)
+				rc = -errno;
+		}
+		/* Sockets, FIFOs and devices are not part of a checkout. */
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+tui_sbx_workspace_bound(struct tui_ctx *c, const char *id,
+    const struct sbx_limits *l, uid_t uid, gid_t gid, char *err,
+    size_t errsz)
+{
+	char *ws = lease_path_workspace(c->state_dir, id), *seed = NULL;
+	int rc, sfd = -1, dfd = -1;
+
+	if (ws == NULL || asprintf(&seed, "%s.seed", ws) < 0) {
+		free(ws);
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	if (rename(ws, seed) < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "%s: %s", ws, strerror(errno));
+		goto out;
+	}
+	if ((rc = sbx_workspace_mount(id, ws, l->disk, l->inodes, uid,
+	    gid)) < 0) {
+		snprintf(err, errsz, "bounded workspace %s: %s", ws,
+		    sbx_strerror(rc));
+		goto out;
+	}
+	sfd = open(seed, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	dfd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0 || dfd < 0) {
+		rc = -errno;
+		snprintf(err, errsz, "%s: %s", ws, strerror(errno));
+		goto out;
+	}
+	if ((rc = copy_tree(sfd, dfd, 0)) < 0) {
+		snprintf(err, errsz, "seeding %s: %s", ws, rc == -ENOSPC ?
+		    "the repository does not fit the disk limit" :
+		    strerror(-rc));
+		goto out;
+	}
+	if ((rc = sbx_rmtree_safe(seed)) < 0)
+		snprintf(err, errsz, "%s: %s", seed, strerror(-rc));
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (dfd >= 0)
+		close(dfd);
+	if (rc < 0)
+		TUI_BEST_EFFORT(sbx_rmtree_safe(seed));
+	free(seed);
+	free(ws);
+	return rc;
+}
+
+int
+tui_sbx_workspace_release(struct tui_ctx *c, const char *id, char *err,
+    size_t errsz)
+{
+	char *ws = lease_path_workspace(c->state_dir, id);
+	int rc = 0;
+
+	if (ws == NULL)
+		return -ENOMEM;
+	if (sbx_workspace_mounted(ws) && (rc = sbx_workspace_umount(ws)) < 0)
+		snprintf(err, errsz, "%s: %s", ws, strerror(-rc));
+	free(ws);
+	return rc;
+}
+
+/* ---- teardown by exact ID ------------------------------------------------ */
+
+#define KILL_WAIT_MS 5000
+
+static void
+nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Real uid of pid from /proc/pid/status, or -1. */
+static long
+proc_uid(const char *pid)
+{
+	char path[64], buf[4096], *u;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%s/status", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((u = strstr(buf, "\nUid:")) == NULL)
+		return -1;
+	return strtol(u + 5, NULL, 10);
+}
+
+/*
+ * The lease uid is unique to this lease while its slot is claimed: any
+ * process still running as it (outside every cgroup we know of) is the
+ * lease's. Kill them all and wait. 0, or -EBUSY if some survive.
+ */
+static int
+uid_sweep(uid_t uid)
+{
+	int waited = 0, live;
+
+	for (;;) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		if (d == NULL)
+			return -errno;
+		live = 0;
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			if (proc_uid(e->d_name) == (long)uid) {
+				kill((pid_t)strtol(e->d_name, NULL, 10),
+				    SIGKILL);
+				live++;
+			}
+		}
+		closedir(d);
+		if (live == 0)
+			return 0;
+		if (waited >= KILL_WAIT_MS)
+			return -EBUSY;
+		nap_ms(10);
+		waited += 10;
+	}
+}
+
+static int
+release_slot(struct tui_ctx *c, struct lease_store *st, const char *id,
+    const char *sid, char *err, size_t errsz)
+{
+	unsigned slot;
+	uid_t uid;
+	gid_t gid;
+	char *ws;
+	int rc;
+
+	if ((rc = tui_sbx_slot_of_id(sid, &slot)) < 0 ||
+	    (rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0) {
+		snprintf(err, errsz, "lease %s: bad sandbox ID '%.64s'", id,
+		    sid);
+		return rc;
+	}
+	if ((rc = uid_sweep(uid)) < 0) {
+		snprintf(err, errsz, "processes of uid %u survive SIGKILL",
+		    (unsigned)uid);
+		return rc;
+	}
+	/*
+	 * The workspace is kept for extraction (SPEC 9.2) but given back to
+	 * root first, so nothing on the host belongs to the slot once it is
+	 * free for another lease.
+	 */
+	if ((ws = lease_path_workspace(c->state_dir, id)) == NULL)
+		return -ENOMEM;
+	rc = tui_sbx_chown_tree(ws, 0, 0);
+	if (rc == -ENOENT)
+		rc = 0;
+	if (rc < 0) {
+		snprintf(err, errsz, "%s: cannot hand back to root: %s", ws,
+		    strerror(-rc));
+		free(ws);
+		return rc;
+	}
+	free(ws);
+	rc = sbx_uid_release(SBX_UID_DIR, slot, id);
+	/* Gone, or claimed since by another lease: not ours any more. */
+	if (rc == -ENOENT || rc == -EPERM)
+		rc = 0;
+	if (rc < 0)
+		snprintf(err, errsz, "uid slot %u: %s", slot, strerror(-rc));
+	return rc;
+}
+
+int
+tui_sbx_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
+    char *err, size_t errsz)
+{
+	struct lease_resource_row *v = NULL;
+	size_t n = 0;
+	int rc, first = 0;
+
+	if (err != NULL && errsz > 0)
+		err[0] = '\0';
+	if (!lease_id_valid(id))
+		return LEASE_EBADID;
+	if ((rc = lease_store_resources(st, id, &v, &n)) < 0) {
+		snprintf(err, errsz, "%s", lease_store_errmsg(st));
+		return rc;
+	}
+	/* The cgroups first: nothing of the lease runs after this. */
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_cgroup *cg = NULL;
+
+		if (v[i].kind != LEASE_RES_CGROUP ||
+		    v[i].state == LEASE_RS_REMOVED)
+			continue;
+		/* Parsing validates: only this lease's own directories. */
+		if ((rc = sbx_cgroup_parse(id, v[i].identity, &cg)) < 0) {
+			snprintf(err, errsz, "lease %s: cgroup record is not "
+			    "one of its own; not touched", id);
+		} else if ((rc = sbx_cgroup_teardown(cg, KILL_WAIT_MS)) < 0) {
+			snprintf(err, errsz, "lease %s cgroups: %s", id,
+			    strerror(-rc));
+		} else if ((rc = lease_store_resource_removed(st, id,
+		    LEASE_RES_CGROUP, v[i].identity)) < 0) {
+			snprintf(err, errsz, "%s", lease_store_errmsg(st));
+		}
+		sbx_cgroup_free(cg);
+		if (rc < 0 && first == 0)
+			first = rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].kind != LEASE_RES_SANDBOX ||
+		    v[i].state == LEASE_RS_REMOVED)
+			continue;
+		if (first < 0)
+			break;	/* cgroups left: keep the uid claimed */
+		rc = release_slot(c, st, id, v[i].identity, err, errsz);
+		if (rc == 0 && (rc = lease_store_resource_removed(st, id,
+		    LEASE_RES_SANDBOX, v[i].identity)) < 0)
+			snprintf(err, errsz, "%s", lease_store_errmsg(st));
+		if (rc < 0 && first == 0)
+			first = rc;
+	}
+	lease_resources_free(v, n);
+	if (first < 0)
+		TUI_BEST_EFFORT(lease_store_set_cleanup(st, id,
+		    LEASE_CLEANUP_FAILED, err));
+	return first;
+}

@@ -1,0 +1,242 @@
+/*
+ * tui_sbx.h: private declarations of the composition root's sandboxed-lease
+ * glue (SPEC 6, 8, 9.2): the host side of a bwrap lease that is neither
+ * pure planning (sandbox-adapters/) nor journal (lease/): the per-lease uid
+ * slot and the cgroups as journaled resources, the workspace handed to the
+ * lease uid and back, the holder's private runtime mounts, the preflight
+ * facts, and the exact-ID runtime teardown. Used by cmd_new.c,
+ * holder_main.c, cmd_recover.c and cmd_doctor.c; nothing outside tui/.
+ */
+#ifndef CORRAL_TUI_SBX_H
+#define CORRAL_TUI_SBX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "tui/tui.h"
+
+struct lease_store;
+struct json_t;
+
+/*
+ * Machine-wide runtime directory (root, 0755), which holds the uid slots
+ * (SBX_UID_DIR: unique across every state directory on the host). /run is
+ * a tmpfs: slots do not outlive a reboot, and neither does any sandbox.
+ */
+#define TUI_SBX_RUN_DIR "/run/corral"
+/*
+ * The mount point of each holder's private runtime tmpfs (see
+ * tui_sbx_runtime_setup); on the host it stays an empty directory.
+ */
+#define TUI_SBX_RT_DIR "/run/corral/rt"
+#define TUI_SBX_RT_WORK TUI_SBX_RT_DIR "/work"
+#define TUI_SBX_RT_INIT TUI_SBX_RT_DIR "/init"
+
+/* The journal's sandbox ID of a bwrap lease: "uid:<uid>". */
+#define TUI_SBX_ID_PREFIX "uid:"
+
+/* Deepest directory tree the host walks in a workspace (chown back). */
+#define TUI_SBX_TREE_DEPTH 512
+
+/* ---- sandbox.c ------------------------------------------------------ */
+
+/*
+ * A helper binary on the host (corral-sbx-init, corral-sbx-probe): the
+ * environment variable env if set (tests), else next to the corral
+ * binary, else ../libexec/corral/ from it, else ../sandbox-adapters/ (the
+ * build tree). malloc'd absolute path of an executable regular file, or
+ * NULL.
+ */
+char *tui_sbx_helper_path(const struct tui_ctx *, const char *name,
+    const char *env);
+
+/* Read a whole regular file of at most max bytes (NUL-terminated, malloc'd
+ * in *out). 0, -EFBIG, -errno. */
+int tui_sbx_read_file(const char *path, size_t max, char **out,
+    size_t *len);
+/* Create path (0600, O_EXCL|O_NOFOLLOW) holding len bytes. 0 or -errno. */
+int tui_sbx_write_file(const char *path, const void *buf, size_t len);
+
+/* SHA-256 of a file's bytes as 64 hex digits. 0 or -errno. */
+int tui_sbx_sha256_file(const char *path, char hex[65]);
+/* SHA-256 of a buffer as 64 hex digits. */
+void tui_sbx_sha256_buf(const void *buf, size_t len, char hex[65]);
+
+/*
+ * The sandbox ID "uid:<uid>" for a slot, and back: 0 or -EINVAL (not a
+ * valid slot of SBX_UID_BASE..+SBX_UID_SLOTS).
+ */
+void tui_sbx_id_of_slot(unsigned slot, char *buf, size_t sz);
+int tui_sbx_slot_of_id(const char *sandbox_id, unsigned *slot);
+
+/*
+ * Claim a uid slot for lease id, journaled (SPEC 9.2): the identity of the
+ * slot that will be claimed is recorded (sandbox resource, planned) before
+ * the claim, created after; a slot taken meanwhile by another state
+ * directory is released again and the next one tried. 0 with *slot, or a
+ * negative code with the reason in err.
+ */
+int tui_sbx_uid_claim(struct lease_store *, const char *id, unsigned *slot,
+    char *err, size_t errsz);
+
+/*
+ * chown a directory tree (the workspace) to uid:gid without following a
+ * symlink or crossing a mount, clearing set-id bits of regular files; at
+ * most TUI_SBX_TREE_DEPTH levels (deeper: -ELOOP, the tree is left as it
+ * is). 0 or -errno.
+ */
+int tui_sbx_chown_tree(const char *path, uid_t uid, gid_t gid);
+
+/*
+ * The holder's private runtime (SPEC 8.3, SANDBOX.md 5): bwrap runs as
+ * the lease uid and resolves its bind sources as that uid, but the state
+ * directory and the lease directory stay 0700 root (under /root by
+ * default). So the holder moves into a private mount namespace (slave of
+ * the host's: nothing propagates back), mounts a small tmpfs on
+ * TUI_SBX_RT_DIR, bind-mounts the workspace at TUI_SBX_RT_WORK and copies
+ * corral-sbx-init to TUI_SBX_RT_INIT (hashing what it copied). Extra
+ * read-only sources of the policy are bound at rt/ro/<n> (dst_out[n] gets
+ * that path, malloc'd). Nothing is widened on the host and nothing is left
+ * behind: the namespace dies with the holder and its sandbox. 0 or a
+ * negative code with the reason in err.
+ */
+int tui_sbx_runtime_setup(const char *workspace, const char *init,
+    char init_sha[65], const char *const *ro_src, int nro, char **ro_out,
+    char *err, size_t errsz);
+
+struct sbx_facts;
+/*
+ * Everything about the host a receipt records before a lease runs (SPEC
+ * 8.7): the doctor's facts (kernel, bwrap path, version and hash, filter,
+ * policy, cgroup mode, verified) plus the corral-sbx-init hash and the
+ * agent binary's as resolved inside the zone (tui_sbx_zone_program). A new
+ * JSON object; NULL on -ENOMEM.
+ */
+struct json_t *tui_sbx_facts_json(const struct sbx_facts *, const char *init,
+    const char *cmd0);
+
+struct sbx_policy;
+struct sbx_policy_error;
+struct sbx_limits;
+/*
+ * The effective policy of a lease (SPEC 8.6): the operator's
+ * ($XDG_CONFIG_HOME/corral/policy.ini, else the shipped defaults), then
+ * file (--policy, or NULL) which may only narrow it. 0 and *out, or
+ * SBX_EPOLICY / SBX_EWIDER / -errno with err filled (file, line, message).
+ */
+int tui_sbx_policy(const char *file, struct sbx_policy **out,
+    struct sbx_policy_error *err);
+/*
+ * The same in two halves, so a holder rebuilds exactly the policy `corral
+ * new` validated from the texts kept in the lease directory (the canonical
+ * form is for hashing, not for reading back).
+ */
+struct tui_sbx_policy_src {
+	char *op_text;		/* NULL: the shipped defaults */
+	char op_name[4096];
+	char *file_text;	/* NULL: no --policy */
+	char file_name[4096];
+};
+/*
+ * The effective policy as INI text that sbx_policy_load reads back to the
+ * same policy (the journal's `policy` column: the holder and the results
+ * layer load it from there). malloc'd; NULL on -ENOMEM.
+ */
+char *tui_sbx_policy_text(const struct sbx_policy *);
+int tui_sbx_policy_read(const char *file, struct tui_sbx_policy_src *,
+    struct sbx_policy_error *err);
+int tui_sbx_policy_build(const struct tui_sbx_policy_src *,
+    struct sbx_policy **out, struct sbx_policy_error *err);
+void tui_sbx_policy_src_clear(struct tui_sbx_policy_src *);
+
+/*
+ * Put lease id's workspace (seeded by lease_provision_git) on its own
+ * bounded filesystem (sbx_workspace_mount: limits->disk bytes,
+ * limits->inodes inodes, root owned by uid:gid): the seed is moved aside,
+ * the image mounted at the workspace path and the seed copied in (never
+ * following a symlink). 0 or a negative code with err filled.
+ */
+int tui_sbx_workspace_bound(struct tui_ctx *, const char *id,
+    const struct sbx_limits *limits, uid_t uid, gid_t gid, char *err,
+    size_t errsz);
+/*
+ * Before the workspace is removed (reject, gc, a failed provisioning):
+ * unmount its bounded filesystem and remove the image. Absent or not
+ * mounted: 0. The directory itself is left to lease_teardown.
+ */
+int tui_sbx_workspace_release(struct tui_ctx *, const char *id, char *err,
+    size_t errsz);
+
+/*
+ * Host path of the program cmd0 names inside a bwrap zone: absolute paths
+ * under /usr (or /bin, /sbin, /lib* through the merged-usr links), or a
+ * bare name searched along the zone's PATH. malloc'd, or NULL when the
+ * zone would not find it.
+ */
+char *tui_sbx_zone_program(const char *cmd0);
+
+/*
+ * Runtime teardown of a sandboxed lease by exact ID (SPEC 9.2, 9.3,
+ * SANDBOX.md 5.d): every cgroup and uid slot the journal names for id and
+ * that is not yet removed: kill what is left in the lease's cgroups,
+ * remove them, hand the workspace back to root (it is kept for
+ * extraction), release the uid slot; each removal journaled after it is
+ * done. Idempotent. 0, or the first error (message in err) with the
+ * unremoved resources left as they are in the journal.
+ */
+int tui_sbx_teardown(struct tui_ctx *, struct lease_store *, const char *id,
+    char *err, size_t errsz);
+
+/* ---- holder_sbx.c: the holder's side ------------------------------------ */
+
+struct tui_holder_sbx;
+struct sbx_plan;
+struct uv_loop_s;
+/*
+ * In `corral __holder` for a bwrap lease: read the lease's uid slot and
+ * cgroups from the journal and its policy (and prompt) from the lease
+ * directory, set up the private runtime mounts, and build the plan (the
+ * adapter's, joined to the lease cgroups, data fds opened). *out is set
+ * even on failure (free it with tui_holder_sbx_free). 0 or a negative code
+ * with err filled.
+ */
+int tui_holder_sbx_prepare(struct tui_ctx *, const char *id, char *const *cmd,
+    struct tui_holder_sbx **out, struct sbx_plan **plan, char *err,
+    size_t errsz);
+/* The output cap (bytes; 0: none) for the transcript. */
+size_t tui_holder_sbx_output_cap(const struct tui_holder_sbx *);
+/* Start the limit timers on the holder's loop (before pty_holder_run). */
+void tui_holder_sbx_start(struct tui_holder_sbx *, struct uv_loop_s *);
+/* Holder events (hooks.event): a truncated transcript is the output cap. */
+void tui_holder_sbx_event(struct tui_holder_sbx *, const char *kind,
+    const char *detail);
+/* Activity changes: the initial prompt once bound and at `prompt`. */
+void tui_holder_sbx_activity(struct tui_holder_sbx *, const char *state,
+    bool bound);
+/* "limit_<name>" if a limit ended the agent (wait status given), or NULL. */
+const char *tui_holder_sbx_exit_reason(struct tui_holder_sbx *, int wstatus);
+/* After the agent ended: teardown by exact ID with a receipt line. */
+int tui_holder_sbx_finish(struct tui_holder_sbx *);
+void tui_holder_sbx_free(struct tui_holder_sbx *);
+
+/* ---- provision.c ----------------------------------------------------- */
+
+/* A sandboxed lease request (`corral new`). */
+struct tui_provision {
+	const char *name, *repo, *base, *policy_file, *agent, *prompt_file;
+	char **cmd;
+	int rows, cols;
+};
+/*
+ * SPEC 6 for a bwrap lease; id gets the ID once inserted. Returns the exit
+ * code: 0, 1, or a halt's exit class (SPEC 8.7).
+ */
+int tui_provision_sandboxed(struct tui_ctx *, const struct tui_provision *,
+    char id[25]);
+
+/* ---- cmd_doctor.c ----------------------------------------------------- */
+
+extern const struct tui_cmd tui_cmd_doctor;
+
+#endif /* CORRAL_TUI_SBX_H */
