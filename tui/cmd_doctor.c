@@ -196,7 +196,10 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		goto out;
 	/* The probes, through real leases (tests/adversarial). */
 	rc = adversarial(c);
-	if (rc == 0) {
+	if (rc == 0 && getenv("ADV_ONLY") != NULL && *getenv("ADV_ONLY")) {
+		/* A subset proves nothing about the configuration. */
+		printf("adversarial subset passed (ADV_ONLY): not recorded\n");
+	} else if (rc == 0) {
 		if ((rc = sbx_doctor_mark_verified(c->state_dir,
 		    &rep->facts)) < 0)
 			rc = tui_err(c, "cannot record the verification: %s",
