@@ -341,11 +341,15 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	 * lease that did not succeed goes to quarantine with its reason.
 	 */
 	if (m.sbx != NULL && tui_holder_sbx_finish(m.sbx) == 0 &&
-	    m.holder_ident[0] != '\0' && tui_result_finish(c, id,
-	    m.fail_reason[0] != '\0' ? m.fail_reason : NULL) < 0 &&
-	    c->store != NULL)
-		fprintf(stderr, "corral holder %s: result: %s\n", id,
-		    lease_store_errmsg(c->store));
+	    m.holder_ident[0] != '\0') {
+		int frc = tui_result_finish(c, id, m.fail_reason[0] != '\0' ?
+		    m.fail_reason : NULL);
+
+		/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
+		if (frc < 0 && frc != LEASE_EINVALID && c->store != NULL)
+			fprintf(stderr, "corral holder %s: result: %s\n", id,
+			    lease_store_errmsg(c->store));
+	}
 	if (m.holder_ident[0] != '\0')
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
 		    LEASE_RES_HOLDER, m.holder_ident));

@@ -302,10 +302,8 @@ provision(struct prov *p, struct lease_lock *lk)
 	int rc;
 
 	/* Steps 2-4: base, branch, review worktree, workspace (lease/). */
-	lease_git_init();
 	rc = lease_provision_git(p->st, lk, p->c->state_dir, p->id, rq->repo,
 	    rq->base);
-	lease_git_shutdown();
 	if (rc < 0) {
 		struct lease_record r;
 		char *msg = strdup(lease_store_errmsg(p->st));
@@ -367,23 +365,26 @@ provision(struct prov *p, struct lease_lock *lk)
 	sp.rows = rq->rows;
 	sp.cols = rq->cols;
 	if ((rc = tui_spawn_holder(p->c, &sp, &child, err, sizeof err)) < 0) {
-		fprintf(stderr, "corral new: cannot start '%s': %s\n",
-		    rq->cmd[0], err);
+		/* The holder journals what it knows; the rest is ours. */
+		fprintf(stderr, "corral new: holder_start_failed: cannot start "
+		    "'%s': %s\n", rq->cmd[0], err);
 		fail_lease(p, "holder_start_failed");
 		undo(p);
-		free(ws);
-		return TUI_EXIT_FAIL;
-		goto fail;
+		rc = TUI_EXIT_FAIL;
+		goto out;
 	}
-	free(ws);
-	return 0;
+	rc = 0;
+	goto out;
 fail:
 	fprintf(stderr, "corral new: %s: %s\n", rc == -ENOSPC ? "disk_full" :
 	    "provision_error", err);
 	fail_lease(p, rc == -ENOSPC ? "disk_full" : "provision_error");
 	undo(p);
+	rc = TUI_EXIT_FAIL;
+out:
+	free(sock);
 	free(ws);
-	return TUI_EXIT_FAIL;
+	return rc;
 }
 
 int
@@ -473,7 +474,10 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 		    LEASE_FIELD_LIMITS, limits));
 	TUI_BEST_EFFORT(lease_store_set_text(p.st, id, LEASE_FIELD_ISOLATION,
 	    verified ? "bwrap" : "bwrap unverified"));
+	/* libgit2 for the git steps and for undoing them (lease.h). */
+	lease_git_init();
 	rc = provision(&p, lk);
+	lease_git_shutdown();
 out:
 	lease_lock_release(lk);
 	sbx_policy_free(p.pol);
