@@ -9,15 +9,17 @@
 # detection latency and idle cost, issue 4, bench_detect.c). echo also
 # times the keystroke round trip through the console (issue 3 item 7):
 # the real BUILD_DIR/tui/corral attached in a PTY, against tmux's client.
+# lease: a sandboxed lease's start (issue 6, bench_lease_start.c), from
+# `corral new` to the agent's first byte, next to bare bwrap and git clone.
 set -eu
 
 BUILD=${1:-build}
 B=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest load echo detect}
+ONLY=${BENCH_ONLY:-ingest load echo detect lease}
 SIZE=$((64 * 1024 * 1024))
 
 for p in bench_gen bench_agent bench_holder bench_ingest bench_load \
-    bench_echo bench_detect; do
+    bench_echo bench_detect bench_lease_start; do
 	if [ ! -x "$B/$p" ]; then
 		echo "bench: $B/$p is missing (build first: make build)" >&2
 		exit 1
@@ -89,6 +91,8 @@ for what in $ONLY; do
 	load) run "$B/bench_load" "$TMP" ;;
 	echo) run "$B/bench_echo" "$TMP" 500 ;;
 	detect) run "$B/bench_detect" "$TMP" ;;
+	# lease: sandboxed lease start (issue 6), bench_lease_start.c
+	lease) run "$B/bench_lease_start" "$TMP" 7 ;;
 	*) echo "bench: unknown part '$what'" >&2; exit 2 ;;
 	esac
 	echo "($what: $(($(date +%s) - t0)) s)"
