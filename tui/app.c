@@ -713,6 +713,17 @@ update_record(struct tui_app *a, struct tui_session *s,
 {
 	bool focused = strcmp(s->id, a->sel) == 0;
 
+	/* SPEC 5.6: bell / OSC 9 on blocked, done, failed, if configured. */
+	if (s->rec.id[0] != '\0' && rec->activity != s->rec.activity &&
+	    (a->cfg.bell || a->cfg.osc9) &&
+	    tui_config_notifies(&a->cfg, lease_activity_name(rec->activity))) {
+		char text[200];
+
+		snprintf(text, sizeof text, "corral: %.100s %s",
+		    tui_app_name(s), lease_activity_name(rec->activity));
+		tui_curses_notify(a->cur, a->cfg.bell, a->cfg.osc9 ? text :
+		    NULL);
+	}
 	if (rec->state != s->rec.state || rec->activity != s->rec.activity ||
 	    rec->unseen != s->rec.unseen || rec->cleanup != s->rec.cleanup)
 		tui_app_mark(a, TUI_DIRTY_LIST | TUI_DIRTY_STATUS |
@@ -995,6 +1006,12 @@ close_handle(struct tui_app *a, uv_handle_t *h)
 	}
 }
 
+static void
+config_error(const char *file, int line, const char *msg, void *ud)
+{
+	tui_app_log(ud, "%s:%d: %s", file, line, msg);
+}
+
 static int
 app_start(struct tui_app *a, char *err, size_t errsz)
 {
@@ -1003,6 +1020,8 @@ app_start(struct tui_app *a, char *err, size_t errsz)
 	if ((rc = tui_curses_open(&a->cur, err, errsz)) < 0)
 		return rc;
 	app_running = a;
+	/* A malformed config is logged (file and line); defaults are kept. */
+	tui_config_load(&a->cfg, config_error, a);
 	a->draw.surface = tui_curses_surface(a->cur);
 	a->draw.theme = &a->theme;
 	a->draw.colors = tui_curses_colors(a->cur);

@@ -526,3 +526,28 @@ tui_curses_read_key(struct tui_curses *t, struct tui_key *out)
 	*out = next;
 	return 1;
 }
+
+void
+tui_curses_notify(struct tui_curses *t, bool bell, const char *osc9)
+{
+	char buf[300];
+	size_t n = 0;
+
+	if (t == NULL || !t->active)
+		return;
+	if (bell)
+		beep();
+	if (osc9 == NULL || *osc9 == '\0')
+		return;
+	/* Printable ASCII only: the text ends up in the outer terminal. */
+	n = (size_t)snprintf(buf, sizeof buf, "\033]9;");
+	for (const char *p = osc9; *p != '\0' && n < sizeof buf - 2; p++) {
+		if ((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f)
+			buf[n++] = *p;
+	}
+	buf[n++] = '\a';
+	fflush(stdout);
+	if (write(STDOUT_FILENO, buf, n) < 0) {
+		/* the terminal went away; the next frame will notice */
+	}
+}

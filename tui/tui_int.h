@@ -51,6 +51,12 @@ void tui_curses_resize(struct tui_curses *);
 void tui_curses_invalidate(struct tui_curses *);
 /* Put what was drawn on the terminal (one doupdate). */
 void tui_curses_flush(struct tui_curses *);
+/*
+ * SPEC 5.6: notify the operator's terminal without taking focus: a bell,
+ * and/or an OSC 9 notification with text (control characters dropped,
+ * bounded). Written between frames; never moves the cursor.
+ */
+void tui_curses_notify(struct tui_curses *, bool bell, const char *osc9);
 
 /* ------------------------------------------------------------------ */
 /* conn.c: one asynchronous connection to a holder socket              */
@@ -132,6 +138,7 @@ struct tui_app {
 	uv_loop_t loop;
 	struct tui_curses *cur;
 	struct tui_theme theme;
+	struct tui_config cfg;		/* [notify] bell / osc9 (SPEC 5.6) */
 	struct tui_draw draw;
 	struct tui_keys keys;
 	struct tui_redraw rd;
