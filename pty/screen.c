@@ -107,6 +107,7 @@ struct filt {
 	bool nofast;		/* a check failed: never again */
 	uint8_t text_end;	/* the last feed ended inside text (TB_*) */
 	bool g_utf8[4];		/* G0..G3 still decode UTF-8 (undesignated) */
+	bool ss;		/* a single shift (ESC N, ESC O) is pending */
 	size_t slen;		/* bytes in sbuf, introducer included */
 	char sbuf[2 + OSC_MAX + 2];
 };
@@ -1160,6 +1161,7 @@ modes_reset(struct pty_screen *s)
 	s->f.gl = 0;
 	memset(s->f.g_plain, 1, sizeof s->f.g_plain);
 	memset(s->f.g_utf8, 1, sizeof s->f.g_utf8);
+	s->f.ss = false;
 }
 
 static void
@@ -1355,7 +1357,7 @@ drop(struct pty_screen *s, const uint8_t *b, size_t *span, size_t at,
 #define TB_ASCII 1	/* an ASCII glyph */
 #define TB_UTF8 2	/* a glyph from a multibyte sequence, or U+FFFD */
 
-static bool split_mark(struct pty_screen *, const uint8_t *, int, uint8_t);
+static bool split_mark(struct pty_screen *, const uint8_t *, int);
 
 /*
  * Drop b[k..k+n) (what is before goes to libvterm first). The drop splits
@@ -1371,7 +1373,7 @@ drop_at(struct pty_screen *s, const uint8_t *b, size_t *span, size_t k,
 	while (tb != TB_NONE && k < end && b[k] >= 0xc0 && b[k] < 0xf8) {
 		size_t q = (size_t)utf8_need(b[k]);
 
-		if (q > end - k || !split_mark(s, b + k, (int)q, tb))
+		if (q > end - k || !split_mark(s, b + k, (int)q))
 			break;
 		k += q;
 		*span = k;
@@ -1395,8 +1397,9 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
     size_t end, size_t len, uint8_t *tb)
 {
 	size_t k;
+	bool was_ss = s->f.ss;
 
-	if (all_ascii(b + i, end - i)) {
+	if (!was_ss && all_ascii(b + i, end - i)) {
 		if (end > i)
 			*tb = b[end - 1] >= 0x20 && b[end - 1] != 0x7f ?
 			    TB_ASCII : TB_NONE;
@@ -1406,6 +1409,27 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
 		uint8_t c = b[k];
 		int need, m;
 
+		if (s->f.ss && c >= 0x20 && c != 0x7f) {
+			/*
+			 * This glyph uses up the single shift; libvterm
+			 * prints it alone, so no mark of ours joins it.
+			 */
+			s->f.ss = false;
+			if (c < 0xc0 || c >= 0xf8) {
+				*tb = TB_NONE;
+				continue;
+			}
+			need = utf8_need(c);
+			for (m = 1; m < need && k + (size_t)m < end &&
+			    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
+				;
+			if (m == need) {
+				*tb = TB_NONE;
+				k += (size_t)need - 1;
+				continue;
+			}
+			s->f.ss = true;	/* not a glyph after all */
+		}
 		if (c < 0x80) {
 			if (c < 0x20)
 				c0_track(&s->f, c);
@@ -1440,6 +1464,22 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
 				k = drop_at(s, b, span, k, (size_t)need, end,
 				    *tb) - 1;
 				continue;
+			}
+			if (*tb == TB_ASCII && !s->f.g_utf8[s->f.gl]) {
+				/*
+				 * Under a designated G-set libvterm ends the
+				 * run here and a mark would not join the glyph
+				 * before it at the right edge; a write of its
+				 * own lets split_mark join it, as it does for
+				 * a mark split off by a read.
+				 */
+				flush(s, b, *span, k);
+				*span = k;
+				if (split_mark(s, b + k, need)) {
+					*span = k + (size_t)need;
+					k += (size_t)need - 1;
+					continue;
+				}
 			}
 			*tb = TB_UTF8;
 			k += (size_t)need - 1;
@@ -1670,15 +1710,17 @@ orc_combining(struct pty_screen *s, uint32_t cp)
 }
 
 /*
- * A feed that starts with combining marks right after a feed that ended
- * in text: had both come in one write, libvterm would have merged the
- * marks into the last glyph; split, it merges them only if its cursor
- * moved past that glyph, and at the right edge (a pending wrap) it
- * instead wraps and prints the mark alone. So in that case we merge the
- * mark ourselves and libvterm never sees it. Returns whether we did.
+ * A combining mark (one UTF-8 sequence at p) that starts a libvterm write
+ * right after text: a feed that starts with it, or one of our own splits.
+ * Within one text run libvterm joins it to the glyph before; at the start
+ * of a run it does so only if its cursor moved past that glyph, and at the
+ * right edge (a pending wrap) it instead wraps and prints the mark alone.
+ * So there we join it ourselves and libvterm never sees it. Returns
+ * whether we did. The rule a user sees: a mark joins the glyph before it
+ * unless a control or an escape comes between, however the bytes arrive.
  */
 static bool
-split_mark(struct pty_screen *s, const uint8_t *p, int n, uint8_t tb)
+split_mark(struct pty_screen *s, const uint8_t *p, int n)
 {
 	struct grid *g = s->g;
 	uint32_t cps[PTY_CELL_MAXCP], cp;
@@ -1688,12 +1730,6 @@ split_mark(struct pty_screen *s, const uint8_t *p, int n, uint8_t tb)
 	int k, idx;
 
 	if (!s->lg_valid || n < 2 || utf8_cell_cp(p, n, &cp) < 0)
-		return false;
-	/*
-	 * After an ASCII glyph under a designated G-set libvterm's run ends
-	 * at the first non-ASCII byte anyway: no merge there, split or not.
-	 */
-	if (tb == TB_ASCII && !s->f.g_utf8[s->f.gl])
 		return false;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	if (pos.row != s->lg_row || pos.col != s->lg_col ||
@@ -1745,10 +1781,10 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 		/* Unfinished, C1 or a wide mark: dropped, as in text_check. */
 		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8)) &&
 		    !(f->nu8 == 3 && is_wide_mark(f->u8))) {
-			if (!(tb != TB_NONE && split_mark(s, f->u8, f->nu8,
-			    tb)))
+			if (!(tb != TB_NONE && split_mark(s, f->u8, f->nu8)))
 				vwrite(s, f->u8, f->nu8);
-			tb = TB_UTF8;
+			tb = f->ss ? TB_NONE : TB_UTF8;
+			f->ss = false;
 		}
 		f->nu8 = 0;
 		span = i;
@@ -1757,7 +1793,7 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 		while (i < len && b[i] >= 0xc0 && b[i] < 0xf8) {
 			size_t n = (size_t)utf8_need(b[i]);
 
-			if (n > len - i || !split_mark(s, b + i, (int)n, tb))
+			if (n > len - i || !split_mark(s, b + i, (int)n))
 				break;
 			i += n;
 			span = i;
@@ -1841,6 +1877,8 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 					f->gl = 2;
 				else if (c == 'o')
 					f->gl = 3;
+				else if (c == 'N' || c == 'O')
+					f->ss = true;
 				if (f->st == F_ESC && c == '=')
 					s->modes.app_keypad = true;
 				else if (f->st == F_ESC && c == '>')
