@@ -158,13 +158,6 @@ tui_sbx_sha256_file(const char *path, char hex[65])
 	return sbx_sha256_file(path, hex);
 }
 
-void
-tui_sbx_sha256_buf(const void *buf, size_t len, char hex[65])
-{
-	if (sbx_sha256_hex(buf, len, hex) < 0)
-		hex[0] = '\0';
-}
-
 /* ---- uid slots ---------------------------------------------------------- */
 
 void
@@ -995,6 +988,21 @@ uid_sweep(uid_t uid)
 	}
 }
 
+/* The workspace's top directory: root's, 0700 (never a symlink). */
+static int
+hand_back_top(const char *ws)
+{
+	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+	    rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
 static int
 release_slot(struct tui_ctx *c, struct lease_store *st, const char *id,
     const char *sid, char *err, size_t errsz)
@@ -1018,12 +1026,15 @@ release_slot(struct tui_ctx *c, struct lease_store *st, const char *id,
 	}
 	/*
 	 * The workspace is kept for extraction (SPEC 9.2) but given back to
-	 * root first, so nothing on the host belongs to the slot once it is
-	 * free for another lease.
+	 * root before the slot is free for another lease: its top first
+	 * (root, 0700: from then on no process of that uid can reach any of
+	 * it), then the whole tree as far as it goes, so nothing on the host
+	 * belongs to the slot; a tree deeper than the walk goes stays
+	 * unreachable behind its top.
 	 */
 	if ((ws = lease_path_workspace(c->state_dir, id)) == NULL)
 		return -ENOMEM;
-	rc = tui_sbx_chown_tree(ws, 0, 0);
+	rc = hand_back_top(ws);
 	if (rc == -ENOENT)
 		rc = 0;
 	if (rc < 0) {
@@ -1032,6 +1043,7 @@ release_slot(struct tui_ctx *c, struct lease_store *st, const char *id,
 		free(ws);
 		return rc;
 	}
+	TUI_BEST_EFFORT(tui_sbx_chown_tree(ws, 0, 0));
 	free(ws);
 	rc = sbx_uid_release(SBX_UID_DIR, slot, id);
 	/* Gone, or claimed since by another lease: not ours any more. */

@@ -60,8 +60,6 @@ int tui_sbx_write_file(const char *path, const void *buf, size_t len);
 
 /* SHA-256 of a file's bytes as 64 hex digits. 0 or -errno. */
 int tui_sbx_sha256_file(const char *path, char hex[65]);
-/* SHA-256 of a buffer as 64 hex digits. */
-void tui_sbx_sha256_buf(const void *buf, size_t len, char hex[65]);
 
 /*
  * The sandbox ID "uid:<uid>" for a slot, and back: 0 or -EINVAL (not a

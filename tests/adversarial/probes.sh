@@ -250,6 +250,16 @@ s = socket.socket(socket.AF_UNIX); s.bind('/work/sock')" 2>>/work/listing
 	ln -s /work/fifo /work/fifo-link
 	done_
 	exit 1 ;;
+res-deep)
+	# Deeper than any host walk goes (the hand-back, extraction, gc).
+	python3 -c "
+import os
+os.chdir('/work')
+for _ in range(700):
+    os.mkdir('d'); os.chdir('d')
+open('file', 'w').write('bottom')"
+	done_
+	exit 1 ;;
 res-daemon)
 	$P daemon /work/daemon.pid
 	sleep 0.5

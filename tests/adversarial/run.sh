@@ -380,7 +380,8 @@ p_fs_links() {
 	id=$(new fs-links -- fs-links "$OUT" "$REPO")
 	check "$id" failed "exit 1" || return 1
 	# The holder handed the workspace back to root without following.
-	[ "$(stat -c %u "$(ws_of "$id")/link-shadow" 2>/dev/null)" = 0 ] || { WHY="workspace not handed back"; return 1; }
+	[ "$(stat -c %u "$(ws_of "$id")/link-shadow" 2>/dev/null)" = 0 ] &&
+	    [ "$(stat -c '%u %a' "$(ws_of "$id")")" = "0 700" ] || { WHY="workspace not handed back"; return 1; }
 	stat -c '%u %g %a %n' /etc/shadow /etc/passwd "$OUT/secret" | cmp -s - "$TMP/stat.before" || { WHY="a host file's owner or mode changed"; return 1; }
 	gc_gone "$id" || return 1
 	[ -f "$OUT/secret" ] && [ -f /etc/shadow ] && [ -d "$OUT" ] || { WHY="gc followed a symlink out"; return 1; }
@@ -591,6 +592,13 @@ p_res_chmod000() {
 	check "$id" failed "exit 1" || return 1
 	gc_gone "$id"
 }
+p_res_deep() {
+	local id
+	id=$(new res-deep -- res-deep)
+	check "$id" failed "exit 1" || return 1
+	[ "$(stat -c '%u %a' "$(ws_of "$id")")" = "0 700" ] || { WHY="the workspace's top is not root's 0700"; return 1; }
+	gc_gone "$id"
+}
 p_res_fifo() {
 	local id
 	id=$(new res-fifo -- res-fifo)
@@ -703,7 +711,7 @@ PROBES=(
 	res_forkbomb:resource res_memhog:resource res_diskfill:resource
 	res_inodes:resource res_bigfile:resource res_spin:resource
 	res_sleep:resource res_flood:resource res_daemon:resource
-	res_chmod000:resource res_fifo:resource
+	res_chmod000:resource res_fifo:resource res_deep:resource
 	supply_hashes:supply_chain supply_hijack:supply_chain
 	supply_tamper:supply_chain
 	side_git_config:side_effect side_push:side_effect side_gitdir:side_effect
