@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -33,8 +35,24 @@ struct th {
 	char ready[256];
 };
 
+static void th_start_dir(struct th *, const char *dir, char *const *cmd,
+    bool allow, bool trusted);
+
 static void
 th_start(struct th *t, char *const *cmd, bool allow, bool trusted)
+{
+	th_start_dir(t, NULL, cmd, allow, trusted);
+}
+
+static void
+th_start_in(struct th *t, const char *dir, char *const *cmd)
+{
+	th_start_dir(t, dir, cmd, true, true);
+}
+
+static void
+th_start_dir(struct th *t, const char *dir, char *const *cmd, bool allow,
+    bool trusted)
 {
 	struct sbx_request req = { 0 };
 	struct sbx_plan *plan = NULL;
@@ -42,7 +60,7 @@ th_start(struct th *t, char *const *cmd, bool allow, bool trusted)
 	ssize_t n;
 
 	memset(t, 0, sizeof *t);
-	t->dir = cu_tmpdir("holder");
+	t->dir = dir != NULL ? strdup(dir) : cu_tmpdir("holder");
 	ck_assert_int_eq(asprintf(&t->sock, "%s/holder.sock", t->dir) > 0, 1);
 	req.cmd = cmd;
 	req.cwd = t->dir;
@@ -513,6 +531,55 @@ START_TEST(test_holder_summary_push)
 }
 END_TEST
 
+/*
+ * A full disk under the transcript: the agent keeps running and the holder
+ * says the transcript is truncated (issue 2, "Bad input"). The lease
+ * directory is a 64 KiB tmpfs in a private mount namespace of this test.
+ */
+START_TEST(test_holder_transcript_full_disk)
+{
+	char *agent = agent_cmd();
+	char *cmd[] = { agent, NULL };
+	struct pty_client *c = NULL;
+	struct pty_mirror m;
+	char *dir = cu_tmpdir("fulldisk"), *sock, *js;
+	int err = 0;
+	struct th t;
+
+	/* Check runs each test in its own child: the mount goes with it. */
+	ck_assert_int_eq(unshare(CLONE_NEWNS), 0);
+	ck_assert_int_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV,
+	    "size=64k,mode=0700"), 0);
+	th_start_in(&t, dir, cmd);
+	ck_assert_msg(strncmp(t.ready, "ok ", 3) == 0, "ready: %s", t.ready);
+	sock = t.sock;
+	ck_assert_int_eq(pty_client_open(&c, sock, PTY_HELLO_LIVE, 2000), 0);
+	pty_mirror_init(&m);
+	ck_assert(wait_text(c, &m, "ready", 5000));
+	/* ~100 KiB of output into a 64 KiB filesystem. */
+	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "spam 10000\r", 11),
+	    0);
+	ck_assert(wait_text(c, &m, "line 9999", 20000));
+	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "echo still here\r",
+	    16), 0);
+	ck_assert(wait_text(c, &m, "got: still here", 5000));
+	js = pty_client_status(c, 2000, &err);
+	ck_assert_ptr_nonnull(js);
+	ck_assert_msg(strstr(js, "\"transcript_truncated\":true") != NULL,
+	    "%s", js);
+	ck_assert_ptr_nonnull(strstr(js, "\"state\":\"running\""));
+	free(js);
+	pty_mirror_free(&m);
+	pty_client_free(c);
+	th_stop(&t);
+	umount2(dir, MNT_DETACH);
+	rmdir(dir);
+	free(dir);
+	free(agent);
+}
+END_TEST
+
 Suite *
 holder_suite(void)
 {
@@ -528,6 +595,7 @@ holder_suite(void)
 	tcase_add_test(tc, test_holder_hostile_frames);
 	tcase_add_test(tc, test_holder_backpressure_flood);
 	tcase_add_test(tc, test_holder_summary_push);
+	tcase_add_test(tc, test_holder_transcript_full_disk);
 	suite_add_tcase(s, tc);
 	return s;
 }
