@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -67,36 +68,77 @@ stop_lost(struct tui_ctx *c, const char *id)
 	lease_record_clear(&r);
 }
 
+/* Did the lease's holder ever record itself (did the agent ever run)? */
+static bool
+ever_ran(struct tui_ctx *c, const char *id)
+{
+	struct lease_resource_row *v = NULL;
+	bool ran = false;
+	size_t n = 0;
+
+	if (lease_store_resources(c->store, id, &v, &n) < 0)
+		return true;	/* unknown: keep what it has */
+	for (size_t i = 0; i < n; i++)
+		ran |= v[i].kind == LEASE_RES_HOLDER;
+	lease_resources_free(v, n);
+	return ran;
+}
+
+/* A holder socket journaled but never made (no holder ever ran). */
+static void
+forget_socket(struct tui_ctx *c, const char *id)
+{
+	char *sock = tui_holder_sock(c, id);
+
+	if (sock != NULL && access(sock, F_OK) != 0)
+		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
+		    LEASE_RES_SOCKET, sock));
+	free(sock);
+}
+
 /*
- * A sandboxed lease whose teardown reconciliation resumes (interrupted
- * while provisioning; rejected, applied or cancelled with cleanup
- * pending): its cgroups and uid first, then its bounded workspace
- * unmounted, then the git and directory resources again (lease_teardown
- * never crosses a mount).
+ * Before lease_reconcile: a sandboxed lease it will tear down -- one left
+ * in provisioning by a `corral new` that died (no holder recorded), or a
+ * finished one with cleanup pending or failed that was rejected, applied,
+ * cancelled or never ran -- first loses its cgroups and uid slot (exact
+ * ID) and its bounded workspace's mount, which lease_teardown, never
+ * crossing a mount, could not remove. Leases that ran and failed
+ * (holder_lost, a limit) keep their workspace for extraction.
  */
 static void
-finish_sandboxed(struct tui_ctx *c, const char *id, bool all)
+sandbox_prepass(struct tui_ctx *c)
 {
-	struct lease_record r;
+	struct lease_record *v = NULL;
 	char err[512];
+	size_t n = 0;
 
-	if (lease_store_get(c->store, id, &r) < 0)
+	if (lease_store_list(c->store, LEASE_LIST_ALL, &v, &n) < 0)
 		return;
-	if (r.mode == LEASE_MODE_SANDBOXED && lease_state_final(r.state) &&
-	    (all || r.state == LEASE_STATE_REJECTED ||
-	    r.state == LEASE_STATE_APPLIED ||
-	    r.state == LEASE_STATE_CANCELLED) &&
-	    !(r.holder_pid > 0 &&
-	    lease_proc_alive((pid_t)r.holder_pid, r.holder_start))) {
-		if (tui_sbx_teardown(c, c->store, id, err, sizeof err) < 0 ||
-		    tui_sbx_workspace_release(c, id, err, sizeof err) < 0)
-			fprintf(stderr, "corral reconcile: %s: %s\n", id, err);
-		else if (lease_teardown(c->store, c->state_dir, id, all ?
-		    LEASE_TEARDOWN_ALL : LEASE_TEARDOWN_RUNTIME) < 0)
-			fprintf(stderr, "corral reconcile: %s: %s\n", id,
-			    lease_store_errmsg(c->store));
+	for (size_t i = 0; i < n; i++) {
+		const struct lease_record *r = &v[i];
+		bool gone;
+
+		if (r->mode != LEASE_MODE_SANDBOXED ||
+		    (r->holder_pid > 0 &&
+		    lease_proc_alive((pid_t)r->holder_pid, r->holder_start)))
+			continue;
+		if (r->state == LEASE_STATE_PROVISIONING)
+			gone = r->holder_pid <= 0;
+		else
+			gone = lease_state_final(r->state) &&
+			    (r->cleanup == LEASE_CLEANUP_PENDING ||
+			    r->cleanup == LEASE_CLEANUP_FAILED) &&
+			    (r->state != LEASE_STATE_FAILED ||
+			    !ever_ran(c, r->id));
+		if (!gone)
+			continue;
+		if (tui_sbx_teardown(c, c->store, r->id, err, sizeof err) < 0 ||
+		    tui_sbx_workspace_release(c, r->id, err, sizeof err) < 0)
+			fprintf(stderr, "corral reconcile: %s: %s\n", r->id,
+			    err);
+		forget_socket(c, r->id);
 	}
-	lease_record_clear(&r);
+	lease_records_free(v, n);
 }
 
 static int
@@ -131,6 +173,8 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = lease_lock_acquire(c->state_dir, RECOVER_LOCK_MS, &lk)) < 0)
 		return tui_err(c, "state lock: %s", lease_strerror(rc));
 	lease_git_init();
+	if (!dry)
+		sandbox_prepass(c);
 	rc = lease_reconcile(c->store, lk, c->state_dir, probe, c,
 	    dry ? LEASE_RECONCILE_DRY_RUN : 0, &rep);
 	if (rc < 0) {
@@ -140,10 +184,6 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	for (size_t i = 0; !dry && i < rep->n; i++) {
 		if (rep->v[i].kind == LEASE_FIND_HOLDER_LOST)
 			stop_lost(c, rep->v[i].id);
-		else if (rep->v[i].kind == LEASE_FIND_INTERRUPTED)
-			finish_sandboxed(c, rep->v[i].id, true);
-		else if (rep->v[i].kind == LEASE_FIND_CLEANUP_PENDING)
-			finish_sandboxed(c, rep->v[i].id, false);
 	}
 	if (c->json) {
 		tui_print_json(lease_report_json(rep));

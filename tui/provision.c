@@ -244,13 +244,21 @@ cgroups(struct prov *p, char *err, size_t errsz)
 		return -ENOMEM;
 	}
 	if ((rc = lease_store_resource_plan(p->st, p->id, LEASE_RES_CGROUP,
-	    text, NULL)) < 0)
+	    text, NULL)) < 0) {
 		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
-	else if ((rc = sbx_cgroup_create(cg, &p->pol->limits)) < 0)
-		snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
-	else if ((rc = lease_store_resource_created(p->st, p->id,
-	    LEASE_RES_CGROUP, text)) < 0)
-		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
+	} else {
+		lease_fault_point("provision.cgroup.before");
+		if ((rc = sbx_cgroup_create(cg, &p->pol->limits)) < 0) {
+			snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
+		} else {
+			lease_fault_point("provision.cgroup.created");
+			if ((rc = lease_store_resource_created(p->st, p->id,
+			    LEASE_RES_CGROUP, text)) < 0)
+				snprintf(err, errsz, "%s",
+				    lease_store_errmsg(p->st));
+			lease_fault_point("provision.cgroup.after");
+		}
+	}
 	free(text);
 	sbx_cgroup_free(cg);
 	return rc;
@@ -347,6 +355,7 @@ provision(struct prov *p, struct lease_lock *lk)
 	}
 	if ((rc = lease_files(p, err, sizeof err)) < 0)
 		goto fail;
+	lease_fault_point("provision.bound.after");
 
 	/* Step 6: the holder (its socket journaled first), then the agent. */
 	if ((sock = tui_holder_sock(p->c, p->id)) == NULL ||
@@ -356,6 +365,7 @@ provision(struct prov *p, struct lease_lock *lk)
 		snprintf(err, sizeof err, "%s", lease_store_errmsg(p->st));
 		goto fail;
 	}
+	lease_fault_point("provision.holder.before");
 	memset(&sp, 0, sizeof sp);
 	sp.id = p->id;
 	sp.sandbox = "bwrap";

@@ -245,6 +245,7 @@ tui_sbx_uid_claim(struct lease_store *st, const char *id, unsigned *slot,
 			snprintf(err, errsz, "%s", lease_store_errmsg(st));
 			return rc;
 		}
+		lease_fault_point("provision.sandbox.before");
 		if ((rc = sbx_uid_claim(SBX_UID_DIR, id, &got)) < 0) {
 			snprintf(err, errsz, "uid slot: %s", strerror(-rc));
 			TUI_BEST_EFFORT(lease_store_resource_removed(st, id,
@@ -252,6 +253,7 @@ tui_sbx_uid_claim(struct lease_store *st, const char *id, unsigned *slot,
 			return rc;
 		}
 		if (got == want) {
+			lease_fault_point("provision.sandbox.created");
 			if ((rc = lease_store_resource_created(st, id,
 			    LEASE_RES_SANDBOX, sid)) < 0) {
 				snprintf(err, errsz, "%s",
@@ -259,6 +261,7 @@ tui_sbx_uid_claim(struct lease_store *st, const char *id, unsigned *slot,
 				return rc;
 			}
 			*slot = got;
+			lease_fault_point("provision.sandbox.after");
 			return 0;
 		}
 		/*
@@ -871,12 +874,14 @@ tui_sbx_workspace_bound(struct tui_ctx *c, const char *id,
 		snprintf(err, errsz, "%s: %s", ws, strerror(errno));
 		goto out;
 	}
+	lease_fault_point("provision.bound.before");
 	if ((rc = sbx_workspace_mount(id, ws, l->disk, l->inodes, uid,
 	    gid)) < 0) {
 		snprintf(err, errsz, "bounded workspace %s: %s", ws,
 		    sbx_strerror(rc));
 		goto out;
 	}
+	lease_fault_point("provision.bound.created");
 	sfd = open(seed, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	dfd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0 || dfd < 0) {

@@ -217,4 +217,28 @@ check "too-small: nothing in the state directory, no branch, no mount" \
 	-a -z "$(git -C "$REPO" branch --list "corral/$lid")" -a -z "$(grep -F "$lid" /proc/self/mountinfo)"
 check "too-small: no uid slot or cgroup" nothing_of "$lid"
 
+# --- a crash at every sandbox step, then reconcile (SPEC 9.2) ---------------------
+# CORRAL_FAULT (test builds) kills `corral new` right before and after each
+# step, and after a resource exists but before the journal says so. One
+# reconcile later the lease is failed and nothing of it is left.
+for point in sandbox.before sandbox.created sandbox.after cgroup.before \
+    cgroup.created cgroup.after bound.before bound.created bound.after \
+    holder.before; do
+	out=$(cd "$REPO" && CORRAL_FAULT=provision.$point "$CORRAL" new --name "crash-$point" -- /bin/true 2>&1); rc=$?
+	lid=$("$CORRAL" ls --all --json | jq -r ".[] | select(.name==\"crash-$point\") | .id")
+	check "crash at $point: killed there (137)" test "$rc" -eq 137 -a -n "$lid"
+	"$CORRAL" reconcile >/dev/null 2>&1
+	check "crash at $point: reconciled to failed (provisioning_interrupted)" \
+		jq_eq "$(js "$lid")" '"\(.lease_state) \(.failed_reason)"' \
+		"failed provisioning_interrupted"
+	check "crash at $point: every resource removed, cleanup confirmed" jq_eq "$(js "$lid")" \
+		'"\([.resources[] | select(.state != "removed")] | length) \(.cleanup)"' "0 confirmed"
+	check "crash at $point: no directory, branch, mount, uid slot or cgroup" bash -c \
+		"[ ! -e '$CORRAL_STATE_DIR/leases/$lid' ] && [ ! -e '$CORRAL_STATE_DIR/worktrees/$lid' ] &&
+		 ! git -C '$REPO' show-ref -q 'refs/heads/corral/$lid' &&
+		 ! grep -qF '$lid' /proc/self/mountinfo &&
+		 ! grep -qlx '$lid' /run/corral/uids/slot-*/owner 2>/dev/null &&
+		 [ -z \"\$(find /sys/fs/cgroup -maxdepth 8 -name 'lease-$lid')\" ]"
+done
+
 finish
