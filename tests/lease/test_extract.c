@@ -548,12 +548,16 @@ START_TEST(test_extract_background_swapper)
 	for (run = 0; run < 40; run++) {
 		lease_gate_report_free(&rep);
 		ck_assert_int_eq(extract(), 0);
+		/*
+		 * Any finding rejects the result (the swap can also surface
+		 * as the file vanishing between the walk and the open):
+		 * the property is that no clean snapshot holds the secret.
+		 */
 		if (has(LEASE_GATE_SYMLINK, "f") ||
-		    has(LEASE_GATE_CHANGED, "f")) {
+		    has(LEASE_GATE_CHANGED, "f") || rep.n > 0) {
 			detected++;
 			continue;
 		}
-		ck_assert_uint_eq(rep.n, 0);
 		m = manifest();
 		mf = mfile(m, "f");
 		ck_assert_ptr_nonnull(mf);
