@@ -1870,6 +1870,18 @@ pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 				if (f->esc_ninter < 2)
 					f->esc_ninter++;
 				f->st = F_ESC_INT;
+			} else if (f->st == F_ESC_INT && f->esc_inter == '#' &&
+			    f->esc_ninter == 1 && (c == '3' || c == '4' ||
+			    c == '6')) {
+				/*
+				 * Double-width/height lines: not drawn so, and
+				 * on a 1-column screen 0.1.4 then puts its
+				 * cursor at column -1. CAN drops the ESC #.
+				 */
+				flush(s, b, span, i - 1);
+				vwrite(s, "\030", 1);
+				span = i;
+				f->st = F_GROUND;
 			} else {
 				if (f->st == F_ESC_INT)
 					esc_final(f, c);

@@ -953,6 +953,17 @@ START_TEST(test_screen_resize_extremes)
 	ck_assert_int_eq(pty_screen_resize(s, 24, 80), 0);
 	ck_assert_uint_le(pty_screen_sb_count(s), 100);
 	pty_screen_free(s);
+	/* A double-width line on one column (libvterm 0.1.4: column -1). */
+	s = screen(1, 1, 0, NULL);
+	feed(s, "\033#3\033[4hzz\n\033[K\033[20;1h~\033[1;5H\033H\tq");
+	{
+		struct pty_cursor cur;
+
+		pty_screen_cursor(s, &cur);
+		ck_assert_int_eq(cur.row, 0);
+		ck_assert_int_eq(cur.col, 0);
+	}
+	pty_screen_free(s);
 }
 END_TEST
 
