@@ -7,6 +7,8 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +44,28 @@ write_owner(const char *path, const char *id)
 	return rc;
 }
 
+/* Does any process run as uid? (/proc/PID belongs to its euid.) */
+static bool
+uid_busy(uid_t uid)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	struct stat sb;
+	char path[300];
+	bool busy = false;
+
+	if (d == NULL)
+		return false;
+	while (!busy && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s", e->d_name);
+		busy = stat(path, &sb) == 0 && sb.st_uid == uid;
+	}
+	closedir(d);
+	return busy;
+}
+
 int
 sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 {
@@ -72,6 +96,14 @@ sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 			if (errno == EEXIST)
 				continue;
 			return -errno;
+		}
+		/*
+		 * A uid whose processes have not all gone yet (a teardown
+		 * still reaping) is not handed out again: skip the slot.
+		 */
+		if (uid_busy((uid_t)(SBX_UID_BASE + n))) {
+			rmdir(path);
+			continue;
 		}
 		snprintf(owner, sizeof owner, "%s/owner", path);
 		if ((rc = write_owner(owner, id)) < 0) {
