@@ -234,6 +234,12 @@ const char *sbx_exec_faketime_path(void);
  * two leases could run as one uid (SPEC 7.7).
  */
 #define SBX_UID_DIR "/run/corral/uids"
+/*
+ * Does any process still run as uid? sbx_uid_claim skips such slots (a
+ * teardown still reaping); a caller predicting the next free slot must
+ * skip them too.
+ */
+bool sbx_uid_busy(uid_t uid);
 #define SBX_UID_SLOTS 4096u
 /* The uid/gid of slot (pure). -EINVAL if slot >= SBX_UID_SLOTS. */
 SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);

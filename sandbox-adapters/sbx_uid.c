@@ -44,9 +44,8 @@ write_owner(const char *path, const char *id)
 	return rc;
 }
 
-/* Does any process run as uid? (/proc/PID belongs to its euid.) */
-static bool
-uid_busy(uid_t uid)
+bool
+sbx_uid_busy(uid_t uid)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
@@ -101,7 +100,7 @@ sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 		 * A uid whose processes have not all gone yet (a teardown
 		 * still reaping) is not handed out again: skip the slot.
 		 */
-		if (uid_busy((uid_t)(SBX_UID_BASE + n))) {
+		if (sbx_uid_busy((uid_t)(SBX_UID_BASE + n))) {
 			rmdir(path);
 			continue;
 		}

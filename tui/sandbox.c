@@ -196,7 +196,8 @@ free_slot(unsigned *slot)
 
 	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
 		snprintf(path, sizeof path, "%s/slot-%u", SBX_UID_DIR, n);
-		if (lstat(path, &sb) < 0 && errno == ENOENT) {
+		if (lstat(path, &sb) < 0 && errno == ENOENT &&
+		    !sbx_uid_busy((uid_t)(SBX_UID_BASE + n))) {
 			*slot = n;
 			return 0;
 		}
