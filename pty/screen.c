@@ -1397,68 +1397,51 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
     size_t end, size_t len, uint8_t *tb)
 {
 	size_t k;
-	bool was_ss = s->f.ss;
 
-	if (!was_ss && all_ascii(b + i, end - i)) {
+	if (!s->f.ss && all_ascii(b + i, end - i)) {
 		if (end > i)
 			*tb = b[end - 1] >= 0x20 && b[end - 1] != 0x7f ?
 			    TB_ASCII : TB_NONE;
 		return true;
 	}
 	for (k = i; k < end; k++) {
-		uint8_t c = b[k];
+		uint8_t c = b[k], kind;
 		int need, m;
 
-		if (s->f.ss && c >= 0x20 && c != 0x7f) {
-			/*
-			 * This glyph uses up the single shift; libvterm
-			 * prints it alone, so no mark of ours joins it.
-			 */
-			s->f.ss = false;
-			if (c < 0xc0 || c >= 0xf8) {
-				*tb = TB_NONE;
-				continue;
-			}
-			need = utf8_need(c);
-			for (m = 1; m < need && k + (size_t)m < end &&
-			    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
-				;
-			if (m == need) {
-				*tb = TB_NONE;
-				k += (size_t)need - 1;
-				continue;
-			}
-			s->f.ss = true;	/* not a glyph after all */
-		}
-		if (c < 0x80) {
+		if (c < 0x20 || c == 0x7f) {
 			if (c < 0x20)
 				c0_track(&s->f, c);
+			*tb = TB_NONE;
+			continue;
+		}
+		if (c < 0x80) {
 			/*
 			 * 0.1.4 decodes a run that started non-ASCII as UTF-8
 			 * to its end, ignoring a G-set such as DEC graphics
 			 * for the ASCII in it; a new write puts it back.
 			 */
-			if (c >= 0x20 && c != 0x7f && *tb == TB_UTF8 &&
-			    !s->f.g_plain[s->f.gl]) {
+			if (*tb == TB_UTF8 && !s->f.g_plain[s->f.gl]) {
 				flush(s, b, *span, k);
 				*span = k;
 			}
-			*tb = c >= 0x20 && c != 0x7f ? TB_ASCII : TB_NONE;
-			continue;
-		}
-		if (c < 0xc0) {
-			*tb = TB_UTF8; /* a stray byte: shown as U+FFFD */
-			continue;
-		}
-		if (c >= 0xf8) {
+			kind = TB_ASCII;
+		} else if (c < 0xc0) {
+			kind = TB_UTF8;	/* a stray byte: shown as U+FFFD */
+		} else if (c >= 0xf8) {
 			k = drop_at(s, b, span, k, 1, end, *tb) - 1;
 			continue;
-		}
-		need = utf8_need(c);
-		for (m = 1; m < need && k + (size_t)m < end &&
-		    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
-			;
-		if (m == need) {
+		} else {
+			need = utf8_need(c);
+			for (m = 1; m < need && k + (size_t)m < end &&
+			    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
+				;
+			if (m != need) {
+				if (k + (size_t)m == end && end == len)
+					break;
+				k = drop_at(s, b, span, k, (size_t)m, end,
+				    *tb) - 1;
+				continue;
+			}
 			if ((need == 2 && is_c1(b + k)) ||
 			    (need == 3 && is_wide_mark(b + k))) {
 				k = drop_at(s, b, span, k, (size_t)need, end,
@@ -1481,13 +1464,19 @@ text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
 					continue;
 				}
 			}
-			*tb = TB_UTF8;
 			k += (size_t)need - 1;
-			continue;
+			kind = TB_UTF8;
 		}
-		if (k + (size_t)m == end && end == len)
-			break;
-		k = drop_at(s, b, span, k, (size_t)m, end, *tb) - 1;
+		if (s->f.ss) {
+			/*
+			 * This glyph uses up the single shift; libvterm
+			 * prints it alone, so no mark of ours joins it.
+			 */
+			s->f.ss = false;
+			*tb = TB_NONE;
+		} else {
+			*tb = kind;
+		}
 	}
 	return false;
 }
