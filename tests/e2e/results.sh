@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# results.sh: results end to end through agents in real sandboxed (bwrap)
+# leases (issue 8, SPEC 7, 10.4-10.6): hostile workspaces, each rejection
+# reason of SPEC 7.2 asserted by name (quarantined, nothing materialised,
+# the operator's repository unchanged); a background process swapping a
+# file for a symlink during extraction; terminal escapes in a result file
+# printed escaped by review and show; two leases from one base, one
+# rejected, one applied, the operator's checkout and index byte-identical;
+# a checked-out target refused with the merge hint; an advanced target back
+# to review; an edited review worktree refused; --hunks; a tampered patch.
+set -u
+. "$(dirname "$0")/lib.bash"
+
+[ "$(id -u)" = 0 ] || { echo "results.sh needs root"; exit 1; }
+T0=$(date +%s)
+REPO=$TMP/app
+git init -q -b main "$REPO"
+git -C "$REPO" config user.email op@example.invalid
+git -C "$REPO" config user.name Op
+mkdir -p "$REPO/src" "$REPO/d"
+printf 'hello\n' >"$REPO/README"
+printf 'int a;\n' >"$REPO/src/a.c"
+printf 'in d\n' >"$REPO/d/f"
+seq 1 40 >"$REPO/nums.txt"
+git -C "$REPO" add -A && git -C "$REPO" commit -qm base
+BASE=$(git -C "$REPO" rev-parse HEAD)
+# The operator's policy: room for a sparse 2 GB file (RLIMIT_FSIZE), the
+# result caps as shipped (1000 files, 8 MiB a file).
+mkdir -p "$XDG_CONFIG_HOME/corral"
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
+[limits]
+wall_time = 120s
+memory = 512M
+file_size = 3G
+EOF
+js() { "$CORRAL" show "$1" --json; }
+# agent NAME SCRIPT: start a sandboxed lease running sh -c SCRIPT in /work;
+# prints its ID.
+agent() {
+	(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name "$1" -- \
+		/bin/sh -c "$2")
+}
+# settled ID: the agent ended, its result is recorded (ready or
+# quarantined) and its holder is gone.
+settled() {
+	local i
+	"$CORRAL" wait "$1" --until done,failed,cancelled --timeout 150 >/dev/null 2>&1
+	for i in $(seq 600); do
+		js "$1" | jq -e '.result.status != null and ([.resources[] |
+		    select((.kind=="holder" or .kind=="cgroup" or
+		    .kind=="sandbox") and .state!="removed")] | length == 0)' \
+		    >/dev/null && return 0
+		sleep 0.25
+	done
+	return 1
+}
+tip() { git -C "$REPO" rev-parse "$1" 2>/dev/null; }
+# has_reason ID REASON [PATH]: the quarantined result names REASON (at PATH).
+has_reason() {
+	js "$1" | jq -e --arg r "$2" --arg p "${3-}" '.result.reasons |
+	    any(.reason == $r and ($p == "" or .path == $p))' >/dev/null
+}
+# quarantined NAME ID: status quarantined, no commit, the branch still at
+# the base, nothing in the review worktree but the base.
+quarantined() {
+	local j
+	j=$(js "$2")
+	check "$1: quarantined, no commit" jq_eq "$j" \
+		'"\(.result.status) \(.result.commit)"' "quarantined null"
+	check "$1: corral/$2 has no new commit" test "$(tip "corral/$2")" = "$BASE"
+}
+hash_checkout() {
+	(cd "$REPO" && find . -path ./.git -prune -o -print0 | LC_ALL=C sort -z |
+		xargs -0 stat -c '%n %a %s' &&
+		find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z |
+		xargs -0 sha256sum && sha256sum .git/index .git/HEAD &&
+		git for-each-ref --format='%(refname) %(objectname)' refs/heads/main)
+}
+BEFORE=$(hash_checkout)
+
+# The holders' peak RSS (VmHWM) while they extract 100,000 files and a
+# sparse 2 GB file (SPEC 7.1: caps apply while streaming).
+hwm() { # PID OUT: the last VmHWM seen (kB) until PID is gone
+	local v=0 x
+	while x=$(awk '/^VmHWM/ {print $2}' /proc/$1/status 2>/dev/null) && [ -n "$x" ]; do
+		v=$x; echo "$v" >"$2"; sleep 0.05
+	done
+}
+watch_hwm() { # ID: sample its holder in the background
+	local p
+	p=$(js "$1" | jq -r .holder_pid)
+	[ "$p" != null ] && hwm "$p" "$TMP/hwm.$1" &
+}
+
+# --- start every lease at once (they run concurrently) ----------------------------
+# shapes: one finding per entry, each reported separately.
+SHAPES=$(agent shapes '
+ln -s /etc/passwd link
+mkdir -p /tmp/out && ln -s /tmp/out sub && echo pwned >sub/evil
+rm -rf d && ln -s src d
+mkfifo pipe
+echo x >f000 && chmod 000 f000
+echo x >g777 && chmod 777 g777
+mkdir .GIT && echo x >.GIT/config
+mkdir -p "x/.git " && echo x >"x/.git /config"
+mkdir -p y/git~1 && echo x >y/git~1/HEAD
+mkdir -p z/.git && echo x >z/.git/config
+git init -q vendor/lib
+printf "a\000b" >blob.bin
+touch "$(printf "esc\033]0;t\007")" "$(printf "nl\nname")" -- -rf "$(printf "bad\377")"
+echo fine >src/ok.c')
+MANY=$(agent many 'mkdir many && cd many && seq 100000 | xargs touch')
+watch_hwm "$MANY"
+SPARSE=$(agent sparse 'sleep 1; truncate -s 2G huge.img && echo small >small.txt')
+watch_hwm "$SPARSE"
+# A background process swapping a file for a symlink, left running when
+# the agent exits (the holder stops every process before extraction).
+SWAP=$(agent swapper '(while :; do ln -sf /etc/passwd f.tmp && mv -f f.tmp f;
+	echo x >g.tmp && mv -f g.tmp f; done) >/dev/null 2>&1 &
+sleep 1; exit 0')
+# OSC 52 (clipboard) and OSC 0 (title) sequences in a result file.
+ESCS=$(agent escapes "printf 'clip \\033]52;c;aGk=\\007 title \\033]0;pwned\\007\\n' >notes.txt")
+ALPHA=$(agent alpha 'echo alpha >>README')
+BETA=$(agent beta 'echo "int b;" >src/b.c')
+GAMMA=$(agent gamma 'echo gamma >c.txt')
+DELTA=$(agent delta 'echo delta >e.txt')
+HUNKS=$(agent hunks 'sed -i "1s/.*/ONE/; 40s/.*/FORTY/" nums.txt')
+CONFL=$(agent conflict 'sed -i "5s/.*/five/" nums.txt')
+TAMPER=$(agent tamper 'echo t >t.txt')
+ALL="$SHAPES $MANY $SPARSE $SWAP $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER"
+check "every lease started" test "$(echo $ALL | wc -w)" = 12
+for id in $ALL; do settled $id || fail "$id did not settle"; done
+echo "# all settled after $(( $(date +%s) - T0 ))s"
+
+# --- one finding per rejection reason (SPEC 7.2) ------------------------------------
+quarantined shapes "$SHAPES"
+for rp in "symlink link" "symlink sub" "symlink d" "fifo pipe" \
+    "bad_mode f000" "bad_mode g777" "git_path .GIT" "git_path x/.git " \
+    "git_path y/git~1" "gitlink z" "gitlink vendor/lib" "binary blob.bin" \
+    "leading_dash -rf"; do
+	check "shapes: ${rp%% *} (${rp#* })" has_reason "$SHAPES" "${rp%% *}" "${rp#* }"
+done
+check "shapes: control_char (ESC in a name)" has_reason "$SHAPES" control_char "$(printf 'esc\033]0;t\007')"
+check "shapes: newline in a name" has_reason "$SHAPES" newline "$(printf 'nl\nname')"
+check "shapes: invalid_utf8" has_reason "$SHAPES" invalid_utf8
+check "shapes: the snapshot never reached the operator's repository" bash -c \
+	"! git -C '$REPO' cat-file -e $(js "$SHAPES" | jq -r .result.snapshot_tree)"
+quarantined many "$MANY"
+check "100,000 files: too_many_files" has_reason "$MANY" too_many_files
+quarantined sparse "$SPARSE"
+check "a sparse 2 GB file: file_too_large" has_reason "$SPARSE" file_too_large huge.img
+for id in $MANY $SPARSE; do
+	k=$(cat "$TMP/hwm.$id" 2>/dev/null || echo 0)
+	echo "# holder of $id: VmHWM ${k} kB"
+	check "$(js $id | jq -r .name): the holder's peak RSS stays under 96 MiB (${k} kB)" \
+		test "$k" -gt 0 -a "$k" -lt 98304
+done
+out=$("$CORRAL" apply "$SHAPES" --into main 2>&1); rc=$?
+check "a quarantined result cannot be applied (exit $rc)" test "$rc" -ne 0
+check "... and says why" grep -q "quarantined\|no result\|result_invalid\|not reviewable\|invalid" <<<"$out"
+
+# --- a background process swapping a file for a symlink -------------------------------
+j=$(js "$SWAP")
+if jq -e '.result.status == "quarantined"' >/dev/null <<<"$j"; then
+	check "swapper: refused for a named reason" jq -e '.result.reasons |
+	    any(.reason == "symlink" or .reason == "changed_during_extraction" or
+	    .reason == "unreadable")' <<<"$j"
+	check "swapper: nothing materialised" test "$(tip "corral/$SWAP")" = "$BASE"
+else
+	c=$(tip "corral/$SWAP")
+	check "swapper: consistent: no symlink in the result commit" bash -c \
+		"! git -C '$REPO' ls-tree -r $c | grep -q '^120000'"
+	check "swapper: f is the regular version" test "$(git -C "$REPO" show "$c:f")" = x
+fi
+u=$(js "$SWAP" | jq -r .sandbox_id | cut -d: -f2)
+check "swapper: none of its processes survive" test -z "$(ps -e -o uid= | awk -v u="$u" '$1 == u')"
+
+# --- terminal escapes from the sandbox are printed escaped (SPEC 4.7) -----------------
+noraw() { ! printf '%s' "$1" | LC_ALL=C grep -q "$(printf '[\033\007]')"; }
+out=$("$CORRAL" review "$ESCS" 2>&1)
+check "review: no raw ESC or BEL" noraw "$out"
+check "review: OSC 52 shown escaped" grep -qF '\x1b]52;c;aGk=\x07' <<<"$out"
+check "review: the title sequence shown escaped" grep -qF '\x1b]0;pwned\x07' <<<"$out"
+out=$("$CORRAL" review "$ESCS" --json 2>&1)
+check "review --json: no raw ESC" noraw "$out"
+check "review --json: the bytes survive as JSON escapes" grep -qiF '\u001b]52;c;aGk=' <<<"$out"
+out=$("$CORRAL" review "$SHAPES" 2>&1)
+check "review of a quarantined result: no raw ESC or BEL" noraw "$out"
+check "review of a quarantined result: the name shown escaped" grep -qF 'esc\x1b]0;t\x07' <<<"$out"
+for o in "" --json; do
+	out=$("$CORRAL" show "$SHAPES" $o 2>&1)
+	check "show $o of a quarantined result: no raw ESC or BEL" noraw "$out"
+	check "show $o of a quarantined result: the name as a JSON escape" \
+		grep -qiF 'esc\u001b]0;t\u0007' <<<"$out"
+done
+out=$("$CORRAL" show "$ESCS" 2>&1)
+check "show: no raw ESC or BEL" noraw "$out"
+
+# --- two leases from one base, each in its own review worktree (SPEC 10.4) -----------
+WT=$CORRAL_STATE_DIR/worktrees
+for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER; do
+	check "$(js $id | jq -r .name): result_ready with a commit on corral/<id>" jq_eq "$(js $id)" \
+		'"\(.lease_state) \(.result.status) \(.result.commit == null)"' "result_ready ready false"
+done
+check "alpha: its commit is on corral/alpha, parent the base" test \
+	"$(tip "corral/$ALPHA^")" = "$BASE" -a "$(tip "corral/$ALPHA")" = "$(js $ALPHA | jq -r .result.commit)"
+check "alpha: its worktree has only its change" bash -c \
+	"grep -qx alpha '$WT/$ALPHA/README' && test ! -e '$WT/$ALPHA/src/b.c' &&
+	 test \"\$(git -C '$WT/$ALPHA' rev-parse HEAD)\" = '$(tip "corral/$ALPHA")'"
+check "beta: its worktree has only its change" bash -c \
+	"test \"\$(cat '$WT/$BETA/src/b.c')\" = 'int b;' && ! grep -q alpha '$WT/$BETA/README' &&
+	 test \"\$(git -C '$WT/$BETA' rev-parse HEAD)\" = '$(tip "corral/$BETA")'"
+check "the branches differ only by their own change" test \
+	"$(git -C "$REPO" diff --name-only "$BASE" "corral/$ALPHA") $(git -C "$REPO" diff --name-only "$BASE" "corral/$BETA")" = "README src/b.c"
+check "the commit is by corral, naming the lease" bash -c \
+	"git -C '$REPO' log -1 --format='%an %cn %B' corral/$BETA | grep -q 'corral corral.*$BETA'"
+out=$("$CORRAL" apply "$BETA" --into main 2>&1); rc=$?
+check "apply before review is refused (exit $rc)" test "$rc" -ne 0
+check "... as not reviewed" grep -qi "review" <<<"$out"
+for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER; do
+	"$CORRAL" review "$id" >"$TMP/review.$id" 2>&1 || fail "review $id"
+done
+check "review prints the commit and the hunk IDs" bash -c \
+	"grep -q '$(tip "corral/$BETA")' '$TMP/review.$BETA' && grep -qE '\[[0-9a-f]{8}:1:1\]' '$TMP/review.$BETA'"
+
+# --- reject one ---------------------------------------------------------------------
+check "reject alpha" "$CORRAL" reject "$ALPHA"
+check "alpha: rejected, cleanup confirmed" jq_eq "$(js "$ALPHA")" \
+	'"\(.lease_state) \(.cleanup)"' "rejected confirmed"
+check "alpha: worktree and workspace removed, patch and manifest kept" bash -c \
+	"test ! -e '$WT/$ALPHA' -a ! -e '$CORRAL_STATE_DIR/leases/$ALPHA/work' &&
+	 test -s '$CORRAL_STATE_DIR/leases/$ALPHA/result/patch' -a -s '$CORRAL_STATE_DIR/leases/$ALPHA/result/manifest.json'"
+
+# --- apply the other: a checked-out target is refused with the hint (SPEC 7.6) ----
+out=$("$CORRAL" apply "$BETA" 2>&1); rc=$?
+check "apply into the checked-out main: refused (exit $rc)" test "$rc" -eq 1
+check "... with the merge hint" grep -qF "cd $REPO" <<<"$out"
+check "... naming git merge --ff-only corral/<id>" grep -qF "git merge --ff-only corral/$BETA" <<<"$out"
+check "... main did not move" test "$(tip main)" = "$BASE"
+git -C "$REPO" branch release main
+out=$("$CORRAL" apply "$BETA" --into release 2>&1); rc=$?
+check "apply into release (exit $rc)" test "$rc" -eq 0
+check "... prints the fast-forward" grep -q "applied $BETA: refs/heads/release" <<<"$out"
+check "release is the reviewed commit" test "$(tip release)" = "$(js $BETA | jq -r .result.commit)"
+check "release has beta's change" test "$(git -C "$REPO" show release:src/b.c)" = "int b;"
+check "beta: applied, cleanup confirmed" jq_eq "$(js "$BETA")" \
+	'"\(.lease_state) \(.cleanup)"' "applied confirmed"
+check "beta: receipt 'applied' with the target" jq_eq "$(js "$BETA")" \
+	'[.receipts[] | select(.kind=="applied")] | length' 1
+check "beta: worktree and workspace removed" test ! -e "$WT/$BETA" -a ! -e "$CORRAL_STATE_DIR/leases/$BETA/work"
+check "the operator's checkout, index and main are byte-identical" test "$BEFORE" = "$(hash_checkout)"
+finish
