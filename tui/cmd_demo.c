@@ -1,27 +1,45 @@
 /*
- * cmd_demo.c: `corral demo` (SPEC 11): start the scripted demo agents
- * (demo/agents/) as endpoints, then open the console on them. The agents
- * need no network and no API key.
+ * cmd_demo.c: `corral demo` (SPEC 11, issue 9): a throwaway repository
+ * under the state directory, scripted agents on real bwrap leases of it
+ * and one trusted_local agent (demo/), then the console on them. The
+ * agents need no network and no API key.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "lease/lease.h"
 #include "tui/tui.h"
+#include "tui/tui_sbx.h"
 
-static const struct {
+/*
+ * What each agent shows (SPEC 5.2): working under a spinner (on the host,
+ * trusted_local), blocked on a y/n question, done with a patch, failed
+ * (exit 1), and an egress attempt the lease's proxy denies (receipt).
+ * The sandboxed scripts travel in the repository's base commit (.demo/),
+ * since a sandbox sees only /usr and its own copy of the repository.
+ */
+static const struct demo_agent {
 	const char *name;
 	const char *script;
+	bool sandboxed;
 } demo_agents[] = {
-	{ "demo-spinner", "spinner.sh" },
-	{ "demo-question", "ask.sh" },
-	{ "demo-finisher", "finish.sh" },
+	{ "demo-spinner", "spinner.sh", false },
+	{ "demo-question", "ask.sh", true },
+	{ "demo-finisher", "finish.sh", true },
+	{ "demo-failing", "fail.sh", true },
+	{ "demo-egress", "egress.sh", true },
 };
+#define DEMO_NAGENTS (sizeof demo_agents / sizeof demo_agents[0])
 
 char *
 tui_data_path(const struct tui_ctx *c, const char *rel)
@@ -56,51 +74,248 @@ tui_data_path(const struct tui_ctx *c, const char *rel)
 	return found;
 }
 
+/* The demo's data: demo/agents, demo/repo.sh, demo/config. */
+struct demo {
+	char *agents, *repo_sh, *config;
+	char repo[PATH_MAX];
+	char ids[DEMO_NAGENTS][LEASE_ID_LEN + 1];
+	size_t started;
+};
+
+static void
+demo_clear(struct demo *d)
+{
+	free(d->agents);
+	free(d->repo_sh);
+	free(d->config);
+}
+
+/*
+ * Make the throwaway repository: $STATE/demo/repo-XXXXXX (0700), filled
+ * and committed by demo/repo.sh (git, one commit on main, HEAD detached
+ * so that `corral apply` may fast-forward main: SPEC 7.6).
+ */
+static int
+demo_repo(struct tui_ctx *c, struct demo *d)
+{
+	char parent[PATH_MAX];
+	int n, st;
+	pid_t pid;
+
+	if (tui_ctx_store(c) == NULL)	/* creates the state directory */
+		return TUI_EXIT_FAIL;
+	n = snprintf(d->repo, sizeof d->repo, "%s/demo/repo-XXXXXX",
+	    c->state_dir);
+	if (n < 0 || (size_t)n >= sizeof d->repo)
+		return tui_err(c, "state directory path too long");
+	memcpy(parent, d->repo, (size_t)n + 1);
+	*strrchr(parent, '/') = '\0';
+	if (mkdir(parent, 0700) < 0 && errno != EEXIST)
+		return tui_err(c, "%s: %s", parent, strerror(errno));
+	if (mkdtemp(d->repo) == NULL)
+		return tui_err(c, "%s: %s", d->repo, strerror(errno));
+	fflush(NULL);
+	if ((pid = fork()) < 0)
+		return tui_err(c, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		execl("/bin/sh", "sh", d->repo_sh, d->repo, d->agents,
+		    (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return tui_err(c, "waitpid: %s", strerror(errno));
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return tui_err(c, "%s failed (is git installed?); the "
+		    "repository was left in %s", d->repo_sh, d->repo);
+	return TUI_EXIT_OK;
+}
+
+static void
+demo_term_size(int *rows, int *cols)
+{
+	struct winsize ws;
+
+	*rows = 24;
+	*cols = 80;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 &&
+	    ws.ws_col > 0) {
+		*rows = ws.ws_row;
+		*cols = ws.ws_col;
+	}
+}
+
+/*
+ * A sandboxed agent: a bwrap lease of the demo repository on main. The
+ * demo's own operator policy (demo/config/corral/policy.ini: an
+ * allowlist, so each lease has its auditing proxy, and egress violations
+ * recorded) is read in place of the operator's for these leases only:
+ * XDG_CONFIG_HOME points at demo/config while they are provisioned and is
+ * restored before anything else runs.
+ */
+static int
+demo_sandboxed(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
+    char id[LEASE_ID_LEN + 1])
+{
+	char script[64], *old = NULL, *cmd[] = { "/bin/sh", script, NULL };
+	const char *env = getenv("XDG_CONFIG_HOME");
+	struct tui_provision rq;
+	int rc;
+
+	snprintf(script, sizeof script, "/work/.demo/%s", a->script);
+	memset(&rq, 0, sizeof rq);
+	rq.name = a->name;
+	rq.repo = d->repo;
+	rq.base = "main";
+	rq.cmd = cmd;
+	demo_term_size(&rq.rows, &rq.cols);
+	if (env != NULL && (old = strdup(env)) == NULL)
+		return tui_err(c, "out of memory");
+	if (setenv("XDG_CONFIG_HOME", d->config, 1) < 0) {
+		free(old);
+		return tui_err(c, "setenv: %s", strerror(errno));
+	}
+	rc = tui_provision_sandboxed(c, &rq, id);
+	if (old != NULL)
+		setenv("XDG_CONFIG_HOME", old, 1);
+	else
+		unsetenv("XDG_CONFIG_HOME");
+	free(old);
+	return rc;
+}
+
+/* The trusted_local agent: on the host, controllable from the console. */
+static int
+demo_local(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
+    char id[LEASE_ID_LEN + 1])
+{
+	char path[PATH_MAX], *cmd[] = { "/bin/sh", path, NULL };
+	struct tui_new nw;
+	int n;
+
+	n = snprintf(path, sizeof path, "%s/%s", d->agents, a->script);
+	if (n < 0 || (size_t)n >= sizeof path)
+		return tui_err(c, "demo agent path too long");
+	memset(&nw, 0, sizeof nw);
+	nw.name = a->name;
+	nw.sandbox = "trusted_local";
+	nw.allow_control = true;
+	nw.cmd = cmd;
+	return tui_new_lease(c, &nw, -1, id);
+}
+
+static void
+demo_print(struct tui_ctx *c, const struct demo *d)
+{
+	json_t *arr;
+
+	if (!c->json) {
+		printf("repository %s\n", d->repo);
+		for (size_t i = 0; i < d->started; i++)
+			printf("%s %s %s\n", d->ids[i], demo_agents[i].name,
+			    demo_agents[i].sandboxed ? "bwrap" :
+			    "trusted_local");
+		return;
+	}
+	arr = json_array();
+	for (size_t i = 0; arr != NULL && i < d->started; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "id",
+		    d->ids[i], "name", demo_agents[i].name, "mode",
+		    demo_agents[i].sandboxed ? "sandboxed" : "trusted_local"));
+	tui_print_json(json_pack("{s:s, s:o*}", "repository", d->repo,
+	    "leases", arr));
+}
+
+static int
+demo_parse(struct tui_ctx *c, int argc, char **argv, bool *console)
+{
+	static const struct option opts[] = {
+		{ "no-console", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	*console = true;
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'n': *console = false; break;
+		case 'j': c->json = true; break;
+		default:
+			return tui_usage(c, "unknown option '%.64s'",
+			    argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return tui_usage(c, "demo takes no arguments");
+	if (c->json && *console)
+		return tui_usage(c, "--json goes with --no-console");
+	return 0;
+}
+
 static int
 demo_exec(struct tui_ctx *c, int argc, char **argv)
 {
-	char *agents, cmdpath[PATH_MAX], *focus = NULL;
+	struct demo d;
+	bool console;
 	int rc;
 
-	(void)argv;
-	if (argc > 1)
-		return tui_usage(c, "demo takes no arguments");
-	if ((agents = tui_data_path(c, "demo/agents")) == NULL)
-		return tui_err(c, "demo agents not found (set "
-		    "CORRAL_DATA_DIR to the directory holding demo/)");
-	for (size_t i = 0; i < sizeof demo_agents / sizeof demo_agents[0];
-	    i++) {
-		char id[LEASE_ID_LEN + 1];
-		char *cmd[] = { "/bin/sh", cmdpath, NULL };
-		struct tui_new nw = { 0 };
-
-		snprintf(cmdpath, sizeof cmdpath, "%s/%s", agents,
-		    demo_agents[i].script);
-		nw.name = demo_agents[i].name;
-		nw.sandbox = "trusted_local";
-		nw.allow_control = true;
-		nw.cmd = cmd;
-		if ((rc = tui_new_lease(c, &nw, -1, id)) != 0) {
-			free(agents);
-			free(focus);
-			return rc;
-		}
-		printf("started %s as %s\n", demo_agents[i].name, id);
-		if (focus == NULL)
-			focus = strdup(id);
+	if ((rc = demo_parse(c, argc, argv, &console)) != 0)
+		return rc;
+	memset(&d, 0, sizeof d);
+	d.agents = tui_data_path(c, "demo/agents");
+	d.repo_sh = tui_data_path(c, "demo/repo.sh");
+	d.config = tui_data_path(c, "demo/config");
+	if (d.agents == NULL || d.repo_sh == NULL || d.config == NULL) {
+		demo_clear(&d);
+		return tui_err(c, "demo files not found (set CORRAL_DATA_DIR "
+		    "to the directory holding demo/)");
 	}
-	free(agents);
-	rc = tui_console_run(c, focus);
-	free(focus);
+	if ((rc = demo_repo(c, &d)) != 0)
+		goto out;
+	for (size_t i = 0; i < DEMO_NAGENTS; i++) {
+		const struct demo_agent *a = &demo_agents[i];
+
+		rc = a->sandboxed ? demo_sandboxed(c, &d, a, d.ids[i]) :
+		    demo_local(c, &d, a, d.ids[i]);
+		if (rc != 0) {
+			fprintf(stderr, "corral demo: %s did not start; the "
+			    "%zu started before it keep running ('corral "
+			    "ls')\n", a->name, d.started);
+			goto out;
+		}
+		d.started++;
+		if (console)
+			printf("started %s as %s (%s)\n", a->name, d.ids[i],
+			    a->sandboxed ? "bwrap" : "trusted_local");
+	}
+	if (!console) {
+		demo_print(c, &d);
+		rc = TUI_EXIT_OK;
+		goto out;
+	}
+	rc = tui_console_run(c, d.ids[0]);
+out:
+	demo_clear(&d);
 	return rc;
 }
 
 const struct tui_cmd tui_cmd_demo = {
 	.name = "demo",
-	.usage = "",
-	.help = "Start the scripted demo agents (one streams coloured output "
-		"under a spinner,\none asks a y/n question and waits, one "
-		"finishes), then open the console\non them. Quitting the "
-		"console leaves them running; 'corral cancel ID' ends\none.",
+	.usage = "[--no-console [--json]]",
+	.help = "Make a throwaway git repository under the state directory "
+		"and start scripted\nagents on it: four in bwrap sandboxes "
+		"(one asks a y/n question and waits,\none finishes with a "
+		"patch to review, one fails, one tries the network and\nis "
+		"denied) and one trusted_local on the host (works under a "
+		"spinner), then\nopen the console on them. No network and no "
+		"API key are needed. The sandboxed\nleases use the demo's "
+		"own policy (demo/config/corral/policy.ini).\n--no-console "
+		"prints the repository and the lease IDs instead (ID NAME "
+		"MODE).\nQuitting the console leaves the agents running: "
+		"'corral review ID', then\n'corral apply ID' or 'corral "
+		"reject ID'; 'corral cancel ID' ends the spinner.",
 	.exec = demo_exec,
 };

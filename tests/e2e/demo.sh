@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# demo.sh: `corral demo` through the real binary (issue 9 item 1, SPEC 5.2,
+# 7, 9.2, 11): headless (--no-console), it makes a throwaway repository
+# and starts four bwrap leases and one trusted_local; each shows its state
+# (working, blocked, done with a result, failed, an egress attempt
+# denied); the operator answers, reviews and applies one patch, rejects
+# the rest, cancels the spinner and reconciles; then nothing of the
+# runtime is left on the host (holders, cgroups, mounts, uid slots,
+# sockets, workspaces, worktrees) while results and history remain. In
+# tmux, `corral demo` opens the console, and quitting it leaves the agents
+# running.
+set -u
+. "$(dirname "$0")/lib.bash"
+export LC_ALL=C.UTF-8
+
+[ "$(id -u)" = 0 ] || { echo "demo.sh needs root (bwrap leases)"; exit 1; }
+command -v tmux >/dev/null || { echo "tmux is required (scripts/packages.txt)"; exit 1; }
+TS="corral-demo-$$"
+t() { tmux -L "$TS" "$@"; }
+trap 't kill-server 2>/dev/null; cleanup' EXIT
+
+js() { "$CORRAL" show "$1" --json; }
+field() { js "$1" | jq -r "$2"; }
+# poll CMD... for up to 30 s (a deadline, never a bare sleep as a result)
+poll() {
+	local i
+	for i in $(seq 150); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+has_receipt() { js "$1" | jq -e --arg k "$2" '[.receipts[].kind] | index($k)' >/dev/null; }
+# Nothing of lease ID's runtime is left on the host.
+no_holder() { [ -z "$(pgrep -f "__holder --id $1")" ]; }
+no_cgroup() { [ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$1" 2>/dev/null)" ]; }
+no_mount() { ! grep -qF "$1" /proc/self/mountinfo; }
+no_slot() { ! grep -qlx "$1" /run/corral/uids/slot-*/owner 2>/dev/null; }
+no_files() {
+	[ ! -e "$CORRAL_STATE_DIR/leases/$1/holder.sock" ] &&
+	[ ! -e "$CORRAL_STATE_DIR/leases/$1/work" ] &&
+	[ ! -e "$CORRAL_STATE_DIR/leases/$1/work.img" ] &&
+	[ ! -e "$CORRAL_STATE_DIR/worktrees/$1" ]
+}
+no_runtime() { # ID: every runtime resource removed in the journal too
+	jq_eq "$(js "$1")" '[.resources[] | select(.state != "removed" and
+	    (.kind == "holder" or .kind == "socket" or .kind == "cgroup" or
+	     .kind == "sandbox" or .kind == "workspace" or .kind == "worktree"))] | length' 0
+}
+
+# --- headless: the repository and five leases ----------------------------------
+T0=$(date +%s)
+out=$("$CORRAL" demo --no-console --json); rc=$?
+check "demo --no-console exits 0" test "$rc" -eq 0
+REPO=$(jq -r .repository <<<"$out")
+id_of() { jq -r --arg n "$1" '.leases[] | select(.name == $n) | .id' <<<"$out"; }
+SPIN=$(id_of demo-spinner) ASK=$(id_of demo-question) FIN=$(id_of demo-finisher)
+FAILED=$(id_of demo-failing) EGR=$(id_of demo-egress)
+ALL="$SPIN $ASK $FIN $FAILED $EGR"
+check "it prints five valid lease IDs" bash -c "n=0; for i in $ALL; do
+	[[ \$i =~ ^[0-9]{8}-[0-9]{6}-[0-9]{3}-[0-9a-f]{4}\$ ]] && n=\$((n+1)); done; [ \$n = 5 ]"
+check "the throwaway repository is under the state directory" \
+	test "${REPO#"$CORRAL_STATE_DIR"/demo/}" != "$REPO" -a -d "$REPO/.git"
+check "... with one commit on main, checked out nowhere" bash -c \
+	"[ \$(git -C '$REPO' rev-list --count main) = 1 ] && ! git -C '$REPO' symbolic-ref -q HEAD"
+BASE=$(git -C "$REPO" rev-parse main)
+ls_js=$("$CORRAL" ls --json)
+check "the spinner is trusted_local, the other four bwrap" jq_eq "$ls_js" \
+	"[.[] | select(.id == \"$SPIN\" or .id == \"$ASK\" or .id == \"$FIN\" or
+	  .id == \"$FAILED\" or .id == \"$EGR\") | \"\(.name)=\(.mode)/\(.adapter)\"] | sort | join(\" \")" \
+	"demo-egress=sandboxed/bwrap demo-failing=sandboxed/bwrap demo-finisher=sandboxed/bwrap demo-question=sandboxed/bwrap demo-spinner=trusted_local/trusted_local"
+check "each sandboxed lease: its own branch, worktree and uid" test "$(for i in $ASK $FIN $FAILED $EGR; do
+	field "$i" '"\(.branch) \(.worktree) \(.sandbox_id)"'; done | tr ' ' '\n' | sort -u | wc -l)" = 12
+check "... all on the demo repository's main" test "$(for i in $ASK $FIN $FAILED $EGR; do
+	field "$i" '"\(.base) \(.base_ref)"'; done | sort -u)" = "$BASE refs/heads/main"
+
+# --- every state ----------------------------------------------------------------
+check "spinner: working" "$CORRAL" wait "$SPIN" --until working --timeout 30
+check "spinner: under a spinner" wait_screen "$SPIN" "Working…" 10
+check "question: blocked on its y/n question" "$CORRAL" wait "$ASK" --until blocked --timeout 30
+check "question: the question is on its screen" wait_screen "$ASK" "(y/n)" 5
+check "finisher: done, result_ready" "$CORRAL" wait "$FIN" --until result_ready --timeout 60
+check "finisher: a verified result" poll has_receipt "$FIN" result_materialised
+check "failing: failed with its exit status" "$CORRAL" wait "$FAILED" --until failed --timeout 60
+check "failing: lease failed, activity failed, reason exit 1" jq_eq "$(js "$FAILED")" \
+	'"\(.lease_state) \(.activity) \(.failed_reason)"' "failed failed exit 1"
+check "failing: its edit is quarantined, never materialised" poll has_receipt "$FAILED" result_quarantined
+check "egress: ends" "$CORRAL" wait "$EGR" --until result_ready,failed --timeout 60
+check "egress: curl was refused" wait_screen "$EGR" "curl exit" 5
+# The lease's proxy: with it wired into leases, the agent zone has
+# HTTPS_PROXY and the denied name is in the receipt; without it, the zone
+# has no network at all and the attempt fails there.
+if "$CORRAL" screen "$EGR" | grep -qF "proxy refused it"; then
+	check "egress: the receipt records the denied attempt at example.invalid" poll bash -c \
+		"\"$CORRAL\" show $EGR --json | jq -e '[.receipts[] | select(.kind | test(\"egress\")) |
+		 tostring | select(test(\"example.invalid\"))] | length > 0'"
+	check "egress: nothing reached it (no allowed connection in the receipt)" \
+		jq_eq "$(js "$EGR")" '[.receipts[] | select(.kind | test("egress")) | tostring |
+		 select(test("example.invalid") and test("allow"; "i") and (test("deny|denied|refus"; "i") | not))] | length' 0
+else
+	check "egress: no proxy in this build's zone: no network at all" \
+		wait_screen "$EGR" "this sandbox has no network" 1
+	echo "# note: the egress proxy is not wired into leases in this build; receipt not asserted"
+fi
+check "egress: its lease ends with nothing changed" poll has_receipt "$EGR" result_materialised
+
+# --- the operator: answer, review, apply, reject, cancel ------------------------------
+check "question: answer y" "$CORRAL" send "$ASK" 'y\r'
+check "question: then done with a patch" "$CORRAL" wait "$ASK" --until result_ready --timeout 30
+check "question: its result" poll has_receipt "$ASK" result_materialised
+rv=$("$CORRAL" review "$FIN" 2>&1)
+check "review: the finisher changed the three sources" bash -c \
+	"grep -q 'src/lexer.c' <<<'$rv' && grep -q 'src/parser.c' <<<'$rv' && grep -q 'src/main.c' <<<'$rv'"
+check "review: the README edit is the question's, not the finisher's" \
+	bash -c "! grep -q 'README.md' <<<'$rv' && \"$CORRAL\" review $ASK | grep -q 'README.md'"
+check "apply the finisher's patch (explicit)" "$CORRAL" apply "$FIN"
+check "main is fast-forwarded to the reviewed commit" bash -c \
+	"[ \"\$(git -C '$REPO' rev-parse main)\" = \"\$(\"$CORRAL\" show $FIN --json | jq -r .result.commit)\" ] &&
+	 [ \"\$(git -C '$REPO' rev-parse main~1)\" = '$BASE' ] &&
+	 git -C '$REPO' show main:src/lexer.c | grep -q 'tidied by the corral demo agent'"
+for i in $ASK $FAILED $EGR; do
+	check "reject $(field "$i" .name)" "$CORRAL" reject "$i"
+done
+SPIN_PID=$("$CORRAL" ls --json | jq -r ".[] | select(.id == \"$SPIN\") | .child_pid // empty")
+check "the spinner runs on the host (its process)" test -n "$SPIN_PID" -a -d "/proc/$SPIN_PID"
+check "cancel the spinner (trusted_local, --allow-control)" "$CORRAL" cancel "$SPIN"
+check "the spinner ends cancelled" "$CORRAL" wait "$SPIN" --until cancelled --timeout 30
+check "reconcile" "$CORRAL" reconcile
+
+# --- nothing of the runtime is left; results and history are --------------------------
+states=$("$CORRAL" ls --all --json)
+check "final states: applied, rejected x2, failed (rejected: its quarantine kept), cancelled" jq_eq "$states" \
+	"[.[] | select(.id == \"$SPIN\" or .id == \"$ASK\" or .id == \"$FIN\" or
+	  .id == \"$FAILED\" or .id == \"$EGR\") | .lease_state] | sort | join(\" \")" \
+	"applied cancelled failed rejected rejected"
+check "none of them is live (corral ls)" jq_eq "$("$CORRAL" ls --json)" \
+	"[.[] | select(.name | startswith(\"demo-\"))] | length" 0
+for i in $ALL; do
+	n=$(field "$i" .name)
+	check "$n: cleanup confirmed" jq_eq "$(js "$i")" .cleanup confirmed
+	check "$n: no holder process" poll no_holder "$i"
+	check "$n: no cgroup" no_cgroup "$i"
+	check "$n: no mount" no_mount "$i"
+	check "$n: no uid slot" no_slot "$i"
+	check "$n: no socket, workspace or worktree" no_files "$i"
+	check "$n: every runtime resource removed in the journal" no_runtime "$i"
+	check "$n: its receipt chain verifies" jq_eq "$(js "$i")" .receipt.verified true
+	check "$n: its history is kept (events)" test "$("$CORRAL" events --json | jq -s \
+		"[.[] | select(.id == \"$i\" or .lease == \"$i\" or .lease_id == \"$i\")] | length")" -gt 1
+done
+check "no process of the spinner is left" test -n "$SPIN_PID" -a ! -d "/proc/$SPIN_PID"
+for i in $ASK $FIN $FAILED $EGR; do
+	n=$(field "$i" .name)
+	check "$n: the result (patch, manifest) is kept" \
+		test -d "$CORRAL_STATE_DIR/leases/$i/result" -a -n "$(ls -A "$CORRAL_STATE_DIR/leases/$i/result")"
+	check "$n: its branch is kept" git -C "$REPO" show-ref -q "refs/heads/corral/$i"
+done
+check "review still shows the applied result" bash -c "\"$CORRAL\" review $FIN | grep -q 'src/parser.c'"
+echo "# headless demo to clean state: $(( $(date +%s) - T0 ))s"
+
+# --- the console: `corral demo` in a terminal, quit, the agents keep running ---------
+cat >"$TMP/tmux.conf" <<'EOF'
+set -g status off
+set -g default-terminal tmux-256color
+set -g default-size 120x40
+EOF
+t -f "$TMP/tmux.conf" new-session -d -s demo -x 120 -y 40 \
+	"env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' XDG_CONFIG_HOME='$XDG_CONFIG_HOME' LANG=C.UTF-8 LC_ALL=C.UTF-8 '$CORRAL' demo; sleep 1e9"
+on_screen() { t capture-pane -p -t demo | grep -qF -- "$1"; }
+check "corral demo opens the console on its leases" poll on_screen "demo-question"
+check "... all five in the list" poll bash -c "for n in spinner question finisher failing egress; do
+	tmux -L '$TS' capture-pane -p -t demo | grep -qF \"demo-\$n\" || exit 1; done"
+live=$("$CORRAL" ls --json | jq -r '[.[] | select(.name | startswith("demo-"))] | length')
+check "five new live leases" test "$live" = 5
+cpid=$(pgrep -f "$CORRAL demo\$" | head -1)
+t send-keys -t demo q
+check "q quits the console" poll bash -c "! kill -0 $cpid 2>/dev/null"
+S2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-spinner") | .id')
+Q2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-question") | .id')
+check "the agents keep running without it" bash -c "\"$CORRAL\" ls --json | jq -e '[.[] |
+	select(.id == \"$S2\" or .id == \"$Q2\") | select(.lease_state == \"running\" and .lost == null)] | length == 2'"
+# Tidy up the second demo the same way (cancel what runs, reject the rest).
+for i in $("$CORRAL" ls --json | jq -r '.[] | select(.name | startswith("demo-")) | .id'); do
+	"$CORRAL" cancel "$i" >/dev/null 2>&1
+done
+for i in $("$CORRAL" ls --all --json | jq -r '.[] | select(.lease_state == "result_ready" or .lease_state == "failed" or .lease_state == "cancelled") | select(.cleanup != "confirmed") | .id'); do
+	"$CORRAL" wait "$i" --until result_ready,failed,cancelled --timeout 30 >/dev/null 2>&1
+	poll bash -c "\"$CORRAL\" show $i --json | jq -e '[.receipts[].kind] | index(\"teardown\")'"
+	"$CORRAL" reject "$i" >/dev/null 2>&1
+done
+"$CORRAL" reconcile >/dev/null 2>&1
+check "second demo: nothing live is left" jq_eq "$("$CORRAL" ls --json)" length 0
+echo "# total: $(( $(date +%s) - T0 ))s"
+
+finish
