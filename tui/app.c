@@ -256,7 +256,8 @@ tui_app_focus(struct tui_app *a, long i)
 		memset(&a->scroll, 0, sizeof a->scroll);
 		a->sb_pending = false;
 		if (a->keys.mode != TUI_MODE_NORMAL &&
-		    a->keys.mode != TUI_MODE_PREFIX)
+		    a->keys.mode != TUI_MODE_PREFIX &&
+		    a->keys.mode != TUI_MODE_TIMELINE)
 			tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
 		tui_keys_set_altscreen(&a->keys, false);
 	}
@@ -963,6 +964,11 @@ open_log(struct tui_app *a)
 		close(fd);
 }
 
+/*
+ * The theme (SPEC 4.6): --theme NAME, else $CORRAL_THEME, else the
+ * built-in default; a NAME is themes/NAME.theme, a path is a file. A
+ * malformed file is named (file:line) and the default is used.
+ */
 static int
 load_theme(struct tui_app *a, char *err, size_t errsz)
 {
@@ -970,6 +976,8 @@ load_theme(struct tui_app *a, char *err, size_t errsz)
 	char rel[128], *path;
 	int rc = 0;
 
+	if (a->opts != NULL && a->opts->theme != NULL)
+		name = a->opts->theme;
 	tui_theme_default(&a->theme);
 	if (name != NULL && name[0] != '\0') {
 		if (strchr(name, '/') != NULL) {
@@ -983,6 +991,9 @@ load_theme(struct tui_app *a, char *err, size_t errsz)
 			return -ENOENT;
 		}
 		rc = tui_theme_load(path, &a->theme, err, errsz);
+		if (rc == 0)
+			snprintf(a->theme_path, sizeof a->theme_path, "%s",
+			    path);
 		free(path);
 	}
 	tui_theme_set_no_color(&a->theme, nc != NULL && nc[0] != '\0');
@@ -1089,8 +1100,15 @@ app_stop(struct tui_app *a)
 int
 tui_console_run(struct tui_ctx *c, const char *focus_id)
 {
+	return tui_console_run_opts(c, focus_id, NULL);
+}
+
+int
+tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
+    const struct tui_console_opts *opts)
+{
 	struct tui_app *a;
-	char err[256] = "";
+	char err[512] = "", theme_err[512] = "", keys_err[512] = "";
 	long at = -1;
 	int rc;
 
@@ -1102,9 +1120,14 @@ tui_console_run(struct tui_ctx *c, const char *focus_id)
 	if ((a = calloc(1, sizeof *a)) == NULL)
 		return tui_err(c, "out of memory");
 	a->ctx = c;
-	if (load_theme(a, err, sizeof err) < 0) {
-		free(a);
-		return tui_err(c, "%s", err);
+	a->opts = opts;
+	if (load_theme(a, theme_err, sizeof theme_err) < 0) {
+		/* named on stderr and the status line; the default is used */
+		tui_theme_default(&a->theme);
+		tui_theme_set_no_color(&a->theme, getenv("NO_COLOR") != NULL &&
+		    getenv("NO_COLOR")[0] != '\0');
+		fprintf(stderr, "corral: theme: %s (using the default)\n",
+		    theme_err);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	uv_loop_init(&a->loop);
@@ -1115,6 +1138,12 @@ tui_console_run(struct tui_ctx *c, const char *focus_id)
 		mkdir(a->leases_dir, 0700);
 	open_log(a);
 	tui_keys_init(&a->keys);
+	/* the operator's keymap; a malformed one is named, defaults kept */
+	if (tui_keymap_load(&a->keys, NULL, keys_err, sizeof keys_err) < 0)
+		fprintf(stderr, "corral: keys: %s (using the default keys)\n",
+		    keys_err);
+	tui_review_init(&a->rv);
+	tui_timeline_init(&a->tl);
 	tui_redraw_init(&a->rd, 0);
 	tui_sbcache_init(&a->sb);
 	a->detail = true;
@@ -1140,7 +1169,16 @@ tui_console_run(struct tui_ctx *c, const char *focus_id)
 	tui_app_log(a, "console started with %zu lease(s)", a->n);
 	a->relayout = true;
 	tui_app_focus(a, at);
+	if (theme_err[0] != '\0' || keys_err[0] != '\0') {
+		tui_app_log(a, "%s%s%s", theme_err, theme_err[0] &&
+		    keys_err[0] ? "; " : "", keys_err);
+		tui_app_message(a, true, "%s%s%s%s", theme_err[0] ? "theme: " :
+		    "", theme_err, theme_err[0] && keys_err[0] ? "; keys: " :
+		    keys_err[0] ? "keys: " : "", keys_err);
+		a->msg_until = tui_app_now(a) + 15000;
+	}
 	uv_run(&a->loop, UV_RUN_DEFAULT);
+	tui_app_view_stop(a);
 	app_stop(a);
 	tui_app_log(a, "console quit; agents keep running");
 	rc = TUI_EXIT_OK;
@@ -1153,6 +1191,7 @@ out:
 	if (uv_loop_close(&a->loop) != 0)
 		tui_app_log(a, "loop still had handles at exit");
 	free(a->s);
+	tui_app_view_stop(a);
 	tui_sbcache_free(&a->sb);
 	free(a->leases_dir);
 	if (a->log != NULL)

@@ -3,7 +3,9 @@
  * action; this carries it out: move the focus (never typing: SPEC 4.3),
  * type into the focused agent as KEY/UNICHAR frames (the holder encodes
  * them per the agent's modes), browse scrollback (SPEC 4.4), cancel with
- * a confirmation (SPEC 5.5), toggle panels, quit leaving agents running.
+ * a confirmation (SPEC 5.5), open the review and timeline views and
+ * apply or reject with a confirmation (SPEC 7.4-7.6, app_view.c), toggle
+ * panels, quit leaving agents running.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -151,6 +153,12 @@ confirm_ask(struct tui_app *a, const struct tui_act *act)
 {
 	struct tui_session *s = tui_app_focused(a);
 
+	if (act->arg == TUI_ACT_APPLY || act->arg == TUI_ACT_REJECT) {
+		/* SPEC 7.5, 7.6: the question names what will happen */
+		if (!tui_app_result_ask(a, (enum tui_action)act->arg))
+			tui_keys_set_mode(&a->keys, a->keys.confirm_from);
+		return;
+	}
 	if (act->arg != TUI_ACT_CANCEL) {
 		unavailable(a, (enum tui_action)act->arg);
 		return;
@@ -288,8 +296,28 @@ tui_app_key(struct tui_app *a, const struct tui_key *k)
 		break;
 	case TUI_ACT_REJECT:
 	case TUI_ACT_APPLY:
+		tui_app_result_run(a, act.action);
+		tui_app_mark(a, TUI_DIRTY_ALL, true);
+		break;
 	case TUI_ACT_REVIEW:
-		unavailable(a, act.action);
+		tui_app_review_open(a);
+		break;
+	case TUI_ACT_TIMELINE:
+		tui_app_timeline_open(a);
+		break;
+	case TUI_ACT_VIEW_CLOSE:
+		tui_app_view_close(a);
+		break;
+	case TUI_ACT_VIEW_RELOAD:
+		tui_app_view_reload(a);
+		break;
+	case TUI_ACT_VIEW_MOVE:
+	case TUI_ACT_VIEW_TOP:
+	case TUI_ACT_VIEW_BOTTOM:
+	case TUI_ACT_HUNK_NEXT:
+	case TUI_ACT_FILE_NEXT:
+	case TUI_ACT_HUNK_TOGGLE:
+		tui_app_view_key(a, &act);
 		break;
 	case TUI_ACT_RESIZE:
 		a->want_resize = true;
@@ -305,4 +333,11 @@ tui_app_key(struct tui_app *a, const struct tui_key *k)
 	case TUI_ACT_COUNT:
 		break;
 	}
+	/* A view is open exactly while its mode (or a question from it) is. */
+	if (a->view != TUI_VIEW_NONE && !a->quit &&
+	    a->keys.mode != TUI_MODE_CONFIRM &&
+	    a->keys.mode != TUI_MODE_PREFIX &&
+	    a->keys.mode != (a->view == TUI_VIEW_REVIEW ? TUI_MODE_REVIEW :
+	    TUI_MODE_TIMELINE))
+		tui_app_view_close(a);
 }

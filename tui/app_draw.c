@@ -45,10 +45,12 @@ draw_list(struct tui_app *a)
 	struct tui_lease_row *rows;
 	int64_t now = lease_now_ms();
 	long sel = tui_app_focus_index(a);
+	char (*prog)[96];
 
 	if (tui_rect_empty(r))
 		return;
-	if ((rows = calloc(a->n ? a->n : 1, sizeof *rows)) == NULL)
+	if ((rows = calloc(a->n ? a->n : 1, sizeof *rows)) == NULL ||
+	    (prog = calloc(a->n ? a->n : 1, sizeof *prog)) == NULL)
 		tui_fatal("out of memory");
 	for (size_t i = 0; i < a->n; i++) {
 		const struct tui_session *s = a->s[i];
@@ -64,6 +66,9 @@ draw_list(struct tui_app *a)
 		    (now - s->rec.created_at) / 1000 : -1;
 		row->last_output = s->last_line != NULL ? s->last_line :
 		    s->rec.failed_reason;
+		/* a long step shows its progress, not a frozen row */
+		if (tui_app_progress(a, s, prog[i], sizeof prog[i]))
+			row->last_output = prog[i];
 		row->lost_reason = s->lost_reason;
 		row->unseen = s->rec.unseen || s->bell_badge;
 	}
@@ -71,6 +76,7 @@ draw_list(struct tui_app *a)
 	    a->list_top);
 	tui_draw_list(&a->draw, r, rows, a->n, sel < 0 ? (size_t)-1 :
 	    (size_t)sel, a->list_top);
+	free(prog);
 	free(rows);
 }
 
@@ -247,7 +253,25 @@ tui_app_frame(struct tui_app *a, const struct tui_redraw_set *set)
 	const struct tui_surface *sf = a->draw.surface;
 	unsigned what = set->what;
 	int first = set->pane_first, last = set->pane_last;
+	struct tui_rect body;
+	int w = 0, h = 0;
 
+	if (a->view != TUI_VIEW_NONE && what != 0) {
+		/* a view takes the body; the status line stays */
+		if (what & TUI_DIRTY_ALL) {
+			tui_app_relayout(a);
+			sf->ops->clear(sf->ud);
+		}
+		sf->ops->size(sf->ud, &w, &h);
+		body = (struct tui_rect){ 0, 0, w, h > 1 ? h - 1 : 0 };
+		tui_app_view_draw(a, &body);
+		draw_status(a);
+		if (a->help)
+			tui_draw_help(&a->draw, &a->lay.help, &a->keys);
+		sf->ops->set_cursor(sf->ud, 0, 0, false);
+		tui_curses_flush(a->cur);
+		return;
+	}
 	if (what & TUI_DIRTY_ALL) {
 		tui_app_relayout(a);
 		sf->ops->clear(sf->ud);

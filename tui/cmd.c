@@ -65,7 +65,8 @@ tui_wants_help(int argc, char **argv)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: corral [--help | --version] [COMMAND [ARGS...]]\n\n"
+	fprintf(f, "usage: corral [--help | --version] [--theme NAME] "
+		   "[COMMAND [ARGS...]]\n\n"
 		   "corral supervises coding agents: each on its own lease, in "
 		   "its own sandbox,\non its own PTY, watched live, with its "
 		   "result handed back as a patch.\nWith no command it opens "
@@ -87,13 +88,13 @@ tui_cmd_main(int argc, char **argv)
 	struct tui_ctx ctx;
 	int rc;
 
-	if (argc < 2) {
+	if (argc < 2 || strncmp(argv[1], "--theme", 7) == 0) {
 		/* `corral` alone: the console on every live lease (SPEC 11). */
 		if (tui_ctx_init(&ctx, argv[0]) < 0) {
 			fprintf(stderr, "corral: out of memory\n");
 			return TUI_EXIT_FAIL;
 		}
-		rc = tui_console_run(&ctx, NULL);
+		rc = tui_console_main(&ctx, argc, argv);
 		tui_ctx_free(&ctx);
 		return rc;
 	}

@@ -27,6 +27,8 @@ struct binding {
 
 #define N TUI_MODE_NORMAL
 #define S TUI_MODE_SCROLL
+#define RV TUI_MODE_REVIEW
+#define TL TUI_MODE_TIMELINE
 
 /* The console has the keyboard. Also reached through the prefix. */
 static const struct binding normal_table[] = {
@@ -62,7 +64,8 @@ static const struct binding normal_table[] = {
 	  .arg = TUI_ACT_REJECT, .next = TUI_MODE_CONFIRM },
 	{ .key = CH('a'), .action = TUI_ACT_CONFIRM_ASK,
 	  .arg = TUI_ACT_APPLY, .next = TUI_MODE_CONFIRM },
-	{ .key = CH('R'), .action = TUI_ACT_REVIEW, .next = N },
+	{ .key = CH('R'), .action = TUI_ACT_REVIEW, .next = RV },
+	{ .key = CH('t'), .action = TUI_ACT_TIMELINE, .next = TL },
 	{ .key = CTRL('l'), .action = TUI_ACT_REDRAW, .next = N },
 };
 
@@ -104,8 +107,140 @@ static const struct binding scroll_table[] = {
 	{ .key = CTRL('l'), .action = TUI_ACT_REDRAW, .next = S },
 };
 
+/* The review view (SPEC 7.4): the focused lease's result. */
+static const struct binding review_table[] = {
+	{ .key = CH('j'), .action = TUI_ACT_VIEW_MOVE, .arg = 1, .next = RV },
+	{ .key = SP(PTY_KEY_DOWN), .action = TUI_ACT_VIEW_MOVE, .arg = 1,
+	  .next = RV },
+	{ .key = CH('k'), .action = TUI_ACT_VIEW_MOVE, .arg = -1, .next = RV },
+	{ .key = SP(PTY_KEY_UP), .action = TUI_ACT_VIEW_MOVE, .arg = -1,
+	  .next = RV },
+	{ .key = SP(TUI_KEY_WHEEL_DOWN), .action = TUI_ACT_VIEW_MOVE,
+	  .arg = 3, .next = RV },
+	{ .key = SP(TUI_KEY_WHEEL_UP), .action = TUI_ACT_VIEW_MOVE,
+	  .arg = -3, .next = RV },
+	{ .key = SP(PTY_KEY_PAGEDOWN), .action = TUI_ACT_VIEW_MOVE, .arg = 1,
+	  .unit = TUI_SCROLL_PAGE, .next = RV },
+	{ .key = SP(PTY_KEY_PAGEUP), .action = TUI_ACT_VIEW_MOVE, .arg = -1,
+	  .unit = TUI_SCROLL_PAGE, .next = RV },
+	{ .key = CTRL('d'), .action = TUI_ACT_VIEW_MOVE, .arg = 1,
+	  .unit = TUI_SCROLL_HALF, .next = RV },
+	{ .key = CTRL('u'), .action = TUI_ACT_VIEW_MOVE, .arg = -1,
+	  .unit = TUI_SCROLL_HALF, .next = RV },
+	{ .key = CH('g'), .action = TUI_ACT_VIEW_TOP, .next = RV },
+	{ .key = SP(PTY_KEY_HOME), .action = TUI_ACT_VIEW_TOP, .next = RV },
+	{ .key = CH('G'), .action = TUI_ACT_VIEW_BOTTOM, .next = RV },
+	{ .key = SP(PTY_KEY_END), .action = TUI_ACT_VIEW_BOTTOM, .next = RV },
+	{ .key = CH('n'), .action = TUI_ACT_HUNK_NEXT, .arg = 1, .next = RV },
+	{ .key = CH('p'), .action = TUI_ACT_HUNK_NEXT, .arg = -1, .next = RV },
+	{ .key = CH(']'), .action = TUI_ACT_FILE_NEXT, .arg = 1, .next = RV },
+	{ .key = SP(PTY_KEY_TAB), .action = TUI_ACT_FILE_NEXT, .arg = 1,
+	  .next = RV },
+	{ .key = CH('['), .action = TUI_ACT_FILE_NEXT, .arg = -1, .next = RV },
+	{ .key = CH(' '), .action = TUI_ACT_HUNK_TOGGLE, .next = RV },
+	{ .key = CH('a'), .action = TUI_ACT_CONFIRM_ASK,
+	  .arg = TUI_ACT_APPLY, .next = TUI_MODE_CONFIRM },
+	{ .key = CH('r'), .action = TUI_ACT_CONFIRM_ASK,
+	  .arg = TUI_ACT_REJECT, .next = TUI_MODE_CONFIRM },
+	{ .key = CH('R'), .action = TUI_ACT_VIEW_RELOAD, .next = RV },
+	{ .key = CH('q'), .action = TUI_ACT_VIEW_CLOSE, .next = N },
+	{ .key = SP(PTY_KEY_ESCAPE), .action = TUI_ACT_VIEW_CLOSE, .next = N },
+	{ .key = CH('?'), .action = TUI_ACT_HELP, .next = RV },
+	{ .key = CTRL('l'), .action = TUI_ACT_REDRAW, .next = RV },
+};
+
+/* The timeline view: one row per lease (issue 9, the morning look). */
+static const struct binding timeline_table[] = {
+	{ .key = CH('j'), .action = TUI_ACT_SELECT_NEXT, .next = TL },
+	{ .key = SP(PTY_KEY_DOWN), .action = TUI_ACT_SELECT_NEXT, .next = TL },
+	{ .key = CH('k'), .action = TUI_ACT_SELECT_PREV, .next = TL },
+	{ .key = SP(PTY_KEY_UP), .action = TUI_ACT_SELECT_PREV, .next = TL },
+	{ .key = CH('g'), .action = TUI_ACT_SELECT_FIRST, .next = TL },
+	{ .key = CH('G'), .action = TUI_ACT_SELECT_LAST, .next = TL },
+	{ .key = CH('R'), .action = TUI_ACT_VIEW_RELOAD, .next = TL },
+	{ .key = CH('t'), .action = TUI_ACT_VIEW_CLOSE, .next = N },
+	{ .key = CH('q'), .action = TUI_ACT_VIEW_CLOSE, .next = N },
+	{ .key = SP(PTY_KEY_ESCAPE), .action = TUI_ACT_VIEW_CLOSE, .next = N },
+	{ .key = SP(PTY_KEY_ENTER), .action = TUI_ACT_VIEW_CLOSE, .next = N },
+	{ .key = CH('?'), .action = TUI_ACT_HELP, .next = TL },
+	{ .key = CTRL('l'), .action = TUI_ACT_REDRAW, .next = TL },
+};
+
+/* The mode a command leaves unchanged (resolved when it is bound). */
+#define STAY TUI_MODE_COUNT
+
+/*
+ * What the keymap file can bind (tmux's command names): each is one
+ * binding without its key. STAY keeps the mode the key was pressed in.
+ */
+static const struct {
+	const char *name;
+	struct binding b;
+} commands[] = {
+	{ "none", { .action = TUI_ACT_NONE, .next = STAY } },
+	{ "select-next", { .action = TUI_ACT_SELECT_NEXT, .next = STAY } },
+	{ "select-prev", { .action = TUI_ACT_SELECT_PREV, .next = STAY } },
+	{ "select-first", { .action = TUI_ACT_SELECT_FIRST, .next = STAY } },
+	{ "select-last", { .action = TUI_ACT_SELECT_LAST, .next = STAY } },
+	{ "type", { .action = TUI_ACT_TYPE_START, .next = TUI_MODE_TYPING } },
+	{ "quit", { .action = TUI_ACT_QUIT, .next = N } },
+	{ "detach", { .action = TUI_ACT_QUIT, .next = N } },
+	{ "help", { .action = TUI_ACT_HELP, .next = STAY } },
+	{ "dismiss", { .action = TUI_ACT_DISMISS, .next = STAY } },
+	{ "detail", { .action = TUI_ACT_DETAIL_TOGGLE, .next = STAY } },
+	{ "zoom", { .action = TUI_ACT_ZOOM_TOGGLE, .next = STAY } },
+	{ "scrollback", { .action = TUI_ACT_SCROLL, .arg = 0, .next = S } },
+	{ "scroll-up", { .action = TUI_ACT_SCROLL, .arg = 1, .next = S } },
+	{ "scroll-down", { .action = TUI_ACT_SCROLL, .arg = -1, .next = S } },
+	{ "scroll-page-up", { .action = TUI_ACT_SCROLL, .arg = 1,
+	  .unit = TUI_SCROLL_PAGE, .next = S } },
+	{ "scroll-page-down", { .action = TUI_ACT_SCROLL, .arg = -1,
+	  .unit = TUI_SCROLL_PAGE, .next = S } },
+	{ "scroll-top", { .action = TUI_ACT_SCROLL_TOP, .next = S } },
+	{ "scroll-bottom", { .action = TUI_ACT_SCROLL_BOTTOM, .next = S } },
+	{ "scroll-exit", { .action = TUI_ACT_SCROLL_EXIT, .next = N } },
+	{ "cancel", { .action = TUI_ACT_CONFIRM_ASK, .arg = TUI_ACT_CANCEL,
+	  .next = TUI_MODE_CONFIRM } },
+	{ "reject", { .action = TUI_ACT_CONFIRM_ASK, .arg = TUI_ACT_REJECT,
+	  .next = TUI_MODE_CONFIRM } },
+	{ "apply", { .action = TUI_ACT_CONFIRM_ASK, .arg = TUI_ACT_APPLY,
+	  .next = TUI_MODE_CONFIRM } },
+	{ "review", { .action = TUI_ACT_REVIEW, .next = RV } },
+	{ "timeline", { .action = TUI_ACT_TIMELINE, .next = TL } },
+	{ "redraw", { .action = TUI_ACT_REDRAW, .next = STAY } },
+	{ "close", { .action = TUI_ACT_VIEW_CLOSE, .next = N } },
+	{ "down", { .action = TUI_ACT_VIEW_MOVE, .arg = 1, .next = STAY } },
+	{ "up", { .action = TUI_ACT_VIEW_MOVE, .arg = -1, .next = STAY } },
+	{ "page-down", { .action = TUI_ACT_VIEW_MOVE, .arg = 1,
+	  .unit = TUI_SCROLL_PAGE, .next = STAY } },
+	{ "page-up", { .action = TUI_ACT_VIEW_MOVE, .arg = -1,
+	  .unit = TUI_SCROLL_PAGE, .next = STAY } },
+	{ "top", { .action = TUI_ACT_VIEW_TOP, .next = STAY } },
+	{ "bottom", { .action = TUI_ACT_VIEW_BOTTOM, .next = STAY } },
+	{ "hunk-next", { .action = TUI_ACT_HUNK_NEXT, .arg = 1,
+	  .next = STAY } },
+	{ "hunk-prev", { .action = TUI_ACT_HUNK_NEXT, .arg = -1,
+	  .next = STAY } },
+	{ "file-next", { .action = TUI_ACT_FILE_NEXT, .arg = 1,
+	  .next = STAY } },
+	{ "file-prev", { .action = TUI_ACT_FILE_NEXT, .arg = -1,
+	  .next = STAY } },
+	{ "toggle-hunk", { .action = TUI_ACT_HUNK_TOGGLE, .next = STAY } },
+	{ "reload", { .action = TUI_ACT_VIEW_RELOAD, .next = STAY } },
+};
+
+static const char *const table_names[TUI_TABLE_COUNT] = {
+	[TUI_TABLE_NORMAL] = "normal",
+	[TUI_TABLE_PREFIX] = "prefix",
+	[TUI_TABLE_SCROLL] = "scroll",
+	[TUI_TABLE_REVIEW] = "review",
+	[TUI_TABLE_TIMELINE] = "timeline",
+};
+
 #undef N
 #undef S
+#undef RV
+#undef TL
 
 static const struct tui_help_line help_lines[] = {
 	{ .keys = "j k Up Down", .what = "move the selection (never types)" },
@@ -119,8 +254,9 @@ static const struct tui_help_line help_lines[] = {
 	{ .keys = "d", .what = "detail panel" },
 	{ .keys = "z", .what = "zoom the pane" },
 	{ .keys = "x", .what = "cancel the selected lease (y/n)" },
-	{ .keys = "R", .what = "review its result" },
+	{ .keys = "R", .what = "review its result (diff, checks, receipt)" },
 	{ .keys = "a r", .what = "apply / reject its result (y/n)" },
+
 	{ .keys = "C-l", .what = "redraw" },
 	{ .keys = "?", .what = "this help" },
 	{ .keys = "q", .what = "quit (agents keep running)" },
@@ -128,6 +264,10 @@ static const struct tui_help_line help_lines[] = {
 	  .what = "detach (agents keep running)" },
 	{ .prefixed = true, .keys = "n p", .what = "next / previous lease" },
 	{ .prefixed = true, .keys = "[", .what = "browse scrollback" },
+	{ .keys = "t", .what = "timeline of every lease (blocked time)" },
+	{ .keys = "n p ] [", .what = "in review: next/prev hunk, file" },
+	{ .keys = "Space", .what = "in review: drop / keep the hunk" },
+	{ .keys = "q Esc", .what = "in review or timeline: close" },
 };
 
 static const char *const mode_names[TUI_MODE_COUNT] = {
@@ -136,6 +276,8 @@ static const char *const mode_names[TUI_MODE_COUNT] = {
 	[TUI_MODE_TYPING] = "TYPING",
 	[TUI_MODE_SCROLL] = "SCROLL",
 	[TUI_MODE_CONFIRM] = "CONFIRM",
+	[TUI_MODE_REVIEW] = "REVIEW",
+	[TUI_MODE_TIMELINE] = "TIMELINE",
 };
 
 static const char *const action_names[TUI_ACT_COUNT] = {
@@ -165,6 +307,15 @@ static const char *const action_names[TUI_ACT_COUNT] = {
 	[TUI_ACT_RESIZE] = "resize",
 	[TUI_ACT_REDRAW] = "redraw",
 	[TUI_ACT_CLICK] = "click",
+	[TUI_ACT_TIMELINE] = "timeline",
+	[TUI_ACT_VIEW_CLOSE] = "view-close",
+	[TUI_ACT_VIEW_MOVE] = "view-move",
+	[TUI_ACT_VIEW_TOP] = "view-top",
+	[TUI_ACT_VIEW_BOTTOM] = "view-bottom",
+	[TUI_ACT_HUNK_NEXT] = "hunk-next",
+	[TUI_ACT_FILE_NEXT] = "file-next",
+	[TUI_ACT_HUNK_TOGGLE] = "hunk-toggle",
+	[TUI_ACT_VIEW_RELOAD] = "view-reload",
 };
 
 /* Special key names, as tui_key_parse reads and tui_key_name writes. */
@@ -281,6 +432,60 @@ lookup(const struct binding *table, size_t n, const struct tui_key *key)
 
 #define LOOKUP(t, k) lookup((t), sizeof(t) / sizeof((t)[0]), (k))
 
+/*
+ * A user binding of key in table: true and *out (action NONE for an
+ * unbound key) or false when the user did not bind it.
+ */
+static bool
+lookup_user(const struct tui_keys *k, enum tui_table t,
+    const struct tui_key *key, enum tui_mode stay, struct binding *out)
+{
+	size_t i;
+
+	for (i = 0; i < k->nuser; i++) {
+		const struct tui_keys_user *u = &k->user[i];
+
+		if (u->table != t || !key_match(&u->key, key))
+			continue;
+		if (u->cmd < 0) {
+			memset(out, 0, sizeof *out);
+			out->action = TUI_ACT_NONE;
+			out->next = stay;
+		} else {
+			*out = commands[u->cmd].b;
+			if (out->next == STAY)
+				out->next = stay;
+		}
+		out->key = *key;
+		return true;
+	}
+	return false;
+}
+
+/* The binding of key in table, user bindings first; NULL for none. */
+static const struct binding *
+find(const struct tui_keys *k, enum tui_table t, const struct tui_key *key,
+    enum tui_mode stay, struct binding *tmp)
+{
+	if (lookup_user(k, t, key, stay, tmp))
+		return tmp->action == TUI_ACT_NONE ? NULL : tmp;
+	switch (t) {
+	case TUI_TABLE_NORMAL:
+		return LOOKUP(normal_table, key);
+	case TUI_TABLE_PREFIX:
+		return LOOKUP(prefix_table, key);
+	case TUI_TABLE_SCROLL:
+		return LOOKUP(scroll_table, key);
+	case TUI_TABLE_REVIEW:
+		return LOOKUP(review_table, key);
+	case TUI_TABLE_TIMELINE:
+		return LOOKUP(timeline_table, key);
+	case TUI_TABLE_COUNT:
+		break;
+	}
+	return NULL;
+}
+
 void
 tui_keys_init(struct tui_keys *k)
 {
@@ -289,6 +494,7 @@ tui_keys_init(struct tui_keys *k)
 	k->mode = TUI_MODE_NORMAL;
 	k->prefix_from = TUI_MODE_NORMAL;
 	k->scroll_from = TUI_MODE_NORMAL;
+	k->confirm_from = TUI_MODE_NORMAL;
 	k->pending = TUI_ACT_NONE;
 	k->prefix = tui_key_char('b', PTY_MOD_CTRL);
 }
@@ -335,6 +541,8 @@ apply(struct tui_keys *k, const struct binding *b, struct tui_act *out)
 	switch (b->action) {
 	case TUI_ACT_CONFIRM_ASK:
 		k->pending = (enum tui_action)b->arg;
+		k->confirm_from = k->mode == TUI_MODE_REVIEW ||
+		    k->mode == TUI_MODE_TIMELINE ? k->mode : TUI_MODE_NORMAL;
 		k->mode = TUI_MODE_CONFIRM;
 		return;
 	case TUI_ACT_SCROLL:
@@ -391,6 +599,7 @@ feed_prefix(struct tui_keys *k, const struct tui_key *key,
     struct tui_act *out)
 {
 	const struct binding *b;
+	struct binding tmp;
 
 	if (tui_key_eq(key, &k->prefix)) {
 		if (k->prefix_from == TUI_MODE_TYPING) {
@@ -407,8 +616,10 @@ feed_prefix(struct tui_keys *k, const struct tui_key *key,
 	}
 	/* from PREFIX every command, known or not, lands in NORMAL */
 	k->mode = TUI_MODE_NORMAL;
-	if ((b = LOOKUP(prefix_table, key)) == NULL)
-		b = LOOKUP(normal_table, key);
+	if ((b = find(k, TUI_TABLE_PREFIX, key, TUI_MODE_NORMAL, &tmp)) ==
+	    NULL && !lookup_user(k, TUI_TABLE_PREFIX, key, TUI_MODE_NORMAL,
+	    &tmp))
+		b = find(k, TUI_TABLE_NORMAL, key, TUI_MODE_NORMAL, &tmp);
 	if (b != NULL) {
 		apply(k, b, out);
 		return;
@@ -426,7 +637,8 @@ feed_confirm(struct tui_keys *k, const struct tui_key *key,
 	else
 		out->action = TUI_ACT_CONFIRM_NO;	/* anything else: no */
 	k->pending = TUI_ACT_NONE;
-	k->mode = TUI_MODE_NORMAL;
+	k->mode = k->confirm_from;
+	k->confirm_from = TUI_MODE_NORMAL;
 }
 
 enum tui_action
@@ -434,7 +646,9 @@ tui_keys_feed(struct tui_keys *k, const struct tui_key *key,
     struct tui_act *out)
 {
 	const struct binding *b;
+	struct binding tmp;
 	enum tui_mode before;
+	enum tui_table t;
 
 	assert(k != NULL && key != NULL && out != NULL);
 	memset(out, 0, sizeof *out);
@@ -454,6 +668,8 @@ tui_keys_feed(struct tui_keys *k, const struct tui_key *key,
 	case TUI_MODE_TYPING:
 	case TUI_MODE_NORMAL:
 	case TUI_MODE_SCROLL:
+	case TUI_MODE_REVIEW:
+	case TUI_MODE_TIMELINE:
 		if (tui_key_eq(key, &k->prefix)) {
 			k->prefix_from = k->mode;
 			k->mode = TUI_MODE_PREFIX;
@@ -469,8 +685,11 @@ tui_keys_feed(struct tui_keys *k, const struct tui_key *key,
 			out->key = *key;
 			break;
 		}
-		b = k->mode == TUI_MODE_NORMAL ? LOOKUP(normal_table, key) :
-		    LOOKUP(scroll_table, key);
+		t = k->mode == TUI_MODE_NORMAL ? TUI_TABLE_NORMAL :
+		    k->mode == TUI_MODE_SCROLL ? TUI_TABLE_SCROLL :
+		    k->mode == TUI_MODE_REVIEW ? TUI_TABLE_REVIEW :
+		    TUI_TABLE_TIMELINE;
+		b = find(k, t, key, k->mode, &tmp);
 		if (b != NULL)
 			apply(k, b, out);
 		break;
@@ -526,6 +745,14 @@ tui_keys_hints(const struct tui_keys *k, char *buf, size_t bufsz)
 	case TUI_MODE_CONFIRM:
 		n = snprintf(buf, bufsz, "y yes  any other key no");
 		break;
+	case TUI_MODE_REVIEW:
+		n = snprintf(buf, bufsz, "j/k move  n/p hunk  ]/[ file  Space "
+		    "drop/keep  a apply  r reject  q close");
+		break;
+	case TUI_MODE_TIMELINE:
+		n = snprintf(buf, bufsz, "j/k move  R reload  t/q close  ? "
+		    "help");
+		break;
 	case TUI_MODE_COUNT:
 		buf[0] = '\0';
 		break;
@@ -533,6 +760,85 @@ tui_keys_hints(const struct tui_keys *k, char *buf, size_t bufsz)
 	if (n < 0)
 		n = 0;
 	return (size_t)n < bufsz ? (size_t)n : bufsz - 1;
+}
+
+const char *
+tui_keys_table_name(enum tui_table t)
+{
+	if ((unsigned)t >= TUI_TABLE_COUNT)
+		return "?";
+	return table_names[t];
+}
+
+int
+tui_keys_table_from_name(const char *name)
+{
+	for (int i = 0; name != NULL && i < TUI_TABLE_COUNT; i++)
+		if (strcmp(name, table_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int
+tui_keys_command_find(const char *name)
+{
+	for (size_t i = 0; name != NULL && i < sizeof commands /
+	    sizeof commands[0]; i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *
+tui_keys_command_name(int cmd)
+{
+	if (cmd < 0 || (size_t)cmd >= sizeof commands / sizeof commands[0])
+		return "none";
+	return commands[cmd].name;
+}
+
+size_t
+tui_keys_command_count(void)
+{
+	return sizeof commands / sizeof commands[0];
+}
+
+int
+tui_keys_bind(struct tui_keys *k, enum tui_table t, const struct tui_key *key,
+    int cmd)
+{
+	struct tui_key probe;
+	size_t i;
+
+	assert(k != NULL);
+	if (key == NULL || (unsigned)t >= TUI_TABLE_COUNT || cmd < -1 ||
+	    cmd >= (int)tui_keys_command_count())
+		return -EINVAL;
+	/* the prefix always means the prefix (it is how typing stops) */
+	if (tui_key_eq(key, &k->prefix) || key->code == TUI_KEY_RESIZE)
+		return -EINVAL;
+	probe = *key;
+	for (i = 0; i < k->nuser; i++) {
+		if (k->user[i].table == t && key_match(&k->user[i].key,
+		    &probe)) {
+			k->user[i].cmd = cmd;
+			return 0;
+		}
+	}
+	if (k->nuser >= TUI_KEYS_USER_MAX)
+		return -ENOSPC;
+	k->user[k->nuser].table = t;
+	k->user[k->nuser].cmd = cmd;
+	k->user[k->nuser].key = probe;
+	k->nuser++;
+	return 0;
+}
+
+void
+tui_keys_unbind_all(struct tui_keys *k)
+{
+	assert(k != NULL);
+	k->nuser = 0;
 }
 
 const struct tui_help_line *

@@ -47,6 +47,15 @@ static const char *const el_names[TUI_EL_COUNT] = {
 	[TUI_EL_DETAIL_TITLE] = "detail.title",
 	[TUI_EL_HELP] = "help",
 	[TUI_EL_SCROLL] = "scroll",
+	[TUI_EL_REVIEW_TITLE] = "review.title",
+	[TUI_EL_REVIEW_WARN] = "review.warn",
+	[TUI_EL_REVIEW_GOOD] = "review.good",
+	[TUI_EL_REVIEW_BAD] = "review.bad",
+	[TUI_EL_DIFF_FILE] = "diff.file",
+	[TUI_EL_DIFF_HUNK] = "diff.hunk",
+	[TUI_EL_DIFF_ADD] = "diff.add",
+	[TUI_EL_DIFF_DEL] = "diff.del",
+	[TUI_EL_DIFF_DROPPED] = "diff.dropped",
 };
 
 /* The built-in dark theme; themes/default.theme says the same. */
@@ -86,6 +95,15 @@ static const struct tui_style defaults[TUI_EL_COUNT] = {
 	[TUI_EL_DETAIL_TITLE] = { DEF, DEF, PTY_ATTR_BOLD | UL },
 	[TUI_EL_HELP] = { IDX(BRIGHT + WHITE), IDX(BLUE), 0 },
 	[TUI_EL_SCROLL] = { IDX(BLACK), IDX(YELLOW), 0 },
+	[TUI_EL_REVIEW_TITLE] = { DEF, DEF, PTY_ATTR_BOLD },
+	[TUI_EL_REVIEW_WARN] = { IDX(YELLOW), DEF, 0 },
+	[TUI_EL_REVIEW_GOOD] = { IDX(GREEN), DEF, 0 },
+	[TUI_EL_REVIEW_BAD] = { IDX(BRIGHT + RED), DEF, PTY_ATTR_BOLD },
+	[TUI_EL_DIFF_FILE] = { DEF, DEF, PTY_ATTR_BOLD | UL },
+	[TUI_EL_DIFF_HUNK] = { IDX(CYAN), DEF, 0 },
+	[TUI_EL_DIFF_ADD] = { IDX(GREEN), DEF, 0 },
+	[TUI_EL_DIFF_DEL] = { IDX(RED), DEF, 0 },
+	[TUI_EL_DIFF_DROPPED] = { IDX(BRIGHT + BLACK), DEF, PTY_ATTR_STRIKE },
 };
 
 /* Without colour, what keeps each element visible (SPEC 4.6). */
@@ -111,6 +129,12 @@ static const uint16_t mono_attrs[TUI_EL_COUNT] = {
 	[TUI_EL_DETAIL_TITLE] = PTY_ATTR_BOLD,
 	[TUI_EL_HELP] = PTY_ATTR_REVERSE,
 	[TUI_EL_SCROLL] = PTY_ATTR_REVERSE,
+	[TUI_EL_REVIEW_TITLE] = PTY_ATTR_BOLD,
+	[TUI_EL_REVIEW_WARN] = PTY_ATTR_BOLD,
+	[TUI_EL_REVIEW_BAD] = PTY_ATTR_BOLD | PTY_ATTR_REVERSE,
+	[TUI_EL_DIFF_FILE] = PTY_ATTR_BOLD,
+	[TUI_EL_DIFF_HUNK] = PTY_ATTR_BOLD,
+	[TUI_EL_DIFF_DROPPED] = PTY_ATTR_STRIKE,
 };
 
 static const char *const color_names[8] = { "black", "red", "green",

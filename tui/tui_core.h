@@ -90,6 +90,8 @@ enum tui_mode {
 	TUI_MODE_TYPING,	/* keys go to the focused agent */
 	TUI_MODE_SCROLL,	/* browsing scrollback */
 	TUI_MODE_CONFIRM,	/* waiting for y/n */
+	TUI_MODE_REVIEW,	/* the review view of the focused lease */
+	TUI_MODE_TIMELINE,	/* the timeline of every lease */
 	TUI_MODE_COUNT
 };
 
@@ -120,6 +122,15 @@ enum tui_action {
 	TUI_ACT_RESIZE,		/* re-lay everything, resize the focused pane */
 	TUI_ACT_REDRAW,		/* C-l: full redraw */
 	TUI_ACT_CLICK,		/* act.key.x/y: select what is there */
+	TUI_ACT_TIMELINE,	/* open the timeline view */
+	TUI_ACT_VIEW_CLOSE,	/* leave the review or timeline view */
+	TUI_ACT_VIEW_MOVE,	/* move the view's cursor act.arg act.unit */
+	TUI_ACT_VIEW_TOP,
+	TUI_ACT_VIEW_BOTTOM,
+	TUI_ACT_HUNK_NEXT,	/* act.arg 1 or -1 */
+	TUI_ACT_FILE_NEXT,	/* act.arg 1 or -1 */
+	TUI_ACT_HUNK_TOGGLE,	/* drop or keep the hunk under the cursor */
+	TUI_ACT_VIEW_RELOAD,	/* load the view's data again */
 	TUI_ACT_COUNT
 };
 
@@ -139,14 +150,36 @@ struct tui_act {
 	bool mode_changed;
 };
 
+/* Binding tables (tmux's key tables): one per mode that reads keys. */
+enum tui_table {
+	TUI_TABLE_NORMAL,
+	TUI_TABLE_PREFIX,
+	TUI_TABLE_SCROLL,
+	TUI_TABLE_REVIEW,
+	TUI_TABLE_TIMELINE,
+	TUI_TABLE_COUNT
+};
+
+/* An operator's binding from the keymap file (tui_keys_bind). */
+struct tui_keys_user {
+	enum tui_table table;
+	int cmd;		/* index into the command table; -1: unbound */
+	struct tui_key key;
+};
+
+#define TUI_KEYS_USER_MAX 128
+
 /* The state machine. Fields may be read; change them through the API. */
 struct tui_keys {
 	enum tui_mode mode;
 	enum tui_mode prefix_from;	/* mode the prefix was pressed in */
 	enum tui_mode scroll_from;	/* mode SCROLL returns to */
+	enum tui_mode confirm_from;	/* mode CONFIRM returns to */
 	enum tui_action pending;	/* what CONFIRM will do on 'y' */
 	struct tui_key prefix;		/* default C-b */
 	bool pane_altscreen;	/* focused agent on the alternate screen */
+	struct tui_keys_user user[TUI_KEYS_USER_MAX];	/* win over defaults */
+	size_t nuser;
 };
 
 /* One line of the help overlay. */
@@ -177,6 +210,48 @@ const char *tui_keys_action_name(enum tui_action);
 size_t tui_keys_hints(const struct tui_keys *, char *buf, size_t bufsz);
 /* The help overlay's lines. */
 const struct tui_help_line *tui_keys_help(size_t *n);
+/* "normal", "prefix", "scroll", "review", "timeline" <-> enum tui_table. */
+const char *tui_keys_table_name(enum tui_table);
+int tui_keys_table_from_name(const char *);	/* enum tui_table or -1 */
+/* A bindable command's index by name ("apply", "hunk-next"...), or -1. */
+int tui_keys_command_find(const char *name);
+const char *tui_keys_command_name(int cmd);
+size_t tui_keys_command_count(void);
+/*
+ * Bind key in table to command cmd (tui_keys_command_find; -1 unbinds
+ * the key, a default included), replacing an earlier user binding of the
+ * same key. 0, -EINVAL (a bad table or command, or the prefix key) or
+ * -ENOSPC past TUI_KEYS_USER_MAX.
+ */
+int tui_keys_bind(struct tui_keys *, enum tui_table, const struct tui_key *,
+    int cmd);
+/* Drop every user binding (back to the defaults; the prefix stays). */
+void tui_keys_unbind_all(struct tui_keys *);
+
+/* ------------------------------------------------------------------ */
+/* keymap.c: the operator's keymap file (issue 9)                      */
+
+/*
+ * Parse a keymap file's text: lines "bind [-T TABLE] KEY COMMAND",
+ * "unbind [-T TABLE] KEY", "prefix KEY", '#' comments, blank lines.
+ * On success the bindings are added to *k (over the defaults) and 0 is
+ * returned; on the first malformed line nothing is changed, err holds
+ * "FILE:LINE: what" and -EINVAL is returned (the defaults stay).
+ */
+int tui_keymap_parse(struct tui_keys *k, const char *file, const char *text,
+    size_t len, char *err, size_t errsz);
+/*
+ * The keymap file: $XDG_CONFIG_HOME/corral/keys, else
+ * ~/.config/corral/keys. 0, -ENOENT or -ENAMETOOLONG.
+ */
+int tui_keymap_path(char *buf, size_t bufsz);
+/*
+ * Load and parse path (NULL: tui_keymap_path): 0 also when there is no
+ * file; -errno or -EINVAL with "FILE:LINE: what" in err, the defaults
+ * kept.
+ */
+int tui_keymap_load(struct tui_keys *k, const char *path, char *err,
+    size_t errsz);
 
 /* Key constructors and names. */
 struct tui_key tui_key_char(uint32_t cp, unsigned mods);
@@ -354,6 +429,15 @@ enum tui_el {
 	TUI_EL_DETAIL_TITLE,	/* detail.title */
 	TUI_EL_HELP,		/* help */
 	TUI_EL_SCROLL,		/* scroll: the scrollback position tag */
+	TUI_EL_REVIEW_TITLE,	/* review.title: section titles */
+	TUI_EL_REVIEW_WARN,	/* review.warn: flags, findings */
+	TUI_EL_REVIEW_GOOD,	/* review.good: a passing check */
+	TUI_EL_REVIEW_BAD,	/* review.bad: failing checks, stale */
+	TUI_EL_DIFF_FILE,	/* diff.file: a file header */
+	TUI_EL_DIFF_HUNK,	/* diff.hunk: a hunk header */
+	TUI_EL_DIFF_ADD,	/* diff.add */
+	TUI_EL_DIFF_DEL,	/* diff.del */
+	TUI_EL_DIFF_DROPPED,	/* diff.dropped: a hunk the reviewer dropped */
 	TUI_EL_COUNT
 };
 
@@ -518,6 +602,36 @@ void tui_draw_rule(const struct tui_draw *, const struct tui_rect *r,
 void tui_draw_help(const struct tui_draw *, const struct tui_rect *r,
     const struct tui_keys *);
 
+struct tui_review;
+struct tui_timeline;
+
+/*
+ * The review view (SPEC 7.4) in r: a title row, the lines from rv->top
+ * with the cursor line highlighted, dropped hunks marked "x" and dimmed;
+ * every text escaped. rv NULL: the message alone (loading, an error).
+ */
+void tui_draw_review(const struct tui_draw *, const struct tui_rect *r,
+    const struct tui_review *rv, const char *msg);
+
+/* One row of the timeline view. */
+struct tui_tl_row {
+	const char *id;
+	const char *name;	/* NULL: the id (untrusted) */
+	const char *state;	/* lease state word, or a long step */
+	bool selected;
+};
+
+/*
+ * The timeline view in r: a header naming the window [from_ms, to_ms),
+ * one row per lease with its name, a bar of activity letters coloured
+ * like the badges, and the time it spent blocked; then a legend.
+ */
+void tui_draw_timeline(const struct tui_draw *, const struct tui_rect *r,
+    const struct tui_timeline *tl, const struct tui_tl_row *rows,
+    size_t n, int64_t from_ms, int64_t to_ms, const char *msg);
+/* "1h02m", "3m05s", "12s", "0s" into buf (>= 16 bytes). */
+void tui_draw_duration(int64_t ms, char *buf, size_t bufsz);
+
 /* ------------------------------------------------------------------ */
 /* view.c: the console's view of leases and scrollback (pure)           */
 
@@ -602,5 +716,147 @@ const char *tui_view_mode_label(const struct lease_record *);
 size_t tui_view_detail(const struct lease_record *, const char *title,
     const char *lost, struct tui_kv *kv, size_t max, char *buf,
     size_t bufsz);
+
+/* ------------------------------------------------------------------ */
+/* review.c: the review view's model (SPEC 7.4), pure                  */
+
+/* What a line of the review view is, for its colour. */
+enum tui_rv_kind {
+	TUI_RV_TEXT,		/* plain */
+	TUI_RV_TITLE,		/* a section title */
+	TUI_RV_WARN,		/* flags, findings, stale */
+	TUI_RV_GOOD,		/* a passing check */
+	TUI_RV_BAD,		/* a failing check */
+	TUI_RV_FILE,		/* a file header of the diff */
+	TUI_RV_HUNK,		/* a hunk header */
+	TUI_RV_ADD,		/* '+' line */
+	TUI_RV_DEL,		/* '-' line */
+	TUI_RV_CTX,		/* context line */
+	TUI_RV_META,		/* "\ No newline", dim text */
+	TUI_RV_COUNT
+};
+
+struct tui_rv_line {
+	enum tui_rv_kind kind;
+	int file;		/* index into files, -1: none */
+	int hunk;		/* index into that file's hunks, -1: none */
+	char *text;		/* untrusted, raw: drawing escapes it */
+};
+
+struct tui_rv_file {
+	char *id;		/* "DIGEST8:F" */
+	char *path;		/* untrusted */
+	bool whole;		/* added, deleted or binary: only whole */
+	bool keep;		/* whole files and files without hunks */
+	size_t line;		/* its header line */
+	size_t nhunks;
+	bool *hkeep;		/* per hunk */
+	size_t *hline;		/* per hunk: its header line */
+	char **hid;		/* per hunk: "DIGEST8:F:H" */
+};
+
+#define TUI_REVIEW_LINES_MAX 200000	/* lines held at most */
+#define TUI_REVIEW_TEXT_MAX 1024	/* bytes kept of one line */
+
+struct tui_review {
+	char id[32];		/* the lease */
+	char digest8[9];	/* first 8 hex digits of the patch digest */
+	char state[32];		/* its lease state */
+	bool ready;		/* result_ready, reviewed, not stale */
+	bool truncated;		/* over TUI_REVIEW_LINES_MAX */
+	struct tui_rv_line *lines;
+	size_t n, cap;
+	struct tui_rv_file *files;
+	size_t nfiles;
+	size_t cur, top;	/* cursor line, first line shown */
+};
+
+void tui_review_init(struct tui_review *);
+void tui_review_free(struct tui_review *);
+/*
+ * Build the view from `corral review --json`'s document (text, len).
+ * Every hunk starts kept. Returns 0, -EINVAL (not a review document:
+ * err says why) or -ENOMEM. *rv is reset first.
+ */
+int tui_review_parse(struct tui_review *rv, const char *text, size_t len,
+    char *err, size_t errsz);
+/* Move the cursor by delta lines, clamped. */
+void tui_review_move(struct tui_review *, long delta);
+/* Cursor to the next (dir 1) or previous (-1) hunk or file header. */
+void tui_review_next_hunk(struct tui_review *, int dir);
+void tui_review_next_file(struct tui_review *, int dir);
+/*
+ * Drop or keep what the cursor is on: the hunk (a line of it or its
+ * header), or the whole file on its header or when it can only be taken
+ * whole. Returns false when the cursor is on no hunk or file.
+ */
+bool tui_review_toggle(struct tui_review *);
+/* Whether line i belongs to something dropped. */
+bool tui_review_line_dropped(const struct tui_review *, size_t i);
+/* Hunks (or whole files) kept and in total. */
+void tui_review_counts(const struct tui_review *, size_t *kept,
+    size_t *total);
+/*
+ * The --hunks LIST for `corral apply` (docs/results.md: "D:F" for a file
+ * kept whole, "D:F:H" for kept hunks of a partly kept file) into buf:
+ * 0 with buf "" when everything is kept (no --hunks needed), 1 with the
+ * list, -ENOENT when nothing is kept, -ENOSPC when buf is too small.
+ */
+int tui_review_hunks(const struct tui_review *, char *buf, size_t bufsz);
+/* Keep the cursor in view in height rows (sets top). */
+void tui_review_scroll(struct tui_review *, int height);
+
+/* ------------------------------------------------------------------ */
+/* timeline.c: the morning look (issue 9), pure                        */
+
+#define TUI_TIMELINE_MAX_LEASES 256
+#define TUI_TIMELINE_MAX_SPANS 4096	/* state changes kept per lease */
+
+/* One lease's activity over time. */
+struct tui_tl_lease {
+	char id[32];
+	size_t n, cap;
+	int64_t *at;		/* ms, ascending */
+	uint8_t *state;		/* enum tui_activity from at[i] on */
+	int64_t first_ms;	/* its first event */
+	bool ended;		/* the lease reached a final state */
+	int64_t end_ms;
+};
+
+struct tui_timeline {
+	struct tui_tl_lease *l;
+	size_t n, cap;
+	int64_t oldest_ms;
+};
+
+void tui_timeline_init(struct tui_timeline *);
+void tui_timeline_free(struct tui_timeline *);
+/*
+ * Add one line of `corral events --json` (an object with id, at, kind,
+ * to): activity rows become state changes, a lease row into a final
+ * state ends the lease's bar. Lines that are not such rows are ignored
+ * (0); -ENOMEM; -E2BIG past the caps.
+ */
+int tui_timeline_add_json(struct tui_timeline *, const char *line,
+    size_t len);
+/* Add one state change (tests and the JSON reader). */
+int tui_timeline_add(struct tui_timeline *, const char *id, int64_t at_ms,
+    enum tui_activity);
+void tui_timeline_end(struct tui_timeline *, const char *id, int64_t at_ms);
+const struct tui_tl_lease *tui_timeline_find(const struct tui_timeline *,
+    const char *id);
+/*
+ * The activity shown in each of ncols equal buckets of [from_ms, to_ms):
+ * the state that held longest in the bucket, blocked and failed winning
+ * ties and any blocked moment showing (it is what the operator must
+ * see); TUI_ACTIVITY_UNKNOWN where the lease did not exist or had ended.
+ */
+void tui_timeline_bucket(const struct tui_tl_lease *, int64_t from_ms,
+    int64_t to_ms, uint8_t *cols, int ncols);
+/* Milliseconds spent blocked (waiting on the operator) up to now_ms. */
+int64_t tui_timeline_blocked_ms(const struct tui_tl_lease *, int64_t now_ms);
+/* Milliseconds in state a up to now_ms. */
+int64_t tui_timeline_state_ms(const struct tui_tl_lease *,
+    enum tui_activity, int64_t now_ms);
 
 #endif /* CORRAL_TUI_CORE_H */

@@ -133,8 +133,23 @@ struct tui_session {
 	int sent_rows, sent_cols;	/* last RESIZE asked for */
 };
 
+/* A view that takes the body of the screen (SPEC 4.3, issue 9). */
+enum tui_view {
+	TUI_VIEW_NONE,
+	TUI_VIEW_REVIEW,	/* the focused lease's result (SPEC 7.4) */
+	TUI_VIEW_TIMELINE,	/* every lease's activity over time */
+};
+
+struct tui_job;
+
+/* Console options from the command line (corral [--theme NAME]). */
+struct tui_console_opts {
+	const char *theme;	/* NULL: config, $CORRAL_THEME, default */
+};
+
 struct tui_app {
 	struct tui_ctx *ctx;
+	const struct tui_console_opts *opts;
 	uv_loop_t loop;
 	struct tui_curses *cur;
 	struct tui_theme theme;
@@ -172,6 +187,18 @@ struct tui_app {
 	unsigned journal_burst;		/* fast re-reads after an fs event */
 	bool want_journal, want_resize, started, quit;
 	unsigned empty_reads;		/* readable but no key: hung up? */
+	/* the review and timeline views (app_view.c) */
+	enum tui_view view;
+	struct tui_review rv;
+	char rv_id[LEASE_ID_LEN + 1];	/* lease the review is of */
+	bool rv_have, rv_loading;
+	char rv_err[256];
+	struct tui_timeline tl;
+	bool tl_have, tl_loading;
+	char tl_err[256];
+	int64_t tl_now;			/* when it was loaded (ms) */
+	struct tui_job *jobs;		/* commands the console runs */
+	char theme_path[512];		/* the theme file in use, "" built-in */
 };
 
 /* app.c */
@@ -205,6 +232,36 @@ void tui_app_frame(struct tui_app *, const struct tui_redraw_set *);
 
 /* app_act.c: what keys do */
 void tui_app_key(struct tui_app *, const struct tui_key *);
+
+/* app_view.c: the review and timeline views, and the commands they run */
+/* Open the review of the focused lease (spawns `corral review --json`). */
+void tui_app_review_open(struct tui_app *);
+/* Open the timeline (spawns `corral events --since 12h --json`). */
+void tui_app_timeline_open(struct tui_app *);
+void tui_app_view_close(struct tui_app *);
+void tui_app_view_reload(struct tui_app *);
+/* A view key: move, hunk/file, toggle. */
+void tui_app_view_key(struct tui_app *, const struct tui_act *);
+/* The confirmation question for apply/reject; false if refused. */
+bool tui_app_result_ask(struct tui_app *, enum tui_action);
+/* Confirmed: run `corral apply ID [--hunks LIST]` or `corral reject ID`. */
+void tui_app_result_run(struct tui_app *, enum tui_action);
+/*
+ * A lease's long step for its list row ("applying... 12s",
+ * "provisioning... 3s", "running checks... 40s"); false when none.
+ */
+bool tui_app_progress(struct tui_app *, const struct tui_session *,
+    char *buf, size_t bufsz);
+/* Draw the open view into r. */
+void tui_app_view_draw(struct tui_app *, const struct tui_rect *r);
+/* Stop reading from running commands (they run on); free the views. */
+void tui_app_view_stop(struct tui_app *);
+
+/* Run the console with options (cmd_attach.c, cmd.c). */
+int tui_console_run_opts(struct tui_ctx *, const char *focus_id,
+    const struct tui_console_opts *);
+/* `corral [--theme NAME]`: parse the console's options, then run it. */
+int tui_console_main(struct tui_ctx *, int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
 /* cmd_attach.c: `corral attach ID` (and `corral` alone: the console)  */

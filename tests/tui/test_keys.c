@@ -343,6 +343,16 @@ START_TEST(test_keys_confirm)
 	feed(&k, ch('a'), &a);
 	ck_assert_int_eq(feed(&k, ch('y'), &a), TUI_ACT_APPLY);
 	ck_assert_int_eq(feed(&k, ch('R'), &a), TUI_ACT_REVIEW);
+	ck_assert_int_eq(k.mode, TUI_MODE_REVIEW);
+	/* a question asked in the review view returns there */
+	ck_assert_int_eq(feed(&k, ch('a'), &a), TUI_ACT_CONFIRM_ASK);
+	ck_assert_int_eq(k.mode, TUI_MODE_CONFIRM);
+	ck_assert_int_eq(feed(&k, ch('n'), &a), TUI_ACT_CONFIRM_NO);
+	ck_assert_int_eq(k.mode, TUI_MODE_REVIEW);
+	ck_assert_int_eq(feed(&k, ch('r'), &a), TUI_ACT_CONFIRM_ASK);
+	ck_assert_int_eq(feed(&k, ch('y'), &a), TUI_ACT_REJECT);
+	ck_assert_int_eq(k.mode, TUI_MODE_REVIEW);
+	ck_assert_int_eq(feed(&k, ch('q'), &a), TUI_ACT_VIEW_CLOSE);
 	ck_assert_int_eq(k.mode, TUI_MODE_NORMAL);
 }
 END_TEST
