@@ -562,8 +562,9 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	git_reference *r = NULL;
 	git_repository *repo;
 	git_oid tip, cm;
-	char commit[41], parent[41], why[512];
+	char commit[41], parent[41], why[512], sha[65], *patch = NULL;
 	const char *reviewed;
+	size_t plen = 0;
 	int rc;
 
 	assert(s != NULL && out != NULL);
@@ -613,6 +614,15 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 		rc = refuse(&c, LEASE_EUNREVIEWED, "not_reviewed", NULL);
 		goto out;
 	}
+	/* The stored patch and manifest are what the reviewer read. */
+	if ((rc = lease__result_load_manifest(&c)) < 0 ||
+	    (rc = lease__result_load_patch(&c, &patch, &plen, sha)) < 0) {
+		if (rc == LEASE_ETAMPERED || rc == -EINVAL)
+			rc = refuse(&c, rc, "tampered", NULL);
+		goto out;
+	}
+	free(patch);
+	patch = NULL;
 	if ((rc = lease__result_stale(&c, commit, why, sizeof why)) < 0) {
 		if (rc == LEASE_ESTALE) {
 			lease__store_msg(s, "lease %s: %s; apply integrates "
@@ -686,6 +696,7 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	snprintf(out->to, sizeof out->to, "%s", commit);
 	rc = applied(&c, out, "fast-forward", opts);
 out:
+	free(patch);
 	git_reference_free(r);
 	lease__rctx_close(&c);
 	return rc;

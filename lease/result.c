@@ -1287,6 +1287,7 @@ int
 lease__result_load_manifest(struct lease__rctx *c)
 {
 	char *path = rpath(c, "manifest.json"), *text = NULL;
+	const char *want;
 	size_t len = 0;
 	int rc;
 
@@ -1302,10 +1303,20 @@ lease__result_load_manifest(struct lease__rctx *c)
 	c->m = NULL;
 	rc = lease_manifest_parse(text, len, &c->m);
 	free(text);
-	if (rc < 0)
+	if (rc < 0) {
 		lease__store_msg(c->s, "%s/manifest.json is malformed",
 		    c->rdir);
-	return rc;
+		return rc;
+	}
+	/* it must describe the patch the result recorded */
+	want = json_string_value(json_object_get(json_object_get(c->result,
+	    "patch"), "sha256"));
+	if (want != NULL && strcmp(want, c->m->patch_sha256) != 0) {
+		lease__store_msg(c->s, "%s/manifest.json does not match the "
+		    "digest the result recorded", c->rdir);
+		return LEASE_ETAMPERED;
+	}
+	return 0;
 }
 
 int

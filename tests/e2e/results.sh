@@ -249,4 +249,89 @@ check "beta: receipt 'applied' with the target" jq_eq "$(js "$BETA")" \
 	'[.receipts[] | select(.kind=="applied")] | length' 1
 check "beta: worktree and workspace removed" test ! -e "$WT/$BETA" -a ! -e "$CORRAL_STATE_DIR/leases/$BETA/work"
 check "the operator's checkout, index and main are byte-identical" test "$BEFORE" = "$(hash_checkout)"
+
+# --- an advanced target: back to review, re-verified (SPEC 7.6) -----------------------
+# branch NAME FILE TEXT: a new branch from main with one commit writing FILE
+# (plumbing only: the operator's checkout and index are not touched).
+branch() {
+	local b t c
+	b=$(printf '%s\n' "$3" | git -C "$REPO" hash-object -w --stdin)
+	GIT_INDEX_FILE=$TMP/idx git -C "$REPO" read-tree main
+	GIT_INDEX_FILE=$TMP/idx git -C "$REPO" update-index --add --cacheinfo "100644,$b,$2"
+	t=$(GIT_INDEX_FILE=$TMP/idx git -C "$REPO" write-tree)
+	c=$(git -C "$REPO" commit-tree "$t" -p main -m "$1")
+	git -C "$REPO" branch "$1" "$c"
+}
+branch side side.txt side
+SIDE=$(tip side)
+old=$(js $GAMMA | jq -r .result.commit)
+out=$("$CORRAL" apply "$GAMMA" --into side 2>&1); rc=$?
+check "advanced target: apply exits 1 (exit $rc)" test "$rc" -eq 1
+check "... and says to review again" grep -q "re-verified on top of it.*review it again" <<<"$out"
+check "... side did not move" test "$(tip side)" = "$SIDE"
+j=$(js $GAMMA)
+check "... a new result commit on top of the target, unreviewed" jq_eq "$j" \
+	'"\(.lease_state) \(.result.via) \(.result.parent) \(.result.reviewed)"' "result_ready rebased $SIDE null"
+check "... corral/<id> and the review worktree moved to it" bash -c \
+	"test '$(tip "corral/$GAMMA")' = '$(jq -r .result.commit <<<"$j")' -a '$(tip "corral/$GAMMA")' != '$old' &&
+	 test \"\$(git -C '$WT/$GAMMA' rev-parse HEAD)\" = '$(tip "corral/$GAMMA")' && test -f '$WT/$GAMMA/side.txt'"
+check "... the old commit is in the history" jq_eq "$j" \
+	"[.result.history[] | select(.commit==\"$old\")] | length" 1
+check "... a result_rebased receipt" jq_eq "$j" '[.receipts[] | select(.kind=="result_rebased")] | length' 1
+out=$("$CORRAL" apply "$GAMMA" --into side 2>&1); rc=$?
+check "... apply again without review is refused (exit $rc)" test "$rc" -ne 0
+"$CORRAL" review "$GAMMA" >/dev/null 2>&1
+check "... reviewed, it applies" "$CORRAL" apply "$GAMMA" --into side
+check "... side has both changes" bash -c \
+	"git -C '$REPO' show side:side.txt | grep -qx side && git -C '$REPO' show side:c.txt | grep -qx gamma"
+
+# A target that advanced with a conflicting change: refused, nothing changes.
+branch conf nums.txt "$(seq 1 40 | sed 5s/.*/V/)"
+CONF=$(tip conf)
+old=$(js $CONFL | jq -r .result.commit)
+out=$("$CORRAL" apply "$CONFL" --into conf 2>&1); rc=$?
+check "conflicting target: refused (exit $rc)" test "$rc" -eq 1
+check "... no longer applies" grep -q "no longer applies" <<<"$out"
+check "... nothing changed" test "$(tip conf)" = "$CONF" -a "$(tip "corral/$CONFL")" = "$old" -a \
+	"$(js $CONFL | jq -r .result.commit)" = "$old"
+check "... receipt apply_refused no_longer_applies" jq_eq "$(js $CONFL)" \
+	'[.receipts[] | select(.kind=="apply_refused") | .fields.reason] | last' no_longer_applies
+
+# --- a review worktree edited after review: apply refuses (SPEC 7.6) -----------------
+echo edited >>"$WT/$DELTA/e.txt"
+REL=$(tip release)
+out=$("$CORRAL" apply "$DELTA" --into release 2>&1); rc=$?
+check "edited review worktree: apply refused (exit $rc)" test "$rc" -ne 0
+check "... changed after review, naming the file" grep -q "changed after review (e.txt)" <<<"$out"
+check "... release did not move" test "$(tip release)" = "$REL"
+check "... receipt apply_refused stale" jq_eq "$(js $DELTA)" \
+	'[.receipts[] | select(.kind=="apply_refused") | .fields.reason] | last' stale
+
+# --- --hunks: a new commit of the selected hunks, verified, then applied ------------------
+D=$("$CORRAL" review "$HUNKS" --json | jq -r .hunk_digest)
+check "hunks: two hunks in nums.txt" grep -q "\[$D:1:2\]" "$TMP/review.$HUNKS"
+git -C "$REPO" branch rel2 main
+old=$(js $HUNKS | jq -r .result.commit)
+out=$("$CORRAL" apply "$HUNKS" --into rel2 --hunks "$D:1:2" 2>&1); rc=$?
+check "hunks: apply --hunks $D:1:2 (exit $rc)" test "$rc" -eq 0
+check "hunks: rel2 has the second hunk only" bash -c \
+	"git -C '$REPO' show rel2:nums.txt | sed -n '1p;40p' | tr '\n' ' ' | grep -qx '1 FORTY '"
+check "hunks: a new commit (via hunks), the old one in the history" jq_eq "$(js $HUNKS)" \
+	"\"\(.lease_state) \(.result.via) \(.result.commit != \"$old\") \(.result.commit == \"$(tip rel2)\")\"" \
+	"applied hunks true true"
+check "hunks: a stale digest is refused" bash -c \
+	"! '$CORRAL' apply '$TAMPER' --into rel2 --hunks 00000000:1:1"
+
+# --- a tampered patch: a named error, nothing applied (SPEC 9.4) ------------------------
+P=$CORRAL_STATE_DIR/leases/$TAMPER/result/patch
+check "tamper: the patch is stored in the lease's result directory" test -s "$P"
+truncate -s -3 "$P"
+git -C "$REPO" branch rel3 main
+for cmd in "review $TAMPER" "apply $TAMPER --into rel3" "apply $TAMPER --into rel3 --hunks $(js $TAMPER | jq -r .result.patch.sha256 | cut -c1-8):1"; do
+	out=$("$CORRAL" $cmd 2>&1); rc=$?
+	check "truncated patch: corral ${cmd%% *} refuses (exit $rc)" test "$rc" -ne 0
+	check "... naming the digest mismatch" grep -q "does not match the digest" <<<"$out"
+done
+check "tamper: rel3 did not move" test "$(tip rel3)" = "$BASE"
+check "tamper: still result_ready, not applied" jq_eq "$(js $TAMPER)" .lease_state result_ready
 finish

@@ -937,6 +937,63 @@ START_TEST(test_result_reject_callback)
 END_TEST
 
 /* A holder that moved to result_ready itself still gets its result. */
+/* A tampered patch or manifest: a named refusal, nothing applied (SPEC 9.4). */
+START_TEST(test_result_tampered)
+{
+	char id[LEASE_ID_LEN + 1], tip0[41], tip[41];
+	char *rdir, *patch, *man, *out, *text, *hex;
+	struct lease_record r;
+	size_t len;
+	int status;
+
+	make_branch("side");
+	branch_tip("side", tip0);
+	new_lease(id, NULL);
+	agent_write(id, "README", "tampered later\n");
+	finish_ok(id);
+	corral_ok("review %s", id);
+	rdir = lease_path_result(state, id);
+	patch = lt_fmt("%s/%s", rdir, "patch");
+	man = lt_fmt("%s/%s", rdir, "manifest.json");
+	text = cu_read_file(patch, &len);
+	ck_assert_ptr_nonnull(text);
+	/* truncated */
+	ck_assert_int_eq(truncate(patch, (off_t)len - 3), 0);
+	out = corral(&status, "apply %s --into side", id);
+	ck_assert_int_eq(status, 1);
+	ck_assert_ptr_nonnull(strstr(out, "patch does not match the digest"));
+	free(out);
+	out = corral(&status, "review %s", id);
+	ck_assert_int_ne(status, 0);
+	ck_assert_ptr_nonnull(strstr(out, "patch does not match the digest"));
+	free(out);
+	branch_tip("side", tip);
+	ck_assert_str_eq(tip, tip0);
+	/* restored; then the manifest is rewritten */
+	ck_assert_int_eq(cu_write_file(patch, text, len), 0);
+	free(text);
+	text = cu_read_file(man, &len);
+	ck_assert_ptr_nonnull(text);
+	hex = strstr(text, "\"sha256\": \"");	/* the patch's, first */
+	ck_assert_ptr_nonnull(hex);
+	hex[11] = hex[11] == '0' ? '1' : '0';
+	ck_assert_int_eq(cu_write_file(man, text, len), 0);
+	out = corral(&status, "apply %s --into side", id);
+	ck_assert_int_eq(status, 1);
+	ck_assert_ptr_nonnull(strstr(out, "manifest.json"));
+	free(out);
+	branch_tip("side", tip);
+	ck_assert_str_eq(tip, tip0);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+	free(text);
+	free(man);
+	free(patch);
+	free(rdir);
+}
+END_TEST
+
 START_TEST(test_result_ready_without_result)
 {
 	char id[LEASE_ID_LEN + 1];
@@ -991,6 +1048,7 @@ result_suite(void)
 	tcase_add_test(tc, test_result_no_longer_applies);
 	tcase_add_test(tc, test_result_checked_out_in_worktree);
 	tcase_add_test(tc, test_result_hunks);
+	tcase_add_test(tc, test_result_tampered);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Results");
