@@ -334,4 +334,35 @@ for cmd in "review $TAMPER" "apply $TAMPER --into rel3" "apply $TAMPER --into re
 done
 check "tamper: rel3 did not move" test "$(tip rel3)" = "$BASE"
 check "tamper: still result_ready, not applied" jq_eq "$(js $TAMPER)" .lease_state result_ready
+
+# --- reject the rest; after reconcile nothing of any lease is left (SPEC 10.6) ----------
+for id in $SHAPES $MANY $SPARSE $SWAP $ESCS $DELTA $CONFL $TAMPER; do
+	"$CORRAL" reject "$id" >/dev/null 2>&1 || fail "reject $(js $id | jq -r .name)"
+done
+out=$("$CORRAL" reconcile 2>&1); rc=$?
+check "reconcile (exit $rc)" test "$rc" -eq 0
+gone=0
+for id in $ALL; do
+	n=$(js $id | jq -r .name)
+	j=$(js $id)
+	if jq -e '.cleanup == "confirmed" and (.lease_state == "applied" or
+	    .lease_state == "rejected" or .lease_state == "failed")' >/dev/null <<<"$j" &&
+	    [ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$id" 2>/dev/null)" ] &&
+	    ! grep -qF "$id" /proc/self/mountinfo &&
+	    [ -z "$(pgrep -f "__holder --id $id")" ] &&
+	    ! grep -qlx "$id" /run/corral/uids/slot-*/owner 2>/dev/null &&
+	    [ ! -e "$WT/$id" ] && [ ! -e "$CORRAL_STATE_DIR/leases/$id/work" ] &&
+	    [ ! -e "$CORRAL_STATE_DIR/leases/$id/work.img" ] &&
+	    { [ -s "$CORRAL_STATE_DIR/leases/$id/result/manifest.json" ] ||
+	      [ -s "$CORRAL_STATE_DIR/leases/$id/result/reasons.json" ]; } &&
+	    jq -e '.receipt.verified' >/dev/null <<<"$j"; then
+		gone=$((gone + 1))
+	else
+		fail "$n: left: $(jq -c '[.lease_state, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
+	fi
+done
+check "all 12 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 12
+check "no live lease is listed" jq_eq "$("$CORRAL" ls --json)" length 0
+check "the operator's checkout, index and main are still byte-identical" test "$BEFORE" = "$(hash_checkout)"
+echo "# results.sh took $(( $(date +%s) - T0 ))s"
 finish
