@@ -23,6 +23,7 @@
 
 #include "pty/pty.h"
 #include "pty/pty_holder_int.h"
+#include "sandbox-adapters/sbx.h"
 
 uint64_t
 pty__holder_now_ms(void)
@@ -115,6 +116,16 @@ coalesce_check_cb(uv_check_t *ck)
 	h->wake_bytes = 0;
 }
 
+/* Output past the scrubber (or all of it): the screen and transcript. */
+static void
+output_clean(const char *buf, size_t len, void *ud)
+{
+	struct holder *h = ud;
+
+	pty_screen_feed(h->screen, buf, len);
+	transcript_write(h, buf, len);
+}
+
 static void
 on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 {
@@ -124,8 +135,11 @@ on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 	pty__holder_detect_output(h, len);
 	if (h->clients != NULL)
 		pty__holder_summary_changed(h);
-	pty_screen_feed(h->screen, buf, len);
-	transcript_write(h, buf, len);
+	/* A minted credential never reaches the screen or transcript. */
+	if (h->scrub != NULL)
+		sbx_scrub_feed(h->scrub, buf, len, output_clean, h);
+	else
+		output_clean(buf, len, h);
 	if (h->clients != NULL)
 		pty__holder_schedule_flush(h, false);
 	else
@@ -163,6 +177,8 @@ agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 	(void)p;
 	h->state = PTY_RUN_EXITED;
 	h->wstatus = wstatus;
+	if (h->scrub != NULL)
+		sbx_scrub_flush(h->scrub, output_clean, h);
 	if (WIFEXITED(wstatus))
 		h->exit_code = WEXITSTATUS(wstatus);
 	else
@@ -188,8 +204,46 @@ agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 		pty_wire_end(&h->wb, st);
 		pty__holder_client_send(c, &h->wb);
 	}
+	if (h->held)
+		return;		/* pty_holder_finished stops it */
 	h->stopping = true;
 	pty__holder_maybe_stop(h);
+}
+
+void
+pty_holder_egress(struct pty_holder *ph, unsigned inflight)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_EGRESS };
+
+	if (ph == NULL || ph->h == NULL || ph->h->det == NULL)
+		return;
+	ev.inflight = inflight;
+	pty__holder_detect_event(ph->h, &ev);
+}
+
+void
+pty_holder_hold(struct pty_holder *ph, const char *phase)
+{
+	if (ph == NULL || ph->h == NULL)
+		return;
+	ph->h->held = true;
+	snprintf(ph->h->phase, sizeof ph->h->phase, "%s", phase ? phase :
+	    "finishing");
+}
+
+void
+pty_holder_finished(struct pty_holder *ph)
+{
+	struct holder *h;
+
+	if (ph == NULL || (h = ph->h) == NULL || !h->held)
+		return;
+	h->held = false;
+	h->phase[0] = '\0';
+	if (h->state == PTY_RUN_EXITED) {
+		h->stopping = true;
+		pty__holder_maybe_stop(h);
+	}
 }
 
 /* SPEC 5.5: SIGINT, then SIGTERM, then SIGKILL, with bounded waits. */
@@ -204,13 +258,21 @@ pty__holder_cancel_step(struct holder *h)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGKILL };
 	static const char *const names[] = { "SIGINT", "SIGTERM", "SIGKILL" };
-	int n;
+	const struct pty_holder_hooks *k = &h->o->hooks;
+	const char *via = "session";
+	int n = -1;
 
 	if (h->state == PTY_RUN_EXITED || h->cancel_step >= 3)
 		return;
-	n = pty_proc_signal(h->proc, sigs[h->cancel_step]);
-	pty__holder_event(h, "cancel", "sent %s to %d target(s) at %llu",
-	    names[h->cancel_step], n, (unsigned long long)pty__holder_now_ms());
+	/* A sandbox's agent first, sparing its supervisor (SPEC 5.5). */
+	if (sigs[h->cancel_step] != SIGKILL && k->signal_agent != NULL &&
+	    (n = k->signal_agent(sigs[h->cancel_step], k->ud)) >= 0)
+		via = "sandbox";
+	if (n < 0)
+		n = pty_proc_signal(h->proc, sigs[h->cancel_step]);
+	pty__holder_event(h, "cancel", "sent %s to %d target(s) (%s) at %llu",
+	    names[h->cancel_step], n, via,
+	    (unsigned long long)pty__holder_now_ms());
 	h->cancel_step++;
 	if (h->cancel_step < 3)
 		uv_timer_start(&h->cancel_timer, cancel_timer_cb,
@@ -227,10 +289,24 @@ close_all_cb(uv_handle_t *hd, void *arg)
 		uv_close(hd, NULL);
 }
 
+/* The caller's handles go first (hooks.closing), once. */
+static void
+closing_hook(struct holder *h)
+{
+	if (h->closed_hook)
+		return;
+	h->closed_hook = true;
+	h->self.h = NULL;
+	if (h->o->hooks.closing != NULL)
+		h->o->hooks.closing(h->o->hooks.ud);
+}
+
 static void
 stop_now(struct holder *h)
 {
 	struct hclient *c, *next;
+
+	closing_hook(h);
 
 	for (c = h->clients; c != NULL; c = next) {
 		next = c->next;
@@ -315,6 +391,7 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	    o->plan == NULL)
 		return -EINVAL;
 	memset(&h, 0, sizeof h);
+	h.self.h = &h;
 	h.loop = loop;
 	h.o = o;
 	h.transcript_fd = -1;
@@ -332,6 +409,13 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	if ((rc = pty_screen_new(&h.screen, o->rows, o->cols,
 		 o->sb_lines)) < 0) {
 		ready(o->ready_fd, "err screen: %s\n", pty_strerror(rc));
+		return rc;
+	}
+	if (o->redact != NULL && o->redact[0] != '\0' &&
+	    (h.scrub = sbx_scrub_new(o->redact)) == NULL) {
+		rc = -ENOMEM;
+		ready(o->ready_fd, "err scrubber: %s\n", strerror(ENOMEM));
+		pty_screen_free(h.screen);
 		return rc;
 	}
 	pty_screen_set_output(h.screen, on_screen_output, &h);
@@ -385,6 +469,8 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	}
 	h.child = pty_proc_pid(h.proc);
 	h.state = PTY_RUN_RUNNING;
+	if (o->hooks.running != NULL)
+		o->hooks.running(&h.self, o->hooks.ud);
 	if (o->hooks.started != NULL)
 		o->hooks.started(h.child, o->hooks.ud);
 	ready(o->ready_fd, "ok %d\n", (int)h.child);
@@ -409,9 +495,11 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	pty__holder_detect_free(&h);
 	pty_screen_free(h.screen);
 	pty_wbuf_free(&h.wb);
+	sbx_scrub_free(h.scrub);
 	return h.exit_code;
 early:
 	unlink("holder.sock");
+	closing_hook(&h);
 	uv_walk(loop, close_all_cb, NULL);
 	uv_run(loop, UV_RUN_DEFAULT);
 	if (h.transcript_fd >= 0)
@@ -419,5 +507,6 @@ early:
 	pty__holder_detect_free(&h);
 	pty_screen_free(h.screen);
 	pty_wbuf_free(&h.wb);
+	sbx_scrub_free(h.scrub);
 	return rc < 0 ? rc : -EIO;
 }

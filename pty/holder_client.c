@@ -178,6 +178,9 @@ status_json(struct holder *h, bool facts)
 	    h->state == PTY_RUN_EXITED ? json_integer(h->wstatus) :
 					 json_null());
 	json_object_set_new(j, "cancelled", json_boolean(h->cancelled));
+	/* After the exit, while the result and teardown run (SPEC 7). */
+	json_object_set_new(j, "phase", h->held ? json_string(h->phase) :
+						  json_null());
 	json_object_set_new(j, "rows", json_integer(rows));
 	json_object_set_new(j, "cols", json_integer(cols));
 	json_object_set_new(j, "title",

@@ -479,8 +479,16 @@ int pty_facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
 /* ------------------------------------------------------------------ */
 /* holder.c: the per-lease holder process (SPEC 2)                      */
 
+/* The running holder, handed to hooks.running (opaque). */
+struct pty_holder;
+
 /* What the composition root learns from a holder, through callbacks. */
 struct pty_holder_hooks {
+	/*
+	 * The agent was spawned: h stays valid until hooks.closing (for
+	 * pty_holder_egress). Called before started.
+	 */
+	void (*running)(struct pty_holder *h, void *ud);
 	void (*started)(pid_t child, void *ud);
 	void (*exited)(int64_t wstatus, bool cancelled, void *ud);
 	void (*event)(const char *kind, const char *detail, void *ud);
@@ -489,6 +497,20 @@ struct pty_holder_hooks {
 	/* The activity changed (SPEC 5.2): state name, deciding signal. */
 	void (*activity)(const char *state, const char *signal,
 	    const char *detail, void *ud);
+	/*
+	 * Cancellation's SIGINT and SIGTERM (SPEC 5.5) to the agent, or NULL
+	 * for the PTY's process groups and session. A sandbox sends them
+	 * through its cgroup, sparing its own supervisor processes, so the
+	 * agent gets to exit gracefully; the final SIGKILL always goes to
+	 * everything. Returns the count signalled, or negative to fall back.
+	 */
+	int (*signal_agent)(int sig, void *ud);
+	/*
+	 * The holder is about to close every handle on its loop: close the
+	 * caller's own handles on it now (uv_close; their callbacks still
+	 * run). After this the pty_holder of hooks.running is gone.
+	 */
+	void (*closing)(void *ud);
 	void *ud;
 };
 
@@ -507,6 +529,12 @@ struct pty_holder_opts {
 	unsigned cancel_wait_ms; /* each escalation step (SPEC 5.5) */
 	const struct pty_rules *rules; /* agent screen rules, or NULL */
 	const char *agent;	/* --agent NAME: skip identification */
+	/*
+	 * A secret (the lease's minted credential, SPEC 8.5) replaced by
+	 * "[REDACTED]" in the agent's output before the screen model and
+	 * the transcript see it; NULL: none. Borrowed for the run.
+	 */
+	const char *redact;
 	struct pty_holder_hooks hooks;
 };
 
@@ -516,6 +544,21 @@ struct pty_holder_opts {
  * holder process's own exit, or a negative error before the child started.
  */
 int pty_holder_run(struct uv_loop_s *loop, const struct pty_holder_opts *);
+/*
+ * The lease's egress proxy has inflight model requests in flight now: the
+ * detector's EGRESS signal (SPEC 5.3). Between hooks.running and
+ * hooks.closing only.
+ */
+void pty_holder_egress(struct pty_holder *, unsigned inflight);
+/*
+ * Once the agent has exited, keep serving status with phase (e.g.
+ * "finishing") until pty_holder_finished: the composition root's result
+ * and teardown run while clients still see a live holder. Call from
+ * hooks.exited; pty_holder_finished (on the loop's thread) lets the
+ * holder stop.
+ */
+void pty_holder_hold(struct pty_holder *, const char *phase);
+void pty_holder_finished(struct pty_holder *);
 
 /* ------------------------------------------------------------------ */
 /* client.c: blocking client of a holder socket (for one-shot commands) */

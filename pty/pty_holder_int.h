@@ -29,7 +29,15 @@ struct hclient {
 	size_t queued;
 };
 
+struct holder;
+
+/* The public handle of a running holder (pty_holder_egress...). */
+struct pty_holder {
+	struct holder *h;
+};
+
 struct holder {
+	struct pty_holder self;
 	uv_loop_t *loop;
 	const struct pty_holder_opts *o;
 	struct pty_screen *screen;
@@ -70,6 +78,12 @@ struct holder {
 	char **det_rows;	/* row text buffers, det_nrows of them */
 	int det_nrows;
 	struct pty_detect_result det_res;
+	/* the secret scrubbed from output (opts.redact), or NULL */
+	struct sbx_scrub *scrub;
+	/* hold after the exit (pty_holder_hold): serving, phase shown */
+	bool held;
+	bool closed_hook;
+	char phase[32];
 };
 
 

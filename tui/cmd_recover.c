@@ -185,6 +185,9 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 		if (rep->v[i].kind == LEASE_FIND_HOLDER_LOST)
 			stop_lost(c, rep->v[i].id);
 	}
+	/* A dead holder's minted credential: revoked now (SPEC 8.5). */
+	if (!dry)
+		tui_sbx_cred_reconcile(c);
 	if (c->json) {
 		tui_print_json(lease_report_json(rep));
 	} else {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +27,9 @@
 
 #define MONITOR_MS 200
 #define LIMIT_KILL_MS 3000
+/* The proxy socket, in the holder's private runtime tmpfs. */
+#define EGRESS_DIR TUI_SBX_RT_DIR "/egress"
+#define EGRESS_SOCK EGRESS_DIR "/proxy.sock"
 
 extern char **environ;
 
@@ -57,6 +61,19 @@ struct tui_holder_sbx {
 	uv_write_t wr;
 	struct pty_wbuf wb;
 	bool pipe_open;
+	/* egress (SPEC 8.2): the lease's auditing proxy on the holder loop */
+	bool egress;
+	const char **allow;	/* NULL-terminated view of pol->net_allow */
+	const char *test_hosts;	/* sbx_proxy_test_env(): never a policy */
+	struct sbx_proxy *px;
+	bool px_closing, px_closed;
+	struct pty_holder *ph;	/* for the detector's EGRESS signal */
+	unsigned long long egress_denied;
+	/* the minted credential (SPEC 8.5) */
+	struct tui_sbx_cred_cfg ccfg;
+	struct sbx_cred *cred;
+	char *dir;		/* the lease directory */
+	bool revoked;
 };
 
 static void
@@ -169,6 +186,74 @@ load_policy(struct tui_holder_sbx *h, char *err, size_t errsz)
 	return rc;
 }
 
+/* ---- the credential (SPEC 8.5) --------------------------------------------- */
+
+/*
+ * The operator's mint hook, if configured: one credential for this lease,
+ * in the 0600 file of the lease directory; the receipt gets only its
+ * fingerprint, scope, lifetime, expiry and cap.
+ */
+static int
+mint(struct tui_holder_sbx *h, char *err, size_t errsz)
+{
+	char why[512];
+	int rc;
+
+	if ((rc = tui_sbx_cred_load(&h->ccfg, why, sizeof why)) < 0) {
+		snprintf(err, errsz, "credentials: %s", why);
+		return rc;
+	}
+	if (h->ccfg.cfg.mint == NULL)
+		return 0;
+	/* A credential left by an earlier holder of this lease goes first. */
+	if (sbx_cred_present(h->dir) && (rc = sbx_cred_revoke(&h->ccfg.cfg,
+	    h->id, h->dir, why, sizeof why)) < 0) {
+		snprintf(err, errsz, "credential revoke: %s", why);
+		return rc;
+	}
+	if ((rc = sbx_cred_mint(&h->ccfg.cfg, h->id, h->dir,
+	    h->pol->limits.wall_time, &h->cred, why, sizeof why)) < 0) {
+		snprintf(err, errsz, "credential mint: %s", why);
+		receipt(h, "credential_minted", json_pack("{s:b, s:s}", "ok",
+		    0, "error", why));
+		return rc;
+	}
+	receipt(h, "credential_minted", json_pack("{s:b, s:s, s:s, s:s, "
+	    "s:s, s:I, s:I}", "ok", 1, "fingerprint", h->cred->fingerprint,
+	    "variable", h->cred->variable, "scope", h->cred->scope,
+	    "spend_cap", h->cred->spend_cap, "lifetime_s",
+	    (json_int_t)h->cred->lifetime_s, "expires",
+	    (json_int_t)h->cred->expires));
+	return 0;
+}
+
+/* Every exit path (SPEC 8.5): the revoke hook, once, with a receipt. */
+static void
+cred_revoke(struct tui_holder_sbx *h)
+{
+	char why[512] = "";
+	int rc;
+
+	if (h->revoked || h->dir == NULL || h->ccfg.cfg.mint == NULL)
+		return;
+	h->revoked = true;
+	if (!sbx_cred_present(h->dir))
+		return;
+	rc = sbx_cred_revoke(&h->ccfg.cfg, h->id, h->dir, why, sizeof why);
+	receipt(h, "credential_revoked", json_pack("{s:b, s:s, s:s?, s:s?}",
+	    "ok", rc == 0, "by", "holder", "fingerprint", h->cred != NULL ?
+	    h->cred->fingerprint : NULL, "error", rc == 0 ? NULL : why));
+	if (rc < 0)
+		fprintf(stderr, "corral holder %s: credential revoke: %s "
+		    "(reconcile retries)\n", h->id, why);
+}
+
+const char *
+tui_holder_sbx_secret(const struct tui_holder_sbx *h)
+{
+	return h != NULL && h->cred != NULL ? h->cred->value : NULL;
+}
+
 int
 tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
     struct tui_holder_sbx **out, struct sbx_plan **plan, char *err,
@@ -190,6 +275,11 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 	*out = h;
 	if ((rc = from_journal(h, err, errsz)) < 0 ||
 	    (rc = load_policy(h, err, errsz)) < 0)
+		return rc;
+	if ((h->dir = tui_lease_dir(c, id)) == NULL)
+		return -ENOMEM;
+	h->egress = h->pol->nnet_allow > 0 || h->pol->loopback_port != 0;
+	if ((rc = mint(h, err, errsz)) < 0)
 		return rc;
 	if ((h->ws = lease_path_workspace(c->state_dir, id)) == NULL)
 		return -ENOMEM;
@@ -236,8 +326,27 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 		snprintf(err, errsz, "sandbox plan: %s", sbx_strerror(rc));
 		return rc;
 	}
-	if ((rc = sbx_cgroup_plan(h->cg, *plan)) < 0 ||
-	    (rc = sbx_plan_open_data(*plan)) < 0) {
+	if ((rc = sbx_cgroup_plan(h->cg, *plan)) < 0) {
+		snprintf(err, errsz, "sandbox plan: %s", sbx_strerror(rc));
+		return rc;
+	}
+	/*
+	 * The proxy's socket lives in the holder's private runtime tmpfs,
+	 * so no other lease (each has its own) can even see it.
+	 */
+	if (h->egress && ((mkdir(EGRESS_DIR, 0755) < 0 && errno != EEXIST) ||
+	    (rc = sbx_egress_plan_add(*plan, EGRESS_SOCK,
+	    h->pol->loopback_port)) < 0)) {
+		if (rc == 0)
+			rc = -errno;
+		snprintf(err, errsz, "egress plan: %s", sbx_strerror(rc));
+		return rc;
+	}
+	if (h->cred != NULL && (rc = sbx_cred_plan_add(*plan, h->cred)) < 0) {
+		snprintf(err, errsz, "credential plan: %s", sbx_strerror(rc));
+		return rc;
+	}
+	if ((rc = sbx_plan_open_data(*plan)) < 0) {
 		snprintf(err, errsz, "sandbox plan: %s", sbx_strerror(rc));
 		return rc;
 	}
@@ -277,7 +386,8 @@ hit(struct tui_holder_sbx *h, const char *limit, const char *detail)
 		json_object_set_new(j, "cpu_usage_ns",
 		    json_integer((json_int_t)f.cpu_usage_ns));
 	}
-	receipt(h, "limit_hit", j);
+	receipt(h, strcmp(limit, "hermeticity_violation") == 0 ?
+	    "hermeticity_violation" : "limit_hit", j);
 	/* Atomic: freeze, kill, thaw (SANDBOX.md 3.6); the agent exits. */
 	if ((rc = sbx_cgroup_teardown(h->cg, LIMIT_KILL_MS)) < 0)
 		fprintf(stderr, "corral holder %s: limit kill: %s\n", h->id,
@@ -352,8 +462,160 @@ monitor_cb(uv_timer_t *t)
 	}
 }
 
+/* ---- egress (SPEC 8.2, 8.7) ------------------------------------------------- */
+
+/* Every decision of the proxy: one receipt line; a denial ends the lease. */
+static void
+egress_event(const struct sbx_proxy_event *e, void *ud)
+{
+	struct tui_holder_sbx *h = ud;
+	bool denied = e->verdict == SBX_PROXY_DENY &&
+	    sbx_egress_reason_denies(e->reason);
+	bool record = h->pol->on_egress == SBX_EGRESS_RECORD;
+	char d[512];
+	json_t *j;
+
+	j = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:i, s:s, s:b}",
+	    "verdict", sbx_proxy_verdict_name(e->verdict), "reason",
+	    sbx_egress_reason_name(e->reason), "conn", (json_int_t)e->conn,
+	    "method", e->method, "target", e->target, "host", e->host,
+	    "port", (int)e->port, "address", e->address, "test_override",
+	    e->test_override);
+	if (j != NULL && e->verdict == SBX_PROXY_CLOSE) {
+		json_object_set_new(j, "bytes_up",
+		    json_integer((json_int_t)e->bytes_up));
+		json_object_set_new(j, "bytes_down",
+		    json_integer((json_int_t)e->bytes_down));
+		json_object_set_new(j, "ms", json_integer((json_int_t)e->ms));
+	}
+	if (j != NULL && denied)
+		json_object_set_new(j, "action", json_string(record ?
+		    "recorded" : "lease ended"));
+	receipt(h, "egress", j);
+	if (!denied)
+		return;
+	h->egress_denied++;
+	if (record)
+		return;
+	snprintf(d, sizeof d, "egress outside the allowlist: %s %s (%s)",
+	    e->method, e->target, sbx_egress_reason_name(e->reason));
+	hit(h, "hermeticity_violation", d);
+}
+
+static void
+egress_inflight(unsigned n, void *ud)
+{
+	struct tui_holder_sbx *h = ud;
+
+	if (h->ph != NULL)
+		pty_holder_egress(h->ph, n);
+}
+
+static int
+egress_start(struct tui_holder_sbx *h, char *err, size_t errsz)
+{
+	struct sbx_proxy_opts o;
+	json_t *allow;
+	int rc;
+
+	if ((h->allow = calloc(h->pol->nnet_allow + 1, sizeof *h->allow)) ==
+	    NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->pol->nnet_allow; i++)
+		h->allow[i] = h->pol->net_allow[i];
+	/* The test override comes from the environment only, never a
+	 * policy, and shows in the receipt (and in `corral doctor`). */
+	h->test_hosts = sbx_proxy_test_env();
+	memset(&o, 0, sizeof o);
+	o.sock_path = EGRESS_SOCK;
+	o.uid = h->uid;
+	o.gid = h->gid;
+	o.allow = h->allow;
+	o.loopback_port = h->pol->loopback_port;
+	o.loopback_name = o.loopback_port != 0 ? "localhost" : NULL;
+	o.test_hosts = h->test_hosts;
+	o.event = egress_event;
+	o.inflight = egress_inflight;
+	o.ud = h;
+	o.redact = tui_holder_sbx_secret(h);
+	allow = json_array();
+	for (size_t i = 0; allow != NULL && i < h->pol->nnet_allow; i++)
+		json_array_append_new(allow, json_string(h->allow[i]));
+	if ((rc = sbx_proxy_start(h->loop, &o, &h->px)) < 0) {
+		snprintf(err, errsz, "egress proxy: %s", sbx_strerror(rc));
+		json_decref(allow);
+		h->px = NULL;
+		return rc;
+	}
+	receipt(h, "egress_proxy", json_pack("{s:s, s:o?, s:i, s:s, s:s?}",
+	    "socket", SBX_EGRESS_SOCK, "allow", allow, "loopback_port",
+	    (int)h->pol->loopback_port, "on_egress_violation",
+	    h->pol->on_egress == SBX_EGRESS_RECORD ? "record" : "fail",
+	    "test_override", h->test_hosts));
+	return 0;
+}
+
+static void
+egress_closed(void *ud)
+{
+	struct tui_holder_sbx *h = ud;
+
+	h->px = NULL;
+	h->px_closed = true;
+}
+
 void
-tui_holder_sbx_start(struct tui_holder_sbx *h, uv_loop_t *loop)
+tui_holder_sbx_running(struct tui_holder_sbx *h, struct pty_holder *ph)
+{
+	if (h != NULL)
+		h->ph = ph;
+}
+
+void
+tui_holder_sbx_closing(struct tui_holder_sbx *h)
+{
+	if (h == NULL)
+		return;
+	h->ph = NULL;
+	if (h->px != NULL && !h->px_closing) {
+		struct sbx_proxy_stats st;
+
+		sbx_proxy_stats(h->px, &st);
+		receipt(h, "egress_summary", json_pack("{s:I, s:I, s:I, s:I}",
+		    "connections", (json_int_t)st.total, "allowed",
+		    (json_int_t)st.allowed, "denied", (json_int_t)st.denied,
+		    "bytes", (json_int_t)st.bytes));
+		h->px_closing = true;
+		sbx_proxy_close(h->px, egress_closed, h);
+	}
+	if (h->timers && !uv_is_closing((uv_handle_t *)&h->wall)) {
+		uv_close((uv_handle_t *)&h->wall, NULL);
+		uv_close((uv_handle_t *)&h->monitor, NULL);
+	}
+}
+
+void
+tui_holder_sbx_drain(struct tui_holder_sbx *h, uv_loop_t *loop)
+{
+	if (h == NULL)
+		return;
+	tui_holder_sbx_closing(h);
+	while (h->px_closing && !h->px_closed &&
+	    uv_run(loop, UV_RUN_ONCE) != 0)
+		;
+	uv_run(loop, UV_RUN_NOWAIT);
+}
+
+int
+tui_holder_sbx_signal(struct tui_holder_sbx *h, int sig)
+{
+	/* Spares bwrap and corral-sbx-init: the agent exits on its own. */
+	return sbx_cgroup_signal(h->cg, sig);
+}
+
+int
+tui_holder_sbx_start(struct tui_holder_sbx *h, uv_loop_t *loop, char *err,
+    size_t errsz)
 {
 	h->loop = loop;
 	uv_timer_init(loop, &h->wall);
@@ -364,6 +626,7 @@ tui_holder_sbx_start(struct tui_holder_sbx *h, uv_loop_t *loop)
 		uv_timer_start(&h->wall, wall_cb,
 		    h->pol->limits.wall_time * 1000ull, 0);
 	uv_timer_start(&h->monitor, monitor_cb, MONITOR_MS, MONITOR_MS);
+	return h->egress ? egress_start(h, err, errsz) : 0;
 }
 
 void
@@ -380,10 +643,12 @@ const char *
 tui_holder_sbx_exit_reason(struct tui_holder_sbx *h, int wstatus)
 {
 	static const char *const names[] = { "wall_time", "memory", "pids",
-		"disk", "output", "cpu_time", "file_size" };
+		"disk", "output", "cpu_time", "file_size",
+		"hermeticity_violation" };
 	static const char *const reasons[] = { "limit_wall_time",
 		"limit_memory", "limit_pids", "limit_disk", "limit_output",
-		"limit_cpu_time", "limit_file_size" };
+		"limit_cpu_time", "limit_file_size",
+		"hermeticity_violation" };
 
 	int sig = 0;
 
@@ -534,6 +799,8 @@ tui_holder_sbx_finish(struct tui_holder_sbx *h)
 	if (rc < 0)
 		fprintf(stderr, "corral holder %s: teardown: %s\n", h->id,
 		    err);
+	/* Nothing of the lease runs any more: the credential goes. */
+	cred_revoke(h);
 	return rc;
 }
 
@@ -542,6 +809,11 @@ tui_holder_sbx_free(struct tui_holder_sbx *h)
 {
 	if (h == NULL)
 		return;
+	cred_revoke(h);
+	sbx_cred_free(h->cred);
+	tui_sbx_cred_clear(&h->ccfg);
+	free(h->allow);
+	free(h->dir);
 	sbx_policy_free(h->pol);
 	sbx_cgroup_free(h->cg);
 	sbx_strv_free(h->env);
