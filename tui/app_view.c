@@ -334,6 +334,19 @@ events_loaded(struct tui_app *a, struct tui_job *j)
 		}
 		a->tl_have = true;
 		a->tl_err[0] = '\0';
+		/* names of leases the list does not show: one short read each */
+		for (size_t i = 0; i < a->tl.n; i++) {
+			struct lease_record rec;
+
+			if (tui_app_find(a, a->tl.l[i].id) != NULL)
+				continue;
+			memset(&rec, 0, sizeof rec);
+			if (lease_store_get(a->ctx->store, a->tl.l[i].id,
+			    &rec) == 0 && rec.name != NULL)
+				snprintf(a->tl.l[i].name, sizeof a->tl.l[i].name,
+				    "%s", rec.name);
+			lease_record_clear(&rec);
+		}
 	}
 	tui_app_mark(a, TUI_DIRTY_ALL, false);
 }
@@ -343,9 +356,22 @@ result_done(struct tui_app *a, struct tui_job *j)
 {
 	char text[200];
 	bool ok = j->exited && j->status == 0 && j->term_signal == 0;
+	const char *hint, *nl;
 
 	job_text(j, !ok, text, sizeof text);
-	if (ok)
+	hint = j->ebuf != NULL && j->elen < JOB_ERR_MAX ? j->ebuf : NULL;
+	if (hint != NULL) {
+		j->ebuf[j->elen] = '\0';
+		hint = strstr(hint, "\n  cd ");
+	}
+	if (!ok && hint != NULL) {
+		/* SPEC 7.6: the merge the owner can run where it is out */
+		nl = strchr(hint + 3, '\n');
+		tui_app_message(a, true, "checked out; run there: %.*s",
+		    (int)(nl ?
+		    nl - hint - 3 : (long)strlen(hint + 3)), hint + 3);
+		tui_app_log(a, "apply %s refused: %s", j->id, text);
+	} else if (ok)
 		tui_app_message(a, false, "%s", text[0] ? text : "done");
 	else
 		tui_app_message(a, true, "%s %s failed: %s", j->kind ==
@@ -713,6 +739,7 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 		if (tui_app_find(a, a->tl.l[i].id) != NULL)
 			continue;
 		rows[n].id = a->tl.l[i].id;
+		rows[n].name = a->tl.l[i].name;
 		rows[n].state = a->tl.l[i].ended ? "ended" : "";
 		n++;
 	}

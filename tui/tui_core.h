@@ -815,6 +815,7 @@ void tui_review_scroll(struct tui_review *, int height);
 /* One lease's activity over time. */
 struct tui_tl_lease {
 	char id[32];
+	char name[64];		/* set by the caller; "" when unknown */
 	size_t n, cap;
 	int64_t *at;		/* ms, ascending */
 	uint8_t *state;		/* enum tui_activity from at[i] on */
