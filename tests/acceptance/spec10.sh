@@ -11,6 +11,7 @@
 # results and history remain.
 set -u
 . "$(dirname "$0")/../e2e/lib.bash"
+. "$(dirname "$0")/host.bash"
 export LC_ALL=C.UTF-8
 
 [ "$(id -u)" = 0 ] || { echo "spec10.sh needs root (bwrap leases)"; exit 1; }
@@ -24,19 +25,6 @@ t() { tmux -L "$TS" "$@"; }
 LISTENER=
 trap 't kill-server 2>/dev/null; [ -n "$LISTENER" ] && kill "$LISTENER" 2>/dev/null; cleanup' EXIT
 T0=$(date +%s)
-
-js() { "$CORRAL" show "$1" --json; }
-field() { js "$1" | jq -r "$2"; }
-poll() {	# poll CMD...: up to 30 s
-	local i
-	for i in $(seq 150); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
-no_holder() { [ -z "$(pgrep -f "__holder --id $1")" ]; }
-has_receipt() { js "$1" | jq -e --arg k "$2" '[.receipts[].kind] | index($k)' >/dev/null; }
 
 # --- the host: a checkout with an uncommitted canary, secrets in corral's
 # environment, a listener on every host address --------------------------------
@@ -268,9 +256,13 @@ check "10.2: no canary in either transcript" leaks "$CORRAL_STATE_DIR/leases/$A/
 	"$CORRAL_STATE_DIR/leases/$B/transcript"
 check "10.2: the host listener saw no connection" test ! -s "$TMP/listener.log"
 check "10.2: the agents' own attempts failed" bash -c "grep -c 'rc=0' '$WA/evidence-writer-a.txt' | grep -qx 0"
-if grep -q '^HTTPS_PROXY=' "$WA/evidence-writer-a.txt"; then
-	check "10.2: the proxy's refusals are in the receipt" bash -c \
-		"'$CORRAL' show $A --json | jq -e '[.receipts[] | select(.kind | test(\"egress\"))] | length > 0'"
+if has_receipt "$A" egress_proxy || grep -q '^HTTPS_PROXY=' "$WA/evidence-writer-a.txt"; then
+	for i in $A $B; do
+		check "10.2: $(field "$i" .name): the proxy's refusals are in the receipt" jq_eq "$(js "$i")" \
+			'[.receipts[] | select(.kind == "egress" and .fields.verdict == "deny")] | length > 0' true
+		check "10.2: $(field "$i" .name): nothing was allowed" jq_eq "$(js "$i")" \
+			'[.receipts[] | select(.kind == "egress" and .fields.verdict == "allow")] | length' 0
+	done
 else
 	echo "# note: no egress proxy in this build's leases (no network at all); receipts not asserted"
 fi
@@ -298,22 +290,10 @@ check "10.6: reconcile" "$CORRAL" reconcile
 t kill-server 2>/dev/null
 for i in $A $B; do
 	n=$(field "$i" .name)
-	check "10.6 $n: cleanup confirmed" jq_eq "$(js "$i")" .cleanup confirmed
-	check "10.6 $n: no holder" poll no_holder "$i"
+	runtime_gone "$i" "10.6 $n"
 	check "10.6 $n: no process of its agent" test -z "$(agent_uids "$n")"
-	check "10.6 $n: no cgroup" test -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$i" 2>/dev/null)"
-	check "10.6 $n: no mount" bash -c "! grep -qF '$i' /proc/self/mountinfo"
-	check "10.6 $n: no uid slot" bash -c "! grep -qlx '$i' /run/corral/uids/slot-*/owner 2>/dev/null"
-	check "10.6 $n: no socket, workspace or worktree" test ! -e "$CORRAL_STATE_DIR/leases/$i/holder.sock" \
-		-a ! -e "$CORRAL_STATE_DIR/leases/$i/work" -a ! -e "$CORRAL_STATE_DIR/leases/$i/work.img" \
-		-a ! -e "$CORRAL_STATE_DIR/worktrees/$i"
-	check "10.6 $n: every runtime resource removed in the journal" jq_eq "$(js "$i")" \
-		'[.resources[] | select(.state != "removed" and (.kind == "holder" or .kind == "socket" or
-		  .kind == "cgroup" or .kind == "sandbox" or .kind == "workspace" or .kind == "worktree"))] | length' 0
 	check "10.6 $n: the result is kept" test -n "$(ls -A "$CORRAL_STATE_DIR/leases/$i/result" 2>/dev/null)"
-	check "10.6 $n: receipts kept and verified" jq_eq "$(js "$i")" .receipt.verified true
 	check "10.6 $n: the branch is kept" git -C "$REPO" show-ref -q "refs/heads/corral/$i"
-	check "10.6 $n: history kept (events)" test "$("$CORRAL" events --json | jq -s "[.[] | select(.id == \"$i\")] | length")" -gt 2
 done
 check "10.6: the operator's lease is gone too" poll no_holder "$FOCUS"
 check "10.6: ... its cleanup confirmed" jq_eq "$(js "$FOCUS")" .cleanup confirmed
