@@ -480,8 +480,12 @@ on_file(struct walk *w, int dirfd, const char *name, const struct stat *lst,
 		return;
 	}
 	w->bytes += n;
-	if (!w->pol->allow_binary && memchr(buf, '\0', n < BINARY_SNIFF ? n :
-	    BINARY_SNIFF) != NULL)
+	/*
+	 * git and libgit2 sniff only the first BINARY_SNIFF bytes: a later
+	 * NUL would make a text patch the gate refuses as malformed. Name
+	 * the file instead.
+	 */
+	if (!w->pol->allow_binary && memchr(buf, '\0', n) != NULL)
 		finding(w, LEASE_GATE_BINARY, w->rel, NULL);
 	if (dst >= 0) {
 		/* an artifact: a plain copy */

@@ -370,10 +370,17 @@ END_TEST
 
 START_TEST(test_extract_binary)
 {
-	char *p = wpath("blob.bin");
+	char *p = wpath("blob.bin"), late[9000];
 
 	ck_assert_int_eq(cu_write_file(p, "ab\0cd", 5), 0);
+	/* a NUL past the first 8000 bytes git looks at: named too */
+	memset(late, 'a', sizeof late);
+	late[sizeof late - 1] = '\0';
+	free(p);
+	p = wpath("late.txt");
+	ck_assert_int_eq(cu_write_file(p, late, sizeof late), 0);
 	expect(LEASE_GATE_BINARY, "blob.bin");
+	ck_assert(has(LEASE_GATE_BINARY, "late.txt"));
 	/* allowed by policy: no finding */
 	lease_gate_report_free(&rep);
 	pol.allow_binary = true;
