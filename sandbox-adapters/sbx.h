@@ -174,6 +174,45 @@ struct sbx_request {
 	const struct sbx_command_config *command;
 };
 
+/*
+ * The resources an adapter makes for a lease, as the caller's journal
+ * names them (SPEC 6, 9.2: every identity is recorded before the resource
+ * is made). kind is SBX_RES_SANDBOX or SBX_RES_CGROUP; identity is the
+ * text the journal keeps ("uid:2000003", sbx_cgroup_describe text,
+ * "command:ID").
+ */
+#define SBX_RES_SANDBOX "sandbox"
+#define SBX_RES_CGROUP "cgroup"
+
+/*
+ * The journaling callbacks of .provision and .teardown. plan() runs before
+ * a resource is made (an error stops the step before it exists),
+ * created() once it exists, removed() once it is gone, or when a planned
+ * one turned out not to be made. Each returns 0 or a negative code that
+ * stops the adapter (which then returns it). Any may be NULL.
+ */
+struct sbx_steps {
+	int (*plan)(void *ud, const char *kind, const char *identity);
+	int (*created)(void *ud, const char *kind, const char *identity);
+	int (*removed)(void *ud, const char *kind, const char *identity);
+	void *ud;
+};
+
+/* One resource the journal holds for the lease and has not removed. */
+struct sbx_resource {
+	const char *kind;
+	const char *identity;
+};
+
+/* What .provision made. */
+struct sbx_provisioned {
+	char sandbox_id[160];	/* the journal's sandbox identity, or "" */
+	bool has_uid;		/* bwrap: the lease's own uid */
+	uid_t uid;
+	gid_t gid;
+	char note[256];		/* command: the provision hook's note */
+};
+
 struct sbx_adapter {
 	const char *name;
 	const char *isolation;	/* label: "bwrap", "trusted_local", ... */
@@ -181,6 +220,31 @@ struct sbx_adapter {
 	int (*probe)(char *why, size_t whysz);
 	/* Build the exec plan (pure). */
 	int (*plan)(const struct sbx_request *, struct sbx_plan **out);
+	/*
+	 * Make the lease's sandbox resources (req: id, workspace, lease_dir,
+	 * limits; command), each through steps. On failure what was made is
+	 * left journaled for .teardown. 0 and *out, or a negative code with
+	 * the reason in err. Blocking.
+	 */
+	int (*provision)(const struct sbx_request *, const struct sbx_steps *,
+	    struct sbx_provisioned *out, char *err, size_t errsz);
+	/*
+	 * Remove the resources res[0..n) of lease req->id, by exact ID
+	 * (req: id, workspace, command), each removal reported through
+	 * steps->removed once done. Idempotent: absent is removed. 0, or
+	 * the first error (err) with what is left not reported.
+	 */
+	int (*teardown)(const struct sbx_request *,
+	    const struct sbx_resource *res, size_t n,
+	    const struct sbx_steps *, char *err, size_t errsz);
+	/*
+	 * The lease IDs this adapter holds resources for on this host
+	 * (reconciliation, SPEC 9.2), sorted, unique, NULL-terminated
+	 * (sbx_strv_free). req: command only (may be NULL otherwise).
+	 * 0, or a negative code with err.
+	 */
+	int (*list)(const struct sbx_request *, char ***ids, char *err,
+	    size_t errsz);
 };
 
 extern const struct sbx_adapter *const sbx_adapters[];
@@ -191,6 +255,17 @@ extern const struct sbx_adapter sbx_adapter_local;
 
 /* sbx_bwrap.c: the bwrap adapter, agent zone (SPEC 8.2, 8.3) */
 extern const struct sbx_adapter sbx_adapter_bwrap;
+/*
+ * sbx_bwrap_host.c: the bwrap adapter's resources on the host. A lease
+ * gets a uid slot (sandbox ID "uid:<uid>") and its cgroups; teardown kills
+ * what is left in them and of the uid, hands req->workspace (kept for
+ * extraction) back to root, and releases the slot. Its list is the lease
+ * cgroups under corral's own cgroup and the machine's claimed uid slots.
+ */
+#define SBX_BWRAP_ID_PREFIX "uid:"
+void sbx_bwrap_sandbox_id(unsigned slot, char *buf, size_t sz);
+/* 0 and *slot, or -EINVAL (not a slot's sandbox ID). Pure. */
+SBX_NODISCARD int sbx_bwrap_slot_of(const char *sandbox_id, unsigned *slot);
 #define SBX_BWRAP_PATH "/usr/bin/bwrap"	/* absolute, never from PATH */
 #define SBX_BWRAP_INIT "/run/corral/init" /* corral-sbx-init, inside */
 #define SBX_BWRAP_HOME "/home/sbx"
@@ -246,6 +321,11 @@ SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);
 /* Claim the lowest free slot under dir for lease id. 0, -ENOSPC, -errno. */
 SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
     unsigned *slot);
+/* The slot under dir that id holds: 0 and *slot, -ENOENT, -errno. */
+SBX_NODISCARD int sbx_uid_find(const char *dir, const char *id,
+    unsigned *slot);
+/* The lease IDs holding slots under dir (sorted, unique; sbx_strv_free). */
+SBX_NODISCARD int sbx_uid_list(const char *dir, char ***ids);
 /* Release slot if id holds it: 0, -ENOENT, -EPERM (another ID), -errno. */
 SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
     const char *id);
@@ -522,6 +602,14 @@ SBX_NODISCARD int sbx_workspace_umount(const char *dir);
  * mount was met and left in place; the rest is removed), -errno.
  */
 SBX_NODISCARD int sbx_rmtree_safe(const char *path);
+/*
+ * chown a directory tree (a workspace) to uid:gid without following a
+ * symlink or crossing a mount, clearing set-id bits of regular files; at
+ * most SBX_TREE_DEPTH levels (deeper: -ELOOP, the rest left as it is).
+ * 0 or -errno.
+ */
+#define SBX_TREE_DEPTH 512
+SBX_NODISCARD int sbx_chown_tree(const char *path, uid_t uid, gid_t gid);
 
 /* ------------------------------------------------------------------ */
 /* sbx_exec.c: running a plan without a PTY (the exec zone, the doctor)   */
@@ -1053,6 +1141,7 @@ char *sbx_cred_scrub(const void *buf, size_t len, const char *secret,
  * The contract in full: docs/command-adapter.md.
  */
 #define SBX_COMMAND_LABEL "command (operator-asserted)"
+#define SBX_COMMAND_ID_PREFIX "command:"	/* its journal sandbox ID */
 #define SBX_COMMAND_EXIT_ADAPTER 125	/* exec: the adapter failed */
 
 struct sbx_command_config {
@@ -1067,8 +1156,9 @@ struct sbx_command_config {
  * .plan needs req->command (SBX_EPOLICY without all four hooks) and
  * req->id, req->workspace, req->cmd; the plan inherits corral's
  * environment and runs the exec hook. .probe, having no configuration,
- * always says SBX_EUNAVAIL: use sbx_command_probe. Not in sbx_adapters[]
- * until the composition root passes the configuration.
+ * always says SBX_EUNAVAIL: use sbx_command_probe. .provision,
+ * .teardown and .list run the hooks of req->command (sandbox ID
+ * "command:ID"); .list sorts nothing: the hook's answer as printed.
  */
 extern const struct sbx_adapter sbx_adapter_command;
 /* All four hooks set? 0 or SBX_EPOLICY with why. Pure. */

@@ -146,11 +146,104 @@ command_probe(char *why, size_t whysz)
 	return SBX_EUNAVAIL;
 }
 
+static int
+step(int (*fn)(void *, const char *, const char *), void *ud,
+    const char *kind, const char *identity)
+{
+	return fn != NULL ? fn(ud, kind, identity) : 0;
+}
+
+/*
+ * The one resource: "command:ID", planned before the provision hook runs
+ * and left planned when it fails (the hook may have made part of it:
+ * .teardown runs the teardown hook for it all the same).
+ */
+static int
+command_provision(const struct sbx_request *req, const struct sbx_steps *s,
+    struct sbx_provisioned *out, char *err, size_t errsz)
+{
+	static const struct sbx_steps none;
+	char sid[160];
+	int rc;
+
+	if (req == NULL || out == NULL || req->id == NULL)
+		return -EINVAL;
+	if (s == NULL)
+		s = &none;
+	memset(out, 0, sizeof *out);
+	if ((rc = sbx_command_check(req->command, err, errsz)) < 0)
+		return rc;
+	snprintf(sid, sizeof sid, SBX_COMMAND_ID_PREFIX "%s", req->id);
+	if ((rc = step(s->plan, s->ud, SBX_RES_SANDBOX, sid)) < 0) {
+		snprintf(err, errsz, "journal: %s", strerror(-rc));
+		return rc;
+	}
+	if ((rc = sbx_command_provision(req->command, req, out->note,
+	    sizeof out->note, err, errsz)) < 0)
+		return rc;
+	if ((rc = step(s->created, s->ud, SBX_RES_SANDBOX, sid)) < 0) {
+		snprintf(err, errsz, "journal: %s", strerror(-rc));
+		return rc;
+	}
+	snprintf(out->sandbox_id, sizeof out->sandbox_id, "%s", sid);
+	return 0;
+}
+
+static int
+command_teardown(const struct sbx_request *req, const struct sbx_resource *res,
+    size_t n, const struct sbx_steps *s, char *err, size_t errsz)
+{
+	static const struct sbx_steps none;
+	char sid[160];
+	int rc, first = 0;
+
+	if (errsz > 0)
+		err[0] = '\0';
+	if (req == NULL || req->id == NULL)
+		return -EINVAL;
+	if (s == NULL)
+		s = &none;
+	snprintf(sid, sizeof sid, SBX_COMMAND_ID_PREFIX "%s", req->id);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(res[i].kind, SBX_RES_SANDBOX) != 0)
+			continue;
+		/* Exact ID: only the lease's own record is acted on. */
+		if (strcmp(res[i].identity, sid) != 0) {
+			snprintf(err, errsz, "lease %s: sandbox record '%.64s' "
+			    "is not its own; not touched", req->id,
+			    res[i].identity);
+			rc = -EINVAL;
+		} else if ((rc = sbx_command_teardown(req->command, req->id,
+		    err, errsz)) == 0 &&
+		    (rc = step(s->removed, s->ud, SBX_RES_SANDBOX, sid)) < 0) {
+			snprintf(err, errsz, "journal: %s", strerror(-rc));
+		}
+		if (rc < 0 && first == 0)
+			first = rc;
+	}
+	return first;
+}
+
+static int
+command_list(const struct sbx_request *req, char ***ids, char *err,
+    size_t errsz)
+{
+	if (ids == NULL)
+		return -EINVAL;
+	*ids = NULL;
+	if (req == NULL)
+		return -EINVAL;
+	return sbx_command_list(req->command, ids, err, errsz);
+}
+
 const struct sbx_adapter sbx_adapter_command = {
 	.name = "command",
 	.isolation = "operator-asserted",
 	.probe = command_probe,
 	.plan = command_plan,
+	.provision = command_provision,
+	.teardown = command_teardown,
+	.list = command_list,
 };
 
 int

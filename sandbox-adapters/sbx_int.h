@@ -10,4 +10,20 @@
 /* sbx_bwrap.c: "X.Y.Z" from `bwrap --version` into buf. 0 or -errno. */
 int sbx__bwrap_version(char *buf, size_t sz);
 
+struct sbx_request;
+struct sbx_steps;
+struct sbx_resource;
+struct sbx_provisioned;
+/* sbx_bwrap_host.c: the bwrap adapter's .provision, .teardown, .list. */
+int sbx__bwrap_provision(const struct sbx_request *, const struct sbx_steps *,
+    struct sbx_provisioned *, char *err, size_t errsz);
+int sbx__bwrap_teardown(const struct sbx_request *,
+    const struct sbx_resource *, size_t, const struct sbx_steps *, char *err,
+    size_t errsz);
+int sbx__bwrap_list(const struct sbx_request *, char ***ids, char *err,
+    size_t errsz);
+
+/* sbx_adapters.c: a and b (sorted, unique) merged into *out. 0, -ENOMEM. */
+int sbx__strv_union(char *const *a, char *const *b, char ***out);
+
 #endif /* CORRAL_SBX_INT_H */

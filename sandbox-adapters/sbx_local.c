@@ -4,6 +4,7 @@
  * labelled so everywhere.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
@@ -40,9 +41,52 @@ local_plan(const struct sbx_request *req, struct sbx_plan **out)
 	return 0;
 }
 
+/* The owner's own command makes nothing that needs removing. */
+static int
+local_provision(const struct sbx_request *req, const struct sbx_steps *s,
+    struct sbx_provisioned *out, char *err, size_t errsz)
+{
+	(void)req;
+	(void)s;
+	if (errsz > 0)
+		err[0] = '\0';
+	if (out != NULL)
+		memset(out, 0, sizeof *out);
+	return 0;
+}
+
+static int
+local_teardown(const struct sbx_request *req, const struct sbx_resource *res,
+    size_t n, const struct sbx_steps *s, char *err, size_t errsz)
+{
+	(void)req;
+	(void)res;
+	(void)n;
+	(void)s;
+	if (errsz > 0)
+		err[0] = '\0';
+	return 0;
+}
+
+static int
+local_list(const struct sbx_request *req, char ***ids, char *err,
+    size_t errsz)
+{
+	(void)req;
+	if (errsz > 0)
+		err[0] = '\0';
+	if (ids == NULL)
+		return -EINVAL;
+	*ids = calloc(1, sizeof **ids);
+	return *ids != NULL ? 0 : -ENOMEM;
+}
+
 const struct sbx_adapter sbx_adapter_local = {
 	.name = "trusted_local",
 	.isolation = "trusted_local",
 	.probe = local_probe,
 	.plan = local_plan,
+	.provision = local_provision,
+	.teardown = local_teardown,
+	.list = local_list,
 };

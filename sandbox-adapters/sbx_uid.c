@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -138,5 +139,131 @@ sbx_uid_release(const char *dir, unsigned slot, const char *id)
 		return -EPERM;
 	if (unlink(owner) < 0 || rmdir(path) < 0)
 		return -errno;
+	return 0;
+}
+
+/* The owner file of slot n under dir into held (NUL-terminated). */
+static int
+read_owner(const char *dir, unsigned n, char *held, size_t sz)
+{
+	char path[4200];
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+		return -errno;
+	got = read(fd, held, sz - 1);
+	close(fd);
+	if (got < 0)
+		return -EIO;
+	held[got] = '\0';
+	return 0;
+}
+
+/* Slot number of a directory entry "slot-N", or -1. */
+static long
+slot_name(const char *name)
+{
+	unsigned long v;
+	char *end;
+
+	if (strncmp(name, "slot-", 5) != 0 || name[5] < '0' || name[5] > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(name + 5, &end, 10);
+	if (errno != 0 || *end != '\0' || v >= SBX_UID_SLOTS)
+		return -1;
+	return (long)v;
+}
+
+int
+sbx_uid_find(const char *dir, const char *id, unsigned *slot)
+{
+	char held[256];
+	struct dirent *e;
+	DIR *d;
+	int rc = -ENOENT;
+
+	if (dir == NULL || id == NULL || slot == NULL)
+		return -EINVAL;
+	if ((d = opendir(dir)) == NULL)
+		return errno == ENOENT ? -ENOENT : -errno;
+	while (rc == -ENOENT && (e = readdir(d)) != NULL) {
+		long n = slot_name(e->d_name);
+
+		if (n >= 0 && read_owner(dir, (unsigned)n, held,
+		    sizeof held) == 0 && strcmp(held, id) == 0) {
+			*slot = (unsigned)n;
+			rc = 0;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+sbx_uid_list(const char *dir, char ***out)
+{
+	char held[256], **v, **nv;
+	size_t n = 0, k;
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if (dir == NULL || out == NULL)
+		return -EINVAL;
+	*out = NULL;
+	if ((v = calloc(1, sizeof *v)) == NULL)
+		return -ENOMEM;
+	if ((d = opendir(dir)) == NULL) {
+		if (errno == ENOENT) {
+			*out = v;
+			return 0;
+		}
+		rc = -errno;
+		free(v);
+		return rc;
+	}
+	while (rc == 0 && (e = readdir(d)) != NULL) {
+		long s = slot_name(e->d_name);
+
+		if (s < 0 || read_owner(dir, (unsigned)s, held,
+		    sizeof held) < 0 || held[0] == '\0')
+			continue;
+		if ((nv = realloc(v, (n + 2) * sizeof *v)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		v = nv;
+		if ((v[n] = strdup(held)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		v[++n] = NULL;
+	}
+	closedir(d);
+	if (rc < 0) {
+		sbx_strv_free(v);
+		return rc;
+	}
+	qsort(v, n, sizeof *v, cmp_str);
+	/* unique */
+	for (k = 0; n > 0 && k + 1 < n;) {
+		if (strcmp(v[k], v[k + 1]) == 0) {
+			free(v[k + 1]);
+			memmove(&v[k + 1], &v[k + 2], (n - k - 1) * sizeof *v);
+			n--;
+		} else {
+			k++;
+		}
+	}
+	*out = v;
 	return 0;
 }

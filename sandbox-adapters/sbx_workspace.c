@@ -464,3 +464,70 @@ sbx_rmtree_safe(const char *path)
 		return rc;
 	}
 }
+
+/* ---- handing a tree to a uid ------------------------------------------ */
+
+static int
+chown_at(int dfd, const char *name, uid_t uid, gid_t gid, dev_t dev,
+    int depth)
+{
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int fd, rc = 0;
+
+	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (S_ISREG(sb.st_mode) && (sb.st_mode & (S_ISUID | S_ISGID))) {
+		/* chown cleared them already on Linux; make sure. */
+		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		rc = fchmod(fd, sb.st_mode & 0777) < 0 ? -errno : 0;
+		close(fd);
+		return rc;
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return 0;
+	if (sb.st_dev != dev)
+		return -EXDEV;	/* a mount point: never cross it */
+	if (depth >= SBX_TREE_DEPTH)
+		return -ELOOP;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if ((rc = chown_at(dirfd(d), e->d_name, uid, gid, dev,
+		    depth + 1)) < 0)
+			break;
+	}
+	closedir(d);
+	return rc;
+}
+
+int
+sbx_chown_tree(const char *path, uid_t uid, gid_t gid)
+{
+	struct stat sb;
+	int rc;
+
+	if (path == NULL || path[0] != '/')
+		return -EINVAL;
+	if (lstat(path, &sb) < 0)
+		return -errno;
+	if (!S_ISDIR(sb.st_mode))
+		return -ENOTDIR;
+	rc = chown_at(AT_FDCWD, path, uid, gid, sb.st_dev, 0);
+	return rc;
+}

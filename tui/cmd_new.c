@@ -66,8 +66,9 @@ term_size(int *rows, int *cols)
 }
 
 /*
- * SPEC 6 for a lease: a bwrap lease goes through tui_provision_sandboxed
- * (provision.c); a trusted_local one has only steps 1 and 6 (SPEC 3).
+ * SPEC 6 for a lease: a bwrap or command lease goes through
+ * tui_provision_sandboxed (provision.c); a trusted_local one has only
+ * steps 1 and 6 (SPEC 3).
  * Returns the exit code.
  */
 static int
@@ -84,16 +85,9 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	int rc;
 
 	ad = sbx_adapter_find(a->sandbox);
-	if (ad == NULL || strcmp(a->sandbox, "command") == 0) {
-		/* The operator's hook adapter lands with its own issue. */
-		if (strcmp(a->sandbox, "command") == 0)
-			return tui_err(c, "sandbox adapter 'command' is not "
-			    "available yet in this build; nothing was started "
-			    "(there is no fallback: use --sandbox bwrap, the "
-			    "default)");
+	if (ad == NULL)
 		return tui_usage(c, "unknown sandbox '%.64s' (bwrap, "
 		    "trusted_local, command)", a->sandbox);
-	}
 	if (a->name != NULL && (strlen(a->name) > 128 || *a->name == '\0'))
 		return tui_usage(c, "--name must be 1 to 128 bytes");
 	if (a->agent != NULL) {
@@ -106,10 +100,11 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 			    "the rule files in agents/ and "
 			    "$XDG_CONFIG_HOME/corral/agents)", a->agent);
 	}
-	if (strcmp(ad->name, "bwrap") == 0) {
+	if (strcmp(ad->name, "trusted_local") != 0) {
 		struct tui_provision rq;
 
 		memset(&rq, 0, sizeof rq);
+		rq.sandbox = ad->name;
 		rq.name = a->name;
 		rq.repo = a->repo;
 		rq.base = a->base;
@@ -120,9 +115,6 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		term_size(&rq.rows, &rq.cols);
 		return tui_provision_sandboxed(c, &rq, id);
 	}
-	if (strcmp(ad->name, "trusted_local") != 0)
-		return tui_err(c, "sandbox adapter '%s' cannot provision "
-		    "leases", ad->name);
 	if (a->policy != NULL || a->prompt != NULL)
 		return tui_usage(c, "--policy and --prompt-file apply to "
 		    "sandboxed leases only");

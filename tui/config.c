@@ -25,6 +25,7 @@ struct cparse {
 	int line;
 	int errors;
 	unsigned seen;		/* keys set, to refuse duplicates */
+	unsigned cmd_seen;	/* [command] keys set */
 	tui_config_error_cb err;
 	void *ud;
 };
@@ -109,6 +110,57 @@ parse_states(const char *v, unsigned *out, char *bad, size_t badsz)
 	return 0;
 }
 
+/*
+ * [command] (SPEC 8.1): each hook a command line whose program is an
+ * absolute path (never searched along PATH), set once.
+ */
+static int
+command_key(struct cparse *ps, const char *name, const char *value)
+{
+	static const char *const keys[] = { "provision", "exec", "teardown",
+		"list", "timeout" };
+	char *slot[4] = { ps->cf.cmd_provision, ps->cf.cmd_exec,
+		ps->cf.cmd_teardown, ps->cf.cmd_list };
+	char safe[80];
+	size_t k;
+	long n;
+	char *e;
+
+	for (k = 0; k < 5 && strcmp(name, keys[k]) != 0; k++)
+		;
+	tui_escape(name, strlen(name), safe, sizeof safe);
+	if (k == 5) {
+		report(ps, ps->line, "unknown key '%s' in [command] (want "
+		    "provision, exec, teardown, list or timeout)", safe);
+		return 1;
+	}
+	if (ps->cmd_seen & (1u << k)) {
+		report(ps, ps->line, "duplicate key '%s' in [command]", safe);
+		return 1;
+	}
+	ps->cmd_seen |= 1u << k;
+	if (k == 4) {
+		errno = 0;
+		n = strtol(value, &e, 10);
+		if (errno != 0 || e == value || *e != '\0' || n < 1 ||
+		    n > 86400)
+			report(ps, ps->line, "bad [command] timeout (want "
+			    "1..86400 seconds)");
+		else
+			ps->cf.cmd_timeout_ms = (unsigned long long)n * 1000;
+		return 1;
+	}
+	if (value[0] != '/')
+		report(ps, ps->line, "[command] %s must start with an "
+		    "absolute path (never searched along PATH)", safe);
+	else if (strlen(value) >= TUI_CONFIG_CMD_MAX)
+		report(ps, ps->line, "[command] %s too long (at most %d "
+		    "bytes)", safe, TUI_CONFIG_CMD_MAX - 1);
+	else
+		snprintf(slot[k], TUI_CONFIG_CMD_MAX, "%s", value);
+	return 1;
+}
+
 static int
 handler(void *user, const char *section, const char *name,
     const char *value)
@@ -119,11 +171,13 @@ handler(void *user, const char *section, const char *name,
 	long n;
 	char *e;
 
+	if (strcmp(section, "command") == 0)
+		return command_key(ps, name, value);
 	if (strcmp(section, "notify") != 0) {
 		tui_escape(section, strlen(section), safe, sizeof safe);
 		report(ps, ps->line, section[0] == '\0' ? "'%s' outside a "
-		    "section (want [notify])" : "unknown section [%s]",
-		    section[0] == '\0' ? name : safe);
+		    "section (want [notify] or [command])" :
+		    "unknown section [%s]", section[0] == '\0' ? name : safe);
 		return 1;
 	}
 	key = strcmp(name, "hook") == 0 ? K_HOOK : strcmp(name, "on") == 0 ?

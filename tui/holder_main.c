@@ -35,6 +35,7 @@ struct hmain {
 	char name[128];			/* the lease's name, for the hook */
 	struct tui_notify *notify;	/* SPEC 5.6 */
 	struct tui_holder_sbx *sbx;	/* bwrap leases: tui/holder_sbx.c */
+	struct tui_holder_cmd *cmd;	/* command leases: holder_cmd.c */
 	char fail_reason[64];		/* why the lease did not succeed */
 };
 
@@ -192,30 +193,6 @@ on_event(const char *kind, const char *detail, void *ud)
 		tui_holder_sbx_event(m->sbx, kind, detail);
 }
 
-static void
-on_running(struct pty_holder *ph, void *ud)
-{
-	struct hmain *m = ud;
-
-	tui_holder_sbx_running(m->sbx, ph);
-}
-
-static void
-on_closing(void *ud)
-{
-	struct hmain *m = ud;
-
-	tui_holder_sbx_closing(m->sbx);
-}
-
-static int
-on_signal_agent(int sig, void *ud)
-{
-	struct hmain *m = ud;
-
-	return tui_holder_sbx_signal(m->sbx, sig);
-}
-
 static int
 holder_exec(struct tui_ctx *c, int argc, char **argv)
 {
@@ -299,7 +276,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 			free(dir);
 			return TUI_EXIT_FAIL;
 		}
-	} else if ((rc = ad->plan(&req, &plan)) < 0) {
+	} else if ((rc = tui_holder_command_plan(c, ad, &req, &m.cmd,
+	    &plan)) < 0) {
 		dprintf(3, "err sandbox plan: %s\n", sbx_strerror(rc));
 		free(dir);
 		return TUI_EXIT_FAIL;
@@ -313,7 +291,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.id = id;
 	ho.dir = dir;
 	ho.plan = plan;
-	ho.ctty = m.trusted_local ? PTY_CTTY_TAKE : PTY_CTTY_NONE;
+	/* The command adapter's exec hook is the operator's own program. */
+	ho.ctty = m.trusted_local || m.cmd != NULL ? PTY_CTTY_TAKE :
+	    PTY_CTTY_NONE;
 	ho.rows = rows > 0 && rows <= 1000 ? rows : 24;
 	ho.cols = cols > 0 && cols <= 1000 ? cols : 80;
 	ho.sb_lines = PTY_SCREEN_SB_DEFAULT;
@@ -330,13 +310,6 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.exited = on_exited;
 	ho.hooks.event = on_event;
 	ho.hooks.activity = on_activity;
-	if (m.sbx != NULL) {
-		/* Egress, graceful cancel, the scrubber (SPEC 8.2, 5.5, 8.5). */
-		ho.hooks.running = on_running;
-		ho.hooks.closing = on_closing;
-		ho.hooks.signal_agent = on_signal_agent;
-		ho.redact = tui_holder_sbx_secret(m.sbx);
-	}
 	rules = tui_rules_load(c, rules_error, &m);
 	ho.rules = rules;
 	ho.agent = agent;
@@ -354,21 +327,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		if (tui_notify_new(&m.notify, &loop, &cfg, logfd) < 0)
 			m.notify = NULL;
 	}
-	rc = 0;
-	if (m.sbx != NULL) {
-		char err[512];
-
-		if ((rc = tui_holder_sbx_start(m.sbx, &loop, err,
-		    sizeof err)) < 0) {
-			fprintf(stderr, "corral holder %s: %s\n", id, err);
-			if (ho.ready_fd >= 0)
-				dprintf(ho.ready_fd, "err %s\n", err);
-		}
-	}
-	if (rc == 0)
-		rc = pty_holder_run(&loop, &ho);
-	/* The proxy's last tunnels and handles (they end with the agent). */
-	tui_holder_sbx_drain(m.sbx, &loop);
+	if (m.sbx != NULL)
+		tui_holder_sbx_start(m.sbx, &loop);
+	rc = pty_holder_run(&loop, &ho);
 	if (rc < 0) {
 		/* The agent never ran: the lease fails with the reason. */
 		TUI_BEST_EFFORT(lease_store_transition(c->store, id, LEASE_EV_FAIL,
@@ -393,6 +354,11 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 			fprintf(stderr, "corral holder %s: result: %s\n", id,
 			    lease_store_errmsg(c->store));
 	}
+	/* The command adapter: its teardown hook, then the result. */
+	if (m.cmd != NULL)
+		tui_holder_command_finish(c, id, m.holder_ident[0] != '\0',
+		    m.fail_reason[0] != '\0' ? m.fail_reason : NULL);
+	tui_holder_command_free(m.cmd);
 	if (m.holder_ident[0] != '\0')
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
 		    LEASE_RES_HOLDER, m.holder_ident));

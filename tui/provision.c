@@ -37,6 +37,8 @@ struct prov {
 	char *prompt;
 	size_t prompt_len;
 	char *init;
+	const struct sbx_adapter *ad;
+	const struct sbx_command_config *cmdcfg; /* command: the hooks */
 	bool git_done;		/* lease_provision_git ran (and succeeded) */
 };
 
@@ -226,42 +228,35 @@ preflight(struct prov *p, bool *verified)
 	return rc;
 }
 
-/* The lease's cgroups: identity journaled, created, limits written. */
+/*
+ * The command adapter's step 1 (SPEC 8.1, 8.7): the operator's [command]
+ * hooks (a malformed config or a missing hook is named with its file and
+ * line), then its probe, the list hook: a failure halts as
+ * isolation_unsatisfiable and nothing is created. 0 or an exit code.
+ */
 static int
-cgroups(struct prov *p, char *err, size_t errsz)
+command_preflight(struct prov *p, struct tui_config *cf,
+    struct sbx_command_config *cc)
 {
-	struct sbx_cgroup *cg = NULL;
-	char *text = NULL;
+	char why[600];
+	json_t *j;
 	int rc;
 
-	if ((rc = sbx_cgroup_locate(p->id, &cg)) < 0) {
-		snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
-		return rc;
+	if ((rc = tui_sbx_command_config(cf, cc, why, sizeof why)) < 0) {
+		fail_lease(p, "adapter_config_invalid");
+		return tui_err(p->c, "adapter_config_invalid: %s", why);
 	}
-	if ((text = sbx_cgroup_describe(cg)) == NULL) {
-		sbx_cgroup_free(cg);
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
-	}
-	if ((rc = lease_store_resource_plan(p->st, p->id, LEASE_RES_CGROUP,
-	    text, NULL)) < 0) {
-		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
-	} else {
-		lease_fault_point("provision.cgroup.before");
-		if ((rc = sbx_cgroup_create(cg, &p->pol->limits)) < 0) {
-			snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
-		} else {
-			lease_fault_point("provision.cgroup.created");
-			if ((rc = lease_store_resource_created(p->st, p->id,
-			    LEASE_RES_CGROUP, text)) < 0)
-				snprintf(err, errsz, "%s",
-				    lease_store_errmsg(p->st));
-			lease_fault_point("provision.cgroup.after");
-		}
-	}
-	free(text);
-	sbx_cgroup_free(cg);
-	return rc;
+	rc = sbx_command_probe(cc, why, sizeof why);
+	j = json_pack("{s:s, s:s, s:b, s:s}", "adapter", "command",
+	    "isolation", p->ad->isolation, "ok", rc == 0, "detail",
+	    rc == 0 ? "list hook answered" : why);
+	TUI_BEST_EFFORT(lease_receipt_append(p->st, p->id, "preflight", j,
+	    NULL));
+	json_decref(j);
+	if (rc < 0)
+		return halt(p, SBX_HALT_ISOLATION_UNSATISFIABLE, why);
+	p->cmdcfg = cc;
+	return 0;
 }
 
 /* Files the holder reads from the lease directory (0600, root). */
@@ -301,11 +296,10 @@ static int
 provision(struct prov *p, struct lease_lock *lk)
 {
 	const struct tui_provision *rq = p->rq;
-	char err[600], *ws = NULL, *sock = NULL;
+	char err[600], *ws = NULL, *sock = NULL, *dir = NULL;
+	struct sbx_provisioned made;
+	struct sbx_request req;
 	struct tui_spawn sp;
-	unsigned slot;
-	uid_t uid;
-	gid_t gid;
 	pid_t child;
 	int rc;
 
@@ -327,24 +321,47 @@ provision(struct prov *p, struct lease_lock *lk)
 		return TUI_EXIT_FAIL;
 	}
 	p->git_done = true;
-	/* The sandbox's identity: a uid of its own (SANDBOX.md 0.1). */
-	if ((rc = tui_sbx_uid_claim(p->st, p->id, &slot, err,
-	    sizeof err)) < 0 ||
-	    (rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0)
-		goto fail;
-	if ((rc = cgroups(p, err, sizeof err)) < 0)
-		goto fail;
-	if ((ws = lease_path_workspace(p->c->state_dir, p->id)) == NULL) {
+	/* The adapter's resources, each journaled (SPEC 6, 9.2). */
+	if ((ws = lease_path_workspace(p->c->state_dir, p->id)) == NULL ||
+	    (dir = tui_lease_dir(p->c, p->id)) == NULL) {
 		rc = -ENOMEM;
 		snprintf(err, sizeof err, "out of memory");
 		goto fail;
 	}
-	/* Bytes and inodes bounded exactly (SPEC 8.4), then the lease's. */
-	if (p->pol->limits.disk > 0 &&
-	    (rc = tui_sbx_workspace_bound(p->c, p->id, &p->pol->limits, uid,
-	    gid, err, sizeof err)) < 0)
+	memset(&req, 0, sizeof req);
+	req.id = p->id;
+	req.workspace = ws;
+	req.lease_dir = dir;
+	req.limits = &p->pol->limits;
+	req.command = p->cmdcfg;
+	if ((rc = tui_sbx_provision(p->c, p->st, p->ad, &req, &made, err,
+	    sizeof err)) < 0) {
+		if (p->cmdcfg != NULL) {
+			/* The hook's own failure is named (SPEC 8.7). */
+			fprintf(stderr, "corral new: provision_hook_failed: "
+			    "%s\n", err);
+			fail_lease(p, "provision_hook_failed");
+			undo(p);
+			rc = TUI_EXIT_FAIL;
+			goto out;
+		}
 		goto fail;
-	if ((rc = tui_sbx_chown_tree(ws, uid, gid)) < 0) {
+	}
+	if (made.note[0] != '\0') {
+		json_t *j = json_pack("{s:s, s:s}", "sandbox_id",
+		    made.sandbox_id, "note", made.note);
+
+		TUI_BEST_EFFORT(lease_receipt_append(p->st, p->id,
+		    "provision", j, NULL));
+		json_decref(j);
+	}
+	/* Bytes and inodes bounded exactly (SPEC 8.4), then the lease's. */
+	if (made.has_uid && p->pol->limits.disk > 0 &&
+	    (rc = tui_sbx_workspace_bound(p->c, p->id, &p->pol->limits,
+	    made.uid, made.gid, err, sizeof err)) < 0)
+		goto fail;
+	if (made.has_uid &&
+	    (rc = tui_sbx_chown_tree(ws, made.uid, made.gid)) < 0) {
 		snprintf(err, sizeof err, "%s: %s", ws, strerror(-rc));
 		goto fail;
 	}
@@ -368,7 +385,7 @@ provision(struct prov *p, struct lease_lock *lk)
 	lease_fault_point("provision.holder.before");
 	memset(&sp, 0, sizeof sp);
 	sp.id = p->id;
-	sp.sandbox = "bwrap";
+	sp.sandbox = p->ad->name;
 	sp.cmd = rq->cmd;
 	sp.agent = rq->agent;
 	sp.owner_fd = -1;
@@ -393,6 +410,7 @@ fail:
 	rc = TUI_EXIT_FAIL;
 out:
 	free(sock);
+	free(dir);
 	free(ws);
 	return rc;
 }
@@ -407,6 +425,8 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	char err[600], *limits = NULL;
 	const char *reason;
 	bool verified = false;
+	struct sbx_command_config cc;
+	struct tui_config cf;
 	struct prov p;
 	int rc;
 
@@ -414,6 +434,11 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	p.c = c;
 	p.rq = rq;
 	p.id = id;
+	p.ad = sbx_adapter_find(rq->sandbox != NULL ? rq->sandbox : "bwrap");
+	if (p.ad == NULL || p.ad->provision == NULL ||
+	    strcmp(p.ad->name, "trusted_local") == 0)
+		return tui_err(c, "sandbox adapter '%s' cannot provision a "
+		    "sandboxed lease", rq->sandbox);
 	if ((p.st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
 	p.init = tui_sbx_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
@@ -429,8 +454,8 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	memset(&spec, 0, sizeof spec);
 	spec.name = rq->name;
 	spec.mode = LEASE_MODE_SANDBOXED;
-	spec.adapter = "bwrap";
-	spec.isolation = "bwrap";
+	spec.adapter = p.ad->name;
+	spec.isolation = p.ad->isolation;
 	spec.cmd = rq->cmd;
 	if ((rc = lease_store_insert(p.st, &spec, id)) < 0) {
 		rc = tui_err(c, "%s", lease_store_errmsg(p.st));
@@ -460,6 +485,12 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 		rc = tui_err(c, "%s", err);
 		goto out;
 	}
+	if (strcmp(p.ad->name, "command") == 0) {
+		rc = command_preflight(&p, &cf, &cc);
+		if (rc != 0)
+			goto out;
+		goto provision;
+	}
 	if (geteuid() != 0) {
 		rc = halt(&p, SBX_HALT_ISOLATION_UNSATISFIABLE, "each "
 		    "sandboxed lease runs under a uid of its own: corral "
@@ -475,6 +506,7 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	/* ...and run the preflight: a refusal creates nothing. */
 	if ((rc = preflight(&p, &verified)) != 0)
 		goto out;
+provision:
 	/* What `show` and the console display (SPEC 8.7, 11). */
 	limits = limits_json(&p.pol->limits);
 	TUI_BEST_EFFORT(lease_store_set_text(p.st, id, LEASE_FIELD_POLICY,
@@ -483,7 +515,8 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 		TUI_BEST_EFFORT(lease_store_set_text(p.st, id,
 		    LEASE_FIELD_LIMITS, limits));
 	TUI_BEST_EFFORT(lease_store_set_text(p.st, id, LEASE_FIELD_ISOLATION,
-	    verified ? "bwrap" : "bwrap unverified"));
+	    p.cmdcfg != NULL ? p.ad->isolation : verified ? "bwrap" :
+	    "bwrap unverified"));
 	/* libgit2 for the git steps and for undoing them (lease.h). */
 	lease_git_init();
 	rc = provision(&p, lk);

@@ -28,7 +28,6 @@
 #include "tui/tui_sbx.h"
 
 #define RT_TMPFS_OPTS "mode=0711,size=32m,nr_inodes=1024"
-#define CLAIM_TRIES 16
 
 /* ---- paths and hashes ------------------------------------------------- */
 
@@ -163,46 +162,13 @@ tui_sbx_sha256_file(const char *path, char hex[65])
 void
 tui_sbx_id_of_slot(unsigned slot, char *buf, size_t sz)
 {
-	snprintf(buf, sz, TUI_SBX_ID_PREFIX "%u", SBX_UID_BASE + slot);
+	sbx_bwrap_sandbox_id(slot, buf, sz);
 }
 
 int
 tui_sbx_slot_of_id(const char *sid, unsigned *slot)
 {
-	unsigned long v;
-	char *end;
-
-	if (sid == NULL || strncmp(sid, TUI_SBX_ID_PREFIX,
-	    strlen(TUI_SBX_ID_PREFIX)) != 0)
-		return -EINVAL;
-	sid += strlen(TUI_SBX_ID_PREFIX);
-	if (*sid < '1' || *sid > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(sid, &end, 10);
-	if (errno != 0 || *end != '\0' || v < SBX_UID_BASE ||
-	    v >= (unsigned long)SBX_UID_BASE + SBX_UID_SLOTS)
-		return -EINVAL;
-	*slot = (unsigned)(v - SBX_UID_BASE);
-	return 0;
-}
-
-/* The lowest slot that has no claim directory now (a prediction). */
-static int
-free_slot(unsigned *slot)
-{
-	char path[256];
-	struct stat sb;
-
-	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
-		snprintf(path, sizeof path, "%s/slot-%u", SBX_UID_DIR, n);
-		if (lstat(path, &sb) < 0 && errno == ENOENT &&
-		    !sbx_uid_busy((uid_t)(SBX_UID_BASE + n))) {
-			*slot = n;
-			return 0;
-		}
-	}
-	return -ENOSPC;
+	return sbx_bwrap_slot_of(sid, slot);
 }
 
 static int
@@ -220,131 +186,156 @@ mkdir_root(const char *path, mode_t mode)
 	return 0;
 }
 
-int
-tui_sbx_uid_claim(struct lease_store *st, const char *id, unsigned *slot,
-    char *err, size_t errsz)
+/* ---- the adapter's steps, journaled (SPEC 6, 9.2) ------------------------ */
+
+struct jsteps {
+	struct lease_store *st;
+	const char *id;
+	bool faults;	/* provisioning: the crash points of each step */
+};
+
+static int
+res_kind(const char *kind, enum lease_resource *k)
 {
-	char sid[64], got_sid[64];
-	unsigned want, got;
+	if (strcmp(kind, SBX_RES_CGROUP) == 0)
+		*k = LEASE_RES_CGROUP;
+	else if (strcmp(kind, SBX_RES_SANDBOX) == 0)
+		*k = LEASE_RES_SANDBOX;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static void
+fault(const struct jsteps *j, const char *kind, const char *when)
+{
+	char point[64];
+
+	if (!j->faults)
+		return;
+	snprintf(point, sizeof point, "provision.%s.%s", kind, when);
+	lease_fault_point(point);
+}
+
+static int
+j_plan(void *ud, const char *kind, const char *ident)
+{
+	struct jsteps *j = ud;
+	enum lease_resource k;
 	int rc;
 
-	if ((rc = mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
-	    (rc = mkdir_root(SBX_UID_DIR, 0700)) < 0) {
-		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
+	if ((rc = res_kind(kind, &k)) < 0 ||
+	    (rc = lease_store_resource_plan(j->st, j->id, k, ident,
+	    NULL)) < 0)
 		return rc;
+	fault(j, kind, "before");
+	return 0;
+}
+
+static int
+j_created(void *ud, const char *kind, const char *ident)
+{
+	struct jsteps *j = ud;
+	enum lease_resource k;
+	int rc;
+
+	fault(j, kind, "created");
+	if ((rc = res_kind(kind, &k)) < 0 ||
+	    (rc = lease_store_resource_created(j->st, j->id, k, ident)) < 0)
+		return rc;
+	fault(j, kind, "after");
+	return 0;
+}
+
+static int
+j_removed(void *ud, const char *kind, const char *ident)
+{
+	struct jsteps *j = ud;
+	enum lease_resource k;
+	int rc;
+
+	if ((rc = res_kind(kind, &k)) < 0)
+		return rc;
+	return lease_store_resource_removed(j->st, j->id, k, ident);
+}
+
+static void
+jsteps_init(struct sbx_steps *s, struct jsteps *j, struct lease_store *st,
+    const char *id, bool faults)
+{
+	j->st = st;
+	j->id = id;
+	j->faults = faults;
+	s->plan = j_plan;
+	s->created = j_created;
+	s->removed = j_removed;
+	s->ud = j;
+}
+
+/* Config errors for err: the first, as FILE:LINE: message. */
+struct cfgerr {
+	char *err;
+	size_t errsz;
+	int n;
+};
+
+static void
+cfg_error(const char *file, int line, const char *msg, void *ud)
+{
+	struct cfgerr *e = ud;
+
+	if (e->n++ == 0)
+		snprintf(e->err, e->errsz, "%s:%d: %s", file, line, msg);
+}
+
+int
+tui_sbx_command_config(struct tui_config *cf, struct sbx_command_config *cc,
+    char *err, size_t errsz)
+{
+	struct cfgerr e = { err, errsz, 0 };
+	char path[4096];
+	int rc;
+
+	memset(cc, 0, sizeof *cc);
+	if ((rc = tui_config_load(cf, cfg_error, &e)) < 0)
+		return rc;
+	cc->provision = cf->cmd_provision;
+	cc->exec = cf->cmd_exec;
+	cc->teardown = cf->cmd_teardown;
+	cc->list = cf->cmd_list;
+	cc->timeout_ms = cf->cmd_timeout_ms;
+	if ((rc = sbx_command_check(cc, err, errsz)) < 0) {
+		size_t used = strlen(err);
+
+		if (tui_config_path(path, sizeof path) == 0)
+			snprintf(err + used, errsz - used, " in %s", path);
 	}
-	for (int i = 0; i < CLAIM_TRIES; i++) {
-		if ((rc = free_slot(&want)) < 0) {
-			snprintf(err, errsz, "no free uid slot (%u in use)",
-			    SBX_UID_SLOTS);
-			return rc;
-		}
-		tui_sbx_id_of_slot(want, sid, sizeof sid);
-		/* The identity first (SPEC 9.2). */
-		if ((rc = lease_store_resource_plan(st, id, LEASE_RES_SANDBOX,
-		    sid, NULL)) < 0) {
-			snprintf(err, errsz, "%s", lease_store_errmsg(st));
-			return rc;
-		}
-		lease_fault_point("provision.sandbox.before");
-		if ((rc = sbx_uid_claim(SBX_UID_DIR, id, &got)) < 0) {
-			snprintf(err, errsz, "uid slot: %s", strerror(-rc));
-			TUI_BEST_EFFORT(lease_store_resource_removed(st, id,
-			    LEASE_RES_SANDBOX, sid));
-			return rc;
-		}
-		if (got == want) {
-			lease_fault_point("provision.sandbox.created");
-			if ((rc = lease_store_resource_created(st, id,
-			    LEASE_RES_SANDBOX, sid)) < 0) {
-				snprintf(err, errsz, "%s",
-				    lease_store_errmsg(st));
-				return rc;
-			}
-			*slot = got;
-			lease_fault_point("provision.sandbox.after");
-			return 0;
-		}
-		/*
-		 * Another state directory took the predicted slot between
-		 * the prediction and the claim: give back what we got (it
-		 * carries our exact ID, so nothing else could hold it) and
-		 * try again with a new prediction.
-		 */
-		tui_sbx_id_of_slot(got, got_sid, sizeof got_sid);
-		TUI_BEST_EFFORT(sbx_uid_release(SBX_UID_DIR, got, id));
-		TUI_BEST_EFFORT(lease_store_resource_removed(st, id,
-		    LEASE_RES_SANDBOX, sid));
+	return rc;
+}
+
+int
+tui_sbx_provision(struct tui_ctx *c, struct lease_store *st,
+    const struct sbx_adapter *ad, const struct sbx_request *req,
+    struct sbx_provisioned *out, char *err, size_t errsz)
+{
+	struct sbx_steps s;
+	struct jsteps j;
+
+	(void)c;
+	if (ad->provision == NULL) {
+		snprintf(err, errsz, "adapter %s cannot provision", ad->name);
+		return SBX_EUNAVAIL;
 	}
-	snprintf(err, errsz, "uid slots are contended; try again");
-	return -EAGAIN;
+	jsteps_init(&s, &j, st, req->id, true);
+	return ad->provision(req, &s, out, err, errsz);
 }
 
 /* ---- the workspace's owner ------------------------------------------- */
 
-static int
-chown_at(int dfd, const char *name, uid_t uid, gid_t gid, dev_t dev,
-    int depth)
-{
-	struct dirent *e;
-	struct stat sb;
-	DIR *d;
-	int fd, rc = 0;
-
-	if (fstatat(dfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (fchownat(dfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (S_ISREG(sb.st_mode) && (sb.st_mode & (S_ISUID | S_ISGID))) {
-		/* chown cleared them already on Linux; make sure. */
-		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-		    O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-		rc = fchmod(fd, sb.st_mode & 0777) < 0 ? -errno : 0;
-		close(fd);
-		return rc;
-	}
-	if (!S_ISDIR(sb.st_mode))
-		return 0;
-	if (sb.st_dev != dev)
-		return -EXDEV;	/* a mount point: never cross it */
-	if (depth >= TUI_SBX_TREE_DEPTH)
-		return -ELOOP;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if ((d = fdopendir(fd)) == NULL) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		if ((rc = chown_at(dirfd(d), e->d_name, uid, gid, dev,
-		    depth + 1)) < 0)
-			break;
-	}
-	closedir(d);
-	return rc;
-}
-
 int
 tui_sbx_chown_tree(const char *path, uid_t uid, gid_t gid)
 {
-	struct stat sb;
-	int rc;
-
-	if (path == NULL || path[0] != '/')
-		return -EINVAL;
-	if (lstat(path, &sb) < 0)
-		return -errno;
-	if (!S_ISDIR(sb.st_mode))
-		return -ENOTDIR;
-	rc = chown_at(AT_FDCWD, path, uid, gid, sb.st_dev, 0);
-	return rc;
+	return sbx_chown_tree(path, uid, gid);
 }
 
 /* ---- the holder's private runtime -------------------------------------- */
@@ -927,136 +918,49 @@ tui_sbx_workspace_release(struct tui_ctx *c, const char *id, char *err,
 
 /* ---- teardown by exact ID ------------------------------------------------ */
 
-#define KILL_WAIT_MS 5000
-
-static void
-nap_ms(long ms)
+/* The adapter of a lease's journal row (bwrap for rows without one). */
+static const struct sbx_adapter *
+lease_adapter(const struct lease_record *r)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	const struct sbx_adapter *ad = NULL;
 
-	nanosleep(&ts, NULL);
+	if (r->adapter != NULL)
+		ad = sbx_adapter_find(r->adapter);
+	return ad != NULL ? ad : &sbx_adapter_bwrap;
 }
 
-/* Real uid of pid from /proc/pid/status, or -1. */
-static long
-proc_uid(const char *pid)
+int
+tui_sbx_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
+    const char *adapter, const char *id, const struct sbx_resource *res,
+    size_t n, char *err, size_t errsz)
 {
-	char path[64], buf[4096], *u;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%s/status", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((u = strstr(buf, "\nUid:")) == NULL)
-		return -1;
-	return strtol(u + 5, NULL, 10);
-}
-
-/*
- * The lease uid is unique to this lease while its slot is claimed: any
- * process still running as it (outside every cgroup we know of) is the
- * lease's. Kill them all and wait. 0, or -EBUSY if some survive.
- */
-static int
-uid_sweep(uid_t uid)
-{
-	int waited = 0, live;
-
-	for (;;) {
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-
-		if (d == NULL)
-			return -errno;
-		live = 0;
-		while ((e = readdir(d)) != NULL) {
-			if (e->d_name[0] < '1' || e->d_name[0] > '9')
-				continue;
-			if (proc_uid(e->d_name) == (long)uid) {
-				kill((pid_t)strtol(e->d_name, NULL, 10),
-				    SIGKILL);
-				live++;
-			}
-		}
-		closedir(d);
-		if (live == 0)
-			return 0;
-		if (waited >= KILL_WAIT_MS)
-			return -EBUSY;
-		nap_ms(10);
-		waited += 10;
-	}
-}
-
-/* The workspace's top directory: root's, 0700 (never a symlink). */
-static int
-hand_back_top(const char *ws)
-{
-	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
-	    rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
-static int
-release_slot(struct tui_ctx *c, struct lease_store *st, const char *id,
-    const char *sid, char *err, size_t errsz)
-{
-	unsigned slot;
-	uid_t uid;
-	gid_t gid;
-	char *ws;
+	const struct sbx_adapter *ad = sbx_adapter_find(adapter);
+	struct sbx_command_config cc;
+	struct tui_config cf;
+	struct sbx_request req;
+	struct sbx_steps s;
+	struct jsteps j;
 	int rc;
 
-	if ((rc = tui_sbx_slot_of_id(sid, &slot)) < 0 ||
-	    (rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0) {
-		snprintf(err, errsz, "lease %s: bad sandbox ID '%.64s'", id,
-		    sid);
-		return rc;
+	if (ad == NULL || ad->teardown == NULL) {
+		snprintf(err, errsz, "lease %s: unknown adapter '%.32s'", id,
+		    adapter);
+		return SBX_EUNAVAIL;
 	}
-	if ((rc = uid_sweep(uid)) < 0) {
-		snprintf(err, errsz, "processes of uid %u survive SIGKILL",
-		    (unsigned)uid);
-		return rc;
-	}
-	/*
-	 * The workspace is kept for extraction (SPEC 9.2) but given back to
-	 * root before the slot is free for another lease: its top first
-	 * (root, 0700: from then on no process of that uid can reach any of
-	 * it), then the whole tree as far as it goes, so nothing on the host
-	 * belongs to the slot; a tree deeper than the walk goes stays
-	 * unreachable behind its top.
-	 */
-	if ((ws = lease_path_workspace(c->state_dir, id)) == NULL)
+	memset(&req, 0, sizeof req);
+	req.id = id;
+	if ((req.workspace = lease_path_workspace(c->state_dir, id)) == NULL)
 		return -ENOMEM;
-	rc = hand_back_top(ws);
-	if (rc == -ENOENT)
-		rc = 0;
-	if (rc < 0) {
-		snprintf(err, errsz, "%s: cannot hand back to root: %s", ws,
-		    strerror(-rc));
-		free(ws);
-		return rc;
+	if (strcmp(ad->name, "command") == 0) {
+		if ((rc = tui_sbx_command_config(&cf, &cc, err, errsz)) < 0) {
+			free((char *)req.workspace);
+			return rc;
+		}
+		req.command = &cc;
 	}
-	TUI_BEST_EFFORT(tui_sbx_chown_tree(ws, 0, 0));
-	free(ws);
-	rc = sbx_uid_release(SBX_UID_DIR, slot, id);
-	/* Gone, or claimed since by another lease: not ours any more. */
-	if (rc == -ENOENT || rc == -EPERM)
-		rc = 0;
-	if (rc < 0)
-		snprintf(err, errsz, "uid slot %u: %s", slot, strerror(-rc));
+	jsteps_init(&s, &j, st, id, false);
+	rc = ad->teardown(&req, res, n, &s, err, errsz);
+	free((char *)req.workspace);
 	return rc;
 }
 
@@ -1065,55 +969,51 @@ tui_sbx_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
     char *err, size_t errsz)
 {
 	struct lease_resource_row *v = NULL;
-	size_t n = 0;
-	int rc, first = 0;
+	struct sbx_resource *res = NULL;
+	struct lease_record r;
+	const char *adapter;
+	size_t n = 0, k = 0;
+	int rc;
 
 	if (err != NULL && errsz > 0)
 		err[0] = '\0';
 	if (!lease_id_valid(id))
 		return LEASE_EBADID;
-	if ((rc = lease_store_resources(st, id, &v, &n)) < 0) {
+	if ((rc = lease_store_get(st, id, &r)) < 0) {
 		snprintf(err, errsz, "%s", lease_store_errmsg(st));
 		return rc;
 	}
-	/* The cgroups first: nothing of the lease runs after this. */
-	for (size_t i = 0; i < n; i++) {
-		struct sbx_cgroup *cg = NULL;
-
-		if (v[i].kind != LEASE_RES_CGROUP ||
-		    v[i].state == LEASE_RS_REMOVED)
-			continue;
-		/* Parsing validates: only this lease's own directories. */
-		if ((rc = sbx_cgroup_parse(id, v[i].identity, &cg)) < 0) {
-			snprintf(err, errsz, "lease %s: cgroup record is not "
-			    "one of its own; not touched", id);
-		} else if ((rc = sbx_cgroup_teardown(cg, KILL_WAIT_MS)) < 0) {
-			snprintf(err, errsz, "lease %s cgroups: %s", id,
-			    strerror(-rc));
-		} else if ((rc = lease_store_resource_removed(st, id,
-		    LEASE_RES_CGROUP, v[i].identity)) < 0) {
-			snprintf(err, errsz, "%s", lease_store_errmsg(st));
-		}
-		sbx_cgroup_free(cg);
-		if (rc < 0 && first == 0)
-			first = rc;
+	adapter = lease_adapter(&r)->name;
+	if ((rc = lease_store_resources(st, id, &v, &n)) < 0) {
+		snprintf(err, errsz, "%s", lease_store_errmsg(st));
+		lease_record_clear(&r);
+		return rc;
+	}
+	/* What the journal holds of the adapter's and has not removed. */
+	if ((res = calloc(n + 1, sizeof *res)) == NULL) {
+		rc = -ENOMEM;
+		snprintf(err, errsz, "out of memory");
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (v[i].kind != LEASE_RES_SANDBOX ||
-		    v[i].state == LEASE_RS_REMOVED)
+		if (v[i].state == LEASE_RS_REMOVED)
 			continue;
-		if (first < 0)
-			break;	/* cgroups left: keep the uid claimed */
-		rc = release_slot(c, st, id, v[i].identity, err, errsz);
-		if (rc == 0 && (rc = lease_store_resource_removed(st, id,
-		    LEASE_RES_SANDBOX, v[i].identity)) < 0)
-			snprintf(err, errsz, "%s", lease_store_errmsg(st));
-		if (rc < 0 && first == 0)
-			first = rc;
+		if (v[i].kind == LEASE_RES_CGROUP)
+			res[k].kind = SBX_RES_CGROUP;
+		else if (v[i].kind == LEASE_RES_SANDBOX)
+			res[k].kind = SBX_RES_SANDBOX;
+		else
+			continue;
+		res[k++].identity = v[i].identity;
 	}
-	lease_resources_free(v, n);
-	if (first < 0)
+	rc = k == 0 ? 0 : tui_sbx_adapter_teardown(c, st, adapter, id, res, k,
+	    err, errsz);
+	if (rc < 0)
 		TUI_BEST_EFFORT(lease_store_set_cleanup(st, id,
 		    LEASE_CLEANUP_FAILED, err));
-	return first;
+out:
+	free(res);
+	lease_resources_free(v, n);
+	lease_record_clear(&r);
+	return rc;
 }

@@ -165,12 +165,23 @@ int tui_wrap_attach(struct tui_ctx *, const char *id, int sockfd);
 #define TUI_CONFIG_TIMEOUT_DEFAULT 10	/* seconds */
 #define TUI_CONFIG_ON(a) (1u << (unsigned)(a)) /* a: enum tui_activity */
 
+/*
+ * [command]: the command adapter's hooks (SPEC 8.1, docs/command-adapter.md)
+ *   provision, exec, teardown, list = /abs/program [ARGS]  (absolute only)
+ *   timeout = 300                ; seconds, each hook but exec
+ */
+#define TUI_CONFIG_CMD_MAX 1024
+
 struct tui_config {
 	char hook[TUI_CONFIG_HOOK_MAX];	/* "" when none */
 	unsigned notify_on;		/* TUI_CONFIG_ON() bits */
 	unsigned hook_timeout_ms;
 	bool bell;
 	bool osc9;
+	/* [command]: "" when unset */
+	char cmd_provision[TUI_CONFIG_CMD_MAX], cmd_exec[TUI_CONFIG_CMD_MAX];
+	char cmd_teardown[TUI_CONFIG_CMD_MAX], cmd_list[TUI_CONFIG_CMD_MAX];
+	unsigned long long cmd_timeout_ms;	/* 0: the adapter's defaults */
 };
 
 /* A problem in the config: file, 1-based line (0: the whole file). */

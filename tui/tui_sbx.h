@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
 
 struct lease_store;
@@ -69,15 +68,34 @@ int tui_sbx_sha256_file(const char *path, char hex[65]);
 void tui_sbx_id_of_slot(unsigned slot, char *buf, size_t sz);
 int tui_sbx_slot_of_id(const char *sandbox_id, unsigned *slot);
 
+struct sbx_adapter;
+struct sbx_request;
+struct sbx_resource;
+struct sbx_provisioned;
+struct sbx_command_config;
 /*
- * Claim a uid slot for lease id, journaled (SPEC 9.2): the identity of the
- * slot that will be claimed is recorded (sandbox resource, planned) before
- * the claim, created after; a slot taken meanwhile by another state
- * directory is released again and the next one tried. 0 with *slot, or a
+ * An adapter's .provision for req->id, each resource journaled (SPEC 6,
+ * 9.2: planned before it is made, created after, the crash points
+ * provision.<kind>.before/created/after in between). 0 and *out, or a
  * negative code with the reason in err.
  */
-int tui_sbx_uid_claim(struct lease_store *, const char *id, unsigned *slot,
-    char *err, size_t errsz);
+int tui_sbx_provision(struct tui_ctx *, struct lease_store *,
+    const struct sbx_adapter *, const struct sbx_request *,
+    struct sbx_provisioned *out, char *err, size_t errsz);
+/*
+ * The command adapter's hooks from the operator's config into *cc
+ * (pointing into *cf): 0, -EINVAL for a malformed config (err: FILE:LINE:
+ * message), SBX_EPOLICY when a hook is missing (err names it), -errno.
+ */
+int tui_sbx_command_config(struct tui_config *cf,
+    struct sbx_command_config *cc, char *err, size_t errsz);
+/*
+ * adapter's .teardown of lease id's resources res[0..n), each removal
+ * journaled (the workspace path and, for `command`, the hooks filled in).
+ */
+int tui_sbx_adapter_teardown(struct tui_ctx *, struct lease_store *,
+    const char *adapter, const char *id, const struct sbx_resource *res,
+    size_t n, char *err, size_t errsz);
 
 /*
  * chown a directory tree (the workspace) to uid:gid without following a
@@ -177,10 +195,11 @@ char *tui_sbx_zone_program(const char *cmd0);
 
 /*
  * Runtime teardown of a sandboxed lease by exact ID (SPEC 9.2, 9.3,
- * SANDBOX.md 5.d): every cgroup and uid slot the journal names for id and
- * that is not yet removed: kill what is left in the lease's cgroups,
- * remove them, hand the workspace back to root (it is kept for
- * extraction), release the uid slot; each removal journaled after it is
+ * SANDBOX.md 5.d) through its adapter's .teardown: every cgroup and
+ * sandbox the journal names for id and that is not yet removed (bwrap:
+ * kill what is left in the lease's cgroups, remove them, hand the
+ * workspace back to root -- it is kept for extraction -- release the uid
+ * slot; command: the teardown hook), each removal journaled after it is
  * done. Idempotent. 0, or the first error (message in err) with the
  * unremoved resources left as they are in the journal.
  */
@@ -205,22 +224,8 @@ int tui_holder_sbx_prepare(struct tui_ctx *, const char *id, char *const *cmd,
     size_t errsz);
 /* The output cap (bytes; 0: none) for the transcript. */
 size_t tui_holder_sbx_output_cap(const struct tui_holder_sbx *);
-/*
- * Start the limit timers and, when the policy allows any egress, the
- * lease's auditing proxy on the holder's loop (before pty_holder_run).
- * 0 or a negative code with err filled (the lease must not start).
- */
-int tui_holder_sbx_start(struct tui_holder_sbx *, struct uv_loop_s *,
-    char *err, size_t errsz);
-/* The minted credential to scrub from the agent's output, or NULL. */
-const char *tui_holder_sbx_secret(const struct tui_holder_sbx *);
-struct pty_holder;
-/* hooks.running / hooks.closing / hooks.signal_agent of the holder. */
-void tui_holder_sbx_running(struct tui_holder_sbx *, struct pty_holder *);
-void tui_holder_sbx_closing(struct tui_holder_sbx *);
-int tui_holder_sbx_signal(struct tui_holder_sbx *, int sig);
-/* After pty_holder_run: run the loop until the proxy has closed. */
-void tui_holder_sbx_drain(struct tui_holder_sbx *, struct uv_loop_s *);
+/* Start the limit timers on the holder's loop (before pty_holder_run). */
+void tui_holder_sbx_start(struct tui_holder_sbx *, struct uv_loop_s *);
 /* Holder events (hooks.event): a truncated transcript is the output cap. */
 void tui_holder_sbx_event(struct tui_holder_sbx *, const char *kind,
     const char *detail);
@@ -229,42 +234,9 @@ void tui_holder_sbx_activity(struct tui_holder_sbx *, const char *state,
     bool bound);
 /* "limit_<name>" if a limit ended the agent (wait status given), or NULL. */
 const char *tui_holder_sbx_exit_reason(struct tui_holder_sbx *, int wstatus);
-/*
- * After the agent ended: teardown by exact ID with a receipt line, then
- * the credential's revoke (every exit path: tui_holder_sbx_free revokes
- * too when finish never ran).
- */
+/* After the agent ended: teardown by exact ID with a receipt line. */
 int tui_holder_sbx_finish(struct tui_holder_sbx *);
 void tui_holder_sbx_free(struct tui_holder_sbx *);
-
-/* ---- holder_cred.c: the operator's credential hooks (SPEC 8.5) -------- */
-
-#define TUI_SBX_CRED_CONF "credentials.ini"
-/* sbx_cred_config with its own strings. */
-struct tui_sbx_cred_cfg {
-	struct sbx_cred_config cfg;	/* .mint NULL: no credentials */
-	char *mint, *revoke, *variable, *scope, *spend_cap;
-};
-/* $XDG_CONFIG_HOME/corral/credentials.ini (else ~/.config/...). */
-int tui_sbx_cred_path(char *buf, size_t bufsz);
-/*
- * The [credentials] section (mint, revoke, variable, scope, spend_cap,
- * lifetime, timeout; seconds) of the operator's file: never from a
- * repository or a policy. No file: 0 with no mint. SBX_EPOLICY with err
- * naming the file for a malformed one or a bad combination.
- */
-int tui_sbx_cred_load(struct tui_sbx_cred_cfg *, char *err, size_t errsz);
-void tui_sbx_cred_clear(struct tui_sbx_cred_cfg *);
-/*
- * Revoke lease id's stored credential if its directory still holds one
- * (a crashed holder), with a receipt line. 0 (none, or revoked) or the
- * hook's failure (the file stays for the next try).
- */
-int tui_sbx_cred_revoke(struct tui_ctx *, const char *id, char *err,
-    size_t errsz);
-/* For `corral reconcile`: tui_sbx_cred_revoke for every sandboxed lease
- * whose holder is not alive. */
-void tui_sbx_cred_reconcile(struct tui_ctx *);
 
 /* ---- holder_cmd.c: the holder's side of a command lease ------------- */
 
@@ -294,8 +266,8 @@ struct tui_provision {
 	int rows, cols;
 };
 /*
- * SPEC 6 for a bwrap lease; id gets the ID once inserted. Returns the exit
- * code: 0, 1, or a halt's exit class (SPEC 8.7).
+ * SPEC 6 for a bwrap or command lease; id gets the ID once inserted.
+ * Returns the exit code: 0, 1, or a halt's exit class (SPEC 8.7).
  */
 int tui_provision_sandboxed(struct tui_ctx *, const struct tui_provision *,
     char id[25]);

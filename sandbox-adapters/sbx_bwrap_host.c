@@ -1,0 +1,424 @@
+/*
+ * sbx_bwrap_host.c: the bwrap adapter's resources on the host (SPEC 8.1,
+ * 9.2; SANDBOX.md 0.1, 3.6, 5.d): .provision claims a uid slot of the
+ * lease's own and makes its cgroups, .teardown removes both by exact ID
+ * (killing what is left, handing the kept workspace back to root), .list
+ * names every lease holding a cgroup or slot. Each resource goes through
+ * the caller's journaling steps before and after it is made or removed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
+
+#define RUN_DIR "/run/corral"
+#define CLAIM_TRIES 16
+#define KILL_WAIT_MS 5000
+
+void
+sbx_bwrap_sandbox_id(unsigned slot, char *buf, size_t sz)
+{
+	snprintf(buf, sz, SBX_BWRAP_ID_PREFIX "%u", SBX_UID_BASE + slot);
+}
+
+int
+sbx_bwrap_slot_of(const char *sid, unsigned *slot)
+{
+	unsigned long v;
+	char *end;
+
+	if (sid == NULL || strncmp(sid, SBX_BWRAP_ID_PREFIX,
+	    strlen(SBX_BWRAP_ID_PREFIX)) != 0)
+		return -EINVAL;
+	sid += strlen(SBX_BWRAP_ID_PREFIX);
+	if (*sid < '0' || *sid > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(sid, &end, 10);
+	if (errno != 0 || *end != '\0' || v < SBX_UID_BASE ||
+	    v >= (unsigned long)SBX_UID_BASE + SBX_UID_SLOTS)
+		return -EINVAL;
+	*slot = (unsigned)(v - SBX_UID_BASE);
+	return 0;
+}
+
+static int
+step(int (*fn)(void *, const char *, const char *), void *ud,
+    const char *kind, const char *identity)
+{
+	return fn != NULL ? fn(ud, kind, identity) : 0;
+}
+
+/* ---- provision ---------------------------------------------------------- */
+
+/* The lowest slot that has no claim directory now (a prediction). */
+static int
+free_slot(unsigned *slot)
+{
+	char path[256];
+	struct stat sb;
+
+	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
+		snprintf(path, sizeof path, "%s/slot-%u", SBX_UID_DIR, n);
+		if (lstat(path, &sb) < 0 && errno == ENOENT &&
+		    !sbx_uid_busy((uid_t)(SBX_UID_BASE + n))) {
+			*slot = n;
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+static int
+mkdir_root(const char *path, mode_t mode)
+{
+	struct stat sb;
+
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &sb) < 0)
+		return -errno;
+	/* Someone else's directory is not ours to use. */
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0)
+		return -EPERM;
+	return 0;
+}
+
+/*
+ * The uid slot: the identity of the slot that will be claimed is planned
+ * before the claim, created after; a slot taken meanwhile by another
+ * state directory is released again and the next one tried.
+ */
+static int
+claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
+    char *err, size_t errsz)
+{
+	char sid[64];
+	unsigned want, got;
+	int rc;
+
+	if ((rc = mkdir_root(RUN_DIR, 0755)) < 0 ||
+	    (rc = mkdir_root(SBX_UID_DIR, 0700)) < 0) {
+		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
+		return rc;
+	}
+	for (int i = 0; i < CLAIM_TRIES; i++) {
+		if ((rc = free_slot(&want)) < 0) {
+			snprintf(err, errsz, "no free uid slot (%u in use)",
+			    SBX_UID_SLOTS);
+			return rc;
+		}
+		sbx_bwrap_sandbox_id(want, sid, sizeof sid);
+		if ((rc = step(s->plan, s->ud, SBX_RES_SANDBOX, sid)) < 0) {
+			snprintf(err, errsz, "journal: %s", strerror(-rc));
+			return rc;
+		}
+		if ((rc = sbx_uid_claim(SBX_UID_DIR, id, &got)) < 0) {
+			snprintf(err, errsz, "uid slot: %s", strerror(-rc));
+			(void)step(s->removed, s->ud, SBX_RES_SANDBOX, sid);
+			return rc;
+		}
+		if (got == want) {
+			if ((rc = step(s->created, s->ud, SBX_RES_SANDBOX,
+			    sid)) < 0) {
+				snprintf(err, errsz, "journal: %s",
+				    strerror(-rc));
+				return rc;
+			}
+			*slot = got;
+			return 0;
+		}
+		/*
+		 * Another state directory took the predicted slot: give
+		 * back what we got (it carries our exact ID) and try again.
+		 */
+		if (sbx_uid_release(SBX_UID_DIR, got, id) < 0) {
+			/* left to the orphan inventory (.list) */
+		}
+		(void)step(s->removed, s->ud, SBX_RES_SANDBOX, sid);
+	}
+	snprintf(err, errsz, "uid slots are contended; try again");
+	return -EAGAIN;
+}
+
+/* The lease's cgroups: identity planned, created, limits written. */
+static int
+make_cgroups(const struct sbx_request *req, const struct sbx_steps *s,
+    char *err, size_t errsz)
+{
+	struct sbx_cgroup *cg = NULL;
+	char *text = NULL;
+	int rc;
+
+	if ((rc = sbx_cgroup_locate(req->id, &cg)) < 0) {
+		snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
+		return rc;
+	}
+	if ((text = sbx_cgroup_describe(cg)) == NULL) {
+		sbx_cgroup_free(cg);
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	if ((rc = step(s->plan, s->ud, SBX_RES_CGROUP, text)) < 0)
+		snprintf(err, errsz, "journal: %s", strerror(-rc));
+	else if ((rc = sbx_cgroup_create(cg, req->limits)) < 0)
+		snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
+	else if ((rc = step(s->created, s->ud, SBX_RES_CGROUP, text)) < 0)
+		snprintf(err, errsz, "journal: %s", strerror(-rc));
+	free(text);
+	sbx_cgroup_free(cg);
+	return rc;
+}
+
+int
+sbx__bwrap_provision(const struct sbx_request *req, const struct sbx_steps *s,
+    struct sbx_provisioned *out, char *err, size_t errsz)
+{
+	static const struct sbx_steps none;
+	struct sbx_limits nolimits;
+	struct sbx_request r;
+	unsigned slot;
+	int rc;
+
+	if (req == NULL || out == NULL || req->id == NULL ||
+	    !sbx_command_id_ok(req->id, strlen(req->id)))
+		return -EINVAL;
+	if (s == NULL)
+		s = &none;
+	memset(out, 0, sizeof *out);
+	r = *req;
+	if (r.limits == NULL) {
+		memset(&nolimits, 0, sizeof nolimits);
+		r.limits = &nolimits;
+	}
+	/* A uid of its own (SANDBOX.md 0.1), then the limits (3.6). */
+	if ((rc = claim_slot(r.id, s, &slot, err, errsz)) < 0)
+		return rc;
+	sbx_bwrap_sandbox_id(slot, out->sandbox_id, sizeof out->sandbox_id);
+	if ((rc = sbx_uid_of_slot(slot, &out->uid, &out->gid)) < 0)
+		return rc;
+	out->has_uid = true;
+	return make_cgroups(&r, s, err, errsz);
+}
+
+/* ---- teardown ----------------------------------------------------------- */
+
+static void
+nap_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Real uid of pid from /proc/pid/status, or -1. */
+static long
+proc_uid(const char *pid)
+{
+	char path[64], buf[4096], *u;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%s/status", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	if ((u = strstr(buf, "\nUid:")) == NULL)
+		return -1;
+	return strtol(u + 5, NULL, 10);
+}
+
+/*
+ * The lease uid is unique to this lease while its slot is claimed: any
+ * process still running as it (outside every cgroup we know of) is the
+ * lease's. Kill them all and wait. 0, or -EBUSY if some survive.
+ */
+static int
+uid_sweep(uid_t uid)
+{
+	int waited = 0, live;
+
+	for (;;) {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		if (d == NULL)
+			return -errno;
+		live = 0;
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] < '1' || e->d_name[0] > '9')
+				continue;
+			if (proc_uid(e->d_name) == (long)uid) {
+				kill((pid_t)strtol(e->d_name, NULL, 10),
+				    SIGKILL);
+				live++;
+			}
+		}
+		closedir(d);
+		if (live == 0)
+			return 0;
+		if (waited >= KILL_WAIT_MS)
+			return -EBUSY;
+		nap_ms(10);
+		waited += 10;
+	}
+}
+
+/* The workspace's top directory: root's, 0700 (never a symlink). */
+static int
+hand_back_top(const char *ws)
+{
+	int fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC),
+	    rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fchown(fd, 0, 0) < 0 || fchmod(fd, 0700) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static int
+release_slot(const struct sbx_request *req, const char *sid, char *err,
+    size_t errsz)
+{
+	unsigned slot;
+	uid_t uid;
+	gid_t gid;
+	int rc;
+
+	if ((rc = sbx_bwrap_slot_of(sid, &slot)) < 0 ||
+	    (rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0) {
+		snprintf(err, errsz, "lease %s: bad sandbox ID '%.64s'",
+		    req->id, sid);
+		return rc;
+	}
+	if ((rc = uid_sweep(uid)) < 0) {
+		snprintf(err, errsz, "processes of uid %u survive SIGKILL",
+		    (unsigned)uid);
+		return rc;
+	}
+	/*
+	 * The workspace is kept for extraction (SPEC 9.2) but given back to
+	 * root before the slot is free for another lease: its top first
+	 * (root, 0700: from then on no process of that uid can reach any of
+	 * it), then the whole tree as far as it goes, so nothing on the host
+	 * belongs to the slot; a tree deeper than the walk goes stays
+	 * unreachable behind its top.
+	 */
+	if (req->workspace != NULL) {
+		rc = hand_back_top(req->workspace);
+		if (rc == -ENOENT)
+			rc = 0;
+		if (rc < 0) {
+			snprintf(err, errsz, "%s: cannot hand back to root: "
+			    "%s", req->workspace, strerror(-rc));
+			return rc;
+		}
+		if (sbx_chown_tree(req->workspace, 0, 0) < 0) {
+			/* deeper than the walk: unreachable behind its top */
+		}
+	}
+	rc = sbx_uid_release(SBX_UID_DIR, slot, req->id);
+	/* Gone, or claimed since by another lease: not ours any more. */
+	if (rc == -ENOENT || rc == -EPERM)
+		rc = 0;
+	if (rc < 0)
+		snprintf(err, errsz, "uid slot %u: %s", slot, strerror(-rc));
+	return rc;
+}
+
+int
+sbx__bwrap_teardown(const struct sbx_request *req, const struct sbx_resource *res,
+    size_t n, const struct sbx_steps *s, char *err, size_t errsz)
+{
+	static const struct sbx_steps none;
+	int rc, first = 0;
+
+	if (errsz > 0)
+		err[0] = '\0';
+	if (req == NULL || req->id == NULL ||
+	    !sbx_command_id_ok(req->id, strlen(req->id)))
+		return -EINVAL;
+	if (s == NULL)
+		s = &none;
+	/* The cgroups first: nothing of the lease runs after this. */
+	for (size_t i = 0; i < n; i++) {
+		struct sbx_cgroup *cg = NULL;
+
+		if (strcmp(res[i].kind, SBX_RES_CGROUP) != 0)
+			continue;
+		/* Parsing validates: only this lease's own directories. */
+		if ((rc = sbx_cgroup_parse(req->id, res[i].identity,
+		    &cg)) < 0) {
+			snprintf(err, errsz, "lease %s: cgroup record is not "
+			    "one of its own; not touched", req->id);
+		} else if ((rc = sbx_cgroup_teardown(cg, KILL_WAIT_MS)) < 0) {
+			snprintf(err, errsz, "lease %s cgroups: %s", req->id,
+			    strerror(-rc));
+		} else if ((rc = step(s->removed, s->ud, SBX_RES_CGROUP,
+		    res[i].identity)) < 0) {
+			snprintf(err, errsz, "journal: %s", strerror(-rc));
+		}
+		sbx_cgroup_free(cg);
+		if (rc < 0 && first == 0)
+			first = rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(res[i].kind, SBX_RES_SANDBOX) != 0)
+			continue;
+		if (first < 0)
+			break;	/* cgroups left: keep the uid claimed */
+		rc = release_slot(req, res[i].identity, err, errsz);
+		if (rc == 0 && (rc = step(s->removed, s->ud, SBX_RES_SANDBOX,
+		    res[i].identity)) < 0)
+			snprintf(err, errsz, "journal: %s", strerror(-rc));
+		if (rc < 0 && first == 0)
+			first = rc;
+	}
+	return first;
+}
+
+/* ---- list --------------------------------------------------------------- */
+
+int
+sbx__bwrap_list(const struct sbx_request *req, char ***ids, char *err,
+    size_t errsz)
+{
+	char **cg = NULL, **slots = NULL;
+	int rc;
+
+	(void)req;
+	if (ids == NULL)
+		return -EINVAL;
+	*ids = NULL;
+	if ((rc = sbx_cgroup_list(&cg)) < 0) {
+		snprintf(err, errsz, "cgroups: %s", strerror(-rc));
+		return rc;
+	}
+	if ((rc = sbx_uid_list(SBX_UID_DIR, &slots)) < 0) {
+		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
+		sbx_strv_free(cg);
+		return rc;
+	}
+	rc = sbx__strv_union(cg, slots, ids);
+	sbx_strv_free(cg);
+	sbx_strv_free(slots);
+	if (rc < 0)
+		snprintf(err, errsz, "out of memory");
+	return rc;
+}
