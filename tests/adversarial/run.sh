@@ -127,6 +127,32 @@ home = 16M
 EOF
 pol() { printf '[limits]\n%s\n' "$2" >"$TMP/pol/$1.ini"; echo "$TMP/pol/$1.ini"; }
 
+# ---- egress (issue 7): a test upstream on loopback, reached by name only ---------
+# The egress probes' leases take an operator config of their own (an
+# allowlist, violations recorded so each probe runs to its end) and the
+# test resolver override from the environment, never from a policy.
+UP_LOG=$TMP/upstream.log
+mkdir -p "$TMP/www" "$TMP/config-egress/corral"
+echo "upstream-$R" >"$TMP/www/index.txt"
+python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$TMP/www" \
+    >"$UP_LOG" 2>&1 &
+UPSTREAM=$!
+UPORT=
+for _ in $(seq 100); do
+	UPORT=$(ss -ltnpH 2>/dev/null | awk -v p="pid=$UPSTREAM," \
+	    'index($0, p) { n = split($4, a, ":"); print a[n]; exit }')
+	[ -n "$UPORT" ] && break
+	sleep 0.05
+done
+[ -n "$UPORT" ] || die "the test upstream did not start"
+{
+	cat "$XDG_CONFIG_HOME/corral/policy.ini"
+	printf '[network]\nallow = allowed.test:%s, localhost:%s\n' "$UPORT" "$PORT"
+	printf 'on_egress_violation = record\n'
+} >"$TMP/config-egress/corral/policy.ini"
+printf '[network]\non_egress_violation = fail\n' >"$TMP/pol/egress-fail.ini"
+EGRESS_HOSTS="allowed.test=127.0.0.1"
+
 # ---- host listeners, tmux (the operator's terminal) -------------------------------
 python3 "$HERE/listener.py" "$TMP/listener.log" "$PORT" "$ABSTRACT" \
     "$SSH_AUTH_SOCK" "$DOCKER_SOCK" "$TMP/listener.ready" &
@@ -145,7 +171,7 @@ SENTINEL=$!
 
 cleanup() {
 	tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
-	kill "$LISTENER" "$SENTINEL" 2>/dev/null
+	kill "$LISTENER" "$SENTINEL" "$UPSTREAM" 2>/dev/null
 	# Holders of this state directory (by PID), then the workspaces' mounts.
 	local pids
 	pids=$("$CORRAL" ls --json 2>/dev/null | jq -r '.[] | .holder_pid // empty')
@@ -181,6 +207,11 @@ new_cmd() {
 	shift
 	"$CORRAL" new --repo "$REPO" --name "$name" "${opts[@]}" -- "$@" \
 	    2>>"$RES/$name.err"
+}
+# new_egress NAME [options] -- VERB ARGS: a lease with the egress config.
+new_egress() {
+	XDG_CONFIG_HOME=$TMP/config-egress CORRAL_TEST_EGRESS_HOSTS=$EGRESS_HOSTS \
+	    new "$@"
 }
 show() { "$CORRAL" show "$1" --json 2>/dev/null; }
 field() { show "$1" | jq -r "$2"; }
@@ -496,6 +527,105 @@ p_net_io_uring() {
 	check "$id" result_ready "" nodone
 }
 
+# egress (issue 7): every verdict from the host side -- the proxy's
+# receipt lines (written by the holder, outside the zone), the test
+# upstream's request log and the suite's listener, which must see nothing.
+# egress_denied ID REASON TARGET_REGEX: the lease recorded exactly these
+# refusals, every one before any lookup or dial, and no allowed tunnel.
+egress_denied() {
+	local id=$1 reason=$2 re=$3 js n bad
+	check "$id" || return 1
+	js=$(show "$id")
+	n=$(jq --arg r "$reason" --arg t "$re" '[.receipts[] | select(.kind=="egress"
+	    and .fields.verdict=="deny" and .fields.reason==$r
+	    and (.fields.target | test($t)))] | length' <<<"$js")
+	[ "$n" -ge 1 ] || { WHY="no $reason refusal of $re in the receipt"; return 1; }
+	bad=$(jq -c '[.receipts[] | select(.kind=="egress" and
+	    (.fields.verdict=="allow" or .fields.verdict=="close"))] | .[0] // empty' <<<"$js")
+	[ -z "$bad" ] || { WHY="the proxy dialled: $bad"; return 1; }
+	return 0
+}
+# Anything the upstream saw but the positive control's request: a breach.
+upstream_foreign() { grep -v -e '"GET /index.txt HTTP' -e '^Serving HTTP' "$UP_LOG" | grep -m1 .; }
+p_egress_allowed() { # the positive control: by name, through the proxy
+	local id js
+	id=$(new_egress egress-allowed -- egress-curl "http://allowed.test:$UPORT/index.txt" -p)
+	check "$id" || return 1
+	grep -q "upstream-$R" "$(ws_of "$id")/listing" || { WHY="the upstream's body never arrived"; return 1; }
+	js=$(show "$id")
+	[ "$(jq -r '[.receipts[] | select(.kind=="egress" and .fields.verdict=="allow") | "\(.fields.address) \(.fields.test_override)"][0]' <<<"$js")" = "127.0.0.1:$UPORT true" ] || { WHY="no allowed CONNECT in the receipt"; return 1; }
+	[ "$(jq -r '[.receipts[] | select(.kind=="egress_proxy") | .fields.test_override][0]' <<<"$js")" = "$EGRESS_HOSTS" ] || { WHY="the test override is not in the receipt"; return 1; }
+}
+p_egress_name() {
+	local id
+	id=$(new_egress egress-name -- egress-curl "http://evil.test:$UPORT/evil.txt" -p)
+	egress_denied "$id" blocked-by-allowlist "^evil\\.test:" || return 1
+	[ -z "$(upstream_foreign)" ] || { WHY="the upstream saw: $(upstream_foreign)"; return 1; }
+}
+p_egress_port() { # an allowlisted name on another port (the listener's)
+	egress_denied "$(new_egress egress-port -- egress-curl "http://allowed.test:$PORT/" -p)" \
+	    blocked-by-allowlist "^allowed\\.test:$PORT$"
+}
+p_egress_suffix() {
+	egress_denied "$(new_egress egress-suffix -- egress-curl "http://allowed.test.evil:$UPORT/" -p)" \
+	    blocked-by-allowlist "^allowed\\.test\\.evil:"
+}
+p_egress_ip() { # IP literals in three spellings, the listener's port
+	local id
+	id=$(new_egress egress-ip -- egress-curl "http://127.0.0.1:$PORT/" -p)
+	egress_denied "$id" ip-literal "^127\\.0\\.0\\.1:$PORT$"
+}
+p_egress_rebind() { # an allowlisted name that resolves to 127.0.0.1
+	egress_denied "$(new_egress egress-rebind -- egress-curl "http://localhost:$PORT/" -p)" \
+	    non-global-address "^localhost:$PORT$"
+}
+p_egress_noproxy() { # --noproxy '*' and raw TCP, to the upstream and the listener
+	local id
+	id=$(new_egress egress-noproxy -- egress-raw 127.0.0.1 "$UPORT" "$PORT")
+	check "$id" || return 1
+	[ -z "$(upstream_foreign)" ] || { WHY="the upstream saw: $(upstream_foreign)"; return 1; }
+	[ "$(show "$id" | jq '[.receipts[] | select(.kind=="egress")] | length')" = 0 ] || { WHY="the proxy saw traffic it should not"; return 1; }
+}
+p_egress_dns() { # a secret-bearing name: denied before any lookup
+	local secret="dnsleak$R" id js
+	id=$(new_egress egress-dns -- egress-dns "$secret")
+	egress_denied "$id" blocked-by-allowlist "^$secret\\.allowed\\.test:443$" || return 1
+	js=$(show "$id")
+	# No lookup happened on the host: no verdict but the refusal.
+	[ "$(jq '[.receipts[] | select(.kind=="egress" and .fields.verdict!="deny")] | length' <<<"$js")" = 0 ] || { WHY="the proxy went past the decision"; return 1; }
+	grep -q "could not resolve\|Could not resolve\|Name or service\|Temporary failure\|403" "$(ws_of "$id")/listing" || { WHY="the probe did not look"; return 1; }
+}
+# A sibling lease with egress holds at its prompt; the probe tries its
+# holder and proxy sockets from another lease.
+p_egress_sibling() {
+	local sib id js
+	sib=$(XDG_CONFIG_HOME=$TMP/config-egress CORRAL_TEST_EGRESS_HOSTS=$EGRESS_HOSTS \
+	    new_cmd egress-sibling-held -- /work/bin/adv_probe hold)
+	wait_prompt "$sib" || { WHY="the sibling never held"; return 1; }
+	id=$(new_egress egress-sibling -- egress-sock "$STATE/leases/$sib/holder.sock" \
+	    /run/corral/rt/egress/proxy.sock "/proc/$(field "$sib" .holder_pid)/root/run/corral/rt/egress/proxy.sock")
+	check "$id"; local rc=$?
+	release "$sib"
+	check "$sib" result_ready "" nodone || return 1
+	[ "$rc" = 0 ] || return 1
+	js=$(show "$sib")
+	[ "$(jq '[.receipts[] | select(.kind=="egress")] | length' <<<"$js")" = 0 ] || { WHY="the sibling's proxy saw a connection"; return 1; }
+	! grep -q "^connected" "$(ws_of "$id")/listing" || { WHY="a foreign socket accepted"; return 1; }
+}
+p_egress_noegress() { # a lease without an allowlist: no proxy socket at all
+	local id
+	id=$(new egress-none -- egress-sock /run/egress/proxy.sock)
+	check "$id" || return 1
+	! grep -q "^connected" "$(ws_of "$id")/listing" || { WHY="a proxy socket accepted"; return 1; }
+}
+p_egress_fail() { # on_egress_violation = fail: the denial ends the lease
+	local id
+	id=$(new_egress egress-fail --policy "$TMP/pol/egress-fail.ini" -- \
+	    egress-curl "http://evil.test:$UPORT/" -p)
+	check "$id" failed hermeticity_violation nodone || return 1
+	[ "$(show "$id" | jq '[.receipts[] | select(.kind=="hermeticity_violation")] | length')" = 1 ] || { WHY="no hermeticity_violation in the receipt"; return 1; }
+}
+
 # command path and terminal
 # In the operator's terminal (a tmux pane running bash), as an operator would.
 # What the operator's shell needs to reach this suite's state (no canary).
@@ -706,6 +836,10 @@ PROBES=(
 	cred_sockets:credential cred_git:credential cred_keyring:credential
 	net_connect:network net_dns:network net_namespace:network
 	net_vsock:network net_io_uring:network
+	egress_allowed:egress egress_name:egress egress_port:egress
+	egress_suffix:egress egress_ip:egress egress_rebind:egress
+	egress_noproxy:egress egress_dns:egress egress_sibling:egress
+	egress_noegress:egress egress_fail:egress
 	term_tiocsti:terminal term_tiocsti_high:terminal term_console:terminal
 	term_escapes:terminal term_killall:terminal
 	res_forkbomb:resource res_memhog:resource res_diskfill:resource
@@ -773,6 +907,7 @@ suite no_listener_hit test ! -s "$TMP/listener.log"
 suite host_refs_unchanged bash -c "cmp -s <(git -C '$REPO' for-each-ref --format='%(refname) %(objectname)' | grep -v '^refs/heads/corral/') '$TMP/refs.before'"
 suite host_files_unchanged sha256sum -c --quiet "$TMP/sums.before"
 suite sentinel_alive kill -0 "$SENTINEL"
+suite upstream_only_allowed test -z "$(upstream_foreign)"
 [ -s "$TMP/listener.log" ] && sed 's/^/  listener: /' "$TMP/listener.log"
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
