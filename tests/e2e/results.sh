@@ -36,9 +36,10 @@ EOF
 js() { "$CORRAL" show "$1" --json; }
 # agent NAME SCRIPT: start a sandboxed lease running sh -c SCRIPT in /work;
 # prints its ID.
+# POLICY=FILE agent ...: with that lease policy (it may only narrow).
 agent() {
-	(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name "$1" -- \
-		/bin/sh -c "$2")
+	(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name "$1" \
+		${POLICY:+--policy "$POLICY"} -- /bin/sh -c "$2")
 }
 # settled ID: the agent ended, its result is recorded (ready or
 # quarantined) and its holder is gone.
@@ -107,6 +108,7 @@ mkdir -p y/git~1 && echo x >y/git~1/HEAD
 mkdir -p z/.git && echo x >z/.git/config
 git init -q vendor/lib
 printf "a\000b" >blob.bin
+{ head -c 9000 /dev/zero | tr "\000" a; printf "\000"; } >late.txt
 touch "$(printf "esc\033]0;t\007")" "$(printf "nl\nname")" -- -rf "$(printf "bad\377")"
 echo fine >src/ok.c')
 MANY=$(agent many 'mkdir many && cd many && seq 100000 | xargs touch')
@@ -121,7 +123,10 @@ sleep 1; exit 0')
 # OSC 52 (clipboard) and OSC 0 (title) sequences in a result file.
 ESCS=$(agent escapes "printf 'clip \\033]52;c;aGk=\\007 title \\033]0;pwned\\007\\n' >notes.txt")
 ALPHA=$(agent alpha 'echo alpha >>README')
-BETA=$(agent beta 'echo "int b;" >src/b.c')
+# Declared checks (SPEC 7.3): one on an input the agent did not touch, one
+# on a file it wrote (not independent).
+printf '[checks]\nreadme = grep -q hello README\nb = cat src/b.c\n' >"$TMP/checks.ini"
+BETA=$(POLICY=$TMP/checks.ini agent beta 'echo "int b;" >src/b.c')
 GAMMA=$(agent gamma 'echo gamma >c.txt')
 DELTA=$(agent delta 'echo delta >e.txt')
 HUNKS=$(agent hunks 'sed -i "1s/.*/ONE/; 40s/.*/FORTY/" nums.txt')
@@ -136,7 +141,7 @@ echo "# all settled after $(( $(date +%s) - T0 ))s"
 quarantined shapes "$SHAPES"
 for rp in "symlink link" "symlink sub" "symlink d" "fifo pipe" \
     "bad_mode f000" "bad_mode g777" "git_path .GIT" "git_path x/.git " \
-    "git_path y/git~1" "gitlink z" "gitlink vendor/lib" "binary blob.bin" \
+    "git_path y/git~1" "gitlink z" "gitlink vendor/lib" "binary blob.bin" "binary late.txt" \
     "leading_dash -rf"; do
 	check "shapes: ${rp%% *} (${rp#* })" has_reason "$SHAPES" "${rp%% *}" "${rp#* }"
 done
@@ -214,6 +219,15 @@ check "the branches differ only by their own change" test \
 	"$(git -C "$REPO" diff --name-only "$BASE" "corral/$ALPHA") $(git -C "$REPO" diff --name-only "$BASE" "corral/$BETA")" = "README src/b.c"
 check "the commit is by corral, naming the lease" bash -c \
 	"git -C '$REPO' log -1 --format='%an %cn %B' corral/$BETA | grep -q 'corral corral.*$BETA'"
+j=$(js $BETA)
+check "beta: its checks ran in the exec zone and passed" jq_eq "$j" \
+	'[.result.checks[] | "\(.name)=\(.status)"] | sort | join(" ")' "b=pass readme=pass"
+check "beta: the check on an input it did not touch is independent" jq_eq "$j" \
+	'.result.checks[] | select(.name=="readme") | .independent' true
+check "beta: the check reading the file it wrote is not independent" jq_eq "$j" \
+	'.result.checks[] | select(.name=="b") | "\(.independent) \(.changed_inputs)"' 'false ["src/b.c"]'
+check "beta: the check's bounded log is in its receipt" jq_eq "$j" \
+	'.receipts[] | select(.kind=="check" and .fields.name=="b") | .fields.log' "int b;"
 out=$("$CORRAL" apply "$BETA" --into main 2>&1); rc=$?
 check "apply before review is refused (exit $rc)" test "$rc" -ne 0
 check "... as not reviewed" grep -qi "review" <<<"$out"
