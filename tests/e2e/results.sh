@@ -120,6 +120,15 @@ watch_hwm "$SPARSE"
 SWAP=$(agent swapper '(while :; do ln -sf /etc/passwd f.tmp && mv -f f.tmp f;
 	echo x >g.tmp && mv -f g.tmp f; done) >/dev/null 2>&1 &
 sleep 1; exit 0')
+# The workspace changing during extraction, from the host: a loop swapping
+# a file for a symlink and back until the lease has settled.
+RACE=$(agent race 'echo start >f; sleep 2; exit 0')
+(w=$CORRAL_STATE_DIR/leases/$RACE/work
+ while [ ! -e "$TMP/race.stop" ]; do
+	ln -sfn /etc/passwd "$w/f.tmp" && mv -Tf "$w/f.tmp" "$w/f"
+	head -c 1000 /dev/zero | tr '\0' A >"$w/g.tmp" && mv -Tf "$w/g.tmp" "$w/f"
+ done) 2>/dev/null &
+RACER=$!
 # OSC 52 (clipboard) and OSC 0 (title) sequences in a result file.
 ESCS=$(agent escapes "printf 'clip \\033]52;c;aGk=\\007 title \\033]0;pwned\\007\\n' >notes.txt")
 ALPHA=$(agent alpha 'echo alpha >>README')
@@ -132,8 +141,8 @@ DELTA=$(agent delta 'echo delta >e.txt')
 HUNKS=$(agent hunks 'sed -i "1s/.*/ONE/; 40s/.*/FORTY/" nums.txt')
 CONFL=$(agent conflict 'sed -i "5s/.*/five/" nums.txt')
 TAMPER=$(agent tamper 'echo t >t.txt')
-ALL="$SHAPES $MANY $SPARSE $SWAP $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER"
-check "every lease started" test "$(echo $ALL | wc -w)" = 12
+ALL="$SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER"
+check "every lease started" test "$(echo $ALL | wc -w)" = 13
 for id in $ALL; do settled $id || fail "$id did not settle"; done
 echo "# all settled after $(( $(date +%s) - T0 ))s"
 
@@ -177,8 +186,27 @@ else
 		"! git -C '$REPO' ls-tree -r $c | grep -q '^120000'"
 	check "swapper: f is the regular version" test "$(git -C "$REPO" show "$c:f")" = x
 fi
-u=$(js "$SWAP" | jq -r .sandbox_id | cut -d: -f2)
-check "swapper: none of its processes survive" test -z "$(ps -e -o uid= | awk -v u="$u" '$1 == u')"
+# (not by uid: the slot may already serve another lease on this machine)
+check "swapper: none of its processes survive" test -z "$(pgrep -f 'f.tmp && mv -f f.tmp f')"
+
+# --- the workspace changing during extraction (from the host) ---------------------------
+touch "$TMP/race.stop"
+wait "$RACER"
+j=$(js "$RACE")
+if jq -e '.result.status == "quarantined"' >/dev/null <<<"$j"; then
+	check "race: refused for a named reason" jq -e '.result.reasons |
+	    any(.reason == "symlink" or .reason == "changed_during_extraction" or
+	    .reason == "unreadable")' <<<"$j"
+	check "race: nothing materialised" test "$(tip "corral/$RACE")" = "$BASE"
+	echo "# race: quarantined ($(jq -c '[.result.reasons[].reason]' <<<"$j"))"
+else
+	c=$(tip "corral/$RACE")
+	check "race: consistent: no symlink in the result commit" bash -c \
+		"! git -C '$REPO' ls-tree -r $c | grep -q '^120000'"
+	check "race: f is one whole regular version" bash -c \
+		"git -C '$REPO' show $c:f | grep -qxE 'start|A{1000}'"
+	echo "# race: a consistent result"
+fi
 
 # --- terminal escapes from the sandbox are printed escaped (SPEC 4.7) -----------------
 noraw() { ! printf '%s' "$1" | LC_ALL=C grep -q "$(printf '[\033\007]')"; }
@@ -350,7 +378,7 @@ check "tamper: rel3 did not move" test "$(tip rel3)" = "$BASE"
 check "tamper: still result_ready, not applied" jq_eq "$(js $TAMPER)" .lease_state result_ready
 
 # --- reject the rest; after reconcile nothing of any lease is left (SPEC 10.6) ----------
-for id in $SHAPES $MANY $SPARSE $SWAP $ESCS $DELTA $CONFL $TAMPER; do
+for id in $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $DELTA $CONFL $TAMPER; do
 	"$CORRAL" reject "$id" >/dev/null 2>&1 || fail "reject $(js $id | jq -r .name)"
 done
 out=$("$CORRAL" reconcile 2>&1); rc=$?
@@ -375,7 +403,7 @@ for id in $ALL; do
 		fail "$n: left: $(jq -c '[.lease_state, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
 	fi
 done
-check "all 12 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 12
+check "all 13 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 13
 check "no live lease is listed" jq_eq "$("$CORRAL" ls --json)" length 0
 check "the operator's checkout, index and main are still byte-identical" test "$BEFORE" = "$(hash_checkout)"
 echo "# results.sh took $(( $(date +%s) - T0 ))s"
