@@ -966,8 +966,9 @@ open_log(struct tui_app *a)
 
 /*
  * The theme (SPEC 4.6): --theme NAME, else $CORRAL_THEME, else the
- * built-in default; a NAME is themes/NAME.theme, a path is a file. A
- * malformed file is named (file:line) and the default is used.
+ * config's [console] theme, else the built-in default; a NAME is
+ * themes/NAME.theme, a path is a file. A malformed file is named
+ * (file:line) and the default is used.
  */
 static int
 load_theme(struct tui_app *a, char *err, size_t errsz)
@@ -978,6 +979,8 @@ load_theme(struct tui_app *a, char *err, size_t errsz)
 
 	if (a->opts != NULL && a->opts->theme != NULL)
 		name = a->opts->theme;
+	else if ((name == NULL || name[0] == '\0') && a->cfg.theme[0] != '\0')
+		name = a->cfg.theme;
 	tui_theme_default(&a->theme);
 	if (name != NULL && name[0] != '\0') {
 		if (strchr(name, '/') != NULL) {
@@ -1031,8 +1034,6 @@ app_start(struct tui_app *a, char *err, size_t errsz)
 	if ((rc = tui_curses_open(&a->cur, err, errsz)) < 0)
 		return rc;
 	app_running = a;
-	/* A malformed config is logged (file and line); defaults are kept. */
-	tui_config_load(&a->cfg, config_error, a);
 	a->draw.surface = tui_curses_surface(a->cur);
 	a->draw.theme = &a->theme;
 	a->draw.colors = tui_curses_colors(a->cur);
@@ -1121,6 +1122,9 @@ tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
 		return tui_err(c, "out of memory");
 	a->ctx = c;
 	a->opts = opts;
+	open_log(a);
+	/* A malformed config is logged (file and line); defaults are kept. */
+	tui_config_load(&a->cfg, config_error, a);
 	if (load_theme(a, theme_err, sizeof theme_err) < 0) {
 		/* named on stderr and the status line; the default is used */
 		tui_theme_default(&a->theme);
@@ -1136,7 +1140,6 @@ tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
 		a->leases_dir = NULL;
 	else
 		mkdir(a->leases_dir, 0700);
-	open_log(a);
 	tui_keys_init(&a->keys);
 	/* the operator's keymap; a malformed one is named, defaults kept */
 	if (tui_keymap_load(&a->keys, NULL, keys_err, sizeof keys_err) < 0)

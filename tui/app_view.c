@@ -216,7 +216,6 @@ job_start(struct tui_app *a, enum job_kind kind, const char *id,
 	uv_pipe_init(&a->loop, &j->out, 0);
 	uv_pipe_init(&a->loop, &j->err, 0);
 	j->out.data = j->err.data = j->proc.data = j;
-	j->open = 2;
 	memset(io, 0, sizeof io);
 	io[0].flags = UV_IGNORE;
 	io[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
@@ -231,12 +230,12 @@ job_start(struct tui_app *a, enum job_kind kind, const char *id,
 	po.stdio_count = 3;
 	/* its own session: a console that goes away never stops an apply */
 	po.flags = UV_PROCESS_DETACHED;
+	j->open = 3;
 	if ((rc = uv_spawn(&a->loop, &j->proc, &po)) < 0) {
-		uv_close((uv_handle_t *)&j->out, job_closed);
-		uv_close((uv_handle_t *)&j->err, job_closed);
+		/* libuv initialised the process handle: close it too */
+		job_close(j);
 		return rc;
 	}
-	j->open = 3;
 	uv_read_start((uv_stream_t *)&j->out, job_alloc, job_read);
 	uv_read_start((uv_stream_t *)&j->err, job_alloc, job_read);
 	j->next = a->jobs;

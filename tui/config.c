@@ -26,6 +26,7 @@ struct cparse {
 	int errors;
 	unsigned seen;		/* keys set, to refuse duplicates */
 	unsigned cmd_seen;	/* [command] keys set */
+	bool console_seen;	/* [console] theme set */
 	tui_config_error_cb err;
 	void *ud;
 };
@@ -161,6 +162,27 @@ command_key(struct cparse *ps, const char *name, const char *value)
 	return 1;
 }
 
+/* [console] theme = NAME (SPEC 4.6): a name in themes/ or a file. */
+static int
+console_key(struct cparse *ps, const char *name, const char *value)
+{
+	char safe[80];
+
+	tui_escape(name, strlen(name), safe, sizeof safe);
+	if (strcmp(name, "theme") != 0)
+		report(ps, ps->line, "unknown key '%s' in [console] (want "
+		    "theme)", safe);
+	else if (ps->console_seen)
+		report(ps, ps->line, "duplicate key 'theme' in [console]");
+	else if (value[0] == '\0' || strlen(value) >= sizeof ps->cf.theme)
+		report(ps, ps->line, "bad [console] theme (a name or a file, "
+		    "at most %zu bytes)", sizeof ps->cf.theme - 1);
+	else
+		snprintf(ps->cf.theme, sizeof ps->cf.theme, "%s", value);
+	ps->console_seen = true;
+	return 1;
+}
+
 static int
 handler(void *user, const char *section, const char *name,
     const char *value)
@@ -173,10 +195,12 @@ handler(void *user, const char *section, const char *name,
 
 	if (strcmp(section, "command") == 0)
 		return command_key(ps, name, value);
+	if (strcmp(section, "console") == 0)
+		return console_key(ps, name, value);
 	if (strcmp(section, "notify") != 0) {
 		tui_escape(section, strlen(section), safe, sizeof safe);
 		report(ps, ps->line, section[0] == '\0' ? "'%s' outside a "
-		    "section (want [notify] or [command])" :
+		    "section (want [notify], [command] or [console])" :
 		    "unknown section [%s]", section[0] == '\0' ? name : safe);
 		return 1;
 	}

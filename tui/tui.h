@@ -158,6 +158,9 @@ int tui_wrap_attach(struct tui_ctx *, const char *id, int sockfd);
  *   bell = off                   ; console: BEL to the outer terminal
  *   osc9 = off                   ; console: OSC 9 to the outer terminal
  *
+ *   [console]
+ *   theme = light                ; themes/NAME.theme or a theme file
+ *
  * `on` applies to the hook, the bell and OSC 9 alike. The holder runs the
  * hook (so it works with no console); the console rings and sends OSC 9.
  */
@@ -182,6 +185,8 @@ struct tui_config {
 	char cmd_provision[TUI_CONFIG_CMD_MAX], cmd_exec[TUI_CONFIG_CMD_MAX];
 	char cmd_teardown[TUI_CONFIG_CMD_MAX], cmd_list[TUI_CONFIG_CMD_MAX];
 	unsigned long long cmd_timeout_ms;	/* 0: the adapter's defaults */
+	/* [console] */
+	char theme[256];		/* theme name or file; "" default */
 };
 
 /* A problem in the config: file, 1-based line (0: the whole file). */

@@ -156,7 +156,8 @@ check "the refusal names the merge to run there" \
 	wait_status "git merge --ff-only corral/$id2"
 check "the focus stayed on the lease" wait_pane "review $id2"
 check "main did not move" test "$(git -C "$REPO" rev-parse main)" = "$(git -C "$REPO" rev-parse topic~1)"
-keys Escape
+keys q
+wait_gone "review $id2:" || fail "q did not close the review"
 
 # --- the timeline ----------------------------------------------------------------
 keys t
@@ -195,6 +196,34 @@ keys q
 console --theme light
 check "--theme light opens the console" wait_pane "NORMAL"
 keys q
+# Colour depth (SPEC 4.6): the same RGB theme colour as 24-bit, the
+# nearest of 256, the 8 basic colours, or none with NO_COLOR.
+printf 'list.selected = #ff8000 on #000080\n' >"$TMP/rgb.theme"
+has() { grep -qE -- "$1" <<<"$out"; }
+lacks() { ! grep -qE -- "$1" <<<"$out"; }
+both() { "$1" "$2" && "$3" "$4"; }
+depth() {	# depth TERM [NO_COLOR [ARGS]]: the console's cells with their SGR
+	t kill-window -t e2e:con 2>/dev/null
+	t new-window -d -t e2e -n con "env TERM=$1 NO_COLOR=${2-} sh $TMP/run-console ${3---theme $TMP/rgb.theme}"
+	wait_pane "NORMAL" 10 >/dev/null
+	wait_pane "onmain" 10 >/dev/null
+	t capture-pane -p -e -t e2e:con
+	keys q
+}
+infocmp xterm-direct >/dev/null 2>&1 || fail "no xterm-direct terminfo (ncurses-term, scripts/packages.txt)"
+out=$(depth xterm-direct)
+check "truecolor: the RGB colour as it is" has '38;2;255;128;0'
+out=$(depth xterm-256color)
+check "256 colours: the nearest index (208)" both has '38;5;208' lacks '38;2;'
+out=$(depth xterm)
+check "8 colours: basic colours only" both has '\[([0-9;]*;)?3[0-7](;[0-9;]*)?m' lacks '[34]8;[25];'
+out=$(depth xterm-256color 1)
+check "NO_COLOR: no colour at all, the selection in reverse" \
+	both lacks '\[([0-9;]*;)?(3[0-7]|4[0-7]|38;|48;)' has '\[([0-9;]*;)?7(;[0-9;]*)?m'
+printf '[console]\ntheme = %s\n' "$TMP/rgb.theme" >"$XDG_CONFIG_HOME/corral/config"
+out=$(depth xterm-direct "" " ")
+check "the config's [console] theme is used" has '38;2;255;128;0'
+rm -f "$XDG_CONFIG_HOME/corral/config"
 check "--theme nosuch is refused with its name" \
 	bash -c "'$CORRAL' --theme no-such-theme </dev/null 2>&1 | grep -q 'no-such-theme'"
 

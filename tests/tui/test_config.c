@@ -97,6 +97,21 @@ START_TEST(test_config_full)
 END_TEST
 
 /* Each malformed file: the error names its line; the defaults stand. */
+/* SPEC 4.6: the console's theme from the config. */
+START_TEST(test_config_console_theme)
+{
+	struct tui_config cf;
+	struct errs e;
+
+	ck_assert_int_eq(parse(&cf, "", &e), 0);
+	ck_assert_str_eq(cf.theme, "");
+	ck_assert_int_eq(parse(&cf, "[notify]\nbell = on\n[console]\n"
+	    "theme = high-contrast\n", &e), 0);
+	ck_assert_str_eq(cf.theme, "high-contrast");
+	ck_assert(cf.bell);
+}
+END_TEST
+
 START_TEST(test_config_errors)
 {
 	static const struct {
@@ -116,6 +131,10 @@ START_TEST(test_config_errors)
 		{ "[notify]\ntimeout = 10s\n", 2, "bad timeout '10s'" },
 		{ "[notify]\nbell = on\nthis line has no equals sign\n", 3,
 		  "syntax error" },
+		{ "[console]\ncolour = red\n", 2,
+		  "unknown key 'colour' in [console]" },
+		{ "[console]\ntheme = light\ntheme = dark\n", 3,
+		  "duplicate key 'theme'" },
 	};
 	struct tui_config cf;
 	struct errs e;
@@ -341,6 +360,7 @@ config_suite(void)
 	tcase_add_test(tc, test_config_defaults);
 	tcase_add_test(tc, test_config_full);
 	tcase_add_test(tc, test_config_errors);
+	tcase_add_test(tc, test_config_console_theme);
 	tcase_add_test(tc, test_config_long_line);
 	tcase_add_test(tc, test_config_load);
 	tcase_add_test(tc, test_config_doc_example);
