@@ -70,10 +70,10 @@ printf '\nprobing\n'
 		while read -r f; do echo "found $f"; cat "$f"; done
 	echo "== network"
 	for u in "http://127.0.0.1:$port/" "http://$hostip:$port/"; do
-		curl -sS -m 3 --noproxy '*' -o /dev/null "$u" 2>&1; echo "direct $u rc=$?"
+		curl -fsS -m 3 --noproxy '*' -o /dev/null "$u" 2>&1; echo "direct $u rc=$?"
 		if [ -n "${HTTPS_PROXY:-}" ]; then
-			curl -sS -m 3 -x "$HTTPS_PROXY" -o /dev/null "$u" 2>&1; echo "proxy $u rc=$?"
-			curl -sS -m 3 -p -x "$HTTPS_PROXY" -o /dev/null "$u" 2>&1; echo "connect $u rc=$?"
+			curl -fsS -m 3 -x "$HTTPS_PROXY" -o /dev/null "$u" 2>&1; echo "proxy $u rc=$?"
+			curl -fsS -m 3 -p -x "$HTTPS_PROXY" -o /dev/null "$u" 2>&1; echo "connect $u rc=$?"
 		fi
 	done
 } >"/work/evidence-$name.txt" 2>&1
@@ -183,6 +183,9 @@ check "10.1: the cursor did not move" test "$(t display -p -t acc:con '#{cursor_
 only() { [ "$(ls -A "$CORRAL_STATE_DIR/leases/$1/work" | grep -vx '.git')" = "$2" ]; }
 check "10.2: A destroyed its copy (only its token and .git are left)" only "$A" token-writer-a.txt
 check "10.2: B destroyed its copy" only "$B" token-writer-b.txt
+check "control: the env canary is in corral's own environment (the holder's)" \
+	grep -qzx "AWS_SECRET_ACCESS_KEY=$ENVCANARY" "/proc/$(jq -r .holder_pid <<<"$ja")/environ"
+check "control: the host canary is where the agents look" grep -qx "$HOSTCANARY" "$REPO/canary.txt"
 check "10.2: the host checkout is untouched" test "$(cd "$REPO" && find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)" = "$HOST_SUM"
 agent_uids() { ps -e -o uid=,args= | awk -v n="agent.sh $1" 'index($0, n) && $2 == "/bin/sh" {print $1}' | sort -u; }
 check "10.2: A's agent runs as its lease uid, not root" \
