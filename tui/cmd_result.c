@@ -573,9 +573,12 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 	lease_git_shutdown();
 	tui_result_env_free(env);
 	if (rc == 0) {
-		printf("applied %s: %s %.12s..%.12s (fast-forward to the "
-		    "reviewed commit)\n", rec.id, out.target, out.from,
-		    out.to);
+		/* from == to: the owner ran the merge; it was in already */
+		printf("applied %s: %s %.12s..%.12s (%s)\n", rec.id,
+		    out.target, out.from, out.to,
+		    strcmp(out.from, out.to) == 0 ?
+		    "the reviewed commit was in the target already" :
+		    "fast-forward to the reviewed commit");
 		lease_record_clear(&rec);
 		return TUI_EXIT_OK;
 	}
