@@ -150,8 +150,19 @@ check "a quiet lease to focus" wait_screen "$FOCUS" focus-marker-of-the-operator
 t -f "$TMP/tmux.conf" new-session -d -s acc -n hold -x $W -y $H "sleep 600"
 t new-window -d -t acc -n con "sh $TMP/run-console attach $FOCUS"
 check "the console shows the focused lease" poll on_screen focus-marker-of-the-operator
-sleep 0.5	# let the first frames settle before the snapshot
-pane_before=$(pane_area)
+# The pane once two captures 0.2 s apart agree (the first frames drawn).
+settled_pane() {
+	local a b i
+	a=$(pane_area)
+	for i in $(seq 50); do
+		sleep 0.2
+		b=$(pane_area)
+		[ "$a" = "$b" ] && break
+		a=$b
+	done
+	printf '%s\n' "$b"
+}
+pane_before=$(settled_pane)
 cur_before=$(t display -p -t acc:con '#{cursor_x},#{cursor_y}')
 
 # --- SPEC 10.1: two writing agents from one base --------------------------------------
@@ -177,6 +188,7 @@ check "10.1: review worktrees outside the checkout" bash -c \
 	"case '$(jq -r .worktree <<<"$ja")' in '$REPO'*) exit 1;; esac; case '$(jq -r .worktree <<<"$jb")' in '$REPO'*) exit 1;; esac"
 sleep 0.5
 check "10.1: focus never moved (the pane is unchanged)" test "$(pane_area)" = "$pane_before"
+check "10.1: the status line still names the operator's lease" bash -c "tmux -L '$TS' capture-pane -p -t acc:con | tail -1 | grep -q operator"
 check "10.1: the cursor did not move" test "$(t display -p -t acc:con '#{cursor_x},#{cursor_y}')" = "$cur_before"
 
 # --- SPEC 10.2: from the host side, while they run ------------------------------------
