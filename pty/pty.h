@@ -808,6 +808,11 @@ int pty_rules_unwrap(const char *const *argv, int argc,
     char (*names)[PTY_RULES_NAME_MAX], int max);
 const char *pty_rules_agent_name(const struct pty_rules_agent *);
 const char *pty_rules_agent_file(const struct pty_rules_agent *);
+/*
+ * The model endpoints ("host:port") the agent needs, from `endpoints =` in
+ * its [agent] section, NULL-terminated; NULL when it names none.
+ */
+const char *const *pty_rules_agent_endpoints(const struct pty_rules_agent *);
 int pty_rules_agent_nrules(const struct pty_rules_agent *);
 void pty_rules_agent_rule(const struct pty_rules_agent *, int i,
     struct pty_rule_info *out);

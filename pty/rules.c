@@ -46,6 +46,9 @@ struct pty_rules_agent {
 	char *file;
 	int ncommands;
 	char *commands[CMD_MAX];
+	/* model endpoints it needs ("host:port"), NULL-terminated */
+	char *endpoints[CMD_MAX + 1];
+	int nendpoints;
 	bool have_argv;
 	regex_t argv_re;
 	int nrules;
@@ -120,6 +123,8 @@ agent_free(struct pty_rules_agent *a)
 		rule_free(a->rules[i]);
 	for (i = 0; i < a->ncommands; i++)
 		free(a->commands[i]);
+	for (i = 0; i < a->nendpoints; i++)
+		free(a->endpoints[i]);
 	if (a->have_argv)
 		regfree(&a->argv_re);
 	free(a->name);
@@ -354,6 +359,27 @@ agent_key(struct parse *ps, const char *name, char *value)
 			}
 			a->ncommands++;
 		}
+	} else if (strcmp(name, "endpoints") == 0) {
+		/* SPEC 8.7: the doctor wants one of them allowlisted. */
+		if (a->nendpoints > 0) {
+			report(ps, ps->line, "duplicate key 'endpoints'");
+			return;
+		}
+		for (tok = strtok_r(value, " \t,", &save); tok != NULL;
+		    tok = strtok_r(NULL, " \t,", &save)) {
+			if (a->nendpoints == CMD_MAX || strchr(tok, ':') ==
+			    NULL || strlen(tok) > 260) {
+				report(ps, ps->line, "bad endpoint '%.64s' "
+				    "(host:port)", tok);
+				return;
+			}
+			if ((a->endpoints[a->nendpoints] = strdup(tok)) ==
+			    NULL) {
+				ps->oom = true;
+				return;
+			}
+			a->nendpoints++;
+		}
 	} else if (strcmp(name, "argv") == 0) {
 		if (ps->have_argv_key) {
 			report(ps, ps->line, "duplicate key 'argv'");
@@ -363,7 +389,8 @@ agent_key(struct parse *ps, const char *name, char *value)
 		a->have_argv = compile(ps, &a->argv_re, value, "argv");
 	} else {
 		report(ps, ps->line,
-		    "unknown key '%s' in [agent] (commands, argv)", name);
+		    "unknown key '%s' in [agent] (commands, argv, endpoints)",
+		    name);
 	}
 }
 
@@ -1035,6 +1062,13 @@ const char *
 pty_rules_agent_file(const struct pty_rules_agent *a)
 {
 	return a == NULL ? NULL : a->file;
+}
+
+const char *const *
+pty_rules_agent_endpoints(const struct pty_rules_agent *a)
+{
+	return a == NULL || a->nendpoints == 0 ? NULL :
+	    (const char *const *)a->endpoints;
 }
 
 int

@@ -701,6 +701,13 @@ struct sbx_doctor_opts {
 	char *const *homes;	/* host homes; NULL: $HOME, /root, /home/... */
 	const char *ssh_auth_sock; /* the operator's SSH agent socket */
 	bool quick;		/* skip the sandboxed probes (facts, policy) */
+	/*
+	 * The agent profile (an agents/ rules file) and the model endpoints
+	 * ("host:port", NULL-terminated) it needs, one of which must be
+	 * allowlisted (SPEC 8.7); NULL: it needs none.
+	 */
+	const char *agent;
+	const char *const *model_endpoints;
 };
 
 /*

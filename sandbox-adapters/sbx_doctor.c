@@ -946,6 +946,53 @@ check_policy(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 	sbx_strv_free(cred);
 }
 
+/*
+ * The egress checks (SPEC 8.7): the allowlist holds only exact host:port
+ * names (no wildcard: no unrestricted network), the loopback grant is
+ * sane, and an agent profile that needs a model endpoint finds one
+ * allowed. The test resolver override, if any, is reported (never a halt;
+ * it only exists in test builds and only from the environment).
+ */
+static void
+check_egress(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
+{
+	struct sbx_egress_check ec;
+	const char **allow = NULL;
+	const char *test = sbx_proxy_test_env();
+	char why[256];
+	int rc;
+
+	if (o->policy == NULL)
+		return;
+	if ((allow = calloc(o->policy->nnet_allow + 1, sizeof *allow)) ==
+	    NULL) {
+		check(r, "egress", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "out of memory");
+		return;
+	}
+	for (size_t i = 0; i < o->policy->nnet_allow; i++)
+		allow[i] = o->policy->net_allow[i];
+	memset(&ec, 0, sizeof ec);
+	ec.rules.allow = allow;
+	ec.rules.loopback_port = o->policy->loopback_port;
+	ec.rules.loopback_name = ec.rules.loopback_port ? "localhost" : NULL;
+	ec.agent = o->agent;
+	ec.needs_model = o->model_endpoints != NULL &&
+	    o->model_endpoints[0] != NULL;
+	ec.model_endpoints = o->model_endpoints;
+	rc = sbx_egress_preflight(&ec, why, sizeof why);
+	if (rc != 0)
+		check(r, "egress", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "%s", why);
+	else
+		check(r, "egress", true, SBX_HALT_NONE, "%zu allowlisted "
+		    "destination(s)%s%s%s", o->policy->nnet_allow,
+		    ec.needs_model ? ", the agent's model endpoint among "
+		    "them" : "", test != NULL ? "; TEST resolver override: " :
+		    "", test != NULL ? test : "");
+	free(allow);
+}
+
 int
 sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 {
@@ -962,6 +1009,7 @@ sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 	if ((rc = sbx_doctor_facts(o->policy, o->state_dir, &r->facts)) < 0)
 		return rc;
 	check_policy(o, r);
+	check_egress(o, r);
 	rc = sbx_adapter_bwrap.probe(why, sizeof why);
 	check(r, "bwrap", rc == 0, SBX_HALT_ISOLATION_UNSATISFIABLE, rc == 0 ?
 	    "%s %s, not setuid, sha256 %.16s..." : "%s", rc == 0 ?

@@ -193,6 +193,30 @@ on_event(const char *kind, const char *detail, void *ud)
 		tui_holder_sbx_event(m->sbx, kind, detail);
 }
 
+static void
+on_running(struct pty_holder *ph, void *ud)
+{
+	struct hmain *m = ud;
+
+	tui_holder_sbx_running(m->sbx, ph);
+}
+
+static void
+on_closing(void *ud)
+{
+	struct hmain *m = ud;
+
+	tui_holder_sbx_closing(m->sbx);
+}
+
+static int
+on_signal_agent(int sig, void *ud)
+{
+	struct hmain *m = ud;
+
+	return tui_holder_sbx_signal(m->sbx, sig);
+}
+
 static int
 holder_exec(struct tui_ctx *c, int argc, char **argv)
 {
@@ -310,6 +334,13 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.exited = on_exited;
 	ho.hooks.event = on_event;
 	ho.hooks.activity = on_activity;
+	if (m.sbx != NULL) {
+		/* Egress, graceful cancel, the scrubber (SPEC 8.2, 5.5, 8.5). */
+		ho.hooks.running = on_running;
+		ho.hooks.closing = on_closing;
+		ho.hooks.signal_agent = on_signal_agent;
+		ho.redact = tui_holder_sbx_secret(m.sbx);
+	}
 	rules = tui_rules_load(c, rules_error, &m);
 	ho.rules = rules;
 	ho.agent = agent;
@@ -327,9 +358,21 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		if (tui_notify_new(&m.notify, &loop, &cfg, logfd) < 0)
 			m.notify = NULL;
 	}
-	if (m.sbx != NULL)
-		tui_holder_sbx_start(m.sbx, &loop);
-	rc = pty_holder_run(&loop, &ho);
+	rc = 0;
+	if (m.sbx != NULL) {
+		char err[512];
+
+		if ((rc = tui_holder_sbx_start(m.sbx, &loop, err,
+		    sizeof err)) < 0) {
+			fprintf(stderr, "corral holder %s: %s\n", id, err);
+			if (ho.ready_fd >= 0)
+				dprintf(ho.ready_fd, "err %s\n", err);
+		}
+	}
+	if (rc == 0)
+		rc = pty_holder_run(&loop, &ho);
+	/* The proxy's last tunnels and handles (they end with the agent). */
+	tui_holder_sbx_drain(m.sbx, &loop);
 	if (rc < 0) {
 		/* The agent never ran: the lease fails with the reason. */
 		TUI_BEST_EFFORT(lease_store_transition(c->store, id, LEASE_EV_FAIL,

@@ -179,6 +179,7 @@ preflight(struct prov *p, bool *verified)
 	char *probe = tui_sbx_helper_path(p->c, "corral-sbx-probe",
 	    "CORRAL_SBX_PROBE");
 	json_t *f = NULL, *checks;
+	char agent[64], **eps = NULL;
 	int rc;
 
 	if (rep == NULL) {
@@ -196,7 +197,13 @@ preflight(struct prov *p, bool *verified)
 	o.uid = NOBODY;
 	o.gid = NOBODY;
 	o.ssh_auth_sock = getenv("SSH_AUTH_SOCK");
+	/* The agent's model endpoints, for the egress check (SPEC 8.7). */
+	TUI_BEST_EFFORT(tui_sbx_agent_endpoints(p->c, p->rq->agent,
+	    p->rq->cmd, agent, sizeof agent, &eps));
+	o.agent = agent[0] != '\0' ? agent : NULL;
+	o.model_endpoints = (const char *const *)eps;
 	rc = sbx_doctor_run(&o, rep);
+	sbx_strv_free(eps);
 	free(probe);
 	/* The facts go into the receipt either way (SPEC 8.7). */
 	f = tui_sbx_facts_json(&rep->facts, p->init, p->rq->cmd[0]);

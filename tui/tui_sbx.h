@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
 
 struct lease_store;
@@ -224,8 +225,22 @@ int tui_holder_sbx_prepare(struct tui_ctx *, const char *id, char *const *cmd,
     size_t errsz);
 /* The output cap (bytes; 0: none) for the transcript. */
 size_t tui_holder_sbx_output_cap(const struct tui_holder_sbx *);
-/* Start the limit timers on the holder's loop (before pty_holder_run). */
-void tui_holder_sbx_start(struct tui_holder_sbx *, struct uv_loop_s *);
+/*
+ * Start the limit timers and, when the policy allows any egress, the
+ * lease's auditing proxy on the holder's loop (before pty_holder_run).
+ * 0 or a negative code with err filled (the lease must not start).
+ */
+int tui_holder_sbx_start(struct tui_holder_sbx *, struct uv_loop_s *,
+    char *err, size_t errsz);
+/* The minted credential to scrub from the agent's output, or NULL. */
+const char *tui_holder_sbx_secret(const struct tui_holder_sbx *);
+struct pty_holder;
+/* hooks.running / hooks.closing / hooks.signal_agent of the holder. */
+void tui_holder_sbx_running(struct tui_holder_sbx *, struct pty_holder *);
+void tui_holder_sbx_closing(struct tui_holder_sbx *);
+int tui_holder_sbx_signal(struct tui_holder_sbx *, int sig);
+/* After pty_holder_run: run the loop until the proxy has closed. */
+void tui_holder_sbx_drain(struct tui_holder_sbx *, struct uv_loop_s *);
 /* Holder events (hooks.event): a truncated transcript is the output cap. */
 void tui_holder_sbx_event(struct tui_holder_sbx *, const char *kind,
     const char *detail);
@@ -234,9 +249,53 @@ void tui_holder_sbx_activity(struct tui_holder_sbx *, const char *state,
     bool bound);
 /* "limit_<name>" if a limit ended the agent (wait status given), or NULL. */
 const char *tui_holder_sbx_exit_reason(struct tui_holder_sbx *, int wstatus);
-/* After the agent ended: teardown by exact ID with a receipt line. */
+/*
+ * After the agent ended: teardown by exact ID with a receipt line, then
+ * the credential's revoke (every exit path: tui_holder_sbx_free revokes
+ * too when finish never ran).
+ */
 int tui_holder_sbx_finish(struct tui_holder_sbx *);
 void tui_holder_sbx_free(struct tui_holder_sbx *);
+
+/* ---- egress.c ---------------------------------------------------------- */
+
+/*
+ * The agent profile of a lease (agent: --agent NAME, else identified from
+ * cmd) into name ("" when none), and the model endpoints it declares into
+ * *out (NULL-terminated, sbx_strv_free; NULL when it declares none), for
+ * the doctor's egress check (SPEC 8.7). 0 or -ENOMEM.
+ */
+int tui_sbx_agent_endpoints(struct tui_ctx *, const char *agent,
+    char *const *cmd, char *name, size_t namesz, char ***out);
+
+/* ---- holder_cred.c: the operator's credential hooks (SPEC 8.5) -------- */
+
+#define TUI_SBX_CRED_CONF "credentials.ini"
+/* sbx_cred_config with its own strings. */
+struct tui_sbx_cred_cfg {
+	struct sbx_cred_config cfg;	/* .mint NULL: no credentials */
+	char *mint, *revoke, *variable, *scope, *spend_cap;
+};
+/* $XDG_CONFIG_HOME/corral/credentials.ini (else ~/.config/...). */
+int tui_sbx_cred_path(char *buf, size_t bufsz);
+/*
+ * The [credentials] section (mint, revoke, variable, scope, spend_cap,
+ * lifetime, timeout; seconds) of the operator's file: never from a
+ * repository or a policy. No file: 0 with no mint. SBX_EPOLICY with err
+ * naming the file for a malformed one or a bad combination.
+ */
+int tui_sbx_cred_load(struct tui_sbx_cred_cfg *, char *err, size_t errsz);
+void tui_sbx_cred_clear(struct tui_sbx_cred_cfg *);
+/*
+ * Revoke lease id's stored credential if its directory still holds one
+ * (a crashed holder), with a receipt line. 0 (none, or revoked) or the
+ * hook's failure (the file stays for the next try).
+ */
+int tui_sbx_cred_revoke(struct tui_ctx *, const char *id, char *err,
+    size_t errsz);
+/* For `corral reconcile`: tui_sbx_cred_revoke for every sandboxed lease
+ * whose holder is not alive. */
+void tui_sbx_cred_reconcile(struct tui_ctx *);
 
 /* ---- holder_cmd.c: the holder's side of a command lease ------------- */
 

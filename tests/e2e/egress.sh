@@ -216,4 +216,29 @@ check "SIGINT went to the sandbox's agent, and no SIGKILL was needed" jq_eq "$j"
 check "the agent exited 130" jq_eq "$j" \
 	'[.receipts[] | select(.kind=="agent_exited") | .fields.code][0]' 130
 
+# --- the doctor's egress checks (SPEC 8.7): exit 30, nothing started -----------
+live() { "$CORRAL" ls --json | jq '[.[] | select(.lease_state != "failed")] | length'; }
+n_before=$(live)
+mkdir -p "$TMP/cfg-none/corral"
+printf '#!/bin/sh\necho a fake claude\n' >"$TMP/claude"
+chmod +x "$TMP/claude"
+XDG_CONFIG_HOME=$TMP/cfg-none expect_rc 30 \
+	"an agent profile needing a model endpoint none allowlisted halts" \
+	new --agent claude-code -- /bin/true
+out=$(XDG_CONFIG_HOME=$TMP/cfg-none new -- "$TMP/claude" 2>&1)
+check "... also when identified from its command, named isolation_unsatisfiable" \
+	grep -q "isolation_unsatisfiable (30): egress: agent 'claude-code' needs a model endpoint" <<<"$out"
+mkdir -p "$TMP/cfg-wild/corral"
+printf '[network]\nallow = *:443\n' >"$TMP/cfg-wild/corral/policy.ini"
+XDG_CONFIG_HOME=$TMP/cfg-wild expect_rc 30 \
+	"a policy asking for unrestricted network halts" new -- /bin/true
+mkdir -p "$TMP/cfg-model/corral"
+printf '[network]\nallow = api.anthropic.com:443\n' >"$TMP/cfg-model/corral/policy.ini"
+XDG_CONFIG_HOME=$TMP/cfg-model expect_rc 0 \
+	"with its endpoint allowlisted the lease starts" new --agent claude-code -- /bin/true
+check "the halted leases started nothing" \
+	test "$(live)" = "$((n_before + 1))"
+check "doctor reports the test resolver override" \
+	bash -c "'$CORRAL' doctor 2>&1 | grep -q 'TEST resolver override: allowed.test=127.0.0.1'"
+
 finish
