@@ -135,6 +135,7 @@ check "... all five in the list" poll bash -c "for n in spinner question finishe
 live=$("$CORRAL" ls --json | jq -r '[.[] | select(.name | startswith("demo-"))] | length')
 check "five new live leases" test "$live" = 5
 cpid=$(pgrep -f "$CORRAL demo\$" | head -1)
+check "the console process runs" test -n "$cpid"
 t send-keys -t demo q
 check "q quits the console" poll bash -c "! kill -0 $cpid 2>/dev/null"
 S2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-spinner") | .id')
