@@ -470,6 +470,10 @@ checked_out(struct lease__rctx *c, const char *ref, char *where, size_t sz)
 			}
 		git_strarray_dispose(&names);
 	}
+	/* "cd DIR" alike for every worktree: no trailing slash */
+	i = strlen(where);
+	while (i > 1 && where[i - 1] == '/')
+		where[--i] = '\0';
 	lease__git_owner_restore(c->g, prev);
 	git_reference_free(r);
 	return found || rc < 0;

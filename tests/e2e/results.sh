@@ -141,8 +141,9 @@ DELTA=$(agent delta 'echo delta >e.txt')
 HUNKS=$(agent hunks 'sed -i "1s/.*/ONE/; 40s/.*/FORTY/" nums.txt')
 CONFL=$(agent conflict 'sed -i "5s/.*/five/" nums.txt')
 TAMPER=$(agent tamper 'echo t >t.txt')
-ALL="$SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER"
-check "every lease started" test "$(echo $ALL | wc -w)" = 13
+OWNER=$(agent owner 'echo owner >o.txt')
+ALL="$SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER"
+check "every lease started" test "$(echo $ALL | wc -w)" = 14
 for id in $ALL; do settled $id || fail "$id did not settle"; done
 echo "# all settled after $(( $(date +%s) - T0 ))s"
 
@@ -231,7 +232,7 @@ check "show: no raw ESC or BEL" noraw "$out"
 
 # --- two leases from one base, each in its own review worktree (SPEC 10.4) -----------
 WT=$CORRAL_STATE_DIR/worktrees
-for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER; do
+for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER; do
 	check "$(js $id | jq -r .name): result_ready with a commit on corral/<id>" jq_eq "$(js $id)" \
 		'"\(.lease_state) \(.result.status) \(.result.commit == null)"' "result_ready ready false"
 done
@@ -259,7 +260,7 @@ check "beta: the check's bounded log is in its receipt" jq_eq "$j" \
 out=$("$CORRAL" apply "$BETA" --into main 2>&1); rc=$?
 check "apply before review is refused (exit $rc)" test "$rc" -ne 0
 check "... as not reviewed" grep -qi "review" <<<"$out"
-for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER; do
+for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER; do
 	"$CORRAL" review "$id" >"$TMP/review.$id" 2>&1 || fail "review $id"
 done
 check "review prints the commit and the hunk IDs" bash -c \
@@ -276,7 +277,7 @@ check "alpha: worktree and workspace removed, patch and manifest kept" bash -c \
 # --- apply the other: a checked-out target is refused with the hint (SPEC 7.6) ----
 out=$("$CORRAL" apply "$BETA" 2>&1); rc=$?
 check "apply into the checked-out main: refused (exit $rc)" test "$rc" -eq 1
-check "... with the merge hint" grep -qF "cd $REPO" <<<"$out"
+check "... with the merge hint" grep -qF "cd $REPO && git merge --ff-only corral/$BETA" <<<"$out"
 check "... naming git merge --ff-only corral/<id>" grep -qF "git merge --ff-only corral/$BETA" <<<"$out"
 check "... main did not move" test "$(tip main)" = "$BASE"
 git -C "$REPO" branch release main
@@ -364,6 +365,18 @@ check "hunks: a new commit (via hunks), the old one in the history" jq_eq "$(js 
 check "hunks: a stale digest is refused" bash -c \
 	"! '$CORRAL' apply '$TAMPER' --into rel2 --hunks 00000000:1:1"
 
+# --- a target checked out in a linked worktree: the owner runs the merge ---------------
+git -C "$REPO" worktree add -q -b wtb "$TMP/wt" main
+out=$("$CORRAL" apply "$OWNER" --into wtb 2>&1); rc=$?
+check "owner: wtb checked out in a linked worktree: refused (exit $rc)" test "$rc" -eq 1
+check "... the hint names that worktree" grep -qF "cd $TMP/wt && git merge --ff-only corral/$OWNER" <<<"$out"
+(cd "$TMP/wt" && git merge -q --ff-only "corral/$OWNER")
+out=$("$CORRAL" apply "$OWNER" --into wtb 2>&1); rc=$?
+check "owner: after the owner's merge, apply marks it applied (exit $rc)" test "$rc" -eq 0
+check "... saying it was in already" grep -q "was in the target already" <<<"$out"
+check "... applied" jq_eq "$(js $OWNER)" .lease_state applied
+git -C "$REPO" worktree remove "$TMP/wt"
+
 # --- a tampered patch: a named error, nothing applied (SPEC 9.4) ------------------------
 P=$CORRAL_STATE_DIR/leases/$TAMPER/result/patch
 check "tamper: the patch is stored in the lease's result directory" test -s "$P"
@@ -403,7 +416,7 @@ for id in $ALL; do
 		fail "$n: left: $(jq -c '[.lease_state, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
 	fi
 done
-check "all 13 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 13
+check "all 14 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 14
 check "no live lease is listed" jq_eq "$("$CORRAL" ls --json)" length 0
 check "the operator's checkout, index and main are still byte-identical" test "$BEFORE" = "$(hash_checkout)"
 echo "# results.sh took $(( $(date +%s) - T0 ))s"

@@ -422,6 +422,10 @@ START_TEST(test_result_two_leases)
 	p = lt_fmt("git merge --ff-only corral/%s%s", b, "");
 	ck_assert_ptr_nonnull(strstr(out, p));
 	free(p);
+	/* "cd DIR && ...", without a trailing slash */
+	p = lt_fmt("cd %s%s && git merge", repo, "");
+	ck_assert_msg(strstr(out, p) != NULL, "%s", out);
+	free(p);
 	free(out);
 	r = record(b);
 	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
