@@ -271,16 +271,15 @@ check "10.2: no canary in either transcript" leaks "$CORRAL_STATE_DIR/leases/$A/
 	"$CORRAL_STATE_DIR/leases/$B/transcript"
 check "10.2: the host listener saw no connection" test ! -s "$TMP/listener.log"
 check "10.2: the agents' own attempts failed" bash -c "grep -c 'rc=0' '$WA/evidence-writer-a.txt' | grep -qx 0"
-if has_receipt "$A" egress_proxy || grep -q '^HTTPS_PROXY=' "$WA/evidence-writer-a.txt"; then
-	for i in $A $B; do
-		check "10.2: $(field "$i" .name): the proxy's refusals are in the receipt" jq_eq "$(js "$i")" \
-			'[.receipts[] | select(.kind == "egress" and .fields.verdict == "deny")] | length > 0' true
-		check "10.2: $(field "$i" .name): nothing was allowed" jq_eq "$(js "$i")" \
-			'[.receipts[] | select(.kind == "egress" and .fields.verdict == "allow")] | length' 0
-	done
-else
-	echo "# note: no egress proxy in this build's leases (no network at all); receipts not asserted"
-fi
+for i in $A $B; do
+	n=$(field "$i" .name)
+	check "10.2: $n has its auditing proxy (receipt)" has_receipt "$i" egress_proxy
+	check "10.2: $n: the proxy's refusals are in the receipt" jq_eq "$(js "$i")" \
+		'[.receipts[] | select(.kind == "egress" and .fields.verdict == "deny")] | length > 0' true
+	check "10.2: $n: nothing was allowed" jq_eq "$(js "$i")" \
+		'[.receipts[] | select(.kind == "egress" and .fields.verdict == "allow")] | length' 0
+done
+check "10.2: the agents saw the proxy (HTTPS_PROXY in their zone)" grep -q '^HTTPS_PROXY=' "$WA/evidence-writer-a.txt"
 
 # --- SPEC 10.5: reject one, apply the other explicitly -----------------------------------
 check "10.5: reject B" "$CORRAL" reject "$B"

@@ -59,21 +59,17 @@ check "failing: lease failed, activity failed, reason exit 1" jq_eq "$(js "$FAIL
 check "failing: its edit is quarantined, never materialised" poll has_receipt "$FAILED" result_quarantined
 check "egress: ends" "$CORRAL" wait "$EGR" --until result_ready,failed --timeout 60
 check "egress: curl was refused" wait_screen "$EGR" "curl exit" 5
-# The lease's proxy: with it wired into leases, the agent zone has
-# HTTPS_PROXY and the denied name is in the receipt; without it, the zone
-# has no network at all and the attempt fails there.
-if has_receipt "$EGR" egress_proxy || "$CORRAL" screen "$EGR" | grep -qF "proxy refused it"; then
-	check "egress: the receipt records the denied attempt at example.invalid" poll bash -c \
-		"\"$CORRAL\" show $EGR --json | jq -e '[.receipts[] | select(.kind == \"egress\" and
-		 .fields.verdict == \"deny\" and (.fields.target | test(\"^example.invalid:\")) and
-		 .fields.action == \"recorded\")] | length == 1'"
-	check "egress: nothing was allowed to it" jq_eq "$(js "$EGR")" \
-		'[.receipts[] | select(.kind == "egress" and .fields.verdict == "allow")] | length' 0
-else
-	check "egress: no proxy in this build's zone: no network at all" \
-		wait_screen "$EGR" "this sandbox has no network" 1
-	echo "# note: the egress proxy is not wired into leases in this build; receipt not asserted"
-fi
+# The lease's auditing proxy (the demo policy allowlists one name): the
+# agent zone has HTTPS_PROXY, the denied name is in the receipt, recorded
+# (on_egress_violation = record), and nothing was allowed.
+check "egress: the lease has its proxy (receipt)" has_receipt "$EGR" egress_proxy
+check "egress: the agent went through it and was refused" wait_screen "$EGR" "proxy refused it" 1
+check "egress: the receipt records the denied attempt at example.invalid" poll bash -c \
+	"\"$CORRAL\" show $EGR --json | jq -e '[.receipts[] | select(.kind == \"egress\" and
+	 .fields.verdict == \"deny\" and (.fields.target | test(\"^example.invalid:\")) and
+	 .fields.action == \"recorded\")] | length == 1'"
+check "egress: nothing was allowed to it" jq_eq "$(js "$EGR")" \
+	'[.receipts[] | select(.kind == "egress" and .fields.verdict == "allow")] | length' 0
 check "egress: its lease ends with nothing changed" poll has_receipt "$EGR" result_materialised
 
 # --- the operator: answer, review, apply, reject, cancel ------------------------------
@@ -142,17 +138,20 @@ S2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-spinner") | .id')
 Q2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-question") | .id')
 check "the agents keep running without it" bash -c "\"$CORRAL\" ls --json | jq -e '[.[] |
 	select(.id == \"$S2\" or .id == \"$Q2\") | select(.lease_state == \"running\" and .lost == null)] | length == 2'"
-# Tidy up the second demo the same way (cancel what runs, reject the rest).
+# Tidy up the second demo the same way: cancel what runs, reject the rest
+# once its holder has torn it down, reconcile.
 for i in $("$CORRAL" ls --json | jq -r '.[] | select(.name | startswith("demo-")) | .id'); do
 	"$CORRAL" cancel "$i" >/dev/null 2>&1
-done
-for i in $("$CORRAL" ls --all --json | jq -r '.[] | select(.lease_state == "result_ready" or .lease_state == "failed" or .lease_state == "cancelled") | select(.cleanup != "confirmed") | .id'); do
 	"$CORRAL" wait "$i" --until result_ready,failed,cancelled --timeout 30 >/dev/null 2>&1
-	poll bash -c "\"$CORRAL\" show $i --json | jq -e '[.receipts[].kind] | index(\"teardown\")'"
-	"$CORRAL" reject "$i" >/dev/null 2>&1
+done
+for i in $("$CORRAL" ls --all --json | jq -r '.[] | select(.cleanup != "confirmed") | .id'); do
+	poll has_receipt "$i" teardown
+	poll bash -c "\"$CORRAL\" reject $i || \"$CORRAL\" show $i --json | jq -e '.cleanup == \"confirmed\"'"
 done
 "$CORRAL" reconcile >/dev/null 2>&1
-check "second demo: nothing live is left" jq_eq "$("$CORRAL" ls --json)" length 0
+live() { jq_eq "$("$CORRAL" ls --json)" length 0; }
+check "second demo: nothing live is left" poll live
+live || "$CORRAL" ls --all
 echo "# total: $(( $(date +%s) - T0 ))s"
 
 finish
