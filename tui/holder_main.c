@@ -37,7 +37,15 @@ struct hmain {
 	struct tui_holder_sbx *sbx;	/* bwrap leases: tui/holder_sbx.c */
 	struct tui_holder_cmd *cmd;	/* command leases: holder_cmd.c */
 	char fail_reason[64];		/* why the lease did not succeed */
+	/* the finishing phase (SPEC 7): on a thread, the socket still up */
+	uv_loop_t *loop;
+	struct pty_holder *ph;
+	uv_work_t work;
+	struct tui_ctx wctx;		/* its own journal handle */
+	bool async;
 };
+
+static void finish_start(struct hmain *);
 
 static void
 receipt(struct hmain *m, const char *kind, json_t *fields)
@@ -126,13 +134,17 @@ on_exited(int64_t ws, bool cancelled, void *ud)
 			    WTERMSIG(status));
 	}
 	journal_err(m, lease_store_set_activity(st, m->id, act, why));
-	journal_err(m, lease_store_transition(st, m->id, ev, why, NULL));
+	/* A sandboxed exit 0 stays running until its result exists. */
+	if (m->sbx == NULL || ev != LEASE_EV_RESULT)
+		journal_err(m, lease_store_transition(st, m->id, ev, why,
+		    NULL));
 	if (ev != LEASE_EV_RESULT)
 		snprintf(m->fail_reason, sizeof m->fail_reason, "%s", why);
 	receipt(m, "agent_exited", json_pack("{s:b, s:b, s:i, s:s}",
 	    "cancelled", cancelled, "exited", WIFEXITED(status),
 	    "code", WIFEXITED(status) ? WEXITSTATUS(status) :
 					WTERMSIG(status), "reason", why));
+	finish_start(m);
 }
 
 /* The detector's verdict: journal it with the deciding signal (SPEC 5.3). */
@@ -198,6 +210,7 @@ on_running(struct pty_holder *ph, void *ud)
 {
 	struct hmain *m = ud;
 
+	m->ph = ph;
 	tui_holder_sbx_running(m->sbx, ph);
 }
 
@@ -206,7 +219,78 @@ on_closing(void *ud)
 {
 	struct hmain *m = ud;
 
+	m->ph = NULL;
 	tui_holder_sbx_closing(m->sbx);
+}
+
+/*
+ * A sandboxed lease's end (SPEC 7, 9.2): the runtime by exact ID (every
+ * process of the lease is stopped, the credential revoked), then the
+ * result from the kept workspace: a lease that did not succeed goes to
+ * quarantine with its reason. An exit 0 left the lease running:
+ * tui_result_finish moves it (result_ready, or failed result_invalid);
+ * if nothing did, it fails here rather than stay running.
+ */
+static void
+finish_sbx(struct hmain *m, struct tui_ctx *c)
+{
+	struct lease_record r;
+	int frc;
+
+	if (c->store == NULL)
+		return;
+	if (tui_holder_sbx_finish(m->sbx, c) == 0 &&
+	    m->holder_ident[0] != '\0') {
+		frc = tui_result_finish(c, m->id, m->fail_reason[0] != '\0' ?
+		    m->fail_reason : NULL);
+		/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
+		if (frc < 0 && frc != LEASE_EINVALID)
+			fprintf(stderr, "corral holder %s: result: %s\n",
+			    m->id, lease_store_errmsg(c->store));
+	}
+	if (lease_store_get(c->store, m->id, &r) == 0) {
+		if (r.state == LEASE_STATE_RUNNING && m->holder_ident[0])
+			TUI_BEST_EFFORT(lease_store_transition(c->store,
+			    m->id, LEASE_EV_FAIL, "finish_failed", NULL));
+		lease_record_clear(&r);
+	}
+}
+
+static void
+finish_work(uv_work_t *w)
+{
+	struct hmain *m = w->data;
+
+	if (tui_ctx_store(&m->wctx) != NULL)
+		finish_sbx(m, &m->wctx);
+}
+
+static void
+finish_after(uv_work_t *w, int status)
+{
+	struct hmain *m = w->data;
+
+	(void)status;
+	lease_store_close(m->wctx.store);
+	m->wctx.store = NULL;
+	/* Now the holder may stop serving (status said "finishing"). */
+	pty_holder_finished(m->ph);
+}
+
+/* After the exit: finish on a thread while the socket keeps serving. */
+static void
+finish_start(struct hmain *m)
+{
+	if (m->sbx == NULL || m->ph == NULL || m->async || m->loop == NULL)
+		return;
+	pty_holder_hold(m->ph, "finishing");
+	m->wctx = *m->ctx;
+	m->wctx.store = NULL;
+	m->work.data = m;
+	if (uv_queue_work(m->loop, &m->work, finish_work, finish_after) == 0)
+		m->async = true;
+	else
+		pty_holder_finished(m->ph);
 }
 
 static int
@@ -347,6 +431,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.ud = &m;
 
 	uv_loop_init(&loop);
+	m.loop = &loop;
 	tui_config_load(&cfg, config_error, &m);
 	if (cfg.hook[0] != '\0') {
 		char *log = NULL;
@@ -382,21 +467,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	} else {
 		TUI_BEST_EFFORT(lease_store_set_holder(c->store, id, 0, 0));
 	}
-	/*
-	 * The sandbox's runtime, by exact ID (every process of the lease is
-	 * stopped); then the result from the kept workspace (SPEC 7): a
-	 * lease that did not succeed goes to quarantine with its reason.
-	 */
-	if (m.sbx != NULL && tui_holder_sbx_finish(m.sbx) == 0 &&
-	    m.holder_ident[0] != '\0') {
-		int frc = tui_result_finish(c, id, m.fail_reason[0] != '\0' ?
-		    m.fail_reason : NULL);
-
-		/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
-		if (frc < 0 && frc != LEASE_EINVALID && c->store != NULL)
-			fprintf(stderr, "corral holder %s: result: %s\n", id,
-			    lease_store_errmsg(c->store));
-	}
+	/* The sandbox's end, unless the finishing thread did it (SPEC 7). */
+	if (m.sbx != NULL && !m.async)
+		finish_sbx(&m, c);
 	/* The command adapter: its teardown hook, then the result. */
 	if (m.cmd != NULL)
 		tui_holder_command_finish(c, id, m.holder_ident[0] != '\0',

@@ -76,16 +76,22 @@ struct tui_holder_sbx {
 	bool revoked;
 };
 
+/* A receipt line through st (the finishing phase has its own handle). */
 static void
-receipt(struct tui_holder_sbx *h, const char *kind, json_t *fields)
+receipt_to(struct tui_holder_sbx *h, struct lease_store *st,
+    const char *kind, json_t *fields)
 {
-	struct lease_store *st = h->ctx->store;
-
 	if (fields != NULL && st != NULL &&
 	    lease_receipt_append(st, h->id, kind, fields, NULL) < 0)
 		fprintf(stderr, "corral holder %s: receipt: %s\n", h->id,
 		    lease_store_errmsg(st));
 	json_decref(fields);
+}
+
+static void
+receipt(struct tui_holder_sbx *h, const char *kind, json_t *fields)
+{
+	receipt_to(h, h->ctx->store, kind, fields);
 }
 
 static char *
@@ -229,7 +235,7 @@ mint(struct tui_holder_sbx *h, char *err, size_t errsz)
 
 /* Every exit path (SPEC 8.5): the revoke hook, once, with a receipt. */
 static void
-cred_revoke(struct tui_holder_sbx *h)
+cred_revoke(struct tui_holder_sbx *h, struct lease_store *st)
 {
 	char why[512] = "";
 	int rc;
@@ -240,9 +246,10 @@ cred_revoke(struct tui_holder_sbx *h)
 	if (!sbx_cred_present(h->dir))
 		return;
 	rc = sbx_cred_revoke(&h->ccfg.cfg, h->id, h->dir, why, sizeof why);
-	receipt(h, "credential_revoked", json_pack("{s:b, s:s, s:s?, s:s?}",
-	    "ok", rc == 0, "by", "holder", "fingerprint", h->cred != NULL ?
-	    h->cred->fingerprint : NULL, "error", rc == 0 ? NULL : why));
+	receipt_to(h, st, "credential_revoked", json_pack("{s:b, s:s, s:s?, "
+	    "s:s?}", "ok", rc == 0, "by", "holder", "fingerprint",
+	    h->cred != NULL ? h->cred->fingerprint : NULL, "error", rc == 0 ?
+	    NULL : why));
 	if (rc < 0)
 		fprintf(stderr, "corral holder %s: credential revoke: %s "
 		    "(reconcile retries)\n", h->id, why);
@@ -765,7 +772,7 @@ tui_holder_sbx_activity(struct tui_holder_sbx *h, const char *state,
 /* ---- the end ------------------------------------------------------------------ */
 
 int
-tui_holder_sbx_finish(struct tui_holder_sbx *h)
+tui_holder_sbx_finish(struct tui_holder_sbx *h, struct tui_ctx *c)
 {
 	struct sbx_cgroup_facts f;
 	char err[512];
@@ -788,19 +795,19 @@ tui_holder_sbx_finish(struct tui_holder_sbx *h)
 		    json_integer((json_int_t)f.cpu_throttled));
 	}
 	/* Exact ID: the lease's cgroups and uid slot (SPEC 9.2). */
-	rc = tui_sbx_teardown(h->ctx, h->ctx->store, h->id, err, sizeof err);
+	rc = tui_sbx_teardown(c, c->store, h->id, err, sizeof err);
 	if (j != NULL) {
 		json_object_set_new(j, "ok", json_boolean(rc == 0));
 		json_object_set_new(j, "error", rc == 0 ? json_null() :
 							  json_string(err));
 		json_object_set_new(j, "sandbox_id", json_string(h->sid));
 	}
-	receipt(h, "teardown", j);
+	receipt_to(h, c->store, "teardown", j);
 	if (rc < 0)
 		fprintf(stderr, "corral holder %s: teardown: %s\n", h->id,
 		    err);
 	/* Nothing of the lease runs any more: the credential goes. */
-	cred_revoke(h);
+	cred_revoke(h, c->store);
 	return rc;
 }
 
@@ -809,7 +816,7 @@ tui_holder_sbx_free(struct tui_holder_sbx *h)
 {
 	if (h == NULL)
 		return;
-	cred_revoke(h);
+	cred_revoke(h, h->ctx->store);
 	sbx_cred_free(h->cred);
 	tui_sbx_cred_clear(&h->ccfg);
 	free(h->allow);

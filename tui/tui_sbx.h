@@ -252,9 +252,10 @@ const char *tui_holder_sbx_exit_reason(struct tui_holder_sbx *, int wstatus);
 /*
  * After the agent ended: teardown by exact ID with a receipt line, then
  * the credential's revoke (every exit path: tui_holder_sbx_free revokes
- * too when finish never ran).
+ * too when finish never ran). c: the context (and journal handle) to use,
+ * the holder's or the finishing thread's own.
  */
-int tui_holder_sbx_finish(struct tui_holder_sbx *);
+int tui_holder_sbx_finish(struct tui_holder_sbx *, struct tui_ctx *c);
 void tui_holder_sbx_free(struct tui_holder_sbx *);
 
 /* ---- egress.c ---------------------------------------------------------- */

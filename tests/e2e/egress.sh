@@ -216,6 +216,23 @@ check "SIGINT went to the sandbox's agent, and no SIGKILL was needed" jq_eq "$j"
 check "the agent exited 130" jq_eq "$j" \
 	'[.receipts[] | select(.kind=="agent_exited") | .fields.code][0]' 130
 
+# --- the finishing phase: the holder serves while checks run (SPEC 7) ----------
+printf '[checks]\nslow = sleep 3; echo checked\n' >"$TMP/slow.ini"
+id7=$(new --policy "$TMP/slow.ini" -- /bin/sh -c 'echo change >/work/changed; echo finished-agent')
+check "the agent of a lease with a slow check ends" wait_screen "$id7" finished-agent 20
+lost=0 seen=0
+for _ in $(seq 100); do
+	l=$("$CORRAL" ls --json | jq -c ".[] | select(.id==\"$id7\") | [.lease_state, .lost, .holder_pid]")
+	[ "$(jq -r '.[1]' <<<"$l")" != null ] && lost=$((lost + 1))
+	[ "$(jq -r '.[0]' <<<"$l")" = running ] && seen=$((seen + 1))
+	[ "$(jq -r '.[2]' <<<"$l")" = null ] && break
+	sleep 0.1
+done
+check "while its check runs, ls never shows it lost" test "$lost" = 0
+check "... and it stays running until its result exists" test "$seen" -gt 0
+settled "$id7"
+check "then its result is ready" jq_eq "$(js "$id7")" .lease_state result_ready
+
 # --- the doctor's egress checks (SPEC 8.7): exit 30, nothing started -----------
 live() { "$CORRAL" ls --json | jq '[.[] | select(.lease_state != "failed")] | length'; }
 n_before=$(live)
