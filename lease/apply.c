@@ -281,7 +281,9 @@ select_patch(struct lease__rctx *c, const char *patch, size_t len,
 	bool w;
 	int rc = 0;
 
-	if (git_diff_from_buffer(&diff, len ? patch : "", len) < 0) {
+	/* a NUL: see diff_json in result.c */
+	if (memchr(patch, '\0', len) != NULL ||
+	    git_diff_from_buffer(&diff, len ? patch : "", len) < 0) {
 		lease__store_msg(c->s, "the recorded patch does not parse");
 		return LEASE_EGIT;
 	}

@@ -1025,7 +1025,12 @@ lease_gate_patch_scan(const char *buf, size_t len,
 			    out->files)
 				return LEASE_GATE_TOTAL_TOO_LARGE;
 		}
-		if (!in_binary && memchr(line, '\0', n) != NULL)
+		/*
+		 * No NUL anywhere, binary patches included (base85 has
+		 * none): libgit2 1.5.1's parser measures lines past a NUL
+		 * beyond its copy of the buffer.
+		 */
+		if (memchr(line, '\0', n) != NULL)
 			return LEASE_GATE_PATCH_MALFORMED;
 		line += n + (nl != NULL);
 	}

@@ -410,6 +410,10 @@ START_TEST(test_gate_scan)
 	    "GIT binary patch\nliteral 99999999\nzcmV\n\n"
 	    "literal 0\nHcmV?d00001\n";
 	static const char nul[] = "diff --git a/x b/x\n@@ -0,0 +1 @@\n+a\0b\n";
+	/* a NUL inside a binary patch (base85 has none) */
+	static const char binnul[] =
+	    "diff --git a/x b/x\nnew file mode 100644\nindex 0..1\n"
+	    "GIT binary patch\nliteral 1\nI\0cmV\n\nliteral 0\nHcmV?d00001\n";
 
 	lease_result_policy_defaults(&p);
 	ck_assert_int_eq(lease_gate_patch_scan(small_patch,
@@ -449,6 +453,8 @@ START_TEST(test_gate_scan)
 	ck_assert_uint_eq(sc.binary_files, 1);
 	ck_assert_int_eq(lease_gate_patch_scan(nul, sizeof nul - 1, &p, &sc),
 	    LEASE_GATE_PATCH_MALFORMED);
+	ck_assert_int_eq(lease_gate_patch_scan(binnul, sizeof binnul - 1, &p,
+	    &sc), LEASE_GATE_PATCH_MALFORMED);
 }
 END_TEST
 

@@ -998,6 +998,32 @@ START_TEST(test_result_tampered)
 }
 END_TEST
 
+/* A NUL past git's 8000-byte sniff: quarantined as binary, reviewable. */
+START_TEST(test_result_late_nul)
+{
+	char id[LEASE_ID_LEN + 1], late[9001];
+	char *p, *out;
+	json_t *res;
+	int status;
+
+	new_lease(id, NULL);
+	memset(late, 'a', sizeof late);
+	late[sizeof late - 1] = '\0';
+	p = ws_path(id, "late.txt");
+	ck_assert_int_eq(cu_write_file(p, late, sizeof late), 0);
+	free(p);
+	ck_assert_int_eq(finish(id, NULL), LEASE_EINVALID);
+	res = result_of(id);
+	ck_assert_str_eq(jstr(res, "status"), "quarantined");
+	json_decref(res);
+	out = corral(&status, "review %s", id);
+	ck_assert_int_eq(status, 0);
+	ck_assert_ptr_nonnull(strstr(out, "binary"));
+	ck_assert_ptr_nonnull(strstr(out, "late.txt"));
+	free(out);
+}
+END_TEST
+
 START_TEST(test_result_ready_without_result)
 {
 	char id[LEASE_ID_LEN + 1];
@@ -1060,6 +1086,7 @@ result_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_result_quarantine);
 	tcase_add_test(tc, test_result_escaped_content);
+	tcase_add_test(tc, test_result_late_nul);
 	tcase_add_test(tc, test_result_holder_lost);
 	tcase_add_test(tc, test_result_checks);
 	tcase_add_test(tc, test_result_states);
