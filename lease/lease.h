@@ -742,6 +742,34 @@ LEASE_NODISCARD int lease_reconcile(struct lease_store *,
     struct lease_report **out);
 
 /*
+ * Sandboxes outside lease/'s reach (SPEC 9.2): the composition root asks
+ * each sandbox adapter what it holds. list() calls add(actx, identity,
+ * scope, id) for each lease ID an adapter holds resources for (identity:
+ * one line naming it, scope: the adapter); reconciliation inventories
+ * each whose lease is absent, or final with no unremoved cgroup or
+ * sandbox left in the journal (those are teardown's), as an orphan of
+ * kind LEASE_RES_SANDBOX. gc calls remove() for each such orphan of the
+ * exact ID once two consecutive inventories saw it.
+ */
+typedef int (*lease_orphan_add_fn)(void *actx, const char *identity,
+    const char *scope, const char *id);
+struct lease_orphan_src {
+	int (*list)(void *ud, lease_orphan_add_fn add, void *actx);
+	int (*remove)(void *ud, const char *identity, const char *scope,
+	    const char *id);
+	void *ud;
+};
+/* lease_reconcile, with the sandboxes of src in the inventory. */
+LEASE_NODISCARD int lease_reconcile_with(struct lease_store *,
+    struct lease_lock *held, const char *state_dir,
+    lease_holder_probe_cb probe, void *ud, unsigned flags,
+    const struct lease_orphan_src *src, struct lease_report **out);
+/* lease_gc_id, removing the inventoried sandboxes of id through src. */
+LEASE_NODISCARD int lease_gc_id_with(struct lease_store *,
+    struct lease_lock *held, const char *state_dir, const char *id,
+    const struct lease_orphan_src *src);
+
+/*
  * lease_gc_id: `corral gc ID`, exact and validated (LEASE_EBADID, never a
  * pattern). A lease that is live (provisioning, running, result_ready) is
  * refused with LEASE_EBUSY; a finished one is torn down completely

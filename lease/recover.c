@@ -474,6 +474,26 @@ has_lease(const struct lease_record *v, size_t n, const char *name)
 	return false;
 }
 
+/* The lease row named id, or NULL (records sorted by ID). */
+static const struct lease_record *
+find_lease(const struct lease_record *v, size_t n, const char *id)
+{
+	size_t lo = 0, hi = n, mid;
+	int c;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		c = strcmp(v[mid].id, id);
+		if (c == 0)
+			return &v[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* Entries of state_dir/sub without a lease. */
 static int
 scan_dir(struct inventory *inv, const char *state_dir, const char *sub,
@@ -534,6 +554,47 @@ scan_name(const char *name, void *ud)
 	snprintf(ident, sizeof ident, "%s%.60s", c->kind == LEASE_RES_BRANCH ?
 	    LEASE_BRANCH_PREFIX : "worktree ", name);
 	return inventory_add(c->inv, c->kind, ident, c->repo, name);
+}
+
+struct sbx_scan {
+	struct lease_store *s;
+	struct inventory *inv;
+	const struct lease_record *v;
+	size_t n;
+};
+
+/* Does the journal still hold an unremoved cgroup or sandbox of id? */
+static bool
+journal_holds_sandbox(struct lease_store *s, const char *id)
+{
+	struct lease_resource_row *r = NULL;
+	size_t n = 0;
+	bool held = false;
+
+	if (lease_store_resources(s, id, &r, &n) < 0)
+		return true;	/* unknown: not an orphan */
+	for (size_t i = 0; i < n; i++)
+		held |= (r[i].kind == LEASE_RES_CGROUP ||
+		    r[i].kind == LEASE_RES_SANDBOX) &&
+		    r[i].state != LEASE_RS_REMOVED;
+	lease_resources_free(r, n);
+	return held;
+}
+
+/* An adapter's sandbox of lease id: an orphan if nothing owns it. */
+static int
+scan_sandbox(void *actx, const char *identity, const char *scope,
+    const char *id)
+{
+	struct sbx_scan *c = actx;
+	const struct lease_record *r;
+
+	if (identity == NULL || scope == NULL || id == NULL)
+		return -EINVAL;
+	if ((r = find_lease(c->v, c->n, id)) != NULL &&
+	    (!lease_state_final(r->state) || journal_holds_sandbox(c->s, id)))
+		return 0;
+	return inventory_add(c->inv, LEASE_RES_SANDBOX, identity, scope, id);
 }
 
 static const char sql_inv_all[] =
@@ -622,7 +683,8 @@ fail:
 
 static int
 inventory_run(struct lease_store *s, struct lease_report *rep,
-    struct repos *rs, const char *state_dir, bool dry)
+    struct repos *rs, const char *state_dir, bool dry,
+    const struct lease_orphan_src *src)
 {
 	struct inventory inv = { 0 };
 	struct lease_record *v = NULL;
@@ -652,6 +714,12 @@ inventory_run(struct lease_store *s, struct lease_report *rep,
 		if ((rc = lease_git_worktrees(g, scan_name, &c)) < 0)
 			goto out;
 	}
+	if (src != NULL && src->list != NULL) {
+		struct sbx_scan sc = { s, &inv, v, n };
+
+		if ((rc = src->list(src->ud, scan_sandbox, &sc)) < 0)
+			goto out;
+	}
 	if ((rc = inventory_merge(s, &inv)) < 0)
 		goto out;
 	for (i = 0; i < inv.n; i++) {
@@ -679,6 +747,16 @@ int
 lease_reconcile(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, lease_holder_probe_cb probe, void *ud,
     unsigned flags, struct lease_report **out)
+{
+	return lease_reconcile_with(s, held, state_dir, probe, ud, flags, NULL,
+	    out);
+}
+
+int
+lease_reconcile_with(struct lease_store *s, struct lease_lock *held,
+    const char *state_dir, lease_holder_probe_cb probe, void *ud,
+    unsigned flags, const struct lease_orphan_src *src,
+    struct lease_report **out)
 {
 	struct lease_report *rep;
 	struct lease_record *v = NULL, r;
@@ -710,7 +788,7 @@ lease_reconcile(struct lease_store *s, struct lease_lock *held,
 		lease_record_clear(&r);
 	}
 	if (rc == 0)
-		rc = inventory_run(s, rep, &rs, state_dir, dry);
+		rc = inventory_run(s, rep, &rs, state_dir, dry, src);
 out:
 	repos_free(&rs);
 	lease_records_free(v, n);
@@ -745,11 +823,23 @@ inventory_drop(struct lease_store *s, const char *id)
 /* Remove one inventoried orphan at the place corral would have put it. */
 static int
 remove_orphan(struct lease_store *s, const char *state_dir, const char *id,
-    const struct orphan *o)
+    const struct orphan *o, const struct lease_orphan_src *src)
 {
 	struct lease_git *g = NULL;
 	char *path = NULL;
 	int rc;
+
+	if (o->kind == LEASE_RES_SANDBOX) {
+		if (src == NULL || src->remove == NULL) {
+			lease__store_msg(s, "%s: no adapter to remove it with",
+			    o->identity);
+			return -ENOTSUP;
+		}
+		if ((rc = src->remove(src->ud, o->identity, o->scope, id)) < 0)
+			lease__store_msg(s, "%s: cannot remove it (%s)",
+			    o->identity, strerror(-rc));
+		return rc;
+	}
 
 	if (o->kind == LEASE_RES_BRANCH ||
 	    (o->kind == LEASE_RES_WORKTREE && o->scope[0] != '\0')) {
@@ -784,14 +874,21 @@ remove_orphan(struct lease_store *s, const char *state_dir, const char *id,
 	return rc;
 }
 
+/*
+ * Remove id's inventoried orphans. Without a lease (sandbox_only false):
+ * all of them, each seen by two inventories, or nothing. With a final
+ * lease being removed (sandbox_only): its adapters' sandboxes that two
+ * inventories saw (the lease's own removal takes the rest).
+ */
 static int
-gc_orphans(struct lease_store *s, const char *state_dir, const char *id)
+gc_orphans(struct lease_store *s, const char *state_dir, const char *id,
+    const struct lease_orphan_src *src, bool sandbox_only)
 {
 	struct inventory inv = { 0 };
 	sqlite3_stmt *st;
 	enum lease_resource k;
 	size_t i;
-	int rc, step;
+	int rc = 0, step;
 
 	if ((rc = lease__store_stmt(s, sql_inv_of, &st)) < 0)
 		return rc;
@@ -799,6 +896,9 @@ gc_orphans(struct lease_store *s, const char *state_dir, const char *id)
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 		if (lease_resource_parse((const char *)sqlite3_column_text(st,
 		    0), &k) < 0)
+			continue;
+		if (sandbox_only && (k != LEASE_RES_SANDBOX ||
+		    sqlite3_column_int(st, 3) < 2))
 			continue;
 		if ((rc = inventory_add(&inv, k, (const char *)
 		    sqlite3_column_text(st, 1), (const char *)
@@ -811,7 +911,7 @@ gc_orphans(struct lease_store *s, const char *state_dir, const char *id)
 		rc = lease__store_fail(s, step, "read inventory");
 	if (rc < 0)
 		goto out;
-	if (inv.n == 0) {
+	if (inv.n == 0 && !sandbox_only) {
 		lease__store_msg(s, "nothing is known by ID %s (no lease, no "
 		    "inventoried orphan: run corral reconcile)", id);
 		rc = LEASE_ENOTFOUND;
@@ -828,9 +928,11 @@ gc_orphans(struct lease_store *s, const char *state_dir, const char *id)
 		}
 	}
 	for (i = 0; i < inv.n; i++)
-		if ((rc = remove_orphan(s, state_dir, id, &inv.v[i])) < 0)
+		if ((rc = remove_orphan(s, state_dir, id, &inv.v[i],
+		    src)) < 0)
 			goto out;
-	rc = inventory_drop(s, id);
+	if (!sandbox_only)
+		rc = inventory_drop(s, id);
 out:
 	inventory_free(&inv);
 	return rc;
@@ -839,6 +941,13 @@ out:
 int
 lease_gc_id(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, const char *id)
+{
+	return lease_gc_id_with(s, held, state_dir, id, NULL);
+}
+
+int
+lease_gc_id_with(struct lease_store *s, struct lease_lock *held,
+    const char *state_dir, const char *id, const struct lease_orphan_src *src)
 {
 	struct lease_record r;
 	int rc;
@@ -856,7 +965,7 @@ lease_gc_id(struct lease_store *s, struct lease_lock *held,
 		return rc;
 	rc = lease_store_get(s, id, &r);
 	if (rc == LEASE_ENOTFOUND)
-		return gc_orphans(s, state_dir, id);
+		return gc_orphans(s, state_dir, id, src, false);
 	if (rc < 0)
 		return rc;
 	if (!lease_state_final(r.state)) {
@@ -867,6 +976,8 @@ lease_gc_id(struct lease_store *s, struct lease_lock *held,
 	}
 	lease_record_clear(&r);
 	if ((rc = lease_teardown(s, state_dir, id, LEASE_TEARDOWN_ALL)) < 0)
+		return rc;
+	if (src != NULL && (rc = gc_orphans(s, state_dir, id, src, true)) < 0)
 		return rc;
 	lease_fault_point("gc.delete.before");
 	if ((rc = lease_store_delete(s, id)) < 0)

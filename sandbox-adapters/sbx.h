@@ -172,6 +172,8 @@ struct sbx_request {
 	const char *faketime;	/* host path of libfaketime.so.1, or NULL */
 	/* The command adapter (sbx_command.c): the operator's hooks. */
 	const struct sbx_command_config *command;
+	/* .provision, .list: whose resources (the state directory). */
+	const char *scope;
 };
 
 /*
@@ -257,10 +259,12 @@ extern const struct sbx_adapter sbx_adapter_local;
 extern const struct sbx_adapter sbx_adapter_bwrap;
 /*
  * sbx_bwrap_host.c: the bwrap adapter's resources on the host. A lease
- * gets a uid slot (sandbox ID "uid:<uid>") and its cgroups; teardown kills
- * what is left in them and of the uid, hands req->workspace (kept for
- * extraction) back to root, and releases the slot. Its list is the lease
- * cgroups under corral's own cgroup and the machine's claimed uid slots.
+ * gets a uid slot (sandbox ID "uid:<uid>", its scope req->scope) and its
+ * cgroups; teardown kills what is left in them and of the uid, hands
+ * req->workspace (kept for extraction) back to root, and releases the
+ * slot. Its list: the IDs of the machine's uid slots claimed with scope
+ * req->scope (or none recorded), and of lease cgroups under corral's own
+ * cgroup that no slot claims (a live lease always holds its slot).
  */
 #define SBX_BWRAP_ID_PREFIX "uid:"
 void sbx_bwrap_sandbox_id(unsigned slot, char *buf, size_t sz);
@@ -324,8 +328,18 @@ SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
 /* The slot under dir that id holds: 0 and *slot, -ENOENT, -errno. */
 SBX_NODISCARD int sbx_uid_find(const char *dir, const char *id,
     unsigned *slot);
-/* The lease IDs holding slots under dir (sorted, unique; sbx_strv_free). */
-SBX_NODISCARD int sbx_uid_list(const char *dir, char ***ids);
+/*
+ * Record who claimed slot (id's): scope, e.g. the state directory, so
+ * reconciliation names only its own. 0, -EPERM (not id's), -errno.
+ */
+SBX_NODISCARD int sbx_uid_set_scope(const char *dir, unsigned slot,
+    const char *id, const char *scope);
+/*
+ * The lease IDs holding slots under dir (sorted, unique; sbx_strv_free);
+ * with scope, not those recorded with another scope.
+ */
+SBX_NODISCARD int sbx_uid_list(const char *dir, const char *scope,
+    char ***ids);
 /* Release slot if id holds it: 0, -ENOENT, -EPERM (another ID), -errno. */
 SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
     const char *id);

@@ -203,6 +203,10 @@ sbx__bwrap_provision(const struct sbx_request *req, const struct sbx_steps *s,
 	/* A uid of its own (SANDBOX.md 0.1), then the limits (3.6). */
 	if ((rc = claim_slot(r.id, s, &slot, err, errsz)) < 0)
 		return rc;
+	if (r.scope != NULL && sbx_uid_set_scope(SBX_UID_DIR, slot, r.id,
+	    r.scope) < 0) {
+		/* unscoped: every state directory's reconcile may name it */
+	}
 	sbx_bwrap_sandbox_id(slot, out->sandbox_id, sizeof out->sandbox_id);
 	if ((rc = sbx_uid_of_slot(slot, &out->uid, &out->gid)) < 0)
 		return rc;
@@ -400,9 +404,10 @@ sbx__bwrap_list(const struct sbx_request *req, char ***ids, char *err,
     size_t errsz)
 {
 	char **cg = NULL, **slots = NULL;
+	size_t k = 0;
+	unsigned slot;
 	int rc;
 
-	(void)req;
 	if (ids == NULL)
 		return -EINVAL;
 	*ids = NULL;
@@ -410,11 +415,21 @@ sbx__bwrap_list(const struct sbx_request *req, char ***ids, char *err,
 		snprintf(err, errsz, "cgroups: %s", strerror(-rc));
 		return rc;
 	}
-	if ((rc = sbx_uid_list(SBX_UID_DIR, &slots)) < 0) {
+	if ((rc = sbx_uid_list(SBX_UID_DIR, req != NULL ? req->scope : NULL,
+	    &slots)) < 0) {
 		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
 		sbx_strv_free(cg);
 		return rc;
 	}
+	/* A cgroup whose lease holds a slot is that slot's to name. */
+	for (size_t i = 0; cg[i] != NULL; i++) {
+		if (sbx_uid_find(SBX_UID_DIR, cg[i], &slot) == 0) {
+			free(cg[i]);
+			continue;
+		}
+		cg[k++] = cg[i];
+	}
+	cg[k] = NULL;
 	rc = sbx__strv_union(cg, slots, ids);
 	sbx_strv_free(cg);
 	sbx_strv_free(slots);

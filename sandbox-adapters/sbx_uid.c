@@ -18,6 +18,10 @@
 
 #include "sandbox-adapters/sbx.h"
 
+static int read_owner(const char *dir, unsigned n, char *held, size_t sz);
+static int read_file_in(const char *dir, unsigned n, const char *name,
+    char *buf, size_t sz);
+
 int
 sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid)
 {
@@ -137,20 +141,47 @@ sbx_uid_release(const char *dir, unsigned slot, const char *id)
 	held[n] = '\0';
 	if (strcmp(held, id) != 0)
 		return -EPERM;
+	snprintf(owner, sizeof owner, "%s/scope", path);
+	if (unlink(owner) < 0 && errno != ENOENT)
+		return -errno;
+	snprintf(owner, sizeof owner, "%s/owner", path);
 	if (unlink(owner) < 0 || rmdir(path) < 0)
 		return -errno;
 	return 0;
+}
+
+int
+sbx_uid_set_scope(const char *dir, unsigned slot, const char *id,
+    const char *scope)
+{
+	char held[256], path[4200];
+
+	if (dir == NULL || id == NULL || scope == NULL ||
+	    slot >= SBX_UID_SLOTS)
+		return -EINVAL;
+	if (read_owner(dir, slot, held, sizeof held) < 0 ||
+	    strcmp(held, id) != 0)
+		return -EPERM;
+	snprintf(path, sizeof path, "%s/slot-%u/scope", dir, slot);
+	return write_owner(path, scope);
 }
 
 /* The owner file of slot n under dir into held (NUL-terminated). */
 static int
 read_owner(const char *dir, unsigned n, char *held, size_t sz)
 {
+	return read_file_in(dir, n, "owner", held, sz);
+}
+
+static int
+read_file_in(const char *dir, unsigned n, const char *name, char *held,
+    size_t sz)
+{
 	char path[4200];
 	ssize_t got;
 	int fd;
 
-	snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
+	snprintf(path, sizeof path, "%s/slot-%u/%s", dir, n, name);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		return -errno;
 	got = read(fd, held, sz - 1);
@@ -209,9 +240,9 @@ cmp_str(const void *a, const void *b)
 }
 
 int
-sbx_uid_list(const char *dir, char ***out)
+sbx_uid_list(const char *dir, const char *scope, char ***out)
 {
-	char held[256], **v, **nv;
+	char held[256], sc[4096], **v, **nv;
 	size_t n = 0, k;
 	struct dirent *e;
 	DIR *d;
@@ -236,6 +267,10 @@ sbx_uid_list(const char *dir, char ***out)
 
 		if (s < 0 || read_owner(dir, (unsigned)s, held,
 		    sizeof held) < 0 || held[0] == '\0')
+			continue;
+		/* Another state directory's lease: not ours to name. */
+		if (scope != NULL && read_file_in(dir, (unsigned)s, "scope",
+		    sc, sizeof sc) == 0 && strcmp(sc, scope) != 0)
 			continue;
 		if ((nv = realloc(v, (n + 2) * sizeof *v)) == NULL) {
 			rc = -ENOMEM;

@@ -141,6 +141,19 @@ sandbox_prepass(struct tui_ctx *c)
 	lease_records_free(v, n);
 }
 
+/* The sandboxes of every adapter in the orphan inventory (SPEC 9.2). */
+static int
+src_list(void *ud, lease_orphan_add_fn add, void *actx)
+{
+	return tui_sbx_orphans_list(ud, add, actx);
+}
+
+static int
+src_remove(void *ud, const char *identity, const char *scope, const char *id)
+{
+	return tui_sbx_orphan_remove(ud, identity, scope, id);
+}
+
 static int
 reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 {
@@ -151,6 +164,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	};
 	struct lease_report *rep = NULL;
 	struct lease_lock *lk = NULL;
+	struct lease_orphan_src src = { src_list, src_remove, c };
 	bool dry = false;
 	int ch, rc;
 
@@ -175,8 +189,8 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	lease_git_init();
 	if (!dry)
 		sandbox_prepass(c);
-	rc = lease_reconcile(c->store, lk, c->state_dir, probe, c,
-	    dry ? LEASE_RECONCILE_DRY_RUN : 0, &rep);
+	rc = lease_reconcile_with(c->store, lk, c->state_dir, probe, c,
+	    dry ? LEASE_RECONCILE_DRY_RUN : 0, &src, &rep);
 	if (rc < 0) {
 		rc = tui_err(c, "%s", lease_store_errmsg(c->store));
 		goto out;
@@ -234,6 +248,7 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lease_lock *lk = NULL;
+	struct lease_orphan_src src = { src_list, src_remove, c };
 	const char *older = NULL;
 	int64_t age = 0;
 	size_t removed = 0;
@@ -287,19 +302,19 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 			lease_record_clear(&r);
 		}
 		if (rc == 0)
-			rc = lease_gc_id(c->store, lk, c->state_dir,
-			    argv[optind]);
+			rc = lease_gc_id_with(c->store, lk, c->state_dir,
+			    argv[optind], &src);
 	}
-	if (rc < 0)
-		rc = tui_err(c, "%s", lease_store_errmsg(c->store)[0] ?
+	lease_git_shutdown();
+	lease_lock_release(lk);
+	if (rc < 0)	/* tui_err gives the exit code: a refusal fails */
+		return tui_err(c, "%s", lease_store_errmsg(c->store)[0] ?
 		    lease_store_errmsg(c->store) : lease_strerror(rc));
-	else if (older != NULL)
+	if (older != NULL)
 		printf("removed %zu lease(s)\n", removed);
 	else
 		printf("removed %s\n", argv[optind]);
-	lease_git_shutdown();
-	lease_lock_release(lk);
-	return rc < 0 ? TUI_EXIT_FAIL : TUI_EXIT_OK;
+	return TUI_EXIT_OK;
 }
 
 const struct tui_cmd tui_cmd_gc = {

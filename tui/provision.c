@@ -341,6 +341,7 @@ provision(struct prov *p, struct lease_lock *lk)
 	req.lease_dir = dir;
 	req.limits = &p->pol->limits;
 	req.command = p->cmdcfg;
+	req.scope = p->c->state_dir;
 	if ((rc = tui_sbx_provision(p->c, p->st, p->ad, &req, &made, err,
 	    sizeof err)) < 0) {
 		if (p->cmdcfg != NULL) {

@@ -958,8 +958,9 @@ tui_sbx_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 		}
 		req.command = &cc;
 	}
+	/* An orphan has no journal rows to mark. */
 	jsteps_init(&s, &j, st, id, false);
-	rc = ad->teardown(&req, res, n, &s, err, errsz);
+	rc = ad->teardown(&req, res, n, st != NULL ? &s : NULL, err, errsz);
 	free((char *)req.workspace);
 	return rc;
 }
@@ -1015,5 +1016,94 @@ out:
 	free(res);
 	lease_resources_free(v, n);
 	lease_record_clear(&r);
+	return rc;
+}
+
+/* ---- orphan sandboxes (SPEC 9.2) ---------------------------------------- */
+
+int
+tui_sbx_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
+{
+	struct sbx_command_config cc;
+	struct tui_config cf;
+	struct sbx_request req;
+	char err[600], ident[256], **ids;
+	int rc;
+
+	for (size_t a = 0; sbx_adapters[a] != NULL; a++) {
+		const struct sbx_adapter *ad = sbx_adapters[a];
+
+		if (ad->list == NULL)
+			continue;
+		memset(&req, 0, sizeof req);
+		req.scope = c->state_dir;
+		if (strcmp(ad->name, "command") == 0) {
+			/* No [command] hooks configured: nothing of it. */
+			if (tui_sbx_command_config(&cf, &cc, err,
+			    sizeof err) < 0) {
+				if (cf.cmd_provision[0] != '\0' ||
+				    cf.cmd_list[0] != '\0')
+					fprintf(stderr, "corral reconcile: "
+					    "command adapter: %s\n", err);
+				continue;
+			}
+			req.command = &cc;
+		}
+		ids = NULL;
+		if ((rc = ad->list(&req, &ids, err, sizeof err)) < 0) {
+			/* Nothing it cannot name exactly is acted on. */
+			fprintf(stderr, "corral reconcile: %s adapter: list: "
+			    "%s\n", ad->name, err);
+			continue;
+		}
+		for (size_t i = 0; ids[i] != NULL; i++) {
+			snprintf(ident, sizeof ident, "%s:%.128s",
+			    ad->name, ids[i]);
+			if ((rc = add(actx, ident, ad->name, ids[i])) < 0)
+				break;
+		}
+		sbx_strv_free(ids);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int
+tui_sbx_orphan_remove(struct tui_ctx *c, const char *identity,
+    const char *adapter, const char *id)
+{
+	struct sbx_resource res[2];
+	struct sbx_cgroup *cg = NULL;
+	char err[600], sid[160], *text = NULL;
+	unsigned slot;
+	size_t n = 0;
+	int rc;
+
+	(void)identity;
+	if (!lease_id_valid(id))
+		return LEASE_EBADID;
+	if (strcmp(adapter, "bwrap") == 0) {
+		if (sbx_cgroup_locate(id, &cg) == 0 &&
+		    (text = sbx_cgroup_describe(cg)) != NULL) {
+			res[n].kind = SBX_RES_CGROUP;
+			res[n++].identity = text;
+		}
+		if (sbx_uid_find(SBX_UID_DIR, id, &slot) == 0) {
+			sbx_bwrap_sandbox_id(slot, sid, sizeof sid);
+			res[n].kind = SBX_RES_SANDBOX;
+			res[n++].identity = sid;
+		}
+	} else {
+		snprintf(sid, sizeof sid, SBX_COMMAND_ID_PREFIX "%s", id);
+		res[n].kind = SBX_RES_SANDBOX;
+		res[n++].identity = sid;
+	}
+	rc = tui_sbx_adapter_teardown(c, NULL, adapter, id, res, n, err,
+	    sizeof err);
+	if (rc < 0)
+		fprintf(stderr, "corral gc: %s\n", err);
+	free(text);
+	sbx_cgroup_free(cg);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "lease/lease.h"
 #include "tui/tui.h"
 
 struct lease_store;
@@ -297,6 +298,20 @@ int tui_sbx_cred_revoke(struct tui_ctx *, const char *id, char *err,
 /* For `corral reconcile`: tui_sbx_cred_revoke for every sandboxed lease
  * whose holder is not alive. */
 void tui_sbx_cred_reconcile(struct tui_ctx *);
+
+/*
+ * The orphan inventory's sandbox source (lease_orphan_src, SPEC 9.2):
+ * every adapter's .list (bwrap: this state directory's slots and unclaimed
+ * lease cgroups; command: its list hook when configured), each ID added
+ * with identity "<adapter>:<ID>" and scope the adapter. A list
+ * that fails is reported and skipped (nothing unnamed is acted on).
+ */
+int tui_sbx_orphans_list(struct tui_ctx *, lease_orphan_add_fn add,
+    void *actx);
+/* gc of one such orphan by exact ID: the adapter's .teardown of what it
+ * holds (bwrap: the lease cgroups, the slot holding id). */
+int tui_sbx_orphan_remove(struct tui_ctx *, const char *identity,
+    const char *adapter, const char *id);
 
 /* ---- holder_cmd.c: the holder's side of a command lease ------------- */
 

@@ -241,4 +241,31 @@ for point in sandbox.before sandbox.created sandbox.after cgroup.before \
 		 [ -z \"\$(find /sys/fs/cgroup -maxdepth 8 -name 'lease-$lid')\" ]"
 done
 
+# --- an orphan cgroup: reported after two inventories, removed by gc ID --------------
+# A lease cgroup under corral's parent (the one corral's own cgroup gives,
+# as sbx_cgroup_locate computes it) that no lease of this state directory
+# owns: the bwrap adapter's .list names it, reconcile reports it, and only
+# `corral gc ID` removes it, after two consistent inventories (SPEC 9.2).
+STRAY=20240101-000000-000-cafe
+strays=()
+for ctrl in memory pids; do
+	rel=$(awk -F: -v c="$ctrl" '$2 == c { print $3 }' /proc/self/cgroup)
+	d=/sys/fs/cgroup/$ctrl${rel%/}/corral/lease-$STRAY
+	mkdir -p "$d" && strays+=("$d")
+done
+check "a stray lease cgroup exists under corral's parent" test "${#strays[@]}" -eq 2
+"$CORRAL" reconcile >"$TMP/rec1" 2>&1
+check "reconcile reports it as an orphan (one inventory)" \
+	grep -q "^orphan *$STRAY .*sandbox bwrap:$STRAY has no lease (seen by 1 inventory)" "$TMP/rec1"
+expect_rc 1 "gc refuses it after one inventory" "$CORRAL" gc "$STRAY"
+check "so it is still there" test -d "${strays[0]}"
+j=$("$CORRAL" reconcile --json)
+check "a second consistent inventory makes it removable" jq_eq "$j" \
+	"[.. | objects | select(.id? == \"$STRAY\" and .kind? == \"orphan\") | .removable] | any" true
+expect_rc 0 "gc removes it by exact ID" "$CORRAL" gc "$STRAY"
+check "its cgroups are gone" bash -c "! ls -d ${strays[*]} 2>/dev/null"
+check "the next reconcile no longer reports it" bash -c \
+	"! '$CORRAL' reconcile | grep -q '$STRAY'"
+for d in "${strays[@]}"; do rmdir "$d" 2>/dev/null; done
+
 finish
