@@ -130,14 +130,25 @@ check "... all five in the list" poll bash -c "for n in spinner question finishe
 	tmux -L '$TS' capture-pane -p -t demo | grep -qF \"demo-\$n\" || exit 1; done"
 live=$("$CORRAL" ls --json | jq -r '[.[] | select(.name | startswith("demo-"))] | length')
 check "five new live leases" test "$live" = 5
+Q2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-question") | .id')
+S2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-spinner") | .id')
+# The README's way to answer the question: j to it, Enter, y Enter.
+check "console: the question blocks" "$CORRAL" wait "$Q2" --until blocked --timeout 30
+status_has() { t capture-pane -p -t demo | tail -1 | grep -qF -- "$1"; }
+t send-keys -t demo j
+check "console: j focuses the question" poll status_has demo-question
+t send-keys -t demo Enter
+check "console: Enter starts typing into it" poll status_has TYPING
+t send-keys -t demo y Enter
+check "console: y Enter answers it; it ends with a patch" "$CORRAL" wait "$Q2" --until result_ready --timeout 30
+t send-keys -t demo C-b Escape
+check "console: C-b Esc stops typing" poll status_has NORMAL
 cpid=$(pgrep -f "$CORRAL demo\$" | head -1)
 check "the console process runs" test -n "$cpid"
 t send-keys -t demo q
 check "q quits the console" poll bash -c "! kill -0 $cpid 2>/dev/null"
-S2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-spinner") | .id')
-Q2=$("$CORRAL" ls --json | jq -r '.[] | select(.name == "demo-question") | .id')
 check "the agents keep running without it" bash -c "\"$CORRAL\" ls --json | jq -e '[.[] |
-	select(.id == \"$S2\" or .id == \"$Q2\") | select(.lease_state == \"running\" and .lost == null)] | length == 2'"
+	select(.id == \"$S2\") | select(.lease_state == \"running\" and .lost == null)] | length == 1'"
 # Tidy up the second demo the same way: cancel what runs, reject the rest
 # once its holder has torn it down, reconcile.
 for i in $("$CORRAL" ls --json | jq -r '.[] | select(.name | startswith("demo-")) | .id'); do
