@@ -419,5 +419,7 @@ done
 check "all 14 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 14
 check "no live lease is listed" jq_eq "$("$CORRAL" ls --json)" length 0
 check "the operator's checkout, index and main are still byte-identical" test "$BEFORE" = "$(hash_checkout)"
+check "no holder reported a sanitizer error (ASan builds)" bash -c \
+	"! grep -l 'AddressSanitizer\|runtime error:\|LeakSanitizer' '$CORRAL_STATE_DIR'/leases/*/holder.log"
 echo "# results.sh took $(( $(date +%s) - T0 ))s"
 finish
