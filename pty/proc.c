@@ -138,6 +138,17 @@ child_exec(const struct pty_proc_opts *o, int slave, int errfd)
 			child_fail(errfd, "setrlimit", errno);
 	}
 	if (pl->drop_uid) {
+		/*
+		 * An empty capability bounding set first (it needs
+		 * CAP_SETPCAP, gone with the uid): the outer bwrap keeps no
+		 * capability it could ever regain (SPEC 8.3; issue 6d).
+		 */
+		for (int cap = 0; cap <= 63; cap++) {
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
+			    errno != EINVAL)
+				child_fail(errfd, "capability bounding set",
+				    errno);
+		}
 		if (setgroups(0, NULL) < 0)
 			child_fail(errfd, "setgroups", errno);
 		if (setresgid(pl->gid, pl->gid, pl->gid) < 0)

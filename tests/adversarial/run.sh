@@ -329,8 +329,9 @@ gc_gone() {
 # Each process of the lease, as the host sees it. Inside the sandbox (its
 # own pid namespace): the lease uid, no capabilities at all, no new
 # privileges. The one process outside it is the outer bwrap: the lease
-# uid, no effective or permitted capabilities, no new privileges. For the
-# process named $2: the seccomp filter on and fds 0-2 only.
+# uid, no effective, permitted or bounding capabilities, no new
+# privileges. For the process named $2: the seccomp filter on and fds 0-2
+# only.
 creds_ok() {
 	local id=$1 comm=${2:-} uid p s n=0 outer=0 hostpid
 	uid=$(uid_of "$id")
@@ -345,6 +346,8 @@ creds_ok() {
 		if [ "$(readlink "/proc/$p/ns/pid")" = "$hostpid" ]; then
 			outer=$((outer + 1))
 			[ "$(cat "/proc/$p/comm")" = bwrap ] || { WHY="pid $p ($(cat "/proc/$p/comm")) runs outside the sandbox"; return 1; }
+			# Not even a bounding set to regain from (issue 6d).
+			grep -q '^CapBnd:[[:space:]]*0000000000000000' <<<"$s" || { WHY="the outer bwrap has a bounding set"; return 1; }
 			continue
 		fi
 		grep -q '^CapBnd:[[:space:]]*0000000000000000' <<<"$s" || { WHY="pid $p has a bounding set"; return 1; }
@@ -762,7 +765,9 @@ p_supply_hijack() {
 p_supply_tamper() {
 	local id
 	id=$(new supply-tamper -- supply-tamper)
-	check "$id" || return 1
+	# The tampered workspace binary (mode 777) is quarantined by the
+	# result gate: the lease fails result_invalid (SPEC 7).
+	check "$id" failed result_invalid || return 1
 	sha256sum -c --quiet "$TMP/sums.before" >/dev/null 2>&1 || { WHY="a host binary or file changed"; return 1; }
 	[ ! -e /etc/ld.so.preload ] || ! grep -q tampered /etc/ld.so.preload || { WHY="ld.so.preload written"; return 1; }
 }
