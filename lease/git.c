@@ -614,6 +614,76 @@ out:
 	return rc;
 }
 
+int
+lease_git_read_blob(struct lease_git *g, const char *commit_hex,
+    const char *path, size_t max, char **buf, size_t *len)
+{
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	git_tree_entry *e = NULL;
+	git_blob *b = NULL;
+	git_object_size_t size;
+	int rc;
+
+	assert(g != NULL && g->repo != NULL && path != NULL && buf != NULL);
+	*buf = NULL;
+	if (len != NULL)
+		*len = 0;
+	if ((rc = lookup_commit(g, commit_hex, &c)) < 0)
+		goto out;
+	if (git_commit_tree(&t, c) < 0) {
+		rc = gfail(g, LEASE_EGIT, "%s: cannot read its tree",
+		    commit_hex);
+		goto out;
+	}
+	rc = git_tree_entry_bypath(&e, t, path);
+	if (rc == GIT_ENOTFOUND) {
+		snprintf(g->errmsg, sizeof g->errmsg, "%s: no %s", commit_hex,
+		    path);
+		rc = LEASE_ENOTFOUND;
+		goto out;
+	}
+	if (rc < 0) {
+		rc = gfail(g, LEASE_EGIT, "%s:%s", commit_hex, path);
+		goto out;
+	}
+	/* A regular file only: never a symlink, a tree or a gitlink. */
+	if (git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB &&
+	    git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB_EXECUTABLE) {
+		snprintf(g->errmsg, sizeof g->errmsg, "%s:%s is not a regular "
+		    "file", commit_hex, path);
+		rc = -EINVAL;
+		goto out;
+	}
+	if (git_blob_lookup(&b, g->repo, git_tree_entry_id(e)) < 0) {
+		rc = gfail(g, LEASE_EGIT, "%s:%s: cannot read", commit_hex,
+		    path);
+		goto out;
+	}
+	size = git_blob_rawsize(b);
+	if (size > (git_object_size_t)max) {
+		snprintf(g->errmsg, sizeof g->errmsg, "%s:%s is larger than "
+		    "%zu bytes", commit_hex, path, max);
+		rc = -EFBIG;
+		goto out;
+	}
+	if ((*buf = malloc((size_t)size + 1)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	memcpy(*buf, git_blob_rawcontent(b), (size_t)size);
+	(*buf)[size] = '\0';
+	if (len != NULL)
+		*len = (size_t)size;
+	rc = 0;
+out:
+	git_blob_free(b);
+	git_tree_entry_free(e);
+	git_tree_free(t);
+	git_commit_free(c);
+	return rc;
+}
+
 /* ---- for the result files (lease_int.h) ---------------------------- */
 
 git_repository *

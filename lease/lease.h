@@ -591,6 +591,18 @@ struct lease_diffstat {
 LEASE_NODISCARD int lease_git_diffstat(struct lease_git *,
     const char *from_hex, const char *to_hex, struct lease_diffstat *out);
 
+/*
+ * lease_git_read_blob: the bytes of the regular file at path in the tree
+ * of commit commit_hex -- never the worktree or the index (SPEC 8.6: a
+ * repository's policy comes from the base commit) -- at most max bytes,
+ * NUL-terminated in *buf (malloc'd), its length in *len (optional).
+ * LEASE_ENOTFOUND (no such path), -EINVAL (a symlink, tree or gitlink),
+ * -EFBIG (over max), LEASE_EBADBASE, LEASE_EGIT; the message on g.
+ */
+LEASE_NODISCARD int lease_git_read_blob(struct lease_git *,
+    const char *commit_hex, const char *path, size_t max, char **buf,
+    size_t *len);
+
 /* ------------------------------------------------------------------ */
 /* provision.c: SPEC 6 steps 2-4 with journaling, and teardown          */
 

@@ -22,6 +22,9 @@
 #include "tui/tui_sbx.h"
 
 #define PROMPT_MAX (1u << 20)
+/* A repository's policy, in the base commit's tree (SPEC 8.6). */
+#define TUI_REPO_POLICY ".corral/policy.ini"
+#define TUI_REPO_POLICY_MAX (1u << 20)
 #define LOCK_MS 10000
 #define NOBODY 65534u
 
@@ -266,6 +269,80 @@ command_preflight(struct prov *p, struct tui_config *cf,
 	return 0;
 }
 
+/*
+ * SPEC 8.6: the repository's policy, TUI_REPO_POLICY in the tree of the
+ * base commit just recorded (never the workspace or the operator's
+ * checkout, so an uncommitted file is ignored), may only narrow the
+ * effective policy, key by key. Its digest goes into the receipt. 0 (none
+ * there, or narrowed), SBX_EWIDER / SBX_EPOLICY with err (file:line), or
+ * another negative code.
+ */
+static int
+repo_policy(struct prov *p, char *err, size_t errsz)
+{
+	struct sbx_policy_error perr;
+	struct sbx_policy *narrowed = NULL;
+	struct lease_record r;
+	struct lease_git *g = NULL;
+	char name[4200], sha[SBX_SHA256_HEX], *text = NULL, *limits;
+	size_t len = 0;
+	json_t *j;
+	int rc;
+
+	if ((rc = lease_store_get(p->st, p->id, &r)) < 0) {
+		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
+		return rc;
+	}
+	if ((rc = lease_git_open(&g, r.repo)) == 0)
+		rc = lease_git_read_blob(g, r.base, TUI_REPO_POLICY,
+		    TUI_REPO_POLICY_MAX, &text, &len);
+	snprintf(name, sizeof name, "%s@%.12s:%s", r.repo ? r.repo : "?",
+	    r.base ? r.base : "?", TUI_REPO_POLICY);
+	if (rc == LEASE_ENOTFOUND) {
+		rc = 0;		/* the repository sets no policy */
+		goto out;
+	}
+	if (rc < 0) {
+		snprintf(err, errsz, "%.300s: %.250s", name,
+		    lease_git_errmsg(g));
+		goto out;
+	}
+	rc = sbx_policy_narrow(p->pol, text, name, &narrowed, &perr);
+	if (rc < 0) {
+		if (perr.line > 0)
+			snprintf(err, errsz, "%s:%d: %s", perr.file,
+			    perr.line, perr.msg);
+		else
+			snprintf(err, errsz, "%s: %s", perr.file, perr.msg);
+		goto out;
+	}
+	sbx_policy_free(p->pol);
+	p->pol = narrowed;
+	free(p->policy_text);
+	p->policy_text = NULL;
+	if ((rc = policy_text(p, err, errsz)) < 0)
+		goto out;
+	TUI_BEST_EFFORT(lease_store_set_text(p->st, p->id, LEASE_FIELD_POLICY,
+	    p->policy_text));
+	if ((limits = limits_json(&p->pol->limits)) != NULL)
+		TUI_BEST_EFFORT(lease_store_set_text(p->st, p->id,
+		    LEASE_FIELD_LIMITS, limits));
+	free(limits);
+	if (sbx_sha256_hex(text, len, sha) < 0)
+		sha[0] = '\0';
+	j = json_pack("{s:s, s:s, s:s, s:s}", "path", TUI_REPO_POLICY,
+	    "commit", r.base ? r.base : "", "sha256", sha,
+	    "effective_policy_sha256", p->policy_sha);
+	TUI_BEST_EFFORT(lease_receipt_append(p->st, p->id, "repo_policy", j,
+	    NULL));
+	json_decref(j);
+out:
+	free(text);
+	lease_git_free(g);
+	lease_record_clear(&r);
+	return rc;
+}
+
 /* Files the holder reads from the lease directory (0600, root). */
 static int
 lease_file(struct prov *p, const char *name, const void *buf, size_t len,
@@ -328,6 +405,16 @@ provision(struct prov *p, struct lease_lock *lk)
 		return TUI_EXIT_FAIL;
 	}
 	p->git_done = true;
+	/* The repository's policy, from the base commit just recorded. */
+	if ((rc = repo_policy(p, err, sizeof err)) < 0) {
+		const char *reason = rc == SBX_EWIDER ? "policy_wider" :
+		    rc == SBX_EPOLICY ? "policy_invalid" : "provision_error";
+
+		fprintf(stderr, "corral new: %s: %s\n", reason, err);
+		fail_lease(p, reason);
+		undo(p);
+		return TUI_EXIT_FAIL;
+	}
 	/* The adapter's resources, each journaled (SPEC 6, 9.2). */
 	if ((ws = lease_path_workspace(p->c->state_dir, p->id)) == NULL ||
 	    (dir = tui_lease_dir(p->c, p->id)) == NULL) {

@@ -241,6 +241,46 @@ for point in sandbox.before sandbox.created sandbox.after cgroup.before \
 		 [ -z \"\$(find /sys/fs/cgroup -maxdepth 8 -name 'lease-$lid')\" ]"
 done
 
+# --- a repository's policy, read from the base commit (SPEC 8.6) ---------------------
+# .corral/policy.ini in the base commit's tree may only narrow the
+# operator's (memory = 256M above); one only in the worktree is ignored.
+repo_policy() { # BRANCH TEXT: commit .corral/policy.ini on BRANCH (from main)
+	git -C "$REPO" checkout -q -b "$1" main && mkdir -p "$REPO/.corral" &&
+	printf '%s\n' "$2" >"$REPO/.corral/policy.ini" &&
+	git -C "$REPO" add .corral/policy.ini && git -C "$REPO" commit -q -m "$1" &&
+	git -C "$REPO" checkout -q main
+}
+repo_policy pol-wide $'[limits]\nmemory = 512M'
+repo_policy pol-narrow $'[limits]\nmemory = 128M\npids = 64'
+out=$(new --base pol-wide --name polwide -- /bin/true 2>&1); rc=$?
+pid=$("$CORRAL" ls --all --json | jq -r '.[] | select(.name=="polwide") | .id')
+check "a wider repository policy: refused (exit 1)" test "$rc" -eq 1
+check "a wider repository policy: named, with its file and line" \
+	grep -q "policy_wider: $REPO@[0-9a-f]*:.corral/policy.ini:2: .*memory" <<<"$out"
+check "a wider repository policy: the lease failed policy_wider" \
+	jq_eq "$(js "$pid")" '"\(.lease_state) \(.failed_reason)"' "failed policy_wider"
+check "a wider repository policy: nothing left" bash -c \
+	"[ ! -e '$CORRAL_STATE_DIR/leases/$pid' ] && [ ! -e '$CORRAL_STATE_DIR/worktrees/$pid' ] &&
+	 ! git -C '$REPO' show-ref -q 'refs/heads/corral/$pid'"
+check "a wider repository policy: no uid slot or cgroup" nothing_of "$pid"
+idn=$(new --base pol-narrow --name polnarrow -- /bin/true)
+settled "$idn"
+j=$(js "$idn")
+check "a narrower repository policy narrows (memory 128M, pids 64)" \
+	jq_eq "$j" '"\(.limits.memory_bytes) \(.limits.pids)"' "134217728 64"
+check "the receipt records the repository policy's commit and digest" jq_eq "$j" \
+	'.receipts[] | select(.kind=="repo_policy") | "\(.fields.commit) \(.fields.sha256)"' \
+	"$(git -C "$REPO" rev-parse pol-narrow) $(git -C "$REPO" show pol-narrow:.corral/policy.ini | sha256sum | cut -d' ' -f1)"
+mkdir -p "$REPO/.corral"
+printf '[limits]\nmemory = 64M\n' >"$REPO/.corral/policy.ini"	# uncommitted
+idu=$(new --name poluncommitted -- /bin/true)
+settled "$idu"
+check "a policy only in the worktree is ignored (memory stays 256M)" \
+	jq_eq "$(js "$idu")" .limits.memory_bytes 268435456
+check "...and no repository policy is recorded" jq_eq "$(js "$idu")" \
+	'[.receipts[] | select(.kind=="repo_policy")] | length' 0
+rm -rf "$REPO/.corral"
+
 # --- an orphan cgroup: reported after two inventories, removed by gc ID --------------
 # A lease cgroup under corral's parent (the one corral's own cgroup gives,
 # as sbx_cgroup_locate computes it) that no lease of this state directory

@@ -408,6 +408,69 @@ START_TEST(test_git_diffstat)
 END_TEST
 
 /*
+ * SPEC 8.6: a file is read from a commit's tree, never the worktree: the
+ * version of each commit, a file that exists only uncommitted is absent,
+ * and a symlink, a directory, a file over the cap and a bad commit are
+ * refused with their own codes.
+ */
+START_TEST(test_git_read_blob)
+{
+	struct lease_git *g = open_ok(repo);
+	char *buf = NULL, *cmd;
+	size_t len = 0;
+	int st;
+
+	ck_assert_int_eq(lease_git_read_blob(g, c[0], "README", 1024, &buf,
+	    &len), 0);
+	ck_assert_str_eq(buf, "hello\n");
+	ck_assert_uint_eq(len, 6);
+	free(buf);
+	ck_assert_int_eq(lease_git_read_blob(g, c[2], "README", 1024, &buf,
+	    NULL), 0);
+	ck_assert_str_eq(buf, "hello again\n");
+	free(buf);
+	/* In the worktree only: not in any commit. */
+	lt_write(repo, "uncommitted.ini", "[limits]\n");
+	lt_write(repo, "README", "changed in the worktree\n");
+	ck_assert_int_eq(lease_git_read_blob(g, c[2], "uncommitted.ini",
+	    1024, &buf, NULL), LEASE_ENOTFOUND);
+	ck_assert_ptr_null(buf);
+	ck_assert_int_eq(lease_git_read_blob(g, c[2], "README", 1024, &buf,
+	    NULL), 0);
+	ck_assert_str_eq(buf, "hello again\n");
+	free(buf);
+	ck_assert_int_eq(lease_git_read_blob(g, c[0], "src/a.c", 1024, &buf,
+	    NULL), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease_git_read_blob(g, c[2], "src", 1024, &buf,
+	    NULL), -EINVAL);
+	ck_assert_int_eq(lease_git_read_blob(g, c[2], "README", 4, &buf,
+	    NULL), -EFBIG);
+	ck_assert_ptr_null(buf);
+	ck_assert_int_eq(lease_git_read_blob(g, "nothex", "README", 1024,
+	    &buf, NULL), -EINVAL);
+	/* A committed symlink is not a policy file. */
+	cmd = lt_fmt("cd '%s' && ln -s README link && git add link && "
+	    "git -c user.name=t -c user.email=t@x.invalid commit -qm link%s",
+	    repo, "");
+	free(cu_run(cmd, &st));
+	free(cmd);
+	ck_assert_int_eq(st, 0);
+	cmd = lt_fmt("git -C '%s' rev-parse HEAD%s", repo, "");
+	{
+		char *head = cu_run(cmd, &st);
+
+		ck_assert_int_eq(st, 0);
+		head[strcspn(head, "\n")] = '\0';
+		ck_assert_int_eq(lease_git_read_blob(g, head, "link", 1024,
+		    &buf, NULL), -EINVAL);
+		free(head);
+	}
+	free(cmd);
+	lease_git_free(g);
+}
+END_TEST
+
+/*
  * libgit2 1.5.1 as root refuses a repository owned by someone else: the
  * repository named exactly is opened (owner check off around that open
  * only), one found by searching upward is refused, and the process-wide
@@ -473,6 +536,7 @@ git_suite(void)
 	tcase_add_test(tc, test_git_workspace_inspection);
 	tcase_add_test(tc, test_git_two_leases_one_base);
 	tcase_add_test(tc, test_git_diffstat);
+	tcase_add_test(tc, test_git_read_blob);
 	tcase_add_test(tc, test_git_foreign_owner);
 	suite_add_tcase(s, tc);
 	return s;
