@@ -270,27 +270,73 @@ job_text(struct tui_job *j, bool use_err, char *buf, size_t bufsz)
 	buf[o] = '\0';
 }
 
-static void
-review_loaded(struct tui_app *a, struct tui_job *j)
-{
+/*
+ * Parsing a review document or an event log can take a while (up to
+ * JOB_OUT_MAX bytes): it runs on libuv's thread pool, and only the
+ * finished model is swapped in on the loop (STYLE E). The work owns the
+ * job's buffers; the loop runs until it is done, even while quitting.
+ */
+struct parse_work {
+	uv_work_t req;
+	struct tui_app *app;
+	enum job_kind kind;
+	char id[LEASE_ID_LEN + 1];
+	char *obuf;
+	size_t olen;
+	bool failed, overflow;
+	char text[256];		/* the command's stderr, joined */
+	int rc;
 	char err[256];
+	struct tui_review rv;
+	struct tui_timeline tl;
+};
+
+static void
+parse_run(uv_work_t *req)
+{
+	struct parse_work *w = req->data;
+	const char *p, *end, *nl;
+
+	if (w->kind == JOB_REVIEW) {
+		tui_review_init(&w->rv);
+		w->rc = tui_review_parse(&w->rv, w->obuf, w->olen, w->err,
+		    sizeof w->err);
+		return;
+	}
+	tui_timeline_init(&w->tl);
+	p = w->obuf;
+	end = p != NULL ? p + w->olen : NULL;
+	while (p != NULL && p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if ((w->rc = tui_timeline_add_json(&w->tl, p, nl ?
+		    (size_t)(nl - p) : (size_t)(end - p))) < 0)
+			break;
+		p = nl != NULL ? nl + 1 : end;
+	}
+}
+
+static void
+review_parsed(struct tui_app *a, struct parse_work *w)
+{
 	size_t cur = a->rv.cur, top = a->rv.top;
-	bool same = a->rv_have && strcmp(a->rv.id, j->id) == 0;
+	bool same = a->rv_have && strcmp(a->rv.id, w->id) == 0;
 
 	a->rv_loading = false;
-	if (strcmp(a->rv_id, j->id) != 0)
+	if (strcmp(a->rv_id, w->id) != 0)
 		return;		/* the operator moved on */
-	if (j->overflow) {
+	if (w->overflow) {
 		snprintf(a->rv_err, sizeof a->rv_err, "the review of %s is "
-		    "too large for the console: 'corral review %s'", j->id,
-		    j->id);
-	} else if (tui_review_parse(&a->rv, j->obuf, j->olen, err,
-	    sizeof err) < 0) {
-		job_text(j, true, err, sizeof err);
-		snprintf(a->rv_err, sizeof a->rv_err, "no review of %s: %.200s",
-		    j->id, err[0] ? err : "corral review failed");
+		    "too large for the console: 'corral review %s'", w->id,
+		    w->id);
+	} else if (w->rc < 0) {
+		snprintf(a->rv_err, sizeof a->rv_err, "no review of %s: "
+		    "%.200s", w->id, w->text[0] ? w->text : w->err[0] ?
+		    w->err : "corral review failed");
 		a->rv_have = false;
 	} else {
+		tui_review_free(&a->rv);
+		a->rv = w->rv;		/* moved: the work no longer owns it */
+		tui_review_init(&w->rv);
 		a->rv_have = true;
 		a->rv_err[0] = '\0';
 		if (same) {
@@ -298,56 +344,99 @@ review_loaded(struct tui_app *a, struct tui_job *j)
 			a->rv.cur = cur < a->rv.n ? cur : a->rv.cur;
 			a->rv.top = top;
 		}
-		if (j->status != 0 && j->elen > 0) {
-			job_text(j, true, err, sizeof err);
-			tui_app_message(a, true, "%s", err);
-		}
+		if (w->failed && w->text[0] != '\0')
+			tui_app_message(a, true, "%s", w->text);
 	}
-	tui_app_mark(a, TUI_DIRTY_ALL, false);
 }
 
 static void
-events_loaded(struct tui_app *a, struct tui_job *j)
+events_parsed(struct tui_app *a, struct parse_work *w)
 {
-	char err[256];
-	const char *p, *end, *nl;
-
 	a->tl_loading = false;
-	tui_timeline_free(&a->tl);
-	tui_timeline_init(&a->tl);
 	a->tl_now = lease_now_ms();
-	if (j->status != 0 || j->overflow) {
-		job_text(j, true, err, sizeof err);
+	if (w->failed || w->overflow) {
 		snprintf(a->tl_err, sizeof a->tl_err, "events: %.200s",
-		    j->overflow ? "too many" : err[0] ? err : "failed");
-		a->tl_have = false;
-	} else {
-		p = j->obuf;
-		end = p != NULL ? p + j->olen : NULL;
-		while (p != NULL && p < end) {
-			nl = memchr(p, '\n', (size_t)(end - p));
-			if (tui_timeline_add_json(&a->tl, p, nl ?
-			    (size_t)(nl - p) : (size_t)(end - p)) < 0)
-				break;
-			p = nl != NULL ? nl + 1 : end;
-		}
-		a->tl_have = true;
-		a->tl_err[0] = '\0';
-		/* names of leases the list does not show: one short read each */
-		for (size_t i = 0; i < a->tl.n; i++) {
-			struct lease_record rec;
-
-			if (tui_app_find(a, a->tl.l[i].id) != NULL)
-				continue;
-			memset(&rec, 0, sizeof rec);
-			if (lease_store_get(a->ctx->store, a->tl.l[i].id,
-			    &rec) == 0 && rec.name != NULL)
-				snprintf(a->tl.l[i].name, sizeof a->tl.l[i].name,
-				    "%s", rec.name);
-			lease_record_clear(&rec);
-		}
+		    w->overflow ? "too many" : w->text[0] ? w->text :
+		    "failed");
+		return;
 	}
-	tui_app_mark(a, TUI_DIRTY_ALL, false);
+	tui_timeline_free(&a->tl);
+	a->tl = w->tl;
+	tui_timeline_init(&w->tl);
+	a->tl_have = true;
+	a->tl_err[0] = '\0';
+	if (w->rc == -E2BIG)
+		snprintf(a->tl_err, sizeof a->tl_err, "more than %d leases or "
+		    "%d changes of one: the oldest are shown",
+		    TUI_TIMELINE_MAX_LEASES, TUI_TIMELINE_MAX_SPANS);
+	/* names of leases the list does not show: one short read each */
+	for (size_t i = 0; i < a->tl.n; i++) {
+		struct lease_record rec;
+
+		if (tui_app_find(a, a->tl.l[i].id) != NULL)
+			continue;
+		memset(&rec, 0, sizeof rec);
+		if (lease_store_get(a->ctx->store, a->tl.l[i].id, &rec) == 0 &&
+		    rec.name != NULL)
+			snprintf(a->tl.l[i].name, sizeof a->tl.l[i].name, "%s",
+			    rec.name);
+		lease_record_clear(&rec);
+	}
+}
+
+static void
+parse_done(uv_work_t *req, int status)
+{
+	struct parse_work *w = req->data;
+	struct tui_app *a = w->app;
+
+	if (status == 0 && !a->quit) {
+		if (w->kind == JOB_REVIEW)
+			review_parsed(a, w);
+		else
+			events_parsed(a, w);
+		tui_app_mark(a, TUI_DIRTY_ALL, false);
+	}
+	tui_review_free(&w->rv);
+	tui_timeline_free(&w->tl);
+	free(w->obuf);
+	free(w);
+}
+
+/* Hand the job's output to the thread pool to parse. */
+static void
+parse_start(struct tui_app *a, struct tui_job *j)
+{
+	struct parse_work *w = calloc(1, sizeof *w);
+
+	if (w == NULL) {
+		if (j->kind == JOB_REVIEW)
+			a->rv_loading = false;
+		else
+			a->tl_loading = false;
+		return;
+	}
+	w->req.data = w;
+	w->app = a;
+	w->kind = j->kind;
+	memcpy(w->id, j->id, sizeof w->id);
+	w->failed = !j->exited || j->status != 0 || j->term_signal != 0;
+	w->overflow = j->overflow;
+	job_text(j, true, w->text, sizeof w->text);
+	/* the review exits 1 with a document when stale: parse it anyway */
+	if (!w->overflow && (j->kind == JOB_REVIEW || !w->failed)) {
+		w->obuf = j->obuf;
+		w->olen = j->olen;
+		j->obuf = NULL;
+		j->olen = j->ocap = 0;
+	}
+	if (w->obuf == NULL)
+		w->rc = -EINVAL;
+	if (w->obuf == NULL || uv_queue_work(&a->loop, &w->req, parse_run,
+	    parse_done) < 0) {
+		parse_done(&w->req, 0);
+		return;
+	}
 }
 
 static void
@@ -390,10 +479,8 @@ job_done(struct tui_app *a, struct tui_job *j)
 {
 	switch (j->kind) {
 	case JOB_REVIEW:
-		review_loaded(a, j);
-		break;
 	case JOB_EVENTS:
-		events_loaded(a, j);
+		parse_start(a, j);
 		break;
 	case JOB_APPLY:
 	case JOB_REJECT:

@@ -70,17 +70,18 @@ add_n(struct tui_review *rv, enum tui_rv_kind kind, int file, int hunk,
 		rv->lines = l;
 		rv->cap = cap;
 	}
-	if ((t = malloc(TUI_REVIEW_TEXT_MAX + 1)) == NULL)
-		return -ENOMEM;
 	for (i = 0; i < len && o < TUI_REVIEW_TEXT_MAX; i++) {
 		if (s[i] == '\t') {
 			do
-				t[o++] = ' ';
+				rv->scratch[o++] = ' ';
 			while (o % 8 != 0 && o < TUI_REVIEW_TEXT_MAX);
 		} else {
-			t[o++] = s[i];
+			rv->scratch[o++] = s[i];
 		}
 	}
+	if ((t = malloc(o + 1)) == NULL)	/* only what the line needs */
+		return -ENOMEM;
+	memcpy(t, rv->scratch, o);
 	t[o] = '\0';
 	l = &rv->lines[rv->n++];
 	l->kind = kind;

@@ -769,6 +769,7 @@ struct tui_review {
 	struct tui_rv_file *files;
 	size_t nfiles;
 	size_t cur, top;	/* cursor line, first line shown */
+	char scratch[TUI_REVIEW_TEXT_MAX + 1];	/* building a line */
 };
 
 void tui_review_init(struct tui_review *);

@@ -181,7 +181,7 @@ t send-keys -t e2e:con j
 check "j moves the focus to bravo" wait_status bravo
 check "bravo is resized to the pane on focus" agent_sees "$b" "winch 39x83"
 snap=$("$CORRAL" screen "$b")
-t send-keys -t e2e:con e s t
+t send-keys -t e2e:con e s w	# unbound letters (t opens the timeline)
 t send-keys -t e2e:con j
 check "j moves on to charlie" wait_status charlie
 t send-keys -t e2e:con k
@@ -319,6 +319,17 @@ check "x asks before cancelling" wait_pane "cancel charlie"
 t send-keys -t e2e:con y
 check "y cancels the lease" wait_field "$c" lease_state cancelled
 check "its row shows cancelled" wait_match '^>C +charlie'
+# the timeline (issue 9): a row per lease; R refuses a trusted_local lease
+t send-keys -t e2e:con t
+check "t opens the timeline" wait_pane "timeline "
+check "the timeline has alpha's and charlie's rows" bash -c \
+	"tmux -L '$TS' capture-pane -p -t e2e:con | grep -qE '^[ >] alpha ' &&
+	 tmux -L '$TS' capture-pane -p -t e2e:con | grep -qE '^> charlie .*blocked'"
+t send-keys -t e2e:con q
+check "q closes it" wait_pane_gone "timeline "
+t send-keys -t e2e:con R
+check "R on a trusted_local lease says it has no result" \
+	wait_status "trusted_local: it has no result to review"
 t send-keys -t e2e:con C-b d
 check "C-b d detaches with status 0" wait_rc 0
 check "alpha still runs" test "$(lease_field "$a" lease_state)" = running
