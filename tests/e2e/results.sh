@@ -68,6 +68,10 @@ quarantined() {
 	j=$(js "$2")
 	check "$1: quarantined, no commit" jq_eq "$j" \
 		'"\(.result.status) \(.result.commit)"' "quarantined null"
+	check "$1: the lease failed with result_invalid (SPEC 5.1)" jq_eq "$j" \
+		'"\(.lease_state) \(.failed_reason)"' "failed result_invalid"
+	expect_rc 3 "$1: wait --until result_ready ends with 3" \
+		"$CORRAL" wait "$2" --until result_ready --timeout 5
 	check "$1: corral/$2 has no new commit" test "$(tip "corral/$2")" = "$BASE"
 }
 hash_checkout() {
@@ -264,6 +268,15 @@ check "... as not reviewed" grep -qi "review" <<<"$out"
 for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER; do
 	"$CORRAL" review "$id" >"$TMP/review.$id" 2>&1 || fail "review $id"
 done
+# wait --until result_ready returns once the result exists (the holder
+# moves the lease after extraction): review works at once.
+W=$(agent waited 'echo waited >w.txt')
+"$CORRAL" wait "$W" --until result_ready,failed --timeout 120 >/dev/null 2>&1
+out=$("$CORRAL" review "$W" 2>&1); rc=$?
+check "wait --until result_ready, then review at once (exit $rc)" test "$rc" -eq 0
+check "... it shows the commit" grep -q "^commit .* on corral/$W" <<<"$out"
+settled "$W"
+"$CORRAL" reject "$W" >/dev/null 2>&1
 check "review prints the commit and the hunk IDs" bash -c \
 	"grep -q '$(tip "corral/$BETA")' '$TMP/review.$BETA' && grep -qE '\[[0-9a-f]{8}:1:1\]' '$TMP/review.$BETA'"
 
