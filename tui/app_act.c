@@ -203,7 +203,8 @@ click(struct tui_app *a, const struct tui_key *k)
 	const struct tui_rect *l = &a->lay.list;
 	size_t idx;
 
-	if (!tui_rect_contains(l, k->x, k->y))
+	/* a view covers the list: a click there selects nothing */
+	if (a->view != TUI_VIEW_NONE || !tui_rect_contains(l, k->x, k->y))
 		return;
 	idx = a->list_top + (size_t)(k->y - l->y);
 	if (idx < a->n)

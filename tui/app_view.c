@@ -752,8 +752,6 @@ tui_app_progress(struct tui_app *a, const struct tui_session *s, char *buf,
     size_t bufsz)
 {
 	char d[16];
-	json_t *r;
-	bool pending = false;
 	int64_t now = lease_now_ms();
 
 	for (struct tui_job *j = a->jobs; j != NULL; j = j->next) {
@@ -764,24 +762,7 @@ tui_app_progress(struct tui_app *a, const struct tui_session *s, char *buf,
 		snprintf(buf, bufsz, "%s... %s", job_verbs[j->kind], d);
 		return true;
 	}
-	if (s->rec.state == LEASE_STATE_PROVISIONING) {
-		tui_draw_duration(now - s->rec.updated_at, d, sizeof d);
-		snprintf(buf, bufsz, "provisioning (seeding)... %s", d);
-		return true;
-	}
-	if (s->rec.state == LEASE_STATE_RESULT_READY && s->rec.result) {
-		r = json_loads(s->rec.result, 0, NULL);
-		pending = json_string_value(json_object_get(r, "commit")) &&
-		    !json_is_array(json_object_get(r, "checks"));
-		json_decref(r);
-		if (pending) {
-			tui_draw_duration(now - s->rec.updated_at, d,
-			    sizeof d);
-			snprintf(buf, bufsz, "running checks... %s", d);
-			return true;
-		}
-	}
-	return false;
+	return tui_view_progress(&s->rec, now, buf, bufsz);
 }
 
 /* ---- drawing ------------------------------------------------------------ */
@@ -790,7 +771,7 @@ void
 tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 {
 	struct tui_tl_row *rows;
-	char msg[300];
+	char msg[300], (*prog)[96];
 	size_t n = 0, i;
 	long sel = tui_app_focus_index(a);
 	int64_t from, to;
@@ -814,10 +795,17 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 	/* the timeline: console leases first, then the journal's others */
 	if ((rows = calloc(a->n + a->tl.n + 1, sizeof *rows)) == NULL)
 		return;
+	if ((prog = calloc(a->n + 1, sizeof *prog)) == NULL) {
+		free(rows);
+		return;
+	}
 	for (i = 0; i < a->n; i++) {
 		rows[n].id = a->s[i]->id;
 		rows[n].name = a->s[i]->rec.name;
 		rows[n].state = lease_state_name(a->s[i]->rec.state);
+		/* a long step shows its progress here too */
+		if (tui_app_progress(a, a->s[i], prog[i], sizeof prog[i]))
+			rows[n].state = prog[i];
 		rows[n].selected = (long)i == sel;
 		n++;
 	}
@@ -843,5 +831,6 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 	else if (a->tl_err[0] != '\0')
 		snprintf(msg, sizeof msg, " %s", a->tl_err);
 	tui_draw_timeline(&a->draw, r, &a->tl, rows, n, from, to, msg);
+	free(prog);
 	free(rows);
 }

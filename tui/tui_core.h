@@ -716,6 +716,14 @@ const char *tui_view_mode_label(const struct lease_record *);
 size_t tui_view_detail(const struct lease_record *, const char *title,
     const char *lost, struct tui_kv *kv, size_t max, char *buf,
     size_t bufsz);
+/*
+ * A long step of the lease from the journal (issue 9: progress, not a
+ * frozen row): "provisioning (seeding)... 12s" while provisioning,
+ * "running checks... 40s" while a result commit's checks have not
+ * reported; elapsed since the row's last change. False when none.
+ */
+bool tui_view_progress(const struct lease_record *, int64_t now_ms,
+    char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ */
 /* review.c: the review view's model (SPEC 7.4), pure                  */

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <jansson.h>
+
 #include "lease/lease.h"
 #include "tui/tui_core.h"
 
@@ -327,4 +329,36 @@ tui_view_detail(const struct lease_record *r, const char *title,
 	KV("id", r->id);
 #undef KV
 	return n;
+}
+
+bool
+tui_view_progress(const struct lease_record *r, int64_t now_ms, char *buf,
+    size_t bufsz)
+{
+	char d[16];
+	json_t *res;
+	bool checks = false;
+
+	assert(r != NULL && buf != NULL && bufsz > 0);
+	buf[0] = '\0';
+	if (r->state == LEASE_STATE_PROVISIONING) {
+		tui_draw_duration(now_ms - r->updated_at, d, sizeof d);
+		snprintf(buf, bufsz, "provisioning (seeding)... %s", d);
+		return true;
+	}
+	if (r->state != LEASE_STATE_RESULT_READY || r->result == NULL)
+		return false;
+	/* a result commit whose checks have not reported yet */
+	res = json_loads(r->result, 0, NULL);
+	checks = json_string_value(json_object_get(res, "commit")) != NULL &&
+	    !json_is_array(json_object_get(res, "checks")) &&
+	    json_string_value(json_object_get(res, "status")) != NULL &&
+	    strcmp(json_string_value(json_object_get(res, "status")),
+	    "ready") == 0;
+	json_decref(res);
+	if (!checks)
+		return false;
+	tui_draw_duration(now_ms - r->updated_at, d, sizeof d);
+	snprintf(buf, bufsz, "running checks... %s", d);
+	return true;
 }

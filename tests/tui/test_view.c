@@ -295,6 +295,33 @@ START_TEST(test_view_listed)
 }
 END_TEST
 
+/* issue 9: long steps show their progress in the row */
+START_TEST(test_view_progress)
+{
+	struct lease_record r;
+	char buf[96];
+
+	memset(&r, 0, sizeof r);
+	r.state = LEASE_STATE_PROVISIONING;
+	r.updated_at = 1000;
+	ck_assert(tui_view_progress(&r, 13000, buf, sizeof buf));
+	ck_assert_str_eq(buf, "provisioning (seeding)... 12s");
+	r.state = LEASE_STATE_RUNNING;
+	ck_assert(!tui_view_progress(&r, 13000, buf, sizeof buf));
+	ck_assert_str_eq(buf, "");
+	r.state = LEASE_STATE_RESULT_READY;
+	r.result = (char *)"{\"status\": \"ready\", \"commit\": \"ab\", "
+	    "\"checks\": null}";
+	ck_assert(tui_view_progress(&r, 61000, buf, sizeof buf));
+	ck_assert_str_eq(buf, "running checks... 1m00s");
+	r.result = (char *)"{\"status\": \"ready\", \"commit\": \"ab\", "
+	    "\"checks\": []}";
+	ck_assert(!tui_view_progress(&r, 61000, buf, sizeof buf));
+	r.result = (char *)"not json";
+	ck_assert(!tui_view_progress(&r, 61000, buf, sizeof buf));
+}
+END_TEST
+
 START_TEST(test_view_activity)
 {
 	struct lease_record r;
@@ -444,6 +471,7 @@ view_suite(void)
 	tc = tcase_create("Leases");
 	tcase_add_test(tc, test_view_listed);
 	tcase_add_test(tc, test_view_activity);
+	tcase_add_test(tc, test_view_progress);
 	tcase_add_test(tc, test_view_mode_label);
 	tcase_add_test(tc, test_view_detail_fields);
 	tcase_add_test(tc, test_view_detail_small_buffer);
