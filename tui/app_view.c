@@ -14,8 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "tui/tui_int.h"
 
 #define JOB_OUT_MAX (64u << 20)	/* a review document, an event log */
