@@ -264,6 +264,11 @@ demo_exec(struct tui_ctx *c, int argc, char **argv)
 
 	if ((rc = demo_parse(c, argc, argv, &console)) != 0)
 		return rc;
+	/* Nothing is started for a console that could not open. */
+	if (console && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		return tui_err(c, "the console needs a terminal; nothing was "
+		    "started ('corral demo --no-console' starts the agents "
+		    "without it)");
 	memset(&d, 0, sizeof d);
 	d.agents = tui_data_path(c, "demo/agents");
 	d.repo_sh = tui_data_path(c, "demo/repo.sh");

@@ -230,6 +230,7 @@ check "10.3: no duplicate leases (three live: the operator's and the writers)" j
 check "10.4: both end with a result" bash -c "'$CORRAL' wait $A --until result_ready --timeout 60 && '$CORRAL' wait $B --until result_ready --timeout 60"
 check "10.4: A's result verified and materialised" poll has_receipt "$A" result_materialised
 check "10.4: B's result verified and materialised" poll has_receipt "$B" result_materialised
+check "10.4: both results verified (status ready)" test "$(field "$A" .result.status) $(field "$B" .result.status)" = "ready ready"
 WA=$(field "$A" .worktree) WB=$(field "$B" .worktree)
 rva=$("$CORRAL" review "$A" --json) rvb=$("$CORRAL" review "$B" --json)
 check "10.4: A's worktree holds A's result and nothing of B" bash -c \
@@ -287,7 +288,7 @@ check "10.5: B is rejected, its worktree gone" bash -c "[ \"\$('$CORRAL' show $B
 git -C "$REPO" branch integration "$BASE"
 out=$("$CORRAL" apply "$A" 2>&1); rc=$?
 check "10.5: apply into the checked-out main refuses, with the owner's merge" \
-	bash -c "[ $rc -ne 0 ] && grep -qF 'git merge --ff-only corral/$A' <<<'$out'"
+	test "$rc" -ne 0 -a -n "$(grep -F "git merge --ff-only corral/$A" <<<"$out")"
 check "10.5: the checkout is untouched by it" test "$(cd "$REPO" && find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)" = "$HOST_SUM" -a "$(git -C "$REPO" rev-parse main)" = "$BASE"
 check "10.5: apply A --into integration" "$CORRAL" apply "$A" --into integration
 check "10.5: integration is fast-forwarded to A's reviewed commit" test \

@@ -21,6 +21,10 @@ t() { tmux -L "$TS" "$@"; }
 trap 't kill-server 2>/dev/null; cleanup' EXIT
 
 # --- headless: the repository and five leases ----------------------------------
+out=$("$CORRAL" demo </dev/null 2>&1); rc=$?
+check "without a terminal, corral demo refuses (exit 1)" test "$rc" = 1
+check "... and names --no-console" grep -q -- --no-console <<<"$out"
+check "... having started nothing" test ! -e "$CORRAL_STATE_DIR/demo"
 T0=$(date +%s)
 out=$("$CORRAL" demo --no-console --json); rc=$?
 check "demo --no-console exits 0" test "$rc" -eq 0
@@ -77,10 +81,10 @@ check "question: answer y" "$CORRAL" send "$ASK" 'y\r'
 check "question: then done with a patch" "$CORRAL" wait "$ASK" --until result_ready --timeout 30
 check "question: its result" poll has_receipt "$ASK" result_materialised
 rv=$("$CORRAL" review "$FIN" 2>&1)
-check "review: the finisher changed the three sources" bash -c \
-	"grep -q 'src/lexer.c' <<<'$rv' && grep -q 'src/parser.c' <<<'$rv' && grep -q 'src/main.c' <<<'$rv'"
-check "review: the README edit is the question's, not the finisher's" \
-	bash -c "! grep -q 'README.md' <<<'$rv' && \"$CORRAL\" review $ASK | grep -q 'README.md'"
+has_all() { local x; for x in "${@:2}"; do grep -qF -- "$x" <<<"$1" || return 1; done; }
+check "review: the finisher changed the three sources" has_all "$rv" src/lexer.c src/parser.c src/main.c
+check "review: the README edit is not the finisher's" test -z "$(grep -F README.md <<<"$rv")"
+check "... but the question's" has_all "$("$CORRAL" review "$ASK")" README.md
 check "apply the finisher's patch (explicit)" "$CORRAL" apply "$FIN"
 check "main is fast-forwarded to the reviewed commit" bash -c \
 	"[ \"\$(git -C '$REPO' rev-parse main)\" = \"\$(\"$CORRAL\" show $FIN --json | jq -r .result.commit)\" ] &&
