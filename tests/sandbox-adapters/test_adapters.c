@@ -1,0 +1,424 @@
+/*
+ * test_adapters.c: the adapter interface (SPEC 8.1, 6, 9.2): every built-in
+ * adapter fills probe, plan, provision, teardown and list; each resource
+ * goes through the journaling steps (planned before it exists, created
+ * after, removed once gone); bwrap's uid slot and cgroups are made and
+ * removed for real and its list names them, scoped to a state directory;
+ * the command adapter's hooks take the exact ID; trusted_local makes
+ * nothing. Also the slot helpers (find, list, scope) on a private dir.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
+#include "support/check_util.h"
+
+Suite *adapters_suite(void);
+
+#define MAX_STEPS 16
+
+/* What the steps saw: "plan sandbox uid:...", in order. */
+struct rec {
+	char *v[MAX_STEPS];
+	int n;
+	int fail_at;	/* step number that fails with -EIO; -1: none */
+};
+
+static int
+rec_add(struct rec *r, const char *what, const char *kind, const char *ident)
+{
+	ck_assert_int_lt(r->n, MAX_STEPS);
+	ck_assert_int_gt(asprintf(&r->v[r->n], "%s %s %s", what, kind, ident),
+	    0);
+	return r->n++ == r->fail_at ? -EIO : 0;
+}
+
+static int
+on_plan(void *ud, const char *kind, const char *ident)
+{
+	return rec_add(ud, "plan", kind, ident);
+}
+
+static int
+on_created(void *ud, const char *kind, const char *ident)
+{
+	return rec_add(ud, "created", kind, ident);
+}
+
+static int
+on_removed(void *ud, const char *kind, const char *ident)
+{
+	return rec_add(ud, "removed", kind, ident);
+}
+
+static void
+rec_init(struct rec *r, struct sbx_steps *s)
+{
+	memset(r, 0, sizeof *r);
+	r->fail_at = -1;
+	s->plan = on_plan;
+	s->created = on_created;
+	s->removed = on_removed;
+	s->ud = r;
+}
+
+static void
+rec_clear(struct rec *r)
+{
+	for (int i = 0; i < r->n; i++)
+		free(r->v[i]);
+	memset(r, 0, sizeof *r);
+}
+
+/* Does the step list begin "what kind" at i? */
+static bool
+rec_is(const struct rec *r, int i, const char *prefix)
+{
+	return i < r->n && strncmp(r->v[i], prefix, strlen(prefix)) == 0;
+}
+
+static bool
+strv_has(char *const *v, const char *s)
+{
+	for (size_t i = 0; v != NULL && v[i] != NULL; i++)
+		if (strcmp(v[i], s) == 0)
+			return true;
+	return false;
+}
+
+START_TEST(test_adapters_table)
+{
+	size_t n = 0;
+
+	for (; sbx_adapters[n] != NULL; n++) {
+		const struct sbx_adapter *a = sbx_adapters[n];
+
+		ck_assert_ptr_nonnull(a->name);
+		ck_assert_ptr_nonnull(a->isolation);
+		ck_assert(a->probe != NULL);
+		ck_assert(a->plan != NULL);
+		ck_assert(a->provision != NULL);
+		ck_assert(a->teardown != NULL);
+		ck_assert(a->list != NULL);
+		ck_assert_ptr_eq(sbx_adapter_find(a->name), a);
+	}
+	ck_assert_uint_eq(n, 3);
+	ck_assert_ptr_eq(sbx_adapter_find("command"), &sbx_adapter_command);
+	ck_assert_str_eq(sbx_adapter_command.isolation, "operator-asserted");
+	ck_assert_ptr_null(sbx_adapter_find("docker"));
+}
+END_TEST
+
+START_TEST(test_adapters_local)
+{
+	struct sbx_provisioned out;
+	struct sbx_request req;
+	struct sbx_steps s;
+	struct rec r;
+	char err[128], **ids = NULL;
+
+	memset(&req, 0, sizeof req);
+	req.id = "20261129-120000-000-0001";
+	rec_init(&r, &s);
+	memset(&out, 0xff, sizeof out);
+	ck_assert_int_eq(sbx_adapter_local.provision(&req, &s, &out, err,
+	    sizeof err), 0);
+	ck_assert_str_eq(out.sandbox_id, "");
+	ck_assert(!out.has_uid);
+	ck_assert_int_eq(sbx_adapter_local.teardown(&req, NULL, 0, &s, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(r.n, 0);	/* it makes nothing */
+	ck_assert_int_eq(sbx_adapter_local.list(NULL, &ids, err, sizeof err),
+	    0);
+	ck_assert_ptr_nonnull(ids);
+	ck_assert_ptr_null(ids[0]);
+	sbx_strv_free(ids);
+}
+END_TEST
+
+START_TEST(test_adapters_bwrap_ids)
+{
+	char sid[64];
+	unsigned slot = 99;
+
+	sbx_bwrap_sandbox_id(7, sid, sizeof sid);
+	ck_assert_str_eq(sid, "uid:2000007");
+	ck_assert_int_eq(sbx_bwrap_slot_of(sid, &slot), 0);
+	ck_assert_uint_eq(slot, 7);
+	ck_assert_int_eq(sbx_bwrap_slot_of("uid:1999999", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_slot_of("uid:2004096", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_slot_of("uid:+2000001", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_slot_of("uid:2000001x", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_slot_of("command:x", &slot), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_adapters_slots)
+{
+	char *dir = cu_tmpdir("slots"), **ids = NULL;
+	unsigned a, b, found;
+
+	ck_assert_int_eq(sbx_uid_claim(dir, "lease-a", &a), 0);
+	ck_assert_int_eq(sbx_uid_claim(dir, "lease-b", &b), 0);
+	ck_assert_int_eq(sbx_uid_find(dir, "lease-b", &found), 0);
+	ck_assert_uint_eq(found, b);
+	ck_assert_int_eq(sbx_uid_find(dir, "lease-c", &found), -ENOENT);
+	ck_assert_int_eq(sbx_uid_set_scope(dir, a, "lease-a", "/state/one"),
+	    0);
+	ck_assert_int_eq(sbx_uid_set_scope(dir, b, "lease-a", "/state/one"),
+	    -EPERM);	/* not lease-a's slot */
+	ck_assert_int_eq(sbx_uid_set_scope(dir, b, "lease-b", "/state/two"),
+	    0);
+	ck_assert_int_eq(sbx_uid_list(dir, NULL, &ids), 0);
+	ck_assert(strv_has(ids, "lease-a") && strv_has(ids, "lease-b"));
+	sbx_strv_free(ids);
+	/* Another state directory's slot is not named. */
+	ck_assert_int_eq(sbx_uid_list(dir, "/state/one", &ids), 0);
+	ck_assert(strv_has(ids, "lease-a") && !strv_has(ids, "lease-b"));
+	sbx_strv_free(ids);
+	/* Release removes the scope too (the slot directory goes). */
+	ck_assert_int_eq(sbx_uid_release(dir, a, "lease-a"), 0);
+	ck_assert_int_eq(sbx_uid_find(dir, "lease-a", &found), -ENOENT);
+	ck_assert_int_eq(sbx_uid_release(dir, b, "lease-b"), 0);
+	ck_assert_int_eq(sbx_uid_list(dir, NULL, &ids), 0);
+	ck_assert_ptr_null(ids[0]);
+	sbx_strv_free(ids);
+	cu_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_adapters_union)
+{
+	char *a[] = { "a", "c", "e", NULL }, *b[] = { "b", "c", "f", NULL };
+	char **u = NULL;
+
+	ck_assert_int_eq(sbx__strv_union(a, b, &u), 0);
+	ck_assert_str_eq(u[0], "a");
+	ck_assert_str_eq(u[1], "b");
+	ck_assert_str_eq(u[2], "c");
+	ck_assert_str_eq(u[3], "e");
+	ck_assert_str_eq(u[4], "f");
+	ck_assert_ptr_null(u[5]);
+	sbx_strv_free(u);
+	ck_assert_int_eq(sbx__strv_union(NULL, b, &u), 0);
+	ck_assert_str_eq(u[2], "f");
+	sbx_strv_free(u);
+}
+END_TEST
+
+/*
+ * bwrap for real (root, cgroup v1 here): a uid slot and the lease cgroups,
+ * each planned before and created after, listed under its scope only;
+ * teardown removes both, each reported removed, and is idempotent.
+ */
+START_TEST(test_adapters_bwrap_lifecycle)
+{
+	struct sbx_provisioned out;
+	struct sbx_limits lim;
+	struct sbx_request req;
+	struct sbx_resource res[2];
+	struct sbx_cgroup *cg = NULL;
+	struct sbx_steps s;
+	struct rec r;
+	char id[64], err[512], **ids = NULL, *ws = cu_tmpdir("bwrap-ws");
+	char scope[128], *cgtext;
+	unsigned slot;
+	struct stat sb;
+
+	ck_assert_int_eq(geteuid(), 0);
+	snprintf(id, sizeof id, "sbxtest-%ld", (long)getpid());
+	snprintf(scope, sizeof scope, "/tmp/adapters-scope-%ld",
+	    (long)getpid());
+	memset(&lim, 0, sizeof lim);
+	lim.pids = 64;
+	memset(&req, 0, sizeof req);
+	req.id = id;
+	req.workspace = ws;
+	req.limits = &lim;
+	req.scope = scope;
+	rec_init(&r, &s);
+	ck_assert_msg(sbx_adapter_bwrap.provision(&req, &s, &out, err,
+	    sizeof err) == 0, "provision: %s", err);
+	ck_assert(out.has_uid);
+	ck_assert_int_eq(sbx_bwrap_slot_of(out.sandbox_id, &slot), 0);
+	ck_assert_uint_eq(out.uid, SBX_UID_BASE + slot);
+	/* The order SPEC 9.2 asks for: identity first. */
+	ck_assert_int_eq(r.n, 4);
+	ck_assert(rec_is(&r, 0, "plan sandbox uid:"));
+	ck_assert(rec_is(&r, 1, "created sandbox uid:"));
+	ck_assert(rec_is(&r, 2, "plan cgroup "));
+	ck_assert(rec_is(&r, 3, "created cgroup "));
+	ck_assert_int_eq(sbx_cgroup_locate(id, &cg), 0);
+	ck_assert_int_eq(stat(cg->c[0].dir, &sb), 0);
+	/* Listed under its own scope, not another's. */
+	ck_assert_int_eq(sbx_adapter_bwrap.list(&req, &ids, err, sizeof err),
+	    0);
+	ck_assert(strv_has(ids, id));
+	sbx_strv_free(ids);
+	req.scope = "/elsewhere";
+	ck_assert_int_eq(sbx_adapter_bwrap.list(&req, &ids, err, sizeof err),
+	    0);
+	ck_assert(!strv_has(ids, id));
+	sbx_strv_free(ids);
+	/* Teardown by exact ID: both removed, each reported. */
+	res[0].kind = SBX_RES_SANDBOX;
+	res[0].identity = out.sandbox_id;
+	res[1].kind = SBX_RES_CGROUP;
+	cgtext = strdup(strchr(r.v[3], ' ') + strlen(" cgroup "));
+	res[1].identity = cgtext;
+	rec_clear(&r);
+	rec_init(&r, &s);
+	ck_assert_msg(sbx_adapter_bwrap.teardown(&req, res, 2, &s, err,
+	    sizeof err) == 0, "teardown: %s", err);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert(rec_is(&r, 0, "removed cgroup "));
+	ck_assert(rec_is(&r, 1, "removed sandbox uid:"));
+	ck_assert_int_eq(stat(cg->c[0].dir, &sb), -1);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, id, &slot), -ENOENT);
+	/* The workspace was handed back to root. */
+	ck_assert_int_eq(stat(ws, &sb), 0);
+	ck_assert_uint_eq(sb.st_uid, 0);
+	ck_assert_uint_eq(sb.st_mode & 0777, 0700);
+	/* Idempotent. */
+	ck_assert_int_eq(sbx_adapter_bwrap.teardown(&req, res, 2, &s, err,
+	    sizeof err), 0);
+	/* A cgroup record of another lease is never touched. */
+	res[1].identity = "v1\nmemory /sys/fs/cgroup/memory/corral/lease-x\n";
+	ck_assert_int_lt(sbx_adapter_bwrap.teardown(&req, &res[1], 1, &s, err,
+	    sizeof err), 0);
+	rec_clear(&r);
+	free(cgtext);
+	sbx_cgroup_free(cg);
+	cu_rmrf(ws);
+	free(ws);
+}
+END_TEST
+
+/* A journal that refuses the first step: nothing is made. */
+START_TEST(test_adapters_bwrap_journal_refuses)
+{
+	struct sbx_provisioned out;
+	struct sbx_request req;
+	struct sbx_steps s;
+	struct rec r;
+	char id[64], err[512];
+	unsigned slot;
+
+	snprintf(id, sizeof id, "sbxtest-%ld", (long)getpid());
+	memset(&req, 0, sizeof req);
+	req.id = id;
+	rec_init(&r, &s);
+	r.fail_at = 0;
+	ck_assert_int_eq(sbx_adapter_bwrap.provision(&req, &s, &out, err,
+	    sizeof err), -EIO);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, id, &slot), -ENOENT);
+	rec_clear(&r);
+}
+END_TEST
+
+/* The command adapter through the fixture hooks: exact IDs both ways. */
+START_TEST(test_adapters_command)
+{
+	char *src = cu_src_path("tests/fixtures/command-adapter");
+	char *st = cu_tmpdir("adapters-cmd"), *ws = cu_tmpdir("adapters-ws");
+	char prov[1024], exec[1024], tear[1024], list[1024], err[512];
+	char **ids = NULL, sid[160];
+	struct sbx_command_config cc;
+	struct sbx_provisioned out;
+	struct sbx_request req;
+	struct sbx_resource res;
+	struct sbx_steps s;
+	struct rec r;
+	const char *id = "20261129-120000-000-00aa";
+
+	snprintf(prov, sizeof prov, "%s/provision.sh '%s/m'", src, st);
+	snprintf(exec, sizeof exec, "%s/exec.sh '%s/m'", src, st);
+	snprintf(tear, sizeof tear, "%s/teardown.sh '%s/m'", src, st);
+	snprintf(list, sizeof list, "%s/list.sh '%s/m'", src, st);
+	memset(&cc, 0, sizeof cc);
+	cc.provision = prov;
+	cc.exec = exec;
+	cc.teardown = tear;
+	cc.list = list;
+	cc.timeout_ms = 20000;
+	memset(&req, 0, sizeof req);
+	req.id = id;
+	req.workspace = ws;
+	req.lease_dir = st;
+	/* No hooks: refused before anything is planned. */
+	rec_init(&r, &s);
+	ck_assert_int_eq(sbx_adapter_command.provision(&req, &s, &out, err,
+	    sizeof err), SBX_EPOLICY);
+	ck_assert_int_eq(r.n, 0);
+	req.command = &cc;
+	ck_assert_msg(sbx_adapter_command.provision(&req, &s, &out, err,
+	    sizeof err) == 0, "provision: %s", err);
+	snprintf(sid, sizeof sid, "command:%s", id);
+	ck_assert_str_eq(out.sandbox_id, sid);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert(rec_is(&r, 0, "plan sandbox command:"));
+	ck_assert(rec_is(&r, 1, "created sandbox command:"));
+	ck_assert_ptr_nonnull(strstr(out.note, "local-bwrap"));
+	ck_assert_int_eq(sbx_adapter_command.list(&req, &ids, err,
+	    sizeof err), 0);
+	ck_assert(strv_has(ids, id));
+	sbx_strv_free(ids);
+	/* A second provision of the same ID fails: left planned. */
+	rec_clear(&r);
+	rec_init(&r, &s);
+	ck_assert_int_eq(sbx_adapter_command.provision(&req, &s, &out, err,
+	    sizeof err), SBX_EPROBE);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert(rec_is(&r, 0, "plan sandbox command:"));
+	/* Teardown: only the lease's own record, by exact ID. */
+	rec_clear(&r);
+	rec_init(&r, &s);
+	res.kind = SBX_RES_SANDBOX;
+	res.identity = "command:20261129-120000-000-00bb";
+	ck_assert_int_eq(sbx_adapter_command.teardown(&req, &res, 1, &s, err,
+	    sizeof err), -EINVAL);
+	ck_assert_int_eq(r.n, 0);
+	res.identity = sid;
+	ck_assert_int_eq(sbx_adapter_command.teardown(&req, &res, 1, &s, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert(rec_is(&r, 0, "removed sandbox command:"));
+	ck_assert_int_eq(sbx_adapter_command.list(&req, &ids, err,
+	    sizeof err), 0);
+	ck_assert(!strv_has(ids, id));
+	sbx_strv_free(ids);
+	rec_clear(&r);
+	cu_rmrf(st);
+	cu_rmrf(ws);
+	free(st);
+	free(ws);
+	free(src);
+}
+END_TEST
+
+Suite *
+adapters_suite(void)
+{
+	Suite *s = suite_create("adapters");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_adapters_table);
+	tcase_add_test(tc, test_adapters_local);
+	tcase_add_test(tc, test_adapters_bwrap_ids);
+	tcase_add_test(tc, test_adapters_slots);
+	tcase_add_test(tc, test_adapters_union);
+	tcase_add_test(tc, test_adapters_bwrap_lifecycle);
+	tcase_add_test(tc, test_adapters_bwrap_journal_refuses);
+	tcase_add_test(tc, test_adapters_command);
+	suite_add_tcase(s, tc);
+	return s;
+}
