@@ -26,18 +26,21 @@
  * trusted_local), blocked on a y/n question, done with a patch, failed
  * (exit 1), and an egress attempt the lease's proxy denies (receipt).
  * The sandboxed scripts travel in the repository's base commit (.demo/),
- * since a sandbox sees only /usr and its own copy of the repository.
+ * since a sandbox sees only /usr and its own copy of the repository. The
+ * sandboxed ones start first (a host that cannot run them stops the demo
+ * before anything runs on the host), and the console opens on the first,
+ * the question waiting for the operator.
  */
 static const struct demo_agent {
 	const char *name;
 	const char *script;
 	bool sandboxed;
 } demo_agents[] = {
-	{ "demo-spinner", "spinner.sh", false },
 	{ "demo-question", "ask.sh", true },
 	{ "demo-finisher", "finish.sh", true },
 	{ "demo-failing", "fail.sh", true },
 	{ "demo-egress", "egress.sh", true },
+	{ "demo-spinner", "spinner.sh", false },
 };
 #define DEMO_NAGENTS (sizeof demo_agents / sizeof demo_agents[0])
 
