@@ -131,24 +131,6 @@ scroll(struct tui_app *a, const struct tui_act *act)
 }
 
 static void
-unavailable(struct tui_app *a, enum tui_action what)
-{
-	struct tui_session *s = tui_app_focused(a);
-
-	tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
-	if (s != NULL && s->rec.mode == LEASE_MODE_TRUSTED_LOCAL)
-		tui_app_message(a, true, "%s is trusted_local: it has no "
-		    "result to %s (SPEC 3)", tui_app_name(s),
-		    what == TUI_ACT_APPLY ? "apply" : what == TUI_ACT_REJECT ?
-		    "reject" : "review");
-	else
-		tui_app_message(a, true, "not in the console yet: use "
-		    "'corral %s %s'", what == TUI_ACT_APPLY ? "apply" :
-		    what == TUI_ACT_REJECT ? "reject" : "review",
-		    s != NULL ? s->id : "ID");
-}
-
-static void
 confirm_ask(struct tui_app *a, const struct tui_act *act)
 {
 	struct tui_session *s = tui_app_focused(a);
@@ -160,7 +142,7 @@ confirm_ask(struct tui_app *a, const struct tui_act *act)
 		return;
 	}
 	if (act->arg != TUI_ACT_CANCEL) {
-		unavailable(a, (enum tui_action)act->arg);
+		tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
 		return;
 	}
 	if (s == NULL || has_ended(s)) {
