@@ -165,6 +165,55 @@ tui_mark_seen(struct tui_ctx *c, const char *id, bool unseen)
 	TUI_BEST_EFFORT(lease_store_mark_seen(c->store, id));
 }
 
+/*
+ * The effective policy (INI text from the journal) as indented lines,
+ * "[section]" then "  key = value", blank lines and comments left out;
+ * escaped like everything else `show` prints (SPEC 4.7).
+ */
+static void
+show_policy(const char *text)
+{
+	const char *p = text, *e;
+
+	printf("policy:\n");
+	for (; *p != '\0'; p = *e ? e + 1 : e) {
+		size_t n;
+
+		e = p + strcspn(p, "\n");
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		n = (size_t)(e - p);
+		while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' ||
+		    p[n - 1] == '\r'))
+			n--;
+		if (n == 0 || *p == ';' || *p == '#')
+			continue;
+		printf(*p == '[' ? "  " : "    ");
+		tui_put_escaped(stdout, p, n);
+		printf("\n");
+	}
+}
+
+/* The limits object as "  key = value" lines. */
+static void
+show_limits(json_t *lim)
+{
+	const char *k;
+	json_t *v;
+
+	printf("limits:\n");
+	json_object_foreach(lim, k, v) {
+		char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY |
+		    JSON_ENSURE_ASCII);
+
+		printf("  %-18s = ", k);
+		if (s != NULL)
+			tui_put_escaped(stdout, s, strlen(s));
+		printf("\n");
+		free(s);
+	}
+}
+
 static int
 show_exec(struct tui_ctx *c, int argc, char **argv)
 {
@@ -211,6 +260,15 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		if (strcmp(k, "receipts") == 0 || strcmp(k, "transitions") == 0
 		    || strcmp(k, "resources") == 0)
 			continue;
+		if (strcmp(k, "policy") == 0 && json_is_string(val)) {
+			show_policy(json_string_value(val));
+			continue;
+		}
+		if (strcmp(k, "limits") == 0 && json_is_object(val) &&
+		    json_object_size(val) > 0) {
+			show_limits(val);
+			continue;
+		}
 		printf("%-16s ", k);
 		if (json_is_string(val)) {
 			tui_put_escaped(stdout, json_string_value(val),

@@ -77,6 +77,10 @@ check "show: the sandbox ID is the lease uid" \
 	test -n "$(jq -r .sandbox_id <<<"$j" | grep -E '^uid:2[0-9]{6}$')"
 check "show: the policy and its limits" jq_eq "$j" '"\(.limits.memory_bytes) \(.limits.wall_time_s) \(.policy | test("\\[limits\\]"))"' "268435456 60 true"
 check "the receipt verifies" jq_eq "$j" .receipt.verified true
+out=$("$CORRAL" show "$id")
+check "show prints the policy as indented sections and keys" bash -c \
+	"grep -qx '  \[limits\]' <<<'$out' && grep -qx '    memory = 268435456' <<<'$out'"
+check "show prints the limits one per line" grep -qE '^  memory_bytes +=  ?268435456$' <<<"$out"
 pf=$(jq '.receipts[] | select(.kind=="preflight") | .fields' <<<"$j")
 check "receipt: bwrap path and its hash" jq_eq "$pf" '"\(.bwrap_path) \(.bwrap_sha256)"' \
 	"/usr/bin/bwrap $(sha256sum /usr/bin/bwrap | cut -d' ' -f1)"
