@@ -383,7 +383,9 @@ SBX_NODISCARD int sbx_seccomp_load(const unsigned char *bpf, size_t len);
  *   [mounts]  ro = /abs/path, ...
  *   [checks]  NAME = shell command
  *   [result]  max_files, max_file_bytes, max_total_bytes, allow_binary,
- *             allow_symlinks (true/false)
+ *             allow_symlinks (true/false), output_dir (a relative
+ *             directory of the workspace whose files are the artifacts;
+ *             a narrower policy may only repeat the operator's or drop it)
  *
  * Lists are comma or blank separated; a repeated list key appends within
  * one file. The shipped defaults are policies/default.ini (compiled in).
@@ -430,6 +432,8 @@ struct sbx_policy {
 	size_t nchecks;
 	unsigned long long max_files, max_file_bytes, max_total_bytes;
 	bool allow_binary, allow_symlinks;
+	/* artifacts (SPEC 7.1): relative, no trailing '/'; "": none */
+	char output_dir[256];
 };
 
 /* Where a policy went wrong: "FILE:LINE: message". */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include <ini.h>
 
@@ -31,6 +32,7 @@ enum ktype {
 	K_NET,		/* list of host:port */
 	K_ENV,		/* list of names */
 	K_MOUNTS,	/* list of absolute paths */
+	K_RELDIR,	/* one relative directory (char array) */
 };
 
 struct key {
@@ -68,6 +70,7 @@ static const struct key keys[] = {
 	{ "result", "max_total_bytes", K_BYTES, POL(max_total_bytes), false },
 	{ "result", "allow_binary", K_BOOL, POL(allow_binary), true },
 	{ "result", "allow_symlinks", K_BOOL, POL(allow_symlinks), true },
+	{ "result", "output_dir", K_RELDIR, POL(output_dir), true },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 #define KEY_CHECKS NKEYS	/* "which key" for a check */
@@ -655,6 +658,44 @@ list_value(struct pctx *c, const struct key *k, const char *value)
 	return 1;
 }
 
+/*
+ * A relative directory of the workspace: "" (none), else components of
+ * [A-Za-z0-9._-] with no ".", ".." or ".git" (any case), not starting
+ * with '-'; trailing slashes dropped.
+ */
+static int
+reldir_value(struct pctx *c, const struct key *k, char *dst,
+    const char *value)
+{
+	char v[256];
+	const char *s;
+	size_t n = strlen(value), i = 0;
+
+	while (n > 0 && value[n - 1] == '/')
+		n--;
+	if (n >= sizeof v)
+		return fail(c, "[%s] %s: longer than %zu bytes", k->section,
+		    k->name, sizeof v - 1);
+	memcpy(v, value, n);
+	v[n] = '\0';
+	for (s = v; n > 0; s += i + (s[i] == '/')) {
+		i = strcspn(s, "/");
+		if (i == 0 || (i == 1 && s[0] == '.') || (i == 2 &&
+		    strncmp(s, "..", 2) == 0) || (i == 4 &&
+		    strncasecmp(s, ".git", 4) == 0) || s[0] == '-' ||
+		    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuv"
+		    "wxyz0123456789._-") < i)
+			return fail(c, "[%s] %s: '%s' is not a relative "
+			    "directory (letters, digits, '.', '_', '-'; no "
+			    "'.', '..' or '.git')", k->section, k->name,
+			    value);
+		if (s[i] == '\0')
+			break;
+	}
+	memcpy(dst, v, n + 1);
+	return 1;
+}
+
 static int
 scalar_value(struct pctx *c, const struct key *k, const char *value)
 {
@@ -696,6 +737,8 @@ scalar_value(struct pctx *c, const struct key *k, const char *value)
 			    k->section, k->name, value);
 		*(bool *)(base + k->off) = b;
 		return 1;
+	case K_RELDIR:
+		return reldir_value(c, k, base + k->off, value);
 	default:
 		assert(0);
 		return 0;
@@ -1029,6 +1072,18 @@ first_wider(const struct sbx_policy *op, const struct sbx_policy *p,
 
 		if (k->off == 0)
 			continue;
+		if (k->type == K_RELDIR) {
+			const char *so = base_op + k->off;
+			const char *sp = base_p + k->off;
+
+			if (sp[0] != '\0' && strcmp(so, sp) != 0) {
+				err_fmt(err, NULL, 0, "[%s] %s: '%s' is not "
+				    "the operator's ('%s')", k->section,
+				    k->name, sp, so);
+				return (int)i;
+			}
+			continue;
+		}
 		if (k->type == K_BOOL) {
 			x = *(const bool *)(base_op + k->off);
 			y = *(const bool *)(base_p + k->off);
@@ -1225,6 +1280,8 @@ sbx_policy_canonical(const struct sbx_policy *p)
 	    p->max_files, p->max_file_bytes, p->max_total_bytes,
 	    p->allow_binary ? "true" : "false",
 	    p->allow_symlinks ? "true" : "false");
+	if (p->output_dir[0] != '\0')
+		sb_add(&b, "output_dir = %s\n", p->output_dir);
 	if (b.oom) {
 		free(b.p);
 		return NULL;

@@ -84,6 +84,8 @@ tui_result_env_new(const struct lease_record *r, struct tui_result_env **out,
 		e->pol.max_file_bytes = e->sbx->max_file_bytes;
 	if (e->sbx->max_total_bytes > 0)
 		e->pol.max_total_bytes = e->sbx->max_total_bytes;
+	if (e->sbx->output_dir[0] != '\0')
+		e->pol.output_dir = e->sbx->output_dir;
 	/* a patch of the total plus its framing */
 	if (e->pol.max_total_bytes * 2 > e->pol.max_patch_bytes)
 		e->pol.max_patch_bytes = e->pol.max_total_bytes * 2;

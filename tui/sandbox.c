@@ -742,6 +742,8 @@ tui_sbx_policy_text(const struct sbx_policy *p)
 	    "allow_symlinks = %s\n", p->max_files, p->max_file_bytes,
 	    p->max_total_bytes, p->allow_binary ? "true" : "false",
 	    p->allow_symlinks ? "true" : "false");
+	if (p->output_dir[0] != '\0')
+		tput(&b, "output_dir = %s\n", p->output_dir);
 	if (b.oom) {
 		free(b.p);
 		return NULL;

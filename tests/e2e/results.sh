@@ -32,6 +32,8 @@ cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
 wall_time = 120s
 memory = 512M
 file_size = 3G
+[result]
+output_dir = out
 EOF
 js() { "$CORRAL" show "$1" --json; }
 # agent NAME SCRIPT: start a sandboxed lease running sh -c SCRIPT in /work;
@@ -145,7 +147,7 @@ DELTA=$(agent delta 'echo delta >e.txt')
 HUNKS=$(agent hunks 'sed -i "1s/.*/ONE/; 40s/.*/FORTY/" nums.txt')
 CONFL=$(agent conflict 'sed -i "5s/.*/five/" nums.txt')
 TAMPER=$(agent tamper 'echo t >t.txt')
-OWNER=$(agent owner 'echo owner >o.txt')
+OWNER=$(agent owner 'echo owner >o.txt; mkdir out; echo "3 tests passed" >out/report.txt')
 ALL="$SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER"
 check "every lease started" test "$(echo $ALL | wc -w)" = 14
 settled "$RACE" || fail "race did not settle"
@@ -378,6 +380,14 @@ check "hunks: a new commit (via hunks), the old one in the history" jq_eq "$(js 
 	"applied hunks true true"
 check "hunks: a stale digest is refused" bash -c \
 	"! '$CORRAL' apply '$TAMPER' --into rel2 --hunks 00000000:1:1"
+
+# --- artifacts from the policy's output directory (SPEC 7.1) ----------------------------
+j=$(js $OWNER)
+check "artifacts: out/report.txt copied out, not in the patch" bash -c \
+	"test \"\$(cat '$CORRAL_STATE_DIR/leases/$OWNER/result/artifacts/report.txt')\" = '3 tests passed' &&
+	 ! grep -q report.txt '$CORRAL_STATE_DIR/leases/$OWNER/result/patch' &&
+	 ! git -C '$REPO' cat-file -e corral/$OWNER:out/report.txt 2>/dev/null"
+check "artifacts: counted in the result" jq_eq "$j" '"\(.result.artifacts.files) \(.result.artifacts.bytes)"' "1 15"
 
 # --- a target checked out in a linked worktree: the owner runs the merge ---------------
 git -C "$REPO" worktree add -q -b wtb "$TMP/wt" main

@@ -272,6 +272,47 @@ START_TEST(test_policy_env_credentials)
 }
 END_TEST
 
+/* [result] output_dir: one relative directory; narrower only if the same. */
+START_TEST(test_policy_output_dir)
+{
+	struct sbx_policy_error err;
+	struct sbx_policy *p = load_ok("[result]\noutput_dir = build/out//\n"),
+	    *q = NULL;
+	char *text;
+
+	ck_assert_str_eq(p->output_dir, "build/out");
+	text = sbx_policy_canonical(p);
+	ck_assert_ptr_nonnull(strstr(text, "output_dir = build/out\n"));
+	free(text);
+	/* a repository's policy may repeat it or drop it, not move it */
+	ck_assert_int_eq(sbx_policy_narrow(p, "[result]\noutput_dir = "
+	    "build/out\n", "r", &q, &err), 0);
+	ck_assert_str_eq(q->output_dir, "build/out");
+	sbx_policy_free(q);
+	ck_assert_int_eq(sbx_policy_narrow(p, "[result]\noutput_dir =\n",
+	    "r", &q, &err), 0);
+	ck_assert_str_eq(q->output_dir, "");
+	sbx_policy_free(q);
+	ck_assert_int_eq(sbx_policy_narrow(p, "[result]\noutput_dir = src\n",
+	    "r", &q, &err), SBX_EWIDER);
+	ck_assert_ptr_nonnull(strstr(err.msg, "output_dir"));
+	sbx_policy_free(p);
+	p = load_ok("[limits]\nmemory = 1G\n");
+	ck_assert_str_eq(p->output_dir, "");
+	text = sbx_policy_canonical(p);
+	ck_assert_ptr_null(strstr(text, "output_dir"));
+	free(text);
+	sbx_policy_free(p);
+	load_bad("[result]\noutput_dir = /abs\n", 2, "not a relative");
+	load_bad("[result]\noutput_dir = a/../b\n", 2, "not a relative");
+	load_bad("[result]\noutput_dir = ./out\n", 2, "not a relative");
+	load_bad("[result]\noutput_dir = out/.GIT\n", 2, "not a relative");
+	load_bad("[result]\noutput_dir = -out\n", 2, "not a relative");
+	load_bad("[result]\noutput_dir = a b\n", 2, "not a relative");
+	load_bad("[result]\noutput_dir = a//b\n", 2, "not a relative");
+}
+END_TEST
+
 /* The operator's policy for the narrowing tests. */
 static const char op_text[] =
     "[network]\nallow = a.example:443, b.example:443\n"
@@ -524,6 +565,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_policy_defaults);
 	tcase_add_test(tc, test_policy_values);
 	tcase_add_test(tc, test_policy_errors);
+	tcase_add_test(tc, test_policy_output_dir);
 	tcase_add_test(tc, test_policy_long_line);
 	tcase_add_test(tc, test_policy_env_credentials);
 	tcase_add_test(tc, test_policy_narrow_limits);
