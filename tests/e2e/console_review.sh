@@ -160,10 +160,19 @@ keys q
 wait_gone "review $id2:" || fail "q did not close the review"
 
 # --- the timeline ----------------------------------------------------------------
+# a lease that waits on the operator for two seconds (its own report)
+ask=$("$CORRAL" new --sandbox trusted_local --allow-control --name asker -- /bin/sh -c \
+	'printf "\033]7717;corral-report;blocked\a"; printf "Proceed? [y/N] "; read x; echo ok')
+"$CORRAL" wait "$ask" --until blocked --timeout 20 >/dev/null || fail "asker never blocked"
+sleep 2	# the time it spends blocked is what the timeline must show
+"$CORRAL" send "$ask" 'y\r'
+"$CORRAL" wait "$ask" --until done --timeout 20 >/dev/null || fail "asker never finished"
 keys t
 check "t opens the timeline" wait_pane "timeline " 10
 check "the timeline has a row per lease" \
 	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] (rv|onmain) ' | wc -l | grep -qx 2"
+check "a lease that waited on the operator shows B and its blocked time" \
+	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] asker ' | grep -qE 'B.* blocked [2-9]s'"
 check "a row shows its bar and blocked time" \
 	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] onmain ' | grep -qE '[SWPD].*blocked 0s'"
 keys q
