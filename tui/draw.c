@@ -678,6 +678,25 @@ tui_draw_help(const struct tui_draw *d, const struct tui_rect *r,
 		pen_text(&p, kw, keys, &st, 0);
 		pen_text(&p, p.end - p.x, lines[i].what, &st, 0);
 	}
+	/* the operator's own bindings (the keymap file) win: show them */
+	for (i = 0; i < k->nuser && row < r->h - 1; i++, row++) {
+		char name[32], what[96];
+
+		p = (struct pen){ d, r->x, r->y + row, r->x + r->w };
+		tui_key_name(&k->user[i].key, name, sizeof name);
+		if (k->user[i].table == TUI_TABLE_PREFIX)
+			snprintf(keys, sizeof keys, "  %s %s", pfx, name);
+		else
+			snprintf(keys, sizeof keys, "  %s", name);
+		snprintf(what, sizeof what, "%s (your keymap%s%s)",
+		    k->user[i].cmd < 0 ? "unbound" :
+		    tui_keys_command_name(k->user[i].cmd),
+		    k->user[i].table == TUI_TABLE_NORMAL ? "" : ", ",
+		    k->user[i].table == TUI_TABLE_NORMAL ? "" :
+		    tui_keys_table_name(k->user[i].table));
+		pen_text(&p, kw, keys, &st, 0);
+		pen_text(&p, p.end - p.x, what, &st, 0);
+	}
 	for (; row < r->h - 1; row++)
 		blanks(d, r->x, r->y + row, r->w, &st);
 	if (row < r->h)

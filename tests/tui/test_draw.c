@@ -674,6 +674,31 @@ START_TEST(test_draw_help)
 }
 END_TEST
 
+/* The keymap file's bindings are listed in the help (issue 9). */
+START_TEST(test_draw_help_user_bindings)
+{
+	struct tui_keys k;
+	struct tui_rect r = { 0, 0, 70, 40 };
+	char all[16384] = "", err[128];
+	int y;
+
+	surface(70, 40);
+	tui_keys_init(&k);
+	ck_assert_int_eq(tui_keymap_parse(&k, "keys", "bind T timeline\n"
+	    "unbind t\nbind -T prefix y zoom\n", 47, err, sizeof err), 0);
+	tui_draw_help(&dr, &r, &k);
+	for (y = 0; y < 40; y++) {
+		strcat(all, row_text(y));
+		strcat(all, "\n");
+	}
+	ck_assert_ptr_nonnull(strstr(all, "timeline (your keymap)"));
+	ck_assert_ptr_nonnull(strstr(all, "unbound (your keymap)"));
+	ck_assert_ptr_nonnull(strstr(all, "C-b y"));
+	ck_assert_ptr_nonnull(strstr(all, "zoom (your keymap, prefix)"));
+	assert_clean();
+}
+END_TEST
+
 START_TEST(test_draw_scroll_tag)
 {
 	struct tui_rect r = { 0, 0, 20, 3 };
@@ -773,6 +798,7 @@ draw_suite(void)
 	tcase_add_test(tc, test_draw_status_golden);
 	tcase_add_test(tc, test_draw_rules);
 	tcase_add_test(tc, test_draw_help);
+	tcase_add_test(tc, test_draw_help_user_bindings);
 	tcase_add_test(tc, test_draw_scroll_tag);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("Limits");
