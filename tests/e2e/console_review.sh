@@ -224,8 +224,10 @@ out=$(depth xterm-direct)
 check "truecolor: the RGB colour as it is" has '38;2;255;128;0'
 out=$(depth xterm-256color)
 check "256 colours: the nearest index (208)" both has '38;5;208' lacks '38;2;'
+out=$(depth xterm-16color)
+check "16 colours: basic and bright colours only" both has '\[([0-9;]*;)?(3[0-7]|9[0-7])(;[0-9;]*)?m' lacks '[34]8;[25];'
 out=$(depth xterm)
-check "8 colours: basic colours only" both has '\[([0-9;]*;)?3[0-7](;[0-9;]*)?m' lacks '[34]8;[25];'
+check "8 colours: basic colours only" both has '\[([0-9;]*;)?3[0-7](;[0-9;]*)?m' lacks '[34]8;[25];|\[([0-9;]*;)?(9[0-7]|10[0-7])(;[0-9;]*)?m'
 out=$(depth xterm-256color 1)
 check "NO_COLOR: no colour at all, the selection in reverse" \
 	both lacks '\[([0-9;]*;)?(3[0-7]|4[0-7]|38;|48;)' has '\[([0-9;]*;)?7(;[0-9;]*)?m'
