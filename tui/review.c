@@ -179,6 +179,11 @@ head(struct tui_review *rv, json_t *d)
 	if (js(d, "worktree") != NULL)
 		e |= addf(rv, TUI_RV_TEXT, -1, -1, "worktree  %s",
 		    js(d, "worktree"));
+	p = json_object_get(r, "artifacts");
+	if (ji(p, "files") > 0)
+		e |= addf(rv, TUI_RV_TEXT, -1, -1, "artifacts %lld file(s), "
+		    "%lld bytes in %s", ji(p, "files"), ji(p, "bytes"),
+		    jsd(p, "dir", "-"));
 	rc = json_object_get(d, "receipt");
 	e |= addf(rv, json_is_true(json_object_get(rc, "verified")) ?
 	    TUI_RV_TEXT : TUI_RV_BAD, -1, -1, "receipt   %lld entries, head "
@@ -207,6 +212,9 @@ reasons(struct tui_review *rv, json_t *r)
 		    jsd(v, "reason", "?"), jsd(v, "path", ""),
 		    js(v, "detail") ? "  (" : "", jsd(v, "detail", ""),
 		    js(v, "detail") ? ")" : "");
+	if (ji(r, "findings_dropped") > 0)
+		e |= addf(rv, TUI_RV_WARN, -1, -1, "  ... and %lld more",
+		    ji(r, "findings_dropped"));
 	return e;
 }
 
@@ -233,8 +241,57 @@ manifest(struct tui_review *rv, json_t *m)
 	return e;
 }
 
+#define LOG_LINES 12	/* lines of a failed check's log shown */
+
+/* The log of a check from its receipt entry (the last one for commit). */
+static json_t *
+check_log(json_t *d, const char *name, const char *commit)
+{
+	json_t *e, *f, *found = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(d, "receipts"), i, e) {
+		f = json_object_get(e, "fields");
+		if (strcmp(jsd(e, "kind", ""), "check") != 0 ||
+		    strcmp(jsd(f, "name", ""), name) != 0)
+			continue;
+		if (commit != NULL && js(f, "commit") != NULL &&
+		    strcmp(js(f, "commit"), commit) != 0)
+			continue;
+		found = json_object_get(f, "log");
+	}
+	return found;
+}
+
+/* The last LOG_LINES lines of a log, each its own line. */
 static int
-checks(struct tui_review *rv, json_t *r)
+log_tail(struct tui_review *rv, json_t *log)
+{
+	const char *s = json_string_value(log), *p, *nl;
+	size_t n = json_string_length(log), lines = 0;
+	int e = 0;
+
+	if (s == NULL || n == 0)
+		return 0;
+	while (n > 0 && s[n - 1] == '\n')
+		n--;
+	for (p = s + n; p > s; p--)
+		if (p[-1] == '\n' && ++lines == LOG_LINES)
+			break;
+	while (p < s + n) {
+		nl = memchr(p, '\n', (size_t)(s + n - p));
+		if (nl == NULL)
+			nl = s + n;
+		e |= addf(rv, TUI_RV_META, -1, -1, "    | %.*s",
+		    (int)((size_t)(nl - p) < TUI_REVIEW_TEXT_MAX ?
+		    (size_t)(nl - p) : TUI_REVIEW_TEXT_MAX), p);
+		p = nl + 1;
+	}
+	return e;
+}
+
+static int
+checks(struct tui_review *rv, json_t *d, json_t *r)
 {
 	json_t *a = json_object_get(r, "checks"), *c;
 	char ins[256];
@@ -267,6 +324,9 @@ checks(struct tui_review *rv, json_t *r)
 		if (js(c, "detail") != NULL && js(c, "detail")[0] != '\0')
 			e |= addf(rv, TUI_RV_META, -1, -1, "    %s",
 			    js(c, "detail"));
+		if (strcmp(st, "pass") != 0 && strcmp(st, "unavailable") != 0)
+			e |= log_tail(rv, check_log(d, jsd(c, "name", ""),
+			    js(c, "commit")));
 	}
 	return e;
 }
@@ -395,7 +455,7 @@ tui_review_parse(struct tui_review *rv, const char *text, size_t len,
 	e |= head(rv, d);
 	e |= reasons(rv, r);
 	e |= manifest(rv, json_object_get(d, "manifest"));
-	e |= checks(rv, r);
+	e |= checks(rv, d, r);
 	e |= diff(rv, d);
 	if (rv->nfiles == 0 && strcmp(jsd(r, "status", ""), "ready") == 0)
 		e |= addf(rv, TUI_RV_TEXT, -1, -1, "(an empty patch)");

@@ -200,6 +200,45 @@ START_TEST(test_review_bad_documents)
 }
 END_TEST
 
+/* A failing check shows the tail of its log, from its receipt. */
+START_TEST(test_review_failed_check_log)
+{
+	static const char d2[] = "{\"id\": \"C\", \"lease_state\": "
+	    "\"result_ready\", \"result\": {\"status\": \"ready\", "
+	    "\"commit\": \"c1\", \"artifacts\": {\"files\": 2, \"bytes\": "
+	    "10, \"dir\": \"out\"}, \"checks\": [{\"name\": \"test\", "
+	    "\"status\": \"fail\", \"exit\": 2, \"commit\": \"c1\"}]}, "
+	    "\"receipts\": [{\"kind\": \"check\", \"fields\": {\"name\": "
+	    "\"test\", \"commit\": \"c0\", \"log\": \"old run\"}}, "
+	    "{\"kind\": \"check\", \"fields\": {\"name\": \"test\", "
+	    "\"commit\": \"c1\", \"log\": \"l1\\nl2\\nl3\\nl4\\nl5\\nl6"
+	    "\\nl7\\nl8\\nl9\\nl10\\nl11\\nl12\\nl13\\nFAIL: \\u001b[31m"
+	    "boom\\n\"}}]}";
+	struct tui_review rv;
+	char err[128];
+	size_t i, logs = 0;
+
+	tui_review_init(&rv);
+	ck_assert_int_eq(tui_review_parse(&rv, d2, strlen(d2), err,
+	    sizeof err), 0);
+	ck_assert_int_eq(rv.lines[line_of(&rv, "test")].kind, TUI_RV_BAD);
+	line_of(&rv, "artifacts 2 file(s), 10 bytes in out");
+	for (i = 0; i < rv.n; i++)
+		logs += strncmp(rv.lines[i].text, "    | ", 6) == 0;
+	ck_assert_uint_eq(logs, 12);
+	ck_assert_int_eq(rv.lines[line_of(&rv, "| FAIL: ")].kind,
+	    TUI_RV_META);
+	line_of(&rv, "| l3");
+	ck_assert_ptr_null(strstr(rv.lines[line_of(&rv, "| l4")].text,
+	    "old run"));
+	for (i = 0; i < rv.n; i++) {
+		ck_assert_ptr_null(strstr(rv.lines[i].text, "| l2"));
+		ck_assert_ptr_null(strstr(rv.lines[i].text, "old run"));
+	}
+	tui_review_free(&rv);
+}
+END_TEST
+
 /* An in-memory surface: one char per cell (non-ASCII as '?'). */
 #define SW 80
 #define SH 24
@@ -304,6 +343,7 @@ review_suite(void)
 	tcase_add_test(tc, test_review_navigation);
 	tcase_add_test(tc, test_review_bad_documents);
 	tcase_add_test(tc, test_review_draw_escapes);
+	tcase_add_test(tc, test_review_failed_check_log);
 	suite_add_tcase(s, tc);
 	return s;
 }
