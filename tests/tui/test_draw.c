@@ -674,6 +674,113 @@ START_TEST(test_draw_help)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The review view and the timeline                                    */
+
+/* All rows of the surface, one per line. */
+static void
+all_rows(char *all, size_t sz)
+{
+	all[0] = '\0';
+	for (int y = 0; y < ms.h; y++) {
+		strncat(all, row_text(y), sz - strlen(all) - 2);
+		strcat(all, "\n");
+	}
+}
+
+/* SPEC 7.4, 4.7: hunks marked, diff coloured, sandbox text escaped. */
+START_TEST(test_draw_review)
+{
+	static const char doc[] = "{\"id\": \"L1\", \"name\": "
+	    "\"n\\u001b]52;c;x\\u0007\", \"lease_state\": \"result_ready\", "
+	    "\"reviewed\": true, \"result\": {\"status\": \"ready\", "
+	    "\"patch\": {\"sha256\": \"115e3d6a99\"}}, \"diff\": [{\"id\": "
+	    "\"115e3d6a:1\", \"path\": \"a\\u202etxt\", \"status\": "
+	    "\"modified\", \"hunks\": [{\"id\": \"115e3d6a:1:1\", "
+	    "\"header\": \"@@ -1,3 +1,3 @@\", \"lines\": [[\"-\", \"old\"], "
+	    "[\"+\", \"n\\u001b[31m\"]]}, {\"id\": \"115e3d6a:1:2\", "
+	    "\"header\": \"@@ -20,3 +20,3 @@\", \"lines\": [[\"+\", "
+	    "\"c\"]]}]}]}";
+	struct tui_rect r = { 0, 0, 80, 24 };
+	struct tui_review rv;
+	struct tui_style add;
+	char all[8192], err[128];
+	int y;
+
+	tui_review_init(&rv);
+	ck_assert_int_eq(tui_review_parse(&rv, doc, strlen(doc), err,
+	    sizeof err), 0);
+	rv.cur = rv.files[0].hline[0];
+	ck_assert(tui_review_toggle(&rv));
+	rv.cur = 0;
+	tui_draw_review(&dr, &r, &rv, NULL);
+	all_rows(all, sizeof all);
+	ck_assert_ptr_nonnull(strstr(all, "review L1: 1 of 2 hunk(s) kept"));
+	ck_assert_ptr_nonnull(strstr(all, "\\x1b]52;c;x\\x07"));
+	ck_assert_ptr_nonnull(strstr(all, "a\\u202etxt"));
+	ck_assert_ptr_nonnull(strstr(all, "+n\\x1b[31m"));
+	ck_assert_ptr_nonnull(strstr(all, "x @@ -1,3 +1,3 @@"));
+	ck_assert_ptr_nonnull(strstr(all, "+ @@ -20,3 +20,3 @@"));
+	/* a kept '+' line takes diff.add, a dropped one diff.dropped */
+	tui_theme_style(&theme, TUI_EL_DIFF_ADD, &add);
+	for (y = 0; y < ms.h; y++)
+		if (strncmp(row_text(y), "  +c", 4) == 0)
+			break;
+	ck_assert_int_lt(y, ms.h);
+	ck_assert_uint_eq(at(&ms, 3, y)->st.fg, tui_theme_degrade(add.fg,
+	    TUI_COLORS_256));
+	for (y = 0; y < ms.h; y++)
+		if (strncmp(row_text(y), "x +n", 4) == 0)
+			break;
+	ck_assert_int_lt(y, ms.h);
+	ck_assert(at(&ms, 3, y)->st.attrs & PTY_ATTR_STRIKE);
+	/* loading: the message alone */
+	surface(80, 24);
+	tui_draw_review(&dr, &r, NULL, " loading...");
+	all_rows(all, sizeof all);
+	ck_assert_ptr_nonnull(strstr(all, "loading..."));
+	assert_clean();
+	tui_review_free(&rv);
+}
+END_TEST
+
+/* issue 9: a row per lease, its bar, its blocked time. */
+START_TEST(test_draw_timeline)
+{
+	struct tui_rect r = { 0, 0, 100, 8 };
+	struct tui_timeline tl;
+	struct tui_tl_row rows[] = {
+		{ .id = "A", .name = "alpha\x1b]2;t\x07", .state = "running",
+		  .selected = true },
+		{ .id = "B", .name = NULL, .state = "result_ready" },
+	};
+	char all[8192];
+	int64_t min = 60000;
+
+	surface(100, 8);
+	tui_timeline_init(&tl);
+	tui_timeline_add(&tl, "A", 0, TUI_ACTIVITY_WORKING);
+	tui_timeline_add(&tl, "A", 30 * min, TUI_ACTIVITY_BLOCKED);
+	tui_timeline_add(&tl, "A", 45 * min, TUI_ACTIVITY_WORKING);
+	tui_timeline_add(&tl, "B", 50 * min, TUI_ACTIVITY_DONE);
+	tui_draw_timeline(&dr, &r, &tl, rows, 2, 0, 60 * min, NULL);
+	ck_assert_ptr_nonnull(strstr(row_text(0), "timeline"));
+	ck_assert_ptr_nonnull(strstr(row_text(0), "(1h00m)"));
+	ck_assert_ptr_nonnull(strstr(row_text(1), "> alpha\\x1b]2;t\\x07"));
+	ck_assert_ptr_nonnull(strstr(row_text(1), "WWWW"));
+	ck_assert_ptr_nonnull(strstr(row_text(1), "BB"));
+	ck_assert_ptr_nonnull(strstr(row_text(1), "blocked 15m00s"));
+	ck_assert_ptr_nonnull(strstr(row_text(1), "running"));
+	ck_assert_ptr_nonnull(strstr(row_text(2), "  B "));
+	ck_assert_ptr_nonnull(strstr(row_text(2), "...D"));
+	ck_assert_ptr_nonnull(strstr(row_text(2), "blocked 0s"));
+	ck_assert_ptr_nonnull(strstr(row_text(7), "B blocked"));
+	all_rows(all, sizeof all);
+	assert_clean();
+	tui_timeline_free(&tl);
+}
+END_TEST
+
 /* The keymap file's bindings are listed in the help (issue 9). */
 START_TEST(test_draw_help_user_bindings)
 {
@@ -799,6 +906,8 @@ draw_suite(void)
 	tcase_add_test(tc, test_draw_rules);
 	tcase_add_test(tc, test_draw_help);
 	tcase_add_test(tc, test_draw_help_user_bindings);
+	tcase_add_test(tc, test_draw_review);
+	tcase_add_test(tc, test_draw_timeline);
 	tcase_add_test(tc, test_draw_scroll_tag);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("Limits");

@@ -2,8 +2,8 @@
  * test_review.c: the review view's model (SPEC 7.4, tui/review.c): a
  * review document becomes lines with files and hunks, hunks are dropped
  * and kept, the kept set becomes `corral apply --hunks`'s LIST bound to
- * the patch digest, whole-only files, bad documents; and the view drawn
- * onto an in-memory surface escapes sandbox text (SPEC 4.7).
+ * the patch digest, whole-only files, bad documents, a failing check's
+ * log. Its drawing is tested in test_draw.c.
  */
 #include <check.h>
 #include <errno.h>
@@ -239,99 +239,6 @@ START_TEST(test_review_failed_check_log)
 }
 END_TEST
 
-/* An in-memory surface: one char per cell (non-ASCII as '?'). */
-#define SW 80
-#define SH 24
-struct grid {
-	char c[SH][SW + 1];
-	struct tui_style st[SH][SW];
-};
-
-static void
-g_put(void *ud, int x, int y, const char *utf8, int width,
-    const struct tui_style *st)
-{
-	struct grid *g = ud;
-
-	(void)width;
-	if (x < 0 || y < 0 || x >= SW || y >= SH)
-		return;
-	g->c[y][x] = (unsigned char)utf8[0] < 0x80 ? utf8[0] : '?';
-	g->st[y][x] = *st;
-}
-
-static void
-g_clear(void *ud)
-{
-	struct grid *g = ud;
-
-	for (int y = 0; y < SH; y++) {
-		memset(g->c[y], ' ', SW);
-		g->c[y][SW] = '\0';
-	}
-}
-
-static void
-g_cursor(void *ud, int x, int y, bool v)
-{
-	(void)ud;
-	(void)x;
-	(void)y;
-	(void)v;
-}
-
-static void
-g_size(void *ud, int *w, int *h)
-{
-	(void)ud;
-	*w = SW;
-	*h = SH;
-}
-
-static const struct tui_surface_ops g_ops = { g_put, g_clear, g_cursor,
-	g_size };
-
-START_TEST(test_review_draw_escapes)
-{
-	static struct grid g;
-	struct tui_surface sf = { &g_ops, &g };
-	struct tui_theme th;
-	struct tui_draw d = { &sf, &th, TUI_COLORS_256 };
-	struct tui_rect r = { 0, 0, SW, SH };
-	struct tui_review rv;
-	struct tui_style add;
-	char all[SH * (SW + 1) + 1] = "";
-	int y;
-
-	tui_theme_default(&th);
-	g_clear(&g);
-	load(&rv);
-	rv.cur = rv.files[0].hline[0];
-	ck_assert(tui_review_toggle(&rv));
-	rv.cur = 0;
-	tui_draw_review(&d, &r, &rv, NULL);
-	for (y = 0; y < SH; y++) {
-		strcat(all, g.c[y]);
-		strcat(all, "\n");
-	}
-	ck_assert_ptr_nonnull(strstr(all, "review L1: 2 of 3 hunk(s) kept"));
-	ck_assert_ptr_null(strchr(all, 0x1b));
-	ck_assert_ptr_nonnull(strstr(all, "\\x1b]52;c;x\\x07"));
-	ck_assert_ptr_nonnull(strstr(all, "\\x1b[31m"));
-	ck_assert_ptr_nonnull(strstr(all, "x @@ -1,3 +1,3 @@"));
-	ck_assert_ptr_nonnull(strstr(all, "+ @@ -20,3 +20,3 @@"));
-	/* a kept '+' line takes diff.add */
-	tui_theme_style(&th, TUI_EL_DIFF_ADD, &add);
-	for (y = 0; y < SH; y++)
-		if (strncmp(g.c[y], "  +c", 4) == 0)
-			break;
-	ck_assert_int_lt(y, SH);
-	ck_assert_uint_eq(g.st[y][3].fg, tui_theme_degrade(add.fg,
-	    TUI_COLORS_256));
-	tui_review_free(&rv);
-}
-END_TEST
-
 Suite *
 review_suite(void)
 {
@@ -342,7 +249,6 @@ review_suite(void)
 	tcase_add_test(tc, test_review_hunks_list);
 	tcase_add_test(tc, test_review_navigation);
 	tcase_add_test(tc, test_review_bad_documents);
-	tcase_add_test(tc, test_review_draw_escapes);
 	tcase_add_test(tc, test_review_failed_check_log);
 	suite_add_tcase(s, tc);
 	return s;

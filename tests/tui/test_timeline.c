@@ -2,8 +2,8 @@
  * test_timeline.c: the morning look (issue 9, tui/timeline.c): journal
  * events become per-lease state changes, bucketed into a bar (the longest
  * state wins, a blocked moment always shows, nothing before the first
- * event or after the end), and the time spent blocked; the view drawn on
- * an in-memory surface has one row per lease.
+ * event or after the end), and the time spent blocked. Its drawing is
+ * tested in test_draw.c.
  */
 #include <check.h>
 #include <errno.h>
@@ -147,88 +147,6 @@ START_TEST(test_timeline_caps)
 }
 END_TEST
 
-/* An in-memory surface, ASCII only. */
-#define SW 100
-#define SH 8
-static char grid[SH][SW + 1];
-
-static void
-g_put(void *ud, int x, int y, const char *utf8, int width,
-    const struct tui_style *st)
-{
-	(void)ud;
-	(void)width;
-	(void)st;
-	if (x >= 0 && y >= 0 && x < SW && y < SH)
-		grid[y][x] = (unsigned char)utf8[0] < 0x80 ? utf8[0] : '?';
-}
-
-static void
-g_clear(void *ud)
-{
-	(void)ud;
-	for (int y = 0; y < SH; y++) {
-		memset(grid[y], ' ', SW);
-		grid[y][SW] = '\0';
-	}
-}
-
-static void
-g_cursor(void *ud, int x, int y, bool v)
-{
-	(void)ud;
-	(void)x;
-	(void)y;
-	(void)v;
-}
-
-static void
-g_size(void *ud, int *w, int *h)
-{
-	(void)ud;
-	*w = SW;
-	*h = SH;
-}
-
-static const struct tui_surface_ops g_ops = { g_put, g_clear, g_cursor,
-	g_size };
-
-START_TEST(test_timeline_draw)
-{
-	struct tui_surface sf = { &g_ops, NULL };
-	struct tui_theme th;
-	struct tui_draw d = { &sf, &th, TUI_COLORS_NONE };
-	struct tui_rect r = { 0, 0, SW, SH };
-	struct tui_timeline tl;
-	struct tui_tl_row rows[] = {
-		{ .id = "A", .name = "alpha\x1b]2;t\x07", .state = "running",
-		  .selected = true },
-		{ .id = "B", .name = NULL, .state = "result_ready" },
-	};
-
-	tui_theme_default(&th);
-	g_clear(NULL);
-	tui_timeline_init(&tl);
-	tui_timeline_add(&tl, "A", 0, TUI_ACTIVITY_WORKING);
-	tui_timeline_add(&tl, "A", 30 * MIN, TUI_ACTIVITY_BLOCKED);
-	tui_timeline_add(&tl, "A", 45 * MIN, TUI_ACTIVITY_WORKING);
-	tui_timeline_add(&tl, "B", 50 * MIN, TUI_ACTIVITY_DONE);
-	tui_draw_timeline(&d, &r, &tl, rows, 2, 0, 60 * MIN, NULL);
-	ck_assert_ptr_nonnull(strstr(grid[0], "timeline"));
-	ck_assert_ptr_nonnull(strstr(grid[0], "(1h00m)"));
-	ck_assert_ptr_nonnull(strstr(grid[1], "> alpha\\x1b]2;t\\x07"));
-	ck_assert_ptr_nonnull(strstr(grid[1], "WWWW"));
-	ck_assert_ptr_nonnull(strstr(grid[1], "BB"));
-	ck_assert_ptr_nonnull(strstr(grid[1], "blocked 15m00s"));
-	ck_assert_ptr_nonnull(strstr(grid[1], "running"));
-	ck_assert_ptr_nonnull(strstr(grid[2], "  B "));
-	ck_assert_ptr_nonnull(strstr(grid[2], "...D"));
-	ck_assert_ptr_nonnull(strstr(grid[2], "blocked 0s"));
-	ck_assert_ptr_nonnull(strstr(grid[SH - 1], "B blocked"));
-	tui_timeline_free(&tl);
-}
-END_TEST
-
 START_TEST(test_timeline_duration)
 {
 	char b[16];
@@ -254,7 +172,6 @@ timeline_suite(void)
 	tcase_add_test(tc, test_timeline_short_blocked_shows);
 	tcase_add_test(tc, test_timeline_json);
 	tcase_add_test(tc, test_timeline_caps);
-	tcase_add_test(tc, test_timeline_draw);
 	tcase_add_test(tc, test_timeline_duration);
 	suite_add_tcase(s, tc);
 	return s;
