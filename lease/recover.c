@@ -454,26 +454,6 @@ inventory_add(struct inventory *inv, enum lease_resource kind,
 	return 0;
 }
 
-/* Is there a lease row with this name? (records sorted by ID) */
-static bool
-has_lease(const struct lease_record *v, size_t n, const char *name)
-{
-	size_t lo = 0, hi = n, mid;
-	int c;
-
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		c = strcmp(v[mid].id, name);
-		if (c == 0)
-			return true;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
-}
-
 /* The lease row named id, or NULL (records sorted by ID). */
 static const struct lease_record *
 find_lease(const struct lease_record *v, size_t n, const char *id)
@@ -492,6 +472,13 @@ find_lease(const struct lease_record *v, size_t n, const char *id)
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* Is there a lease row with this name? */
+static bool
+has_lease(const struct lease_record *v, size_t n, const char *name)
+{
+	return find_lease(v, n, name) != NULL;
 }
 
 /* Entries of state_dir/sub without a lease. */

@@ -78,21 +78,6 @@ free_slot(unsigned *slot)
 	return -ENOSPC;
 }
 
-static int
-mkdir_root(const char *path, mode_t mode)
-{
-	struct stat sb;
-
-	if (mkdir(path, mode) < 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(path, &sb) < 0)
-		return -errno;
-	/* Someone else's directory is not ours to use. */
-	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0)
-		return -EPERM;
-	return 0;
-}
-
 /*
  * The uid slot: the identity of the slot that will be claimed is planned
  * before the claim, created after; a slot taken meanwhile by another
@@ -106,8 +91,8 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 	unsigned want, got;
 	int rc;
 
-	if ((rc = mkdir_root(RUN_DIR, 0755)) < 0 ||
-	    (rc = mkdir_root(SBX_UID_DIR, 0700)) < 0) {
+	if ((rc = sbx_mkdir_root(RUN_DIR, 0755)) < 0 ||
+	    (rc = sbx_mkdir_root(SBX_UID_DIR, 0700)) < 0) {
 		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
 		return rc;
 	}

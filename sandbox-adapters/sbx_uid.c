@@ -302,3 +302,17 @@ sbx_uid_list(const char *dir, const char *scope, char ***out)
 	*out = v;
 	return 0;
 }
+
+int
+sbx_mkdir_root(const char *path, mode_t mode)
+{
+	struct stat sb;
+
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &sb) < 0)
+		return -errno;
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0)
+		return -EPERM;
+	return 0;
+}

@@ -171,21 +171,6 @@ tui_sbx_slot_of_id(const char *sid, unsigned *slot)
 	return sbx_bwrap_slot_of(sid, slot);
 }
 
-static int
-mkdir_root(const char *path, mode_t mode)
-{
-	struct stat sb;
-
-	if (mkdir(path, mode) < 0 && errno != EEXIST)
-		return -errno;
-	if (lstat(path, &sb) < 0)
-		return -errno;
-	/* Someone else's directory is not ours to use. */
-	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0)
-		return -EPERM;
-	return 0;
-}
-
 /* ---- the adapter's steps, journaled (SPEC 6, 9.2) ------------------------ */
 
 struct jsteps {
@@ -414,8 +399,8 @@ tui_sbx_runtime_setup(const char *workspace, const char *init,
 	char path[PATH_MAX];
 	int rc;
 
-	if ((rc = mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
-	    (rc = mkdir_root(TUI_SBX_RT_DIR, 0755)) < 0) {
+	if ((rc = sbx_mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
+	    (rc = sbx_mkdir_root(TUI_SBX_RT_DIR, 0755)) < 0) {
 		snprintf(err, errsz, "%s: %s", TUI_SBX_RT_DIR, strerror(-rc));
 		return rc;
 	}
