@@ -155,6 +155,50 @@ START_TEST(test_config_errors)
 }
 END_TEST
 
+/* [command]: the command adapter's hooks (SPEC 8.1), absolute only. */
+START_TEST(test_config_command)
+{
+	static const struct {
+		const char *text;
+		int line;
+		const char *needle;
+	} bad[] = {
+		{ "[command]\nexec = vm-exec\n", 2, "exec must start with an "
+		  "absolute path" },
+		{ "[command]\nlist = ./list\n", 2, "absolute path" },
+		{ "[command]\nlist = /a\nlist = /b\n", 3, "duplicate key "
+		  "'list' in [command]" },
+		{ "[command]\nmint = /a\n", 2, "unknown key 'mint' in "
+		  "[command]" },
+		{ "[command]\ntimeout = 0\n", 2, "bad [command] timeout" },
+		{ "[command]\ntimeout = 5m\n", 2, "bad [command] timeout" },
+	};
+	struct tui_config cf;
+	struct errs e;
+
+	ck_assert_int_eq(parse(&cf, "[notify]\nbell = on\n[command]\n"
+	    "provision = /opt/h/provision --pool gpu\nexec = /opt/h/exec\n"
+	    "teardown = /opt/h/teardown\nlist = /opt/h/list\n"
+	    "timeout = 90\n", &e), 0);
+	ck_assert_int_eq(e.n, 0);
+	ck_assert(cf.bell);
+	ck_assert_str_eq(cf.cmd_provision, "/opt/h/provision --pool gpu");
+	ck_assert_str_eq(cf.cmd_exec, "/opt/h/exec");
+	ck_assert_str_eq(cf.cmd_teardown, "/opt/h/teardown");
+	ck_assert_str_eq(cf.cmd_list, "/opt/h/list");
+	ck_assert_uint_eq(cf.cmd_timeout_ms, 90000);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_eq(parse(&cf, bad[i].text, &e), -EINVAL);
+		ck_assert_int_eq(e.line, bad[i].line);
+		ck_assert_msg(strstr(e.msg, bad[i].needle) != NULL, "%zu: %s",
+		    i, e.msg);
+		/* A malformed file is ignored whole: no hook is set. */
+		ck_assert_str_eq(cf.cmd_list, "");
+		ck_assert_str_eq(cf.cmd_exec, "");
+	}
+}
+END_TEST
+
 START_TEST(test_config_long_line)
 {
 	char text[4096];
@@ -362,6 +406,7 @@ config_suite(void)
 	tcase_add_test(tc, test_config_errors);
 	tcase_add_test(tc, test_config_console_theme);
 	tcase_add_test(tc, test_config_long_line);
+	tcase_add_test(tc, test_config_command);
 	tcase_add_test(tc, test_config_load);
 	tcase_add_test(tc, test_config_doc_example);
 	suite_add_tcase(s, tc);
