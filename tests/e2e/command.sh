@@ -143,6 +143,19 @@ check "the workspace is kept on the host, root's" \
 check "sandbox resource journaled as removed" jq_eq "$j" \
 	'[.resources[] | select(.kind=="sandbox") | .state] | join(",")' removed
 
+# --- cancel: the hook's process group is signalled, teardown follows ----------------
+: >"$LOG"
+idc=$(new --name sleeper -- /bin/sleep 1e9)
+check "a second lease runs" wait_screen "$idc" "" 5
+for i in $(seq 100); do grep -q "^exec $idc" "$LOG" && break; sleep 0.1; done
+"$CORRAL" cancel "$idc" >/dev/null 2>&1
+"$CORRAL" wait "$idc" --until cancelled,failed --timeout 30 >/dev/null 2>&1
+check "cancel ends it" jq_eq "$(js "$idc")" .lease_state cancelled
+settled "$idc"
+check "cancel: the teardown hook ran with its exact ID" grep -qx "teardown $idc" "$LOG"
+check "cancel: nothing of the sandbox runs on (its bwrap, whose pid namespace held the agent)" \
+	bash -c "! pgrep -f '$HS/$idc/work' >/dev/null"
+
 # --- reconcile: the list hook; a stray "machine" is an orphan ------------------------
 STRAY=20240101-000000-000-beef
 mkdir "$HS/$STRAY"
