@@ -154,7 +154,7 @@ check "cancel ends it" jq_eq "$(js "$idc")" .lease_state cancelled
 settled "$idc"
 check "cancel: the teardown hook ran with its exact ID" grep -qx "teardown $idc" "$LOG"
 check "cancel: nothing of the sandbox runs on (its bwrap, whose pid namespace held the agent)" \
-	bash -c "! pgrep -f '$HS/$idc/work' >/dev/null"
+	bash -c "! pgrep -f '[b]wrap .*$HS/$idc/work' >/dev/null"
 
 # --- reconcile: the list hook; a stray "machine" is an orphan ------------------------
 STRAY=20240101-000000-000-beef
