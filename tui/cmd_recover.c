@@ -40,6 +40,39 @@ probe(const struct lease_record *r, void *ud)
 }
 
 /*
+ * What a dead holder never got to journal (its exit path does it): the
+ * holder and its socket removed, no holder on the row, the activity
+ * failed -- so cleanup can be confirmed by reject or gc, and `wait` ends.
+ */
+static void
+forget_holder(struct tui_ctx *c, const struct lease_record *r)
+{
+	char ident[64], *sock;
+	int i;
+
+	for (i = 0; i < 200 && r->holder_pid > 0 &&
+	    lease_proc_alive((pid_t)r->holder_pid, r->holder_start); i++)
+		usleep(10000);		/* SIGKILL is not instant */
+	if (r->holder_pid > 0 &&
+	    lease_proc_alive((pid_t)r->holder_pid, r->holder_start))
+		return;
+	if (r->holder_pid > 0) {
+		snprintf(ident, sizeof ident, "%d:%lld", (int)r->holder_pid,
+		    (long long)r->holder_start);
+		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, r->id,
+		    LEASE_RES_HOLDER, ident));
+		TUI_BEST_EFFORT(lease_store_set_holder(c->store, r->id, 0, 0));
+	}
+	if ((sock = tui_holder_sock(c, r->id)) != NULL &&
+	    (unlink(sock) == 0 || errno == ENOENT))
+		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, r->id,
+		    LEASE_RES_SOCKET, sock));
+	free(sock);
+	TUI_BEST_EFFORT(lease_store_set_activity(c->store, r->id,
+	    LEASE_ACT_FAILED, "holder_lost"));
+}
+
+/*
  * A lost holder's processes: kill the holder (its agent dies with it), then
  * a sandboxed lease's cgroups and uid by exact ID (SPEC 9.2): whatever of
  * the sandbox is left is stopped; the workspace is kept for extraction.
@@ -56,6 +89,7 @@ stop_lost(struct tui_ctx *c, const char *id)
 	if (r.holder_pid > 0 &&
 	    lease_proc_alive((pid_t)r.holder_pid, r.holder_start))
 		kill((pid_t)r.holder_pid, SIGKILL);
+	forget_holder(c, &r);
 	if (r.mode == LEASE_MODE_SANDBOXED) {
 		/* What the holder would have done: stop, then extract. */
 		if (tui_sbx_teardown(c, c->store, id, err, sizeof err) < 0)

@@ -148,9 +148,16 @@ HUNKS=$(agent hunks 'sed -i "1s/.*/ONE/; 40s/.*/FORTY/" nums.txt')
 CONFL=$(agent conflict 'sed -i "5s/.*/five/" nums.txt')
 TAMPER=$(agent tamper 'echo t >t.txt')
 OWNER=$(agent owner 'echo owner >o.txt; mkdir out; echo "3 tests passed" >out/report.txt')
-ALL="$SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER"
-check "every lease started" test "$(echo $ALL | wc -w)" = 14
+# An agent that fails after writing, and one whose holder dies (SPEC 9.2):
+# their work is kept in quarantine for inspection, never materialised.
+FAILS=$(agent fails 'echo half >half.txt; exit 1')
+LOST=$(agent lost 'echo lost >lost.txt; sleep 1000')
+ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER"
+check "every lease started" test "$(echo $ALL | wc -w)" = 16
 settled "$RACE" || fail "race did not settle"
+for _ in $(seq 100); do [ -s "$CORRAL_STATE_DIR/leases/$LOST/work/lost.txt" ] && break; sleep 0.1; done
+kill -9 "$(js "$LOST" | jq -r .holder_pid)"
+"$CORRAL" reconcile >/dev/null 2>&1
 touch "$TMP/race.stop"	# the host loop costs CPU: stop it at once
 for id in $ALL; do settled $id || fail "$id did not settle"; done
 echo "# all settled after $(( $(date +%s) - T0 ))s"
@@ -181,6 +188,20 @@ done
 out=$("$CORRAL" apply "$SHAPES" --into main 2>&1); rc=$?
 check "a quarantined result cannot be applied (exit $rc)" test "$rc" -ne 0
 check "... and says why" grep -q "quarantined\|no result\|result_invalid\|not reviewable\|invalid" <<<"$out"
+
+# --- a failed agent and a lost holder: quarantined with the reason -------------------
+j=$(js "$FAILS")
+check "fails: failed (exit 1), its work quarantined (lease_failed)" jq_eq "$j" \
+	'"\(.lease_state) \(.failed_reason) \(.result.status) \([.result.reasons[].reason] | join(","))"' \
+	"failed exit 1 quarantined lease_failed"
+check "fails: the patch shows what it did" grep -q '^+half$' "$CORRAL_STATE_DIR/leases/$FAILS/result/patch"
+check "fails: nothing materialised" test "$(tip "corral/$FAILS")" = "$BASE"
+j=$(js "$LOST")
+check "lost: reconcile fails it (holder_lost), its work quarantined" jq_eq "$j" \
+	'"\(.lease_state) \(.failed_reason) \(.result.status) \([.result.reasons[].detail] | join(","))"' \
+	"failed holder_lost quarantined holder_lost"
+check "lost: the patch shows what it did" grep -q '^+lost$' "$CORRAL_STATE_DIR/leases/$LOST/result/patch"
+check "lost: nothing materialised" test "$(tip "corral/$LOST")" = "$BASE"
 
 # --- a background process swapping a file for a symlink -------------------------------
 j=$(js "$SWAP")
@@ -415,7 +436,7 @@ check "tamper: rel3 did not move" test "$(tip rel3)" = "$BASE"
 check "tamper: still result_ready, not applied" jq_eq "$(js $TAMPER)" .lease_state result_ready
 
 # --- reject the rest; after reconcile nothing of any lease is left (SPEC 10.6) ----------
-for id in $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $DELTA $CONFL $TAMPER; do
+for id in $FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $DELTA $CONFL $TAMPER; do
 	"$CORRAL" reject "$id" >/dev/null 2>&1 || fail "reject $(js $id | jq -r .name)"
 done
 out=$("$CORRAL" reconcile 2>&1); rc=$?
@@ -440,7 +461,7 @@ for id in $ALL; do
 		fail "$n: left: $(jq -c '[.lease_state, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
 	fi
 done
-check "all 14 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 14
+check "all 16 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 16
 check "no live lease is listed" jq_eq "$("$CORRAL" ls --json)" length 0
 check "the operator's checkout, index and main are still byte-identical" test "$BEFORE" = "$(hash_checkout)"
 check "no holder reported a sanitizer error (ASan builds)" bash -c \
