@@ -111,6 +111,36 @@ START_TEST(test_rules_shipped)
 }
 END_TEST
 
+/* The model endpoints an agent needs (SPEC 8.7: the doctor's egress). */
+START_TEST(test_rules_endpoints)
+{
+	struct pty_rules *rs = shipped();
+	const char *const *ep;
+	struct errs e;
+
+	ep = pty_rules_agent_endpoints(pty_rules_find(rs, "claude-code"));
+	ck_assert_ptr_nonnull(ep);
+	ck_assert_str_eq(ep[0], "api.anthropic.com:443");
+	ck_assert_ptr_null(ep[1]);
+	ep = pty_rules_agent_endpoints(pty_rules_find(rs, "codex"));
+	ck_assert_ptr_nonnull(ep);
+	ck_assert_str_eq(ep[0], "api.openai.com:443");
+	ck_assert_ptr_null(pty_rules_agent_endpoints(pty_rules_find(rs,
+	    "shell")));
+	pty_rules_free(rs);
+	/* Blanks or commas between them; each must be host:port. */
+	ck_assert_int_eq(parse("[agent]\ncommands = t\nendpoints = a.x:1, "
+	    "b.y:2\n[rule a]\nstate = prompt\npattern = x\n", &e), 0);
+	ck_assert_int_ne(parse("[agent]\ncommands = t\nendpoints = nohost\n"
+	    "[rule a]\nstate = prompt\npattern = x\n", &e), 0);
+	ck_assert_ptr_nonnull(strstr(e.text, "t.rules:3: bad endpoint "
+	    "'nohost'"));
+	ck_assert_int_ne(parse("[agent]\nendpoints = a:1\nendpoints = b:2\n"
+	    "[rule a]\nstate = prompt\npattern = x\n", &e), 0);
+	ck_assert_ptr_nonnull(strstr(e.text, "duplicate key 'endpoints'"));
+}
+END_TEST
+
 struct idcase {
 	const char *argv[8];
 	const char *agent;	/* NULL: none */
@@ -558,6 +588,7 @@ rules_suite(void)
 	TCase *te = tcase_create("Errors");
 
 	tcase_add_test(tc, test_rules_shipped);
+	tcase_add_test(tc, test_rules_endpoints);
 	tcase_add_test(tc, test_rules_identify);
 	tcase_add_test(tc, test_rules_unwrap);
 	tcase_add_test(tc, test_rules_match);
