@@ -254,7 +254,8 @@ command_preflight(struct prov *p, struct tui_config *cf,
 
 	if ((rc = tui_sbx_command_config(cf, cc, why, sizeof why)) < 0) {
 		fail_lease(p, "adapter_config_invalid");
-		return tui_err(p->c, "adapter_config_invalid: %s", why);
+		return tui_err(p->c, "adapter_config_invalid: %s; nothing "
+		    "was started (no fallback to another adapter)", why);
 	}
 	rc = sbx_command_probe(cc, why, sizeof why);
 	j = json_pack("{s:s, s:s, s:b, s:s}", "adapter", "command",
