@@ -156,6 +156,15 @@ check "the refusal names the merge to run there" \
 	wait_status "git merge --ff-only corral/$id2"
 check "the focus stayed on the lease" wait_pane "review $id2"
 check "main did not move" test "$(git -C "$REPO" rev-parse main)" = "$(git -C "$REPO" rev-parse topic~1)"
+# reject it from the review, after a question (SPEC 7.5)
+wt=$(js "$id2" | jq -r .worktree)
+keys r
+check "r asks before it rejects" wait_status "reject onmain"
+keys y
+check "y rejects: the outcome is on the status line" wait_status "rejected $id2" 60
+check "the lease is rejected" test "$(js "$id2" | jq -r .lease_state)" = rejected
+check "its review worktree is gone, its branch kept" \
+	bash -c "! test -e '$wt' && git -C '$REPO' rev-parse --verify -q corral/$id2 >/dev/null"
 keys q
 wait_gone "review $id2:" || fail "q did not close the review"
 
@@ -215,7 +224,7 @@ depth() {	# depth TERM [NO_COLOR [ARGS]]: the console's cells with their SGR
 	t kill-window -t e2e:con 2>/dev/null
 	t new-window -d -t e2e -n con "env TERM=$1 NO_COLOR=${2-} sh $TMP/run-console ${3---theme $TMP/rgb.theme}"
 	wait_pane "NORMAL" 10 >/dev/null
-	wait_pane "onmain" 10 >/dev/null
+	wait_pane "asker" 10 >/dev/null
 	t capture-pane -p -e -t e2e:con
 	keys q
 }
