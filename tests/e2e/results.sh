@@ -177,6 +177,9 @@ check "shapes: the snapshot never reached the operator's repository" bash -c \
 	"! git -C '$REPO' cat-file -e $(js "$SHAPES" | jq -r .result.snapshot_tree)"
 quarantined many "$MANY"
 check "100,000 files: too_many_files" has_reason "$MANY" too_many_files
+out=$("$CORRAL" review "$MANY" 2>&1); rc=$?
+check "100,000 files: review works (exit $rc)" test "$rc" -eq 0
+check "... and names too_many_files" grep -q too_many_files <<<"$out"
 quarantined sparse "$SPARSE"
 check "a sparse 2 GB file: file_too_large" has_reason "$SPARSE" file_too_large huge.img
 for id in $MANY $SPARSE; do
