@@ -259,7 +259,7 @@ pty__holder_cancel_step(struct holder *h)
 	static const int sigs[] = { SIGINT, SIGTERM, SIGKILL };
 	static const char *const names[] = { "SIGINT", "SIGTERM", "SIGKILL" };
 	const struct pty_holder_hooks *k = &h->o->hooks;
-	const char *via = "session";
+	const char *via = "";
 	int n = -1;
 
 	if (h->state == PTY_RUN_EXITED || h->cancel_step >= 3)
@@ -267,10 +267,10 @@ pty__holder_cancel_step(struct holder *h)
 	/* A sandbox's agent first, sparing its supervisor (SPEC 5.5). */
 	if (sigs[h->cancel_step] != SIGKILL && k->signal_agent != NULL &&
 	    (n = k->signal_agent(sigs[h->cancel_step], k->ud)) >= 0)
-		via = "sandbox";
+		via = " of the sandbox";
 	if (n < 0)
 		n = pty_proc_signal(h->proc, sigs[h->cancel_step]);
-	pty__holder_event(h, "cancel", "sent %s to %d target(s) (%s) at %llu",
+	pty__holder_event(h, "cancel", "sent %s to %d target(s)%s at %llu",
 	    names[h->cancel_step], n, via,
 	    (unsigned long long)pty__holder_now_ms());
 	h->cancel_step++;

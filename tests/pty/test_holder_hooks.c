@@ -318,12 +318,12 @@ START_TEST(test_holder_hooks_signal_agent)
 	log = file_in(dir, "hooks.log");
 	ck_assert_ptr_nonnull(log);
 	ck_assert_msg(strstr(log, "signal_agent 2\nevent cancel: sent SIGINT "
-	    "to 1 target(s) (sandbox)") != NULL, "%s", log);
+	    "to 1 target(s) of the sandbox at ") != NULL, "%s", log);
 	ck_assert_msg(strstr(log, "signal_agent 15\nevent cancel: sent "
-	    "SIGTERM to 1 target(s) (sandbox)") != NULL, "%s", log);
+	    "SIGTERM to 1 target(s) of the sandbox at ") != NULL, "%s", log);
 	ck_assert_int_eq(count(log, "signal_agent 9"), 0);
-	ck_assert_msg(strstr(log, "SIGKILL to") != NULL &&
-	    strstr(log, "(session)") != NULL, "%s", log);
+	ck_assert_msg(strstr(log, "sent SIGKILL to ") != NULL &&
+	    count(log, "of the sandbox") == 2, "%s", log);
 	ck_assert_ptr_nonnull(strstr(log, "exited 9 1\n"));
 	free(log);
 	free(sock);
