@@ -108,6 +108,7 @@ rm -rf d && ln -s src d
 mkfifo pipe
 echo x >f000 && chmod 000 f000
 echo x >g777 && chmod 777 g777
+python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"sock\")"
 mkdir .GIT && echo x >.GIT/config
 mkdir -p "x/.git " && echo x >"x/.git /config"
 mkdir -p y/git~1 && echo x >y/git~1/HEAD
@@ -165,7 +166,7 @@ echo "# all settled after $(( $(date +%s) - T0 ))s"
 # --- one finding per rejection reason (SPEC 7.2) ------------------------------------
 quarantined shapes "$SHAPES"
 for rp in "symlink link" "symlink sub" "symlink d" "fifo pipe" \
-    "bad_mode f000" "bad_mode g777" "git_path .GIT" "git_path x/.git " \
+    "bad_mode f000" "bad_mode g777" "socket sock" "git_path .GIT" "git_path x/.git " \
     "git_path y/git~1" "gitlink z" "gitlink vendor/lib" "binary blob.bin" "binary late.txt" \
     "leading_dash -rf"; do
 	check "shapes: ${rp%% *} (${rp#* })" has_reason "$SHAPES" "${rp%% *}" "${rp#* }"
