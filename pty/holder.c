@@ -126,6 +126,24 @@ output_clean(const char *buf, size_t len, void *ud)
 	transcript_write(h, buf, len);
 }
 
+/*
+ * Bytes the scrubber held back (they may begin the secret) and no more
+ * output came: a prompt ending in the secret's first letters must show.
+ */
+static void
+scrub_timer_cb(uv_timer_t *t)
+{
+	struct holder *h = t->data;
+
+	if (h->scrub == NULL || sbx_scrub_held(h->scrub) == 0)
+		return;
+	sbx_scrub_flush(h->scrub, output_clean, h);
+	if (h->clients != NULL)
+		pty__holder_schedule_flush(h, false);
+	else
+		pty_screen_dirty_clear(h->screen);
+}
+
 static void
 on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 {
@@ -136,10 +154,14 @@ on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 	if (h->clients != NULL)
 		pty__holder_summary_changed(h);
 	/* A minted credential never reaches the screen or transcript. */
-	if (h->scrub != NULL)
+	if (h->scrub != NULL) {
 		sbx_scrub_feed(h->scrub, buf, len, output_clean, h);
-	else
+		if (sbx_scrub_held(h->scrub) > 0)
+			uv_timer_start(&h->scrub_timer, scrub_timer_cb,
+			    HOLDER_SCRUB_MS, 0);
+	} else {
 		output_clean(buf, len, h);
+	}
 	if (h->clients != NULL)
 		pty__holder_schedule_flush(h, false);
 	else
@@ -444,6 +466,8 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	uv_timer_init(loop, &h.cancel_timer);
 	uv_timer_init(loop, &h.linger_timer);
 	uv_timer_init(loop, &h.summary_timer);
+	uv_timer_init(loop, &h.scrub_timer);
+	h.scrub_timer.data = &h;
 	uv_signal_init(loop, &h.sigterm);
 	h.flush_check.data = h.flush_timer.data = h.cancel_timer.data =
 	    h.linger_timer.data = h.summary_timer.data = h.sigterm.data = &h;

@@ -197,7 +197,7 @@ START_TEST(test_holder_hooks_redact)
 	/* Whole, split across two writes, and inside an assignment. */
 	char *cmd[] = { "/bin/sh", "-c",
 		"printf 'a " SECRET " b\\n'; printf 'split corralSECR';"
-		" sleep 0.3; printf 'ETcanary42 end\\n'; printf 'k=%s\\n' "
+		" sleep 0.05; printf 'ETcanary42 end\\n'; printf 'k=%s\\n' "
 		SECRET "; printf 'near corralSECRETcanary4 miss\\n'", NULL };
 	char ready[256], *tr, *fin, *log;
 	size_t flen = 0;
@@ -233,6 +233,42 @@ START_TEST(test_holder_hooks_redact)
 	free(log);
 	free(fin);
 	free(tr);
+	cu_rmrf(dir);
+	free(dir);
+}
+END_TEST
+
+/* A prompt ending in the secret's first letters still shows. */
+START_TEST(test_holder_hooks_redact_release)
+{
+	char *dir = cu_tmpdir("holder-hooks");
+	char *cmd[] = { "/bin/sh", "-c",
+		"printf 'prompt> corralSE'; sleep 3", NULL };
+	struct pty_client *c = NULL;
+	char ready[256], *sock, *js;
+	uint64_t end;
+	pid_t pid;
+	int err = 0;
+	bool shown = false;
+
+	pid = start(dir, cmd, false, SECRET, ready, sizeof ready);
+	ck_assert_msg(strncmp(ready, "ok ", 3) == 0, "ready: %s", ready);
+	ck_assert_int_gt(asprintf(&sock, "%s/holder.sock", dir), 0);
+	ck_assert_int_eq(pty_client_open(&c, sock, 0, 2000), 0);
+	end = cu_now_ms() + 2000;
+	while (!shown && cu_now_ms() < end) {
+		js = pty_client_status(c, 1000, &err);
+		ck_assert_msg(js != NULL, "status: %d", err);
+		shown = strstr(js, "prompt> corralSE") != NULL;
+		free(js);
+		if (!shown)
+			usleep(20000);
+	}
+	ck_assert_msg(shown, "the held-back prompt never showed");
+	pty_client_free(c);
+	kill(pid, SIGTERM);
+	wait_for(pid);
+	free(sock);
 	cu_rmrf(dir);
 	free(dir);
 }
@@ -340,6 +376,7 @@ holder_hooks_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_holder_hooks_redact);
+	tcase_add_test(tc, test_holder_hooks_redact_release);
 	tcase_add_test(tc, test_holder_hooks_finishing_phase);
 	tcase_add_test(tc, test_holder_hooks_signal_agent);
 	suite_add_tcase(s, tc);
