@@ -178,8 +178,15 @@ sleep 2	# the time it spends blocked is what the timeline must show
 "$CORRAL" wait "$ask" --until done --timeout 20 >/dev/null || fail "asker never finished"
 keys t
 check "t opens the timeline" wait_pane "timeline " 10
-check "the timeline has a row per lease" \
-	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] (rv|onmain) ' | wc -l | grep -qx 2"
+rows() {	# rows REGEX N: N timeline rows match (the log loads in the background)
+	local i
+	for i in $(seq 200); do
+		[ "$(screen | grep -cE -- "$1")" = "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+check "the timeline has a row per lease" rows '^[ >] (rv|onmain|asker) ' 3
 check "a lease that waited on the operator shows B and its blocked time" \
 	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] asker ' | grep -qE 'B.* blocked [2-9]s'"
 check "a row shows its bar and blocked time" \
