@@ -253,5 +253,8 @@ check "the config's [console] theme is used" has '38;2;255;128;0'
 rm -f "$XDG_CONFIG_HOME/corral/config"
 check "--theme nosuch is refused with its name" \
 	bash -c "'$CORRAL' --theme no-such-theme </dev/null 2>&1 | grep -q 'no-such-theme'"
+expect_rc 2 "--theme without a name is a usage error" "$CORRAL" --theme
+expect_rc 2 "--theme= with an empty name is a usage error" "$CORRAL" --theme=
+expect_rc 2 "attach takes one ID" "$CORRAL" attach "$id" "$id2"
 
 finish
