@@ -5,6 +5,7 @@
  * `corral events --since 12h --json`), read asynchronously into bounded
  * buffers, and apply/reject run the same way (`corral apply ID [--hunks
  * LIST]`, `corral reject ID`) with their outcome on the status line.
+ * The timeline's names come from `corral ls --all --json` the same way.
  * Jobs carry lease IDs, never session pointers (STYLE D.4); the focus
  * never moves on their account (SPEC 4.2).
  */
@@ -14,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "tui/tui_int.h"
 
 #define JOB_OUT_MAX (64u << 20)	/* a review document, an event log */
@@ -22,7 +25,7 @@
 #define TL_MIN_MS (60 * 1000LL)
 #define HUNKS_MAX 65536
 
-enum job_kind { JOB_REVIEW, JOB_EVENTS, JOB_APPLY, JOB_REJECT };
+enum job_kind { JOB_REVIEW, JOB_EVENTS, JOB_NAMES, JOB_APPLY, JOB_REJECT };
 
 struct tui_job {
 	struct tui_job *next;
@@ -44,6 +47,7 @@ struct tui_job {
 static const char *const job_verbs[] = {
 	[JOB_REVIEW] = "loading the review",
 	[JOB_EVENTS] = "loading the timeline",
+	[JOB_NAMES] = "loading names",
 	[JOB_APPLY] = "applying",
 	[JOB_REJECT] = "rejecting",
 };
@@ -274,6 +278,12 @@ job_text(struct tui_job *j, bool use_err, char *buf, size_t bufsz)
  * finished model is swapped in on the loop (STYLE E). The work owns the
  * job's buffers; the loop runs until it is done, even while quitting.
  */
+/* A lease's name from `corral ls --all --json`, for the timeline. */
+struct tl_name {
+	char id[LEASE_ID_LEN + 1];
+	char name[64];
+};
+
 struct parse_work {
 	uv_work_t req;
 	struct tui_app *app;
@@ -287,7 +297,37 @@ struct parse_work {
 	char err[256];
 	struct tui_review rv;
 	struct tui_timeline tl;
+	struct tl_name *names;
+	size_t nnames;
 };
+
+/* ls --json: [{"id": ..., "name": ...}, ...] into w->names (bounded). */
+static void
+parse_names(struct parse_work *w)
+{
+	json_t *a = json_loadb(w->obuf, w->olen, 0, NULL), *o;
+	const char *id, *name;
+	size_t i, max = json_array_size(a);
+
+	if (max > 4 * TUI_TIMELINE_MAX_LEASES)
+		max = 4 * TUI_TIMELINE_MAX_LEASES;
+	if (max > 0 && (w->names = calloc(max, sizeof *w->names)) == NULL)
+		max = 0;
+	json_array_foreach(a, i, o) {
+		if (w->nnames >= max)
+			break;
+		id = json_string_value(json_object_get(o, "id"));
+		name = json_string_value(json_object_get(o, "name"));
+		if (id == NULL || name == NULL || strlen(id) > LEASE_ID_LEN)
+			continue;
+		snprintf(w->names[w->nnames].id, sizeof w->names[0].id, "%s",
+		    id);
+		snprintf(w->names[w->nnames].name, sizeof w->names[0].name,
+		    "%s", name);
+		w->nnames++;
+	}
+	json_decref(a);
+}
 
 static void
 parse_run(uv_work_t *req)
@@ -299,6 +339,10 @@ parse_run(uv_work_t *req)
 		tui_review_init(&w->rv);
 		w->rc = tui_review_parse(&w->rv, w->obuf, w->olen, w->err,
 		    sizeof w->err);
+		return;
+	}
+	if (w->kind == JOB_NAMES) {
+		parse_names(w);
 		return;
 	}
 	tui_timeline_init(&w->tl);
@@ -348,6 +392,30 @@ review_parsed(struct tui_app *a, struct parse_work *w)
 }
 
 static void
+names_load(struct tui_app *a)
+{
+	const char *args[] = { "ls", "--all", "--json", NULL };
+
+	if (job_find(a, JOB_NAMES, NULL) == NULL &&
+	    job_start(a, JOB_NAMES, NULL, args) < 0)
+		tui_app_log(a, "cannot run corral ls for the timeline's names");
+}
+
+static void
+names_parsed(struct tui_app *a, struct parse_work *w)
+{
+	for (size_t i = 0; i < a->tl.n; i++) {
+		for (size_t k = 0; k < w->nnames; k++) {
+			if (strcmp(a->tl.l[i].id, w->names[k].id) != 0)
+				continue;
+			snprintf(a->tl.l[i].name, sizeof a->tl.l[i].name, "%s",
+			    w->names[k].name);
+			break;
+		}
+	}
+}
+
+static void
 events_parsed(struct tui_app *a, struct parse_work *w)
 {
 	a->tl_loading = false;
@@ -367,19 +435,8 @@ events_parsed(struct tui_app *a, struct parse_work *w)
 		snprintf(a->tl_err, sizeof a->tl_err, "more than %d leases or "
 		    "%d changes of one: the oldest are shown",
 		    TUI_TIMELINE_MAX_LEASES, TUI_TIMELINE_MAX_SPANS);
-	/* names of leases the list does not show: one short read each */
-	for (size_t i = 0; i < a->tl.n; i++) {
-		struct lease_record rec;
-
-		if (tui_app_find(a, a->tl.l[i].id) != NULL)
-			continue;
-		memset(&rec, 0, sizeof rec);
-		if (lease_store_get(a->ctx->store, a->tl.l[i].id, &rec) == 0 &&
-		    rec.name != NULL)
-			snprintf(a->tl.l[i].name, sizeof a->tl.l[i].name, "%s",
-			    rec.name);
-		lease_record_clear(&rec);
-	}
+	/* names of leases the list does not show: `corral ls`, off-loop */
+	names_load(a);
 }
 
 static void
@@ -391,12 +448,15 @@ parse_done(uv_work_t *req, int status)
 	if (status == 0 && !a->quit) {
 		if (w->kind == JOB_REVIEW)
 			review_parsed(a, w);
+		else if (w->kind == JOB_NAMES)
+			names_parsed(a, w);
 		else
 			events_parsed(a, w);
 		tui_app_mark(a, TUI_DIRTY_ALL, false);
 	}
 	tui_review_free(&w->rv);
 	tui_timeline_free(&w->tl);
+	free(w->names);
 	free(w->obuf);
 	free(w);
 }
@@ -410,7 +470,7 @@ parse_start(struct tui_app *a, struct tui_job *j)
 	if (w == NULL) {
 		if (j->kind == JOB_REVIEW)
 			a->rv_loading = false;
-		else
+		else if (j->kind == JOB_EVENTS)
 			a->tl_loading = false;
 		return;
 	}
@@ -478,6 +538,7 @@ job_done(struct tui_app *a, struct tui_job *j)
 	switch (j->kind) {
 	case JOB_REVIEW:
 	case JOB_EVENTS:
+	case JOB_NAMES:
 		parse_start(a, j);
 		break;
 	case JOB_APPLY:
