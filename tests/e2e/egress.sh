@@ -257,5 +257,7 @@ check "the halted leases started nothing" \
 	test "$(live)" = "$((n_before + 1))"
 check "doctor reports the test resolver override" \
 	bash -c "'$CORRAL' doctor 2>&1 | grep -q 'TEST resolver override: allowed.test=127.0.0.1'"
+check "no holder reported a sanitizer error (ASan builds)" bash -c \
+	"! grep -l 'AddressSanitizer\\|runtime error:\\|LeakSanitizer' '$CORRAL_STATE_DIR'/leases/*/holder.log"
 
 finish
