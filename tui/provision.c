@@ -40,6 +40,7 @@ struct prov {
 	char *prompt;
 	size_t prompt_len;
 	char *init;
+	char policy_base[41];	/* the commit the repository policy is from */
 	const struct sbx_adapter *ad;
 	const struct sbx_command_config *cmdcfg; /* command: the hooks */
 	bool git_done;		/* lease_provision_git ran (and succeeded) */
@@ -271,10 +272,13 @@ command_preflight(struct prov *p, struct tui_config *cf,
 }
 
 /*
- * SPEC 8.6: the repository's policy, TUI_REPO_POLICY in the tree of the
- * base commit just recorded (never the workspace or the operator's
+ * SPEC 8.6, in step 1: the repository's policy, TUI_REPO_POLICY in the
+ * tree of the base commit (never the workspace or the operator's
  * checkout, so an uncommitted file is ignored), may only narrow the
- * effective policy, key by key. Its digest goes into the receipt. 0 (none
+ * effective policy, key by key, before the preflight and before anything
+ * is created. The commit it was read at is kept in p->policy_base: the
+ * git step must record that very commit (base_check). A repository or base
+ * that does not open or resolve is left to the git step to name. 0 (none
  * there, or narrowed), SBX_EWIDER / SBX_EPOLICY with err (file:line), or
  * another negative code.
  */
@@ -283,22 +287,29 @@ repo_policy(struct prov *p, char *err, size_t errsz)
 {
 	struct sbx_policy_error perr;
 	struct sbx_policy *narrowed = NULL;
-	struct lease_record r;
 	struct lease_git *g = NULL;
-	char name[4200], sha[SBX_SHA256_HEX], *text = NULL, *limits;
-	size_t len = 0;
+	char name[4200], sha[SBX_SHA256_HEX], oid[41], *text = NULL;
+	char *ref = NULL;
+	const char *wd;
+	size_t len = 0, wdlen;
 	json_t *j;
 	int rc;
 
-	if ((rc = lease_store_get(p->st, p->id, &r)) < 0) {
-		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
-		return rc;
+	lease_git_init();
+	if (lease_git_open(&g, p->rq->repo) < 0 ||
+	    lease_git_resolve(g, p->rq->base, oid, &ref) < 0) {
+		rc = 0;		/* named by the git step */
+		goto out;
 	}
-	if ((rc = lease_git_open(&g, r.repo)) == 0)
-		rc = lease_git_read_blob(g, r.base, TUI_REPO_POLICY,
-		    TUI_REPO_POLICY_MAX, &text, &len);
-	snprintf(name, sizeof name, "%s@%.12s:%s", r.repo ? r.repo : "?",
-	    r.base ? r.base : "?", TUI_REPO_POLICY);
+	snprintf(p->policy_base, sizeof p->policy_base, "%s", oid);
+	rc = lease_git_read_blob(g, oid, TUI_REPO_POLICY, TUI_REPO_POLICY_MAX,
+	    &text, &len);
+	wd = lease_git_workdir(g);
+	wdlen = strlen(wd);
+	while (wdlen > 1 && wd[wdlen - 1] == '/')
+		wdlen--;
+	snprintf(name, sizeof name, "%.*s@%.12s:%s", (int)wdlen, wd, oid,
+	    TUI_REPO_POLICY);
 	if (rc == LEASE_ENOTFOUND) {
 		rc = 0;		/* the repository sets no policy */
 		goto out;
@@ -323,23 +334,43 @@ repo_policy(struct prov *p, char *err, size_t errsz)
 	p->policy_text = NULL;
 	if ((rc = policy_text(p, err, errsz)) < 0)
 		goto out;
-	TUI_BEST_EFFORT(lease_store_set_text(p->st, p->id, LEASE_FIELD_POLICY,
-	    p->policy_text));
-	if ((limits = limits_json(&p->pol->limits)) != NULL)
-		TUI_BEST_EFFORT(lease_store_set_text(p->st, p->id,
-		    LEASE_FIELD_LIMITS, limits));
-	free(limits);
 	if (sbx_sha256_hex(text, len, sha) < 0)
 		sha[0] = '\0';
 	j = json_pack("{s:s, s:s, s:s, s:s}", "path", TUI_REPO_POLICY,
-	    "commit", r.base ? r.base : "", "sha256", sha,
-	    "effective_policy_sha256", p->policy_sha);
+	    "commit", oid, "sha256", sha, "effective_policy_sha256",
+	    p->policy_sha);
 	TUI_BEST_EFFORT(lease_receipt_append(p->st, p->id, "repo_policy", j,
 	    NULL));
 	json_decref(j);
 out:
 	free(text);
+	free(ref);
 	lease_git_free(g);
+	lease_git_shutdown();
+	return rc;
+}
+
+/*
+ * After the git step: the base it recorded is the commit the repository's
+ * policy was read at (a ref that moved in between fails the lease). 0, or
+ * -ESTALE with err.
+ */
+static int
+base_check(struct prov *p, char *err, size_t errsz)
+{
+	struct lease_record r;
+	int rc = 0;
+
+	if ((rc = lease_store_get(p->st, p->id, &r)) < 0) {
+		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
+		return rc;
+	}
+	if (r.base == NULL || strcmp(r.base, p->policy_base) != 0) {
+		snprintf(err, errsz, "the base moved while the lease was "
+		    "provisioned (policy read at %.12s, base recorded %.12s): "
+		    "start it again", p->policy_base, r.base ? r.base : "?");
+		rc = -ESTALE;
+	}
 	lease_record_clear(&r);
 	return rc;
 }
@@ -406,13 +437,10 @@ provision(struct prov *p, struct lease_lock *lk)
 		return TUI_EXIT_FAIL;
 	}
 	p->git_done = true;
-	/* The repository's policy, from the base commit just recorded. */
-	if ((rc = repo_policy(p, err, sizeof err)) < 0) {
-		const char *reason = rc == SBX_EWIDER ? "policy_wider" :
-		    rc == SBX_EPOLICY ? "policy_invalid" : "provision_error";
-
-		fprintf(stderr, "corral new: %s: %s\n", reason, err);
-		fail_lease(p, reason);
+	/* The policy was checked against the very base just recorded. */
+	if ((rc = base_check(p, err, sizeof err)) < 0) {
+		fprintf(stderr, "corral new: base_moved: %s\n", err);
+		fail_lease(p, "base_moved");
 		undo(p);
 		return TUI_EXIT_FAIL;
 	}
@@ -579,6 +607,14 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	if ((rc = policy_text(&p, err, sizeof err)) < 0) {
 		fail_lease(&p, "provision_error");
 		rc = tui_err(c, "%s", err);
+		goto out;
+	}
+	/* The repository's own policy, from the base commit (SPEC 8.6). */
+	if ((rc = repo_policy(&p, err, sizeof err)) < 0) {
+		reason = rc == SBX_EWIDER ? "policy_wider" : rc == SBX_EPOLICY ?
+		    "policy_invalid" : "provision_error";
+		fail_lease(&p, reason);
+		rc = tui_err(c, "%s: %s", reason, err);
 		goto out;
 	}
 	if (strcmp(p.ad->name, "command") == 0) {
