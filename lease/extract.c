@@ -1049,10 +1049,79 @@ file_cmp(const void *a, const void *b)
 	    ((const struct lease_manifest_file *)b)->path);
 }
 
-/* The manifest entry of delta i. */
+/*
+ * Does one side hold a NUL past git's BINARY_SNIFF (libgit2 calls such a
+ * file text, and its text patch would carry the NUL)?
+ */
+static bool
+late_nul(struct lease_gate_odb *q, const git_diff_file *f)
+{
+	git_blob *b = NULL;
+	bool r;
+
+	if (git_oid_is_zero(&f->id) || git_blob_lookup(&b, q->repo,
+	    &f->id) < 0)
+		return false;
+	r = memchr(git_blob_rawcontent(b), '\0',
+	    (size_t)git_blob_rawsize(b)) != NULL;
+	git_blob_free(b);
+	return r;
+}
+
+/*
+ * The patch, delta by delta: a file with a late NUL is printed as binary
+ * (a GIT binary patch when the policy allows binary, else "Binary files
+ * differ"), the rest as git_diff_print would. forced[i] says which.
+ */
+static int
+print_patch(struct lease_gate_odb *q, git_diff *diff, git_tree *from,
+    git_tree *to, const git_diff_options *o, struct printer *pr,
+    bool *forced)
+{
+	const git_diff_delta *d;
+	git_diff_options fo;
+	git_diff *one = NULL;
+	git_patch *p = NULL;
+	char *path;
+	size_t i, n = git_diff_num_deltas(diff);
+	int rc = 0;
+
+	for (i = 0; rc >= 0 && i < n; i++) {
+		if ((rc = git_patch_from_diff(&p, diff, i)) < 0 || p == NULL)
+			break;
+		d = git_patch_get_delta(p);
+		if (!(d->flags & GIT_DIFF_FLAG_BINARY) &&
+		    (late_nul(q, &d->old_file) || late_nul(q, &d->new_file))) {
+			forced[i] = true;
+			fo = *o;
+			path = (char *)(d->new_file.path != NULL ?
+			    d->new_file.path : d->old_file.path);
+			fo.pathspec.strings = &path;
+			fo.pathspec.count = 1;
+			fo.flags |= GIT_DIFF_FORCE_BINARY |
+			    GIT_DIFF_DISABLE_PATHSPEC_MATCH;
+			if ((rc = git_diff_tree_to_tree(&one, q->repo, from, to,
+			    &fo)) == 0)
+				rc = git_diff_num_deltas(one) == 1 ?
+				    git_diff_print(one, GIT_DIFF_FORMAT_PATCH,
+				    print_cb, pr) : -1;
+			git_diff_free(one);
+			one = NULL;
+		} else {
+			rc = git_patch_print(p, print_cb, pr);
+		}
+		git_patch_free(p);
+		p = NULL;
+	}
+	git_patch_free(p);
+	return rc;
+}
+
+/* The manifest entry of delta i (forced: printed as binary). */
 static int
 manifest_file(struct lease_gate_odb *q, git_diff *diff, size_t i,
-    const struct lease_result_policy *pol, struct lease_manifest_file *f)
+    const struct lease_result_policy *pol, bool forced,
+    struct lease_manifest_file *f)
 {
 	const git_diff_delta *d = git_diff_get_delta(diff, i);
 	git_patch *p = NULL;
@@ -1088,9 +1157,9 @@ manifest_file(struct lease_gate_odb *q, git_diff *diff, size_t i,
 	}
 	if (git_patch_from_diff(&p, diff, i) < 0)
 		return lease__gate_fail(q, LEASE_EGIT, "patch of %s", f->path);
-	if (p != NULL)
+	if (p != NULL && !forced)
 		git_patch_line_stats(NULL, &adds, &dels, p);
-	f->binary = (git_diff_get_delta(diff, i)->flags &
+	f->binary = forced || (git_diff_get_delta(diff, i)->flags &
 	    GIT_DIFF_FLAG_BINARY) != 0;
 	git_patch_free(p);
 	f->insertions = adds;
@@ -1115,6 +1184,7 @@ lease_extract_patch(struct lease_gate_odb *q, const char *from_hex,
 	unsigned int mdlen = 0, k;
 	char *tmp = NULL;
 	git_oid oid;
+	bool *forced = NULL;
 	size_t i, n;
 	int rc, pfd;
 
@@ -1156,7 +1226,15 @@ lease_extract_patch(struct lease_gate_odb *q, const char *from_hex,
 	}
 	pr.max = pol->max_patch_bytes;
 	EVP_DigestInit_ex(pr.sha, EVP_sha256(), NULL);
-	rc = git_diff_print(diff, GIT_DIFF_FORMAT_PATCH, print_cb, &pr);
+	n = git_diff_num_deltas(diff);
+	if ((forced = calloc(n > 0 ? n : 1, sizeof *forced)) == NULL) {
+		rc = -ENOMEM;
+		fclose(pr.f);
+		pr.f = NULL;
+		unlink(tmp);
+		goto out;
+	}
+	rc = print_patch(q, diff, from, to, &o, &pr, forced);
 	if (fflush(pr.f) != 0 || fsync(fileno(pr.f)) != 0)
 		rc = rc < 0 ? rc : -1;
 	fclose(pr.f);
@@ -1192,7 +1270,8 @@ lease_extract_patch(struct lease_gate_odb *q, const char *from_hex,
 	}
 	for (i = 0; i < n; i++) {
 		m->nfiles = i + 1;
-		if ((rc = manifest_file(q, diff, i, pol, &m->files[i])) < 0)
+		if ((rc = manifest_file(q, diff, i, pol, forced[i],
+		    &m->files[i])) < 0)
 			goto out;
 		m->added += m->files[i].status == 'A';
 		m->modified += m->files[i].status == 'M';
@@ -1211,6 +1290,7 @@ out:
 	if (pr.f != NULL)
 		fclose(pr.f);
 	EVP_MD_CTX_free(pr.sha);
+	free(forced);
 	free(tmp);
 	lease_manifest_free(m);
 	git_diff_free(diff);

@@ -34,7 +34,10 @@ memory = 512M
 file_size = 3G
 [result]
 output_dir = out
+allow_binary = true
 EOF
+# Binary content refused by a lease's own policy (it may narrow).
+printf '[result]\nallow_binary = false\n' >"$TMP/nobinary.ini"
 js() { "$CORRAL" show "$1" --json; }
 # agent NAME SCRIPT: start a sandboxed lease running sh -c SCRIPT in /work;
 # prints its ID.
@@ -101,7 +104,7 @@ watch_hwm() { # ID: sample its holder in the background
 
 # --- start every lease at once (they run concurrently) ----------------------------
 # shapes: one finding per entry, each reported separately.
-SHAPES=$(agent shapes '
+SHAPES=$(POLICY=$TMP/nobinary.ini agent shapes '
 ln -s /etc/passwd link
 mkdir -p /tmp/out && ln -s /tmp/out sub && echo pwned >sub/evil
 rm -rf d && ln -s src d
@@ -148,13 +151,17 @@ DELTA=$(agent delta 'echo delta >e.txt')
 HUNKS=$(agent hunks 'sed -i "1s/.*/ONE/; 40s/.*/FORTY/" nums.txt')
 CONFL=$(agent conflict 'sed -i "5s/.*/five/" nums.txt')
 TAMPER=$(agent tamper 'echo t >t.txt')
+# Binary allowed by the operator's policy: a GIT binary patch, also for a
+# NUL past the 8000 bytes git looks at.
+BIN=$(agent bin 'head -c 20000 /dev/urandom >rnd.bin
+{ head -c 9000 /dev/zero | tr "\000" a; printf "\000"; } >late.txt')
 OWNER=$(agent owner 'echo owner >o.txt; mkdir out; echo "3 tests passed" >out/report.txt')
 # An agent that fails after writing, and one whose holder dies (SPEC 9.2):
 # their work is kept in quarantine for inspection, never materialised.
 FAILS=$(agent fails 'echo half >half.txt; exit 1')
 LOST=$(agent lost 'echo lost >lost.txt; sleep 1000')
-ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER"
-check "every lease started" test "$(echo $ALL | wc -w)" = 16
+ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER $BIN"
+check "every lease started" test "$(echo $ALL | wc -w)" = 17
 settled "$RACE" || fail "race did not settle"
 for _ in $(seq 100); do [ -s "$CORRAL_STATE_DIR/leases/$LOST/work/lost.txt" ] && break; sleep 0.1; done
 kill -9 "$(js "$LOST" | jq -r .holder_pid)"
@@ -264,7 +271,7 @@ check "show: no raw ESC or BEL" noraw "$out"
 
 # --- two leases from one base, each in its own review worktree (SPEC 10.4) -----------
 WT=$CORRAL_STATE_DIR/worktrees
-for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER; do
+for id in $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER $BIN; do
 	check "$(js $id | jq -r .name): result_ready with a commit on corral/<id>" jq_eq "$(js $id)" \
 		'"\(.lease_state) \(.result.status) \(.result.commit == null)"' "result_ready ready false"
 done
@@ -414,6 +421,15 @@ check "artifacts: out/report.txt copied out, not in the patch" bash -c \
 	 ! git -C '$REPO' cat-file -e corral/$OWNER:out/report.txt 2>/dev/null"
 check "artifacts: counted in the result" jq_eq "$j" '"\(.result.artifacts.files) \(.result.artifacts.bytes)"' "1 15"
 
+# --- binary content allowed by the policy ----------------------------------------------
+check "bin: both files materialised byte for byte" bash -c \
+	"cmp -s '$CORRAL_STATE_DIR/leases/$BIN/work/rnd.bin' '$WT/$BIN/rnd.bin' &&
+	 cmp -s '$CORRAL_STATE_DIR/leases/$BIN/work/late.txt' '$WT/$BIN/late.txt'"
+check "bin: as GIT binary patches" test \
+	"$(grep -c '^GIT binary patch' "$CORRAL_STATE_DIR/leases/$BIN/result/patch")" = 2
+check "bin: no NUL in the patch" test \
+	"$(tr -d -c '\000' <"$CORRAL_STATE_DIR/leases/$BIN/result/patch" | wc -c)" = 0
+
 # --- a target checked out in a linked worktree: the owner runs the merge ---------------
 git -C "$REPO" worktree add -q -b wtb "$TMP/wt" main
 out=$("$CORRAL" apply "$OWNER" --into wtb 2>&1); rc=$?
@@ -440,7 +456,7 @@ check "tamper: rel3 did not move" test "$(tip rel3)" = "$BASE"
 check "tamper: still result_ready, not applied" jq_eq "$(js $TAMPER)" .lease_state result_ready
 
 # --- reject the rest; after reconcile nothing of any lease is left (SPEC 10.6) ----------
-for id in $FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $DELTA $CONFL $TAMPER; do
+for id in $FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $BIN $DELTA $CONFL $TAMPER; do
 	"$CORRAL" reject "$id" >/dev/null 2>&1 || fail "reject $(js $id | jq -r .name)"
 done
 out=$("$CORRAL" reconcile 2>&1); rc=$?
@@ -465,7 +481,7 @@ for id in $ALL; do
 		fail "$n: left: $(jq -c '[.lease_state, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
 	fi
 done
-check "all 16 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 16
+check "all 17 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 17
 check "no live lease is listed" jq_eq "$("$CORRAL" ls --json)" length 0
 check "the operator's checkout, index and main are still byte-identical" test "$BEFORE" = "$(hash_checkout)"
 check "no holder reported a sanitizer error (ASan builds)" bash -c \

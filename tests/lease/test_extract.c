@@ -370,7 +370,9 @@ END_TEST
 
 START_TEST(test_extract_binary)
 {
-	char *p = wpath("blob.bin"), late[9000];
+	char *p = wpath("blob.bin"), late[9000], *patch;
+	struct lease_manifest *m;
+	size_t len;
 
 	ck_assert_int_eq(cu_write_file(p, "ab\0cd", 5), 0);
 	/* a NUL past the first 8000 bytes git looks at: named too */
@@ -387,6 +389,28 @@ START_TEST(test_extract_binary)
 	ck_assert_int_eq(extract(), 0);
 	ck_assert_uint_eq(rep.n, 0);
 	free(p);
+	/*
+	 * The late NUL is printed as a binary patch (libgit2 would print
+	 * it as text, NUL and all); the gate passes it to the snapshot.
+	 */
+	m = manifest();
+	ck_assert(mfile(m, "late.txt")->binary);
+	ck_assert_uint_eq(mfile(m, "late.txt")->insertions, 0);
+	p = lt_fmt("%s/%s", qdir, "patch");
+	patch = lt_slurp(p, &len);
+	free(p);
+	ck_assert_ptr_null(memchr(patch, '\0', len));
+	ck_assert_ptr_nonnull(strstr(patch, "diff --git a/late.txt b/late.txt\n"
+	    "new file mode 100644\nindex 0000000000000000000000000000000000000"
+	    "000.."));
+	ck_assert_int_eq(lease_gate_verify(q, c[2], patch, len, m, &pol,
+	    &rep), 0);
+	if (rep.n)
+		dump();
+	ck_assert_uint_eq(rep.n, 0);
+	ck_assert_str_eq(rep.tree, ex.tree);
+	free(patch);
+	lease_manifest_free(m);
 }
 END_TEST
 
