@@ -7,7 +7,10 @@
 # printed escaped by review and show; two leases from one base, one
 # rejected, one applied, the operator's checkout and index byte-identical;
 # a checked-out target refused with the merge hint; an advanced target back
-# to review; an edited review worktree refused; --hunks; a tampered patch.
+# to review; an edited review worktree refused; --hunks; a tampered patch;
+# checks, artifacts and binary files; a failed agent and a lost holder;
+# after reject, apply and reconcile no runtime resource of any lease.
+# All leases start at once; the file takes 30-50 s on a loaded 2-core host.
 set -u
 . "$(dirname "$0")/lib.bash"
 
