@@ -729,6 +729,20 @@ on_dir(struct walk *w, int dirfd, const char *name, const struct stat *lst,
 		finding(w, LEASE_GATE_GITLINK, w->rel, "a nested repository");
 		return;
 	}
+	/*
+	 * A bare repository spelled without .git: git finds it from any
+	 * directory beneath and runs its config (core.pager, fsmonitor) on
+	 * the reviewer's side (SPEC 7.2; tests/adversarial import_bare_repo).
+	 */
+	if (fstatat(fd, "HEAD", &g, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (fstatat(fd, "commondir", &g, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    fstatat(fd, "objects", &g, AT_SYMLINK_NOFOLLOW) == 0 ||
+	    fstatat(fd, "refs", &g, AT_SYMLINK_NOFOLLOW) == 0)) {
+		close(fd);
+		finding(w, LEASE_GATE_GITLINK, w->rel,
+		    "a nested bare repository");
+		return;
+	}
 	if (be != NULL && git_tree_entry_filemode(be) == GIT_FILEMODE_TREE &&
 	    git_tree_lookup(&sub, w->q->repo, git_tree_entry_id(be)) < 0) {
 		close(fd);

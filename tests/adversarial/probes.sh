@@ -255,6 +255,22 @@ side-worktree) # WORKTREE STATEDIR
 	echo pwned >"$1/pwned" 2>>/work/listing
 	echo pwned >>"$2/corral.db" 2>>/work/listing
 	done_ ;;
+import-bare-repo) # CANARYPATH
+	# A bare repository spelled without .git (HEAD, config, objects,
+	# refs) and one that borrows its config through commondir: git run
+	# by the reviewer anywhere beneath them reads that config.
+	for d in evil evil2 evil3/x; do
+		mkdir -p "/work/$d/objects" "/work/$d/refs/heads"
+		echo 'ref: refs/heads/main' >"/work/$d/HEAD"
+		printf '[core]\n\tbare = true\n\tpager = "touch %s; cat"\n' \
+		    "$1" >"/work/$d/config"
+		echo x >"/work/$d/objects/keep"
+		echo x >"/work/$d/refs/heads/keep"
+	done
+	rm -r /work/evil2/objects /work/evil2/refs
+	echo ../evil3/x >/work/evil2/commondir
+	echo "agent change" >>/work/README
+	done_ ;;
 supply-hijack) # CANARYPATH
 	mkdir -p /work/bin2
 	for t in git sh ls cat env cp rm bwrap corral; do

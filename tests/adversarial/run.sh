@@ -24,7 +24,7 @@ ONLY=${ADV_ONLY:-.}
 die() { echo "adversarial: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (each lease runs under its own uid)"
 [ -x "$PROBE" ] || die "probe binary not found ($PROBE): set CORRAL_ADV_PROBE"
-for t in jq python3 git tmux ss; do
+for t in jq python3 git tmux ss script; do
 	command -v "$t" >/dev/null || die "$t is required"
 done
 
@@ -69,6 +69,7 @@ chown 12345:12345 "$OUT/secret"
 chmod 640 "$OUT/secret"
 HOOK_FIRED=$TMP/hook-fired
 HIJACK_FIRED=$TMP/hijack-fired
+BARE_FIRED=$TMP/bare-fired
 TIOCSTI_FIRED=$TMP/tiocsti-fired
 CANARIES=$TMP/canaries
 {
@@ -832,6 +833,25 @@ p_import_symlinks() {
 	[ -d "$REPO/.git" ] || { WHY="the host repository was removed"; return 1; }
 }
 
+p_import_bare_repo() {
+	# A nested bare repository is a git directory by another spelling
+	# (SPEC 7.2): quarantined, never materialised. Host side: git run by
+	# the reviewer in the review worktree (a terminal, so the pager runs)
+	# must not run the agent's config.
+	local id wt d
+	id=$(new import-bare-repo -- import-bare-repo "$BARE_FIRED")
+	check "$id" "result_ready|failed" || return 1
+	wt=$STATE/worktrees/$id
+	for d in evil evil2 evil3/x/refs; do
+		[ -d "$wt/$d" ] || continue
+		(cd "$wt/$d" && script -qec "git log -1; git branch" /dev/null \
+		    </dev/null >/dev/null 2>&1)
+	done
+	[ ! -e "$BARE_FIRED" ] || { WHY="the reviewer's git ran the agent's core.pager from a nested bare repository"; return 1; }
+	[ "$(field "$id" .lease_state)" = failed ] && [ "$(field "$id" .failed_reason)" = result_invalid ] || { WHY="a nested bare repository was materialised ($(field "$id" .lease_state))"; return 1; }
+	"$CORRAL" review "$id" 2>&1 | grep -q 'gitlink .*evil' || { WHY="review does not name the nested repository"; return 1; }
+}
+
 # ---- the table: name, class ---------------------------------------------------------
 PROBES=(
 	fs_host_paths:mount fs_uncommitted:mount fs_search:mount
@@ -856,6 +876,7 @@ PROBES=(
 	side_git_config:side_effect side_push:side_effect side_gitdir:side_effect
 	side_worktree:side_effect
 	import_dotgit_link:result_import import_symlinks:result_import
+	import_bare_repo:result_import
 )
 
 run_one() {
