@@ -808,6 +808,16 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 		decide_rule(e, d, b);
 		return;
 	}
+	/*
+	 * Requests in flight through the lease's proxy outrank a terminal
+	 * read: a program polling a socket with a terminal on fd 0 (curl)
+	 * looks like one (facts.c), and the agent is waiting on its model.
+	 */
+	if (d->inflight > 0) {
+		decide(e, PTY_DETECT_WORKING, "egress",
+		    "%u model requests in flight", d->inflight);
+		return;
+	}
 	if (fresh && d->tty_read) {
 		decide(e, PTY_DETECT_PROMPT, "fact:tty-read",
 		    "%s asleep in a terminal read", d->fg_comm);
@@ -818,11 +828,6 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 
 		snprintf(sig, sizeof sig, "%s:%c", d->mark_src, d->mark);
 		decide(e, PTY_DETECT_PROMPT, sig, "shell integration mark");
-		return;
-	}
-	if (d->inflight > 0) {
-		decide(e, PTY_DETECT_WORKING, "egress",
-		    "%u model requests in flight", d->inflight);
 		return;
 	}
 	if (d->progress == 1 || d->progress == 3) {

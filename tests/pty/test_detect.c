@@ -591,6 +591,36 @@ START_TEST(test_detect_osc133)
 }
 END_TEST
 
+/*
+ * A sandboxed shell's curl: polling a socket with the terminal on fd 0
+ * looks like a tty read; while its request is in flight it is working,
+ * then the tty read settles it at prompt.
+ */
+START_TEST(test_detect_egress_over_tty_read)
+{
+	static const char *const rows[] = { "", "", "" };
+	struct sim s;
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_EGRESS };
+
+	sim_init(&s, false, bash_argv, 1);
+	s.tty_read = true;
+	sim_show(&s, rows, 3);
+	ev.now_ms = s.now;
+	ev.inflight = 1;
+	pty_detect_feed_event(s.d, &ev);
+	sim_step(&s);
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,working");
+	ev.now_ms = s.now;
+	ev.inflight = 0;
+	pty_detect_feed_event(s.d, &ev);
+	sim_step(&s);
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(test_detect_egress_progress)
 {
 	struct sim s;
@@ -1640,6 +1670,7 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_report_states, 0, 2);
 	tcase_add_loop_test(tc, test_detect_osc133, 0, 2);
 	tcase_add_loop_test(tc, test_detect_egress_progress, 0, 2);
+	tcase_add_test(tc, test_detect_egress_over_tty_read);
 	tcase_add_loop_test(tc, test_detect_progress_expires, 0, 2);
 	tcase_add_loop_test(tc, test_detect_notification, 0, 2);
 	tcase_add_loop_test(tc, test_detect_claude_prose, 0, 2);
