@@ -619,7 +619,19 @@ static const char *const build_names[] = {
 	"docker-compose.yaml", "compose.yml", "compose.yaml", "justfile",
 	"rakefile", "gemfile", "taskfile.yml", "sconstruct", "sconscript",
 	"build.zig", "mix.exs", "composer.json", "deno.json", "gradlew",
-	"mvnw", "manifest.in", NULL,
+	"mvnw", "manifest.in",
+	/* tool config the operator's next build or cd runs from */
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml",
+	"rust-toolchain", "rust-toolchain.toml", "mise.toml", ".mise.toml",
+	"mise.local.toml", ".mise.local.toml", ".tool-versions",
+	"gradle-wrapper.properties", "gradle.properties",
+	"directory.build.props", "directory.build.targets",
+	"directory.packages.props", "global.json", "nuget.config",
+	"flake.nix", "shell.nix", "default.nix", "devbox.json", "pip.conf",
+	NULL,
+};
+static const char *const build_dirs[] = {
+	".cargo", ".mvn", ".bundle", ".mise", ".yarn", NULL,
 };
 static const char *const build_suffixes[] = {
 	".mk", ".cmake", ".bzl", ".gradle", ".mak", NULL,
@@ -684,7 +696,8 @@ lease_gate_flags(const char *path, const struct lease_check *checks,
 		fl |= LEASE_FLAG_SHELL;
 	if (dir_in(f, hook_dirs) || in_list(base, hook_names))
 		fl |= LEASE_FLAG_HOOKS;
-	if (in_list(base, build_names) || suffix_in(base, build_suffixes))
+	if (in_list(base, build_names) || suffix_in(base, build_suffixes) ||
+	    dir_in(f, build_dirs))
 		fl |= LEASE_FLAG_BUILD;
 	if (dir_in(f, test_dirs) || test_name(base))
 		fl |= LEASE_FLAG_TEST;

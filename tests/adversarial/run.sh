@@ -851,6 +851,23 @@ p_import_bare_repo() {
 	[ "$(field "$id" .lease_state)" = failed ] && [ "$(field "$id" .failed_reason)" = result_invalid ] || { WHY="a nested bare repository was materialised ($(field "$id" .lease_state))"; return 1; }
 	"$CORRAL" review "$id" 2>&1 | grep -q 'gitlink .*evil' || { WHY="review does not name the nested repository"; return 1; }
 }
+p_import_tool_config() {
+	# Tool config the operator's next build or cd executes is flagged
+	# for explicit review like the build files it drives (SPEC 7.2).
+	local id f bad=
+	id=$(new import-tool-config -- import-tool-config "$HIJACK_FIRED")
+	check "$id" || return 1
+	for f in .cargo/config.toml .yarnrc.yml .yarn/releases/evil.cjs \
+	    .npmrc .mvn/jvm.config gradle/wrapper/gradle-wrapper.properties \
+	    rust-toolchain.toml mise.toml Directory.Build.props \
+	    .bundle/config shell.nix; do
+		"$CORRAL" review "$id" --json | jq -e --arg p "$f" \
+		    '.manifest.files[] | select(.path == $p) | .flags | length > 0' \
+		    >/dev/null || bad="$bad $f"
+	done
+	[ -z "$bad" ] || { WHY="not flagged for review:$bad"; return 1; }
+	[ ! -e "$HIJACK_FIRED" ] || { WHY="the host ran the agent's tool config"; return 1; }
+}
 
 # ---- the table: name, class ---------------------------------------------------------
 PROBES=(
@@ -876,7 +893,7 @@ PROBES=(
 	side_git_config:side_effect side_push:side_effect side_gitdir:side_effect
 	side_worktree:side_effect
 	import_dotgit_link:result_import import_symlinks:result_import
-	import_bare_repo:result_import
+	import_bare_repo:result_import import_tool_config:result_import
 )
 
 run_one() {
