@@ -316,19 +316,24 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = lease_lock_acquire(c->state_dir, RECOVER_LOCK_MS, &lk)) < 0)
 		return tui_err(c, "state lock: %s", lease_strerror(rc));
 	lease_git_init();
-	if (older != NULL)
+	if (older != NULL) {
+		/* Stored credentials of dead holders: revoked first. */
+		tui_sbx_cred_reconcile(c);
 		rc = lease_gc_older_than(c->store, lk, c->state_dir, age,
 		    &removed);
-	else {
+	} else {
 		struct lease_record r;
 		char err[512];
 
 		/* A sandbox's runtime and bounded workspace go first. */
 		rc = 0;
 		if (lease_store_get(c->store, argv[optind], &r) == 0) {
+			/* A stored credential is revoked, or gc refuses. */
 			if (r.mode == LEASE_MODE_SANDBOXED &&
 			    lease_state_final(r.state) &&
-			    ((rc = tui_sbx_teardown(c, c->store, r.id, err,
+			    ((rc = tui_sbx_cred_revoke(c, r.id, err,
+			    sizeof err)) < 0 ||
+			    (rc = tui_sbx_teardown(c, c->store, r.id, err,
 			    sizeof err)) < 0 ||
 			    (rc = tui_sbx_workspace_release(c, r.id, err,
 			    sizeof err)) < 0))

@@ -203,6 +203,29 @@ check "... with a receipt line" jq_eq "$(js "$id5")" \
 	"reconcile true"
 check "nothing in the state directory has the canary" \
 	bash -c "! grep -rqaF '$CANARY' '$CORRAL_STATE_DIR' --exclude=work.img"
+
+# --- a failing revoke keeps the credential; gc refuses until it works ------------
+cat >"$TMP/revoke.sh" <<EOF
+#!/bin/sh
+v=\$(cat)
+[ -e "$TMP/revoke-broken" ] && { echo "revoke service down" >&2; exit 1; }
+[ "\$v" = "$CANARY" ] && echo "revoke \$1 \$2 ok" >>"$TMP/hooks.log"
+EOF
+touch "$TMP/revoke-broken"
+id8=$(new --policy "$TMP/allow.ini" -- /bin/sh -c 'echo short; exit 3')
+settled "$id8"
+check "a failed revoke keeps the credential (for the next try)" \
+	test -e "$CORRAL_STATE_DIR/leases/$id8/credential"
+check "... and says so in the receipt" jq_eq "$(js "$id8")" \
+	'[.receipts[] | select(.kind=="credential_revoked") | .fields.ok][0]' false
+out=$("$CORRAL" gc "$id8" 2>&1); rc=$?
+check "gc refuses a failed lease whose credential is not revoked ($rc)" \
+	test "$rc" != 0 -a -n "$(grep -i 'revoke' <<<"$out")"
+check "... and keeps it" test -e "$CORRAL_STATE_DIR/leases/$id8/credential"
+rm -f "$TMP/revoke-broken"
+check "once revoke works, gc revokes and removes it" "$CORRAL" gc "$id8"
+check "... revoke ran (hook log)" grep -q "^revoke $id8 [0-9a-f]\{64\} ok" "$TMP/hooks.log"
+check "... nothing of it is left" test ! -e "$CORRAL_STATE_DIR/leases/$id8"
 rm -f "$XDG_CONFIG_HOME/corral/credentials.ini"
 
 # --- cancel: SIGINT reaches the agent, not bwrap (SPEC 5.5) --------------------
