@@ -322,7 +322,16 @@ bool sbx_uid_busy(uid_t uid);
 #define SBX_UID_SLOTS 4096u
 /* The uid/gid of slot (pure). -EINVAL if slot >= SBX_UID_SLOTS. */
 SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);
-/* Claim the lowest free slot under dir for lease id. 0, -ENOSPC, -errno. */
+/*
+ * Is slot n under dir free to claim now: no claim directory, or a stale
+ * one (its scope names a state directory that is gone), and its uid runs
+ * nothing? A prediction; sbx_uid_claim decides.
+ */
+bool sbx_uid_free(const char *dir, unsigned n);
+/*
+ * Claim the lowest free slot under dir for lease id, taking back a stale
+ * slot (see sbx_uid_free) under an flock on dir. 0, -ENOSPC, -errno.
+ */
 SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
     unsigned *slot);
 /*

@@ -60,17 +60,12 @@ step(int (*fn)(void *, const char *, const char *), void *ud,
 
 /* ---- provision ---------------------------------------------------------- */
 
-/* The lowest slot that has no claim directory now (a prediction). */
+/* The lowest slot free to claim now (a prediction: sbx_uid_free). */
 static int
 free_slot(unsigned *slot)
 {
-	char path[256];
-	struct stat sb;
-
 	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
-		snprintf(path, sizeof path, "%s/slot-%u", SBX_UID_DIR, n);
-		if (lstat(path, &sb) < 0 && errno == ENOENT &&
-		    !sbx_uid_busy((uid_t)(SBX_UID_BASE + n))) {
+		if (sbx_uid_free(SBX_UID_DIR, n)) {
 			*slot = n;
 			return 0;
 		}

@@ -3,7 +3,10 @@
  * maps to uid = gid = SBX_UID_BASE + N. A slot is claimed by an atomic
  * mkdir of DIR/slot-N holding an "owner" file with the lease ID; the lowest
  * free slot wins, so the allocator is deterministic and two live leases
- * never share a uid. Release checks the owner first (exact ID, SPEC 9).
+ * never share a uid. Release checks the owner first (exact ID, SPEC 9). A
+ * slot whose state directory (its "scope") no longer exists and whose uid
+ * runs nothing is stale (a run that was killed with its state directory
+ * removed): a claim takes it back, under a lock on DIR.
  */
 #include <assert.h>
 #include <errno.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,6 +74,57 @@ sbx_uid_busy(uid_t uid)
 	return busy;
 }
 
+/*
+ * Take back slot n if it is stale: its scope names a state directory that
+ * is gone and its uid runs nothing. Serialised by an flock on dir so two
+ * claimers never both remove it; a slot being claimed right now has no
+ * scope yet and is never stale. True when the slot directory was removed.
+ */
+static bool
+slot_stale(const char *dir, unsigned n)
+{
+	char scope[4096];
+	struct stat sb;
+
+	return read_file_in(dir, n, "scope", scope, sizeof scope) == 0 &&
+	    scope[0] == '/' && stat(scope, &sb) < 0 && errno == ENOENT;
+}
+
+bool
+sbx_uid_free(const char *dir, unsigned n)
+{
+	char path[4200];
+	struct stat sb;
+
+	snprintf(path, sizeof path, "%s/slot-%u", dir, n);
+	if (lstat(path, &sb) == 0 ? !slot_stale(dir, n) : errno != ENOENT)
+		return false;
+	return !sbx_uid_busy((uid_t)(SBX_UID_BASE + n));
+}
+
+static bool
+reclaim_stale(const char *dir, unsigned n)
+{
+	char path[4200];
+	bool done = false;
+	int lk;
+
+	if (!slot_stale(dir, n) || sbx_uid_busy((uid_t)(SBX_UID_BASE + n)))
+		return false;
+	if ((lk = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
+	if (flock(lk, LOCK_EX) == 0 && slot_stale(dir, n)) {
+		snprintf(path, sizeof path, "%s/slot-%u/scope", dir, n);
+		unlink(path);
+		snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
+		unlink(path);
+		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
+		done = rmdir(path) == 0;
+	}
+	close(lk);
+	return done;
+}
+
 int
 sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 {
@@ -97,9 +152,10 @@ sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
 		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
 		if (mkdir(path, 0700) < 0) {
-			if (errno == EEXIST)
+			if (errno != EEXIST)
+				return -errno;
+			if (!reclaim_stale(dir, n) || mkdir(path, 0700) < 0)
 				continue;
-			return -errno;
 		}
 		/*
 		 * A uid whose processes have not all gone yet (a teardown

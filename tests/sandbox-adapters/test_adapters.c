@@ -194,6 +194,48 @@ START_TEST(test_adapters_slots)
 }
 END_TEST
 
+/*
+ * A slot whose state directory is gone (a killed run whose directory was
+ * removed) is taken back by the next claim, unless its uid still runs
+ * something; a slot whose state directory exists, or that has no scope
+ * yet (being claimed), is never taken.
+ */
+START_TEST(test_adapters_slots_stale)
+{
+	char *dir = cu_tmpdir("slots"), *live = cu_tmpdir("live-state");
+	char gone[4200];
+	unsigned a, b, c, d, found;
+	bool busy;
+
+	snprintf(gone, sizeof gone, "%s/removed-state", dir);
+	ck_assert_int_eq(sbx_uid_claim(dir, "lease-a", &a), 0);
+	ck_assert_int_eq(sbx_uid_claim(dir, "lease-b", &b), 0);
+	ck_assert_int_eq(sbx_uid_claim(dir, "lease-c", &c), 0); /* no scope */
+	ck_assert_int_eq(sbx_uid_set_scope(dir, a, "lease-a", gone), 0);
+	ck_assert_int_eq(sbx_uid_set_scope(dir, b, "lease-b", live), 0);
+	busy = sbx_uid_busy((uid_t)(SBX_UID_BASE + a));
+	ck_assert_int_eq(sbx_uid_claim(dir, "lease-d", &d), 0);
+	if (!busy) {
+		ck_assert_uint_eq(d, a);	/* lowest, taken back */
+		ck_assert_int_eq(sbx_uid_find(dir, "lease-a", &found),
+		    -ENOENT);
+	} else {
+		ck_assert_uint_ne(d, a);
+		ck_assert_int_eq(sbx_uid_find(dir, "lease-a", &found), 0);
+	}
+	ck_assert_int_eq(sbx_uid_find(dir, "lease-b", &found), 0);
+	ck_assert_uint_eq(found, b);
+	ck_assert_int_eq(sbx_uid_find(dir, "lease-c", &found), 0);
+	ck_assert_uint_eq(found, c);
+	ck_assert_uint_ne(d, b);
+	ck_assert_uint_ne(d, c);
+	cu_rmrf(dir);
+	cu_rmrf(live);
+	free(dir);
+	free(live);
+}
+END_TEST
+
 START_TEST(test_adapters_union)
 {
 	char *a[] = { "a", "c", "e", NULL }, *b[] = { "b", "c", "f", NULL };
@@ -236,6 +278,8 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	snprintf(id, sizeof id, "sbxtest-%ld", (long)getpid());
 	snprintf(scope, sizeof scope, "/tmp/adapters-scope-%ld",
 	    (long)getpid());
+	/* A scope names a live state directory: one that is gone is stale. */
+	ck_assert(mkdir(scope, 0700) == 0 || errno == EEXIST);
 	memset(&lim, 0, sizeof lim);
 	lim.pids = 64;
 	memset(&req, 0, sizeof req);
@@ -296,6 +340,7 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	rec_clear(&r);
 	free(cgtext);
 	sbx_cgroup_free(cg);
+	rmdir(scope);
 	cu_rmrf(ws);
 	free(ws);
 }
@@ -415,6 +460,7 @@ adapters_suite(void)
 	tcase_add_test(tc, test_adapters_local);
 	tcase_add_test(tc, test_adapters_bwrap_ids);
 	tcase_add_test(tc, test_adapters_slots);
+	tcase_add_test(tc, test_adapters_slots_stale);
 	tcase_add_test(tc, test_adapters_union);
 	tcase_add_test(tc, test_adapters_bwrap_lifecycle);
 	tcase_add_test(tc, test_adapters_bwrap_journal_refuses);
