@@ -274,6 +274,91 @@ or_dash(const char *s)
 	return s != NULL && s[0] != '\0' ? s : "-";
 }
 
+/* bytes as "512M", "1G", "300K", "17" (the largest exact unit, else M). */
+static void
+human_bytes(int64_t b, char *out, size_t sz)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u < 3 && b >= 1024 && b % 1024 == 0) {
+		b /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(out, sz, "%" PRId64, b);
+	else
+		snprintf(out, sz, "%" PRId64 "%c", b, units[u]);
+}
+
+/*
+ * The limits object (JSON text) in a few words for a narrow panel: wall
+ * time, memory, processes, workspace and CPU. NULL if it is not an object.
+ */
+static const char *
+limits_summary(const char *text, char *buf, size_t bufsz, size_t *used)
+{
+	json_t *j = text != NULL ? json_loads(text, 0, NULL) : NULL;
+	char wall[24] = "-", mem[24] = "-", disk[24] = "-";
+	const char *v = NULL;
+	json_t *x;
+
+	if (!json_is_object(j)) {
+		json_decref(j);
+		return NULL;
+	}
+	if (json_is_integer(x = json_object_get(j, "wall_time_s")))
+		tui_draw_duration(json_integer_value(x) * 1000, wall,
+		    sizeof wall);
+	if (json_is_integer(x = json_object_get(j, "memory_bytes")))
+		human_bytes(json_integer_value(x), mem, sizeof mem);
+	if (json_is_integer(x = json_object_get(j, "disk_bytes")))
+		human_bytes(json_integer_value(x), disk, sizeof disk);
+	x = json_object_get(j, "pids");
+	v = fmt(buf, bufsz, used, "wall %s mem %s pids %" PRId64 " disk %s "
+	    "cpu %.3g", wall, mem,
+	    json_is_integer(x) ? (int64_t)json_integer_value(x) : (int64_t)0,
+	    disk, json_number_value(json_object_get(j, "cpu_cores")));
+	json_decref(j);
+	return v;
+}
+
+/*
+ * The effective policy (INI text) in a few words: its network allowlist
+ * and what a violation does. NULL if the text has no [network] section.
+ */
+static const char *
+policy_summary(const char *text, char *buf, size_t bufsz, size_t *used)
+{
+	const char *p = text, *e, *allow = NULL, *rec = NULL;
+	int alen = 0, rlen = 0;
+	bool net = false, seen = false;
+
+	while (p != NULL && *p != '\0') {
+		e = strchr(p, '\n');
+		int len = e != NULL ? (int)(e - p) : (int)strlen(p);
+
+		if (len > 0 && p[0] == '[') {
+			net = len == 9 && strncmp(p, "[network]", 9) == 0;
+			seen = seen || net;
+		} else if (net && strncmp(p, "allow = ", 8) == 0) {
+			allow = p + 8;
+			alen = len - 8;
+		} else if (net && strncmp(p, "on_egress_violation = ", 22) == 0) {
+			rec = p + 22;
+			rlen = len - 22;
+		}
+		p = e != NULL ? e + 1 : NULL;
+	}
+	if (!seen)
+		return NULL;
+	if (allow == NULL || alen <= 0)
+		return fmt(buf, bufsz, used, "no network");
+	return fmt(buf, bufsz, used, "allow %.*s%s%.*s", alen, allow,
+	    rec != NULL ? "; violation: " : "", rec != NULL ? rlen : 0,
+	    rec != NULL ? rec : "");
+}
+
 size_t
 tui_view_detail(const struct lease_record *r, const char *title,
     const char *lost, struct tui_kv *kv, size_t max, char *buf,
@@ -317,8 +402,11 @@ tui_view_detail(const struct lease_record *r, const char *title,
 	else
 		v = r->adapter != NULL ? r->adapter : r->isolation;
 	KV("adapter", v);
-	KV("policy", r->policy);
-	KV("limits", r->limits);
+	/* Summaries; `corral show` prints both in full. */
+	v = policy_summary(r->policy, buf, bufsz, &used);
+	KV("policy", v != NULL ? v : r->policy);
+	v = limits_summary(r->limits, buf, bufsz, &used);
+	KV("limits", v != NULL ? v : r->limits);
 	if (r->receipt_len > 0)
 		v = fmt(buf, bufsz, &used, "%" PRId64 " entries, head %.16s",
 		    r->receipt_len, r->receipt_head);

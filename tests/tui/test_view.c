@@ -433,6 +433,45 @@ START_TEST(test_view_detail_fields)
 }
 END_TEST
 
+/* Policy and limits in a few words (the full text is in `corral show`). */
+START_TEST(test_view_detail_summaries)
+{
+	struct lease_record r;
+	struct tui_kv kv[TUI_VIEW_DETAIL_MAX];
+	char buf[1024];
+	char pol[] = "# the lease's effective policy\n[network]\n"
+	    "allow = api.demo.invalid:443\non_egress_violation = record\n"
+	    "[limits]\nwall_time = 3600\n[env]\nallow = HOME\n";
+	char nonet[] = "[network]\nallow =\n[env]\nallow = TERM\n";
+	char raw[] = "not an ini";
+	char lim[] = "{\"cpu_cores\":2,\"disk_bytes\":67108864,"
+	    "\"memory_bytes\":536870912,\"pids\":128,\"wall_time_s\":3600}";
+	char badlim[] = "[1,2]";
+	size_t n;
+
+	memset(&r, 0, sizeof r);
+	r.state = LEASE_STATE_RUNNING;
+	r.policy = pol;
+	r.limits = lim;
+	n = tui_view_detail(&r, NULL, NULL, kv, TUI_VIEW_DETAIL_MAX, buf,
+	    sizeof buf);
+	ck_assert_str_eq(kv_get(kv, n, "policy"),
+	    "allow api.demo.invalid:443; violation: record");
+	ck_assert_str_eq(kv_get(kv, n, "limits"),
+	    "wall 1h00m mem 512M pids 128 disk 64M cpu 2");
+	r.policy = nonet;	/* [env] allow is not the network's */
+	r.limits = badlim;
+	n = tui_view_detail(&r, NULL, NULL, kv, TUI_VIEW_DETAIL_MAX, buf,
+	    sizeof buf);
+	ck_assert_str_eq(kv_get(kv, n, "policy"), "no network");
+	ck_assert_str_eq(kv_get(kv, n, "limits"), "[1,2]");
+	r.policy = raw;
+	n = tui_view_detail(&r, NULL, NULL, kv, TUI_VIEW_DETAIL_MAX, buf,
+	    sizeof buf);
+	ck_assert_str_eq(kv_get(kv, n, "policy"), "not an ini");
+}
+END_TEST
+
 START_TEST(test_view_detail_small_buffer)
 {
 	struct lease_record r;
@@ -475,6 +514,7 @@ view_suite(void)
 	tcase_add_test(tc, test_view_mode_label);
 	tcase_add_test(tc, test_view_detail_fields);
 	tcase_add_test(tc, test_view_detail_small_buffer);
+	tcase_add_test(tc, test_view_detail_summaries);
 	suite_add_tcase(s, tc);
 	return s;
 }
