@@ -30,6 +30,7 @@
 /* The proxy socket, in the holder's private runtime tmpfs. */
 #define EGRESS_DIR TUI_SBX_RT_DIR "/egress"
 #define EGRESS_SOCK EGRESS_DIR "/proxy.sock"
+#define EGRESS_RECEIPTS_MAX 4096	/* per-decision lines in the journal */
 
 extern char **environ;
 
@@ -69,6 +70,7 @@ struct tui_holder_sbx {
 	bool px_closing, px_closed;
 	struct pty_holder *ph;	/* for the detector's EGRESS signal */
 	unsigned long long egress_denied;
+	unsigned long long egress_lines, egress_unrecorded;
 	/* the minted credential (SPEC 8.5) */
 	struct tui_sbx_cred_cfg ccfg;
 	struct sbx_cred *cred;
@@ -482,6 +484,18 @@ egress_event(const struct sbx_proxy_event *e, void *ud)
 	char d[512];
 	json_t *j;
 
+	/*
+	 * One line per decision up to a cap, so a flood of attempts cannot
+	 * grow the journal without bound (tests/adversarial egress_flood);
+	 * egress_summary counts them all. A denial that ends the lease is
+	 * always written.
+	 */
+	if (h->egress_lines >= EGRESS_RECEIPTS_MAX && (!denied || record)) {
+		h->egress_unrecorded++;
+		h->egress_denied += denied;
+		return;
+	}
+	h->egress_lines++;
 	j = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:i, s:s, s:b}",
 	    "verdict", sbx_proxy_verdict_name(e->verdict), "reason",
 	    sbx_egress_reason_name(e->reason), "conn", (json_int_t)e->conn,
@@ -588,10 +602,11 @@ tui_holder_sbx_closing(struct tui_holder_sbx *h)
 		struct sbx_proxy_stats st;
 
 		sbx_proxy_stats(h->px, &st);
-		receipt(h, "egress_summary", json_pack("{s:I, s:I, s:I, s:I}",
-		    "connections", (json_int_t)st.total, "allowed",
+		receipt(h, "egress_summary", json_pack("{s:I, s:I, s:I, s:I, "
+		    "s:I}", "connections", (json_int_t)st.total, "allowed",
 		    (json_int_t)st.allowed, "denied", (json_int_t)st.denied,
-		    "bytes", (json_int_t)st.bytes));
+		    "bytes", (json_int_t)st.bytes, "unrecorded",
+		    (json_int_t)h->egress_unrecorded));
 		h->px_closing = true;
 		sbx_proxy_close(h->px, egress_closed, h);
 	}

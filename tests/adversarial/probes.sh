@@ -205,6 +205,22 @@ for n in ('$1.allowed.test', '$1.example.com'):
 	    >>/work/listing 2>&1
 	echo "curl rc=$?" >>/work/listing
 	done_ ;;
+egress-flood) # N: N refused CONNECTs, as fast as the proxy answers
+	python3 -c "
+import socket, sys
+n = 0
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.connect('/run/egress/proxy.sock')
+        s.send(b'CONNECT evil.test:1 HTTP/1.1\\r\\n\\r\\n')
+        s.recv(256)
+        n += 1
+    except OSError as e:
+        print(e)
+    s.close()
+print('answered', n)" "$1" >>/work/listing 2>&1
+	done_ ;;
 egress-sock) # PATH...: unix sockets that are not this lease's own proxy
 	for s in "$@"; do
 		python3 -c "

@@ -616,6 +616,16 @@ p_egress_sibling() {
 	[ "$(jq '[.receipts[] | select(.kind=="egress")] | length' <<<"$js")" = 0 ] || { WHY="the sibling's proxy saw a connection"; return 1; }
 	! grep -q "^connected" "$(ws_of "$id")/listing" || { WHY="a foreign socket accepted"; return 1; }
 }
+p_egress_flood() { # a flood of refused attempts: the journal stays bounded
+	local id js n
+	id=$(new_egress egress-flood -- egress-flood 5000)
+	check "$id" || return 1
+	grep -q '^answered 5000$' "$(ws_of "$id")/listing" || { WHY="the flood did not run: $(tail -1 "$(ws_of "$id")/listing")"; return 1; }
+	js=$(show "$id")
+	n=$(jq '[.receipts[] | select(.kind=="egress")] | length' <<<"$js")
+	[ "$n" -le 4096 ] || { WHY="$n egress receipt lines for one lease (no cap)"; return 1; }
+	[ "$(jq '[.receipts[] | select(.kind=="egress_summary") | .fields.denied] | max' <<<"$js")" -ge 5000 ] || { WHY="the summary does not count every attempt"; return 1; }
+}
 p_egress_noegress() { # a lease without an allowlist: no proxy socket at all
 	local id
 	id=$(new egress-none -- egress-sock /run/egress/proxy.sock)
@@ -881,6 +891,7 @@ PROBES=(
 	egress_allowed:egress egress_name:egress egress_port:egress
 	egress_suffix:egress egress_ip:egress egress_rebind:egress
 	egress_noproxy:egress egress_dns:egress egress_sibling:egress
+	egress_flood:egress
 	egress_noegress:egress egress_fail:egress
 	term_tiocsti:terminal term_tiocsti_high:terminal term_console:terminal
 	term_escapes:terminal term_killall:terminal
