@@ -405,6 +405,24 @@ same_large(struct walk *w, int dirfd, const char *name,
 
 /* ---- entries ------------------------------------------------------------- */
 
+/* HEAD with objects, refs or commondir: in the directory fd, or in tree. */
+static bool
+bare_shape(int fd, const git_tree *tree)
+{
+	static const char *const names[] = { "HEAD", "commondir", "objects",
+		"refs" };
+	bool has[4];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		has[i] = tree != NULL ?
+		    git_tree_entry_byname(tree, names[i]) != NULL :
+		    fd >= 0 && fstatat(fd, names[i], &st,
+		    AT_SYMLINK_NOFOLLOW) == 0;
+	return has[0] && (has[1] || has[2] || has[3]);
+}
+
 static void
 on_file(struct walk *w, int dirfd, const char *name, const struct stat *lst,
     const git_tree_entry *be, int dst)
@@ -456,6 +474,14 @@ on_file(struct walk *w, int dirfd, const char *name, const struct stat *lst,
 	    LEASE_GATE_OK) {
 		free(buf);
 		finding(w, r, w->rel, NULL);
+		return;
+	}
+	/* the config of a bare repository the base already has (on_dir) */
+	if (dst < 0 && (strcmp(name, "config") == 0 ||
+	    strcmp(name, "commondir") == 0) && bare_shape(dirfd, NULL)) {
+		free(buf);
+		finding(w, LEASE_GATE_GITLINK, w->rel,
+		    "a nested bare repository's config");
 		return;
 	}
 	if (++w->changed > w->pol->max_files) {
@@ -689,24 +715,6 @@ oom:
 		free(v[--n]);
 	free(v);
 	return -ENOMEM;
-}
-
-/* HEAD with objects, refs or commondir: in the directory fd, or in tree. */
-static bool
-bare_shape(int fd, const git_tree *tree)
-{
-	static const char *const names[] = { "HEAD", "commondir", "objects",
-		"refs" };
-	bool has[4];
-	struct stat st;
-	size_t i;
-
-	for (i = 0; i < 4; i++)
-		has[i] = tree != NULL ?
-		    git_tree_entry_byname(tree, names[i]) != NULL :
-		    fd >= 0 && fstatat(fd, names[i], &st,
-		    AT_SYMLINK_NOFOLLOW) == 0;
-	return has[0] && (has[1] || has[2] || has[3]);
 }
 
 static void

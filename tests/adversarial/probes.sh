@@ -309,6 +309,11 @@ import-tool-config) # CANARYPATH
 	printf '{ pkgs ? import <nixpkgs> {} }: pkgs.mkShell { shellHook = "touch %s"; }\n' \
 	    "$1" >shell.nix
 	done_ ;;
+import-bare-fixture) # CANARYPATH: the base's own bare fixture rewritten
+	printf '[core]\n\tbare = true\n\tpager = "touch %s; cat"\n' "$1" \
+	    >/work/fixture.git/config
+	echo "agent change" >>/work/README
+	done_ ;;
 supply-hijack) # CANARYPATH
 	mkdir -p /work/bin2
 	for t in git sh ls cat env cp rm bwrap corral; do

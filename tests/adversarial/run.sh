@@ -92,6 +92,12 @@ cp "$PROBE" "$REPO/bin/adv_probe"
 cp "$HERE/probes.sh" "$REPO/probes.sh"
 echo "adversarial suite repository" >"$REPO/README"
 echo "committed content" >"$REPO/tracked.txt"
+# A bare repository as a test fixture: the operator's own (import_bare_repo).
+mkdir -p "$REPO/fixture.git/objects" "$REPO/fixture.git/refs"
+echo 'ref: refs/heads/main' >"$REPO/fixture.git/HEAD"
+printf '[core]\n\tbare = true\n' >"$REPO/fixture.git/config"
+echo x >"$REPO/fixture.git/objects/keep"
+echo x >"$REPO/fixture.git/refs/keep"
 git -C "$REPO" add -A
 git -C "$REPO" commit -q -m "probes"
 # Uncommitted changes are never part of a lease (SPEC 6.4).
@@ -878,6 +884,20 @@ p_import_tool_config() {
 	[ -z "$bad" ] || { WHY="not flagged for review:$bad"; return 1; }
 	[ ! -e "$HIJACK_FIRED" ] || { WHY="the host ran the agent's tool config"; return 1; }
 }
+p_import_bare_fixture() {
+	# The base's own bare fixture is no finding, but a rewrite of its
+	# config is (the same pager, from the reviewer's side).
+	local id wt
+	id=$(new import-bare-fixture -- import-bare-fixture "$BARE_FIRED")
+	check "$id" "result_ready|failed" || return 1
+	wt=$STATE/worktrees/$id
+	if [ -d "$wt/fixture.git" ]; then
+		(cd "$wt/fixture.git" && script -qec "git log -1; git branch" \
+		    /dev/null </dev/null >/dev/null 2>&1)
+	fi
+	[ ! -e "$BARE_FIRED" ] || { WHY="the reviewer's git ran the agent's core.pager from the base's bare fixture"; return 1; }
+	[ "$(field "$id" .failed_reason)" = result_invalid ] || { WHY="a rewritten bare fixture's config was materialised"; return 1; }
+}
 
 # ---- the table: name, class ---------------------------------------------------------
 PROBES=(
@@ -904,7 +924,8 @@ PROBES=(
 	side_git_config:side_effect side_push:side_effect side_gitdir:side_effect
 	side_worktree:side_effect
 	import_dotgit_link:result_import import_symlinks:result_import
-	import_bare_repo:result_import import_tool_config:result_import
+	import_bare_repo:result_import import_bare_fixture:result_import
+	import_tool_config:result_import
 )
 
 run_one() {
