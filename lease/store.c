@@ -502,7 +502,16 @@ lease_store_open_ex(struct lease_store **out, const char *path,
 	}
 	if ((rc = check_file(s, existed && sb.st_size > 0)) < 0)
 		goto fail;
-	if ((rc = query_text(s, "PRAGMA journal_mode = WAL",
+	/*
+	 * Ask first: a journal already in WAL mode needs no change, and
+	 * asking for one takes a lock that a busy writer can hold past the
+	 * busy timeout.
+	 */
+	if ((rc = query_text(s, "PRAGMA journal_mode", "read the journal "
+	    "mode", mode, sizeof mode)) < 0)
+		goto fail;
+	if (strcmp(mode, "wal") != 0 &&
+	    (rc = query_text(s, "PRAGMA journal_mode = WAL",
 	    "set WAL mode", mode, sizeof mode)) < 0)
 		goto fail;
 	if (strcmp(mode, "wal") != 0) {
