@@ -368,6 +368,27 @@ START_TEST(test_extract_gitlink)
 }
 END_TEST
 
+START_TEST(test_extract_bare_repository)
+{
+	/*
+	 * A bare repository spelled without .git (HEAD + objects/refs, or
+	 * a commondir): git would find it from any directory beneath in the
+	 * review worktree and run its config on the reviewer's side.
+	 */
+	wwrite("evil/HEAD", "ref: refs/heads/keep\n");
+	wwrite("evil/config", "[core]\n\tpager = touch /tmp/pwned; cat\n");
+	wwrite("evil/objects/keep", "");
+	wwrite("evil/refs/heads/keep", "0\n");
+	wwrite("cd/HEAD", "ref: refs/heads/main\n");
+	wwrite("cd/commondir", "../elsewhere\n");
+	/* a HEAD file alone is just a file */
+	wwrite("notes/HEAD", "not a repository\n");
+	expect(LEASE_GATE_GITLINK, "evil");
+	ck_assert(has(LEASE_GATE_GITLINK, "cd"));
+	ck_assert(!has(LEASE_GATE_GITLINK, "notes"));
+}
+END_TEST
+
 START_TEST(test_extract_binary)
 {
 	char *p = wpath("blob.bin"), late[9000], *patch;
@@ -925,6 +946,7 @@ extract_suite(void)
 	tcase_add_loop_test(tc, test_extract_git_spellings, 0,
 	    sizeof spellings / sizeof spellings[0]);
 	tcase_add_test(tc, test_extract_gitlink);
+	tcase_add_test(tc, test_extract_bare_repository);
 	tcase_add_test(tc, test_extract_binary);
 	tcase_add_loop_test(tc, test_extract_names, 0, 5);
 	tcase_add_test(tc, test_extract_100k_files);
