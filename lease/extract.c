@@ -64,6 +64,16 @@ struct walk {
 
 /* ---- helpers ------------------------------------------------------------- */
 
+/* Does buf hold the lease's minted credential (SPEC 8.5)? */
+static bool
+holds_secret(const struct walk *w, const void *buf, size_t n)
+{
+	const char *s = w->pol->secret;
+	size_t len = s != NULL ? strlen(s) : 0;
+
+	return len > 0 && n >= len && memmem(buf, n, s, len) != NULL;
+}
+
 static void
 finding(struct walk *w, enum lease_gate_reason r, const char *path,
     const char *detail)
@@ -470,6 +480,12 @@ on_file(struct walk *w, int dirfd, const char *name, const struct stat *lst,
 		}
 	}
 	/* Added or modified. */
+	if (holds_secret(w, w->rel, strlen(w->rel))) {
+		free(buf);
+		finding(w, LEASE_GATE_CREDENTIAL, NULL,
+		    "a path holds the lease's minted credential");
+		return;
+	}
 	if (dst < 0 && (r = lease_gate_path(w->rel, strlen(w->rel))) !=
 	    LEASE_GATE_OK) {
 		free(buf);
@@ -513,6 +529,11 @@ on_file(struct walk *w, int dirfd, const char *name, const struct stat *lst,
 	 */
 	if (!w->pol->allow_binary && memchr(buf, '\0', n) != NULL)
 		finding(w, LEASE_GATE_BINARY, w->rel, NULL);
+	/* SPEC 8.5: the minted value never leaves in a result. */
+	if (holds_secret(w, buf, n))
+		finding(w, LEASE_GATE_CREDENTIAL,
+		    holds_secret(w, w->rel, strlen(w->rel)) ? NULL : w->rel,
+		    "the file holds the lease's minted credential");
 	if (dst >= 0) {
 		/* an artifact: a plain copy */
 		int fd = openat(dst, name, O_WRONLY | O_CREAT | O_EXCL |

@@ -49,6 +49,7 @@ static const char *const reason_names[LEASE_GATE_REASON_COUNT] = {
 	[LEASE_GATE_PATCH_MISMATCH] = "patch_mismatch",
 	[LEASE_GATE_MANIFEST_MISMATCH] = "manifest_mismatch",
 	[LEASE_GATE_LEASE_FAILED] = "lease_failed",
+	[LEASE_GATE_CREDENTIAL] = "credential",
 };
 
 static const char *const flag_names[LEASE_FLAG_COUNT] = {

@@ -894,6 +894,7 @@ enum lease_gate_reason {
 	LEASE_GATE_MANIFEST_MISMATCH,	/* "manifest_mismatch" */
 	LEASE_GATE_LEASE_FAILED,	/* "lease_failed": quarantined because
 					   the lease failed (holder_lost...) */
+	LEASE_GATE_CREDENTIAL,		/* "credential": the minted value */
 	LEASE_GATE_REASON_COUNT
 };
 
@@ -938,6 +939,12 @@ struct lease_result_policy {
 	const char *output_dir;		/* artifacts, relative; NULL: none */
 	const struct lease_check *checks;
 	size_t nchecks;
+	/*
+	 * The lease's minted credential (SPEC 8.5), or NULL: a changed file
+	 * or a path holding it is refused (LEASE_GATE_CREDENTIAL), so the
+	 * value never reaches a patch, a review or a branch.
+	 */
+	const char *secret;
 };
 
 /* The defaults above, no ignore patterns, no output dir, no checks. */

@@ -1114,8 +1114,13 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	    opts->fail_reason)) < 0)
 		goto fail;
 	if (rep.n > 0 || ex.tree[0] == '\0') {
-		/* for inspection: the patch of what could be read */
+		/*
+		 * For inspection: the patch of what could be read -- unless
+		 * it would hold the minted credential (SPEC 8.5: never in a
+		 * stored or printed stream).
+		 */
 		if (ex.tree[0] != '\0' &&
+		    !lease_gate_report_has(&rep, LEASE_GATE_CREDENTIAL) &&
 		    (rc = make_patch(&c, c.rec.base, ex.tree, &rep)) < 0)
 			goto fail;
 		goto quarantined;

@@ -94,7 +94,7 @@ stop_lost(struct tui_ctx *c, const char *id)
 		/* What the holder would have done: stop, then extract. */
 		if (tui_sbx_teardown(c, c->store, id, err, sizeof err) < 0)
 			fprintf(stderr, "corral reconcile: %s: %s\n", id, err);
-		else if ((rc = tui_result_finish(c, id, "holder_lost")) < 0 &&
+		else if ((rc = tui_result_finish(c, id, "holder_lost", NULL)) < 0 &&
 		    rc != LEASE_EINVALID)	/* quarantined is no error */
 			fprintf(stderr, "corral reconcile: %s: result: %s\n",
 			    id, lease_store_errmsg(c->store));

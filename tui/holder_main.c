@@ -235,14 +235,19 @@ static void
 finish_sbx(struct hmain *m, struct tui_ctx *c)
 {
 	struct lease_record r;
+	const char *s;
+	char *secret = NULL;
 	int frc;
 
 	if (c->store == NULL)
 		return;
+	/* Kept past the revoke (which wipes it) for the result's gate. */
+	if ((s = tui_holder_sbx_secret(m->sbx)) != NULL)
+		secret = strdup(s);
 	if (tui_holder_sbx_finish(m->sbx, c) == 0 &&
 	    m->holder_ident[0] != '\0') {
 		frc = tui_result_finish(c, m->id, m->fail_reason[0] != '\0' ?
-		    m->fail_reason : NULL);
+		    m->fail_reason : NULL, secret);
 		/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
 		if (frc < 0 && frc != LEASE_EINVALID)
 			fprintf(stderr, "corral holder %s: result: %s\n",
@@ -253,6 +258,10 @@ finish_sbx(struct hmain *m, struct tui_ctx *c)
 			TUI_BEST_EFFORT(lease_store_transition(c->store,
 			    m->id, LEASE_EV_FAIL, "finish_failed", NULL));
 		lease_record_clear(&r);
+	}
+	if (secret != NULL) {
+		explicit_bzero(secret, strlen(secret));
+		free(secret);
 	}
 }
 

@@ -270,8 +270,10 @@ tui_result_checks_dir(void)
 }
 
 int
-tui_result_finish(struct tui_ctx *c, const char *id, const char *fail_reason)
+tui_result_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
+    const char *secret)
 {
+	struct lease_result_policy pol;
 	struct lease_result_opts o;
 	struct tui_result_env *e = NULL;
 	struct lease_record r;
@@ -289,7 +291,9 @@ tui_result_finish(struct tui_ctx *c, const char *id, const char *fail_reason)
 		return rc;
 	}
 	memset(&o, 0, sizeof o);
-	o.policy = tui_result_env_policy(e);
+	pol = *tui_result_env_policy(e);
+	pol.secret = secret;	/* SPEC 8.5: refused in any result */
+	o.policy = &pol;
 	o.run_check = tui_result_run_check;
 	o.ud = e;
 	o.fail_reason = fail_reason;

@@ -298,10 +298,12 @@ extern const struct tui_cmd tui_cmd_reject;
  * the result then goes to quarantine). The lease's policy gives the caps
  * and checks; checks run in the exec zone (tui_result_run_check). Returns
  * lease_result_finish's code: 0 result_ready, LEASE_EINVALID quarantined,
- * another negative code on error (message on c->store).
+ * another negative code on error (message on c->store). secret: the
+ * lease's minted credential while the holder still has it, or NULL; a
+ * result holding it is refused (LEASE_GATE_CREDENTIAL, SPEC 8.5).
  */
 int tui_result_finish(struct tui_ctx *, const char *id,
-    const char *fail_reason);
+    const char *fail_reason, const char *secret);
 
 /* The lease's policy as result caps and checks (sandbox-adapters' INI). */
 struct tui_result_env;

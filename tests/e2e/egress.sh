@@ -204,6 +204,28 @@ check "... with a receipt line" jq_eq "$(js "$id5")" \
 check "nothing in the state directory has the canary" \
 	bash -c "! grep -rqaF '$CANARY' '$CORRAL_STATE_DIR' --exclude=work.img"
 
+# --- the credential written into the result: refused (SPEC 8.5) ---------------
+id9=$(new --policy "$TMP/allow.ini" -- /bin/sh -c \
+	'echo "token: $ANTHROPIC_API_KEY" >/work/notes.txt; echo ok >/work/plain.txt;
+	 echo x >"/work/f-$ANTHROPIC_API_KEY"; echo wrote')
+settled "$id9"
+j=$(js "$id9")
+check "a result holding the minted value is quarantined" \
+	jq_eq "$j" '"\(.lease_state) \(.failed_reason)"' "failed result_invalid"
+rv=$("$CORRAL" review "$id9" --json 2>&1)
+check "... the finding names the file and the reason" jq_eq "$rv" \
+	'[.. | objects | select(.reason? == "credential") | .path == "notes.txt"] | any' true
+check "... and a path holding it is named without the path" jq_eq "$rv" \
+	'[.. | objects | select(.reason? == "credential") | .path == null] | any' true
+out=$( { "$CORRAL" review "$id9"; echo "$rv"; "$CORRAL" show "$id9"; } 2>&1)
+check "review and show of it never print the value" \
+	bash -c "! grep -qF '$CANARY' <<<\"\$1\"" _ "$out"
+check "no branch commit holds it" \
+	bash -c "! git -C '$REPO' log -p --all | grep -qF '$CANARY'"
+# (the kept workspace is the agent zone's own: leases/ID/work, work.img)
+check "the state directory never has it in the clear" \
+	bash -c "! grep -rqaF '$CANARY' '$CORRAL_STATE_DIR' --exclude=work.img --exclude-dir=work"
+
 # --- a failing revoke keeps the credential; gc refuses until it works ------------
 cat >"$TMP/revoke.sh" <<EOF
 #!/bin/sh

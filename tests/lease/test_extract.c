@@ -389,6 +389,29 @@ START_TEST(test_extract_bare_repository)
 }
 END_TEST
 
+START_TEST(test_extract_credential)
+{
+	bool nameless;
+
+	/* SPEC 8.5: the lease's minted value never leaves in a result */
+	pol.secret = "sk-canary-0123456789";
+	wwrite("notes.txt", "key: sk-canary-0123456789\n");
+	wwrite("f-sk-canary-0123456789", "x\n");
+	wwrite("clean.txt", "sk-canary-012345678 is a near miss\n");
+	expect(LEASE_GATE_CREDENTIAL, "notes.txt");
+	/* a path holding it is refused without naming the path */
+	nameless = false;
+	for (size_t i = 0; i < rep.n; i++)
+		if (rep.v[i].reason == LEASE_GATE_CREDENTIAL &&
+		    rep.v[i].path == NULL)
+			nameless = true;
+	ck_assert(nameless);
+	ck_assert(!has(LEASE_GATE_CREDENTIAL, "clean.txt"));
+	ck_assert(!has(LEASE_GATE_CREDENTIAL, "f-sk-canary-0123456789"));
+	pol.secret = NULL;
+}
+END_TEST
+
 START_TEST(test_extract_binary)
 {
 	char *p = wpath("blob.bin"), late[9000], *patch;
@@ -947,6 +970,7 @@ extract_suite(void)
 	    sizeof spellings / sizeof spellings[0]);
 	tcase_add_test(tc, test_extract_gitlink);
 	tcase_add_test(tc, test_extract_bare_repository);
+	tcase_add_test(tc, test_extract_credential);
 	tcase_add_test(tc, test_extract_binary);
 	tcase_add_loop_test(tc, test_extract_names, 0, 5);
 	tcase_add_test(tc, test_extract_100k_files);
