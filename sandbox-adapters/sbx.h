@@ -1129,6 +1129,12 @@ SBX_NODISCARD int sbx_cred_revoke(const struct sbx_cred_config *,
 /* Is a credential stored in lease_dir (minted and not yet revoked)? */
 bool sbx_cred_present(const char *lease_dir);
 /*
+ * The stored value of lease_dir's credential (malloc'd; the caller wipes
+ * and frees it): for the result gate after a lost holder (SPEC 8.5).
+ * 0, -ENOENT (none), -EPERM (not a 0600 regular file of ours), -EINVAL.
+ */
+SBX_NODISCARD int sbx_cred_read(const char *lease_dir, char **value);
+/*
  * Give a bwrap agent-zone plan the credential (before sbx_plan_open_data):
  * the value as a data fd SBX_CRED_FD bound read-only at SBX_CRED_IN, and
  * corral-sbx-init started with "--cred-env VARIABLE", which sets it in the

@@ -460,6 +460,20 @@ load(const char *path, char **value)
 	return *value != NULL ? 0 : -ENOMEM;
 }
 
+int
+sbx_cred_read(const char *lease_dir, char **value)
+{
+	char path[4096];
+	int rc;
+
+	if (value == NULL)
+		return -EINVAL;
+	*value = NULL;
+	if ((rc = cred_path(path, sizeof path, lease_dir)) < 0)
+		return rc;
+	return load(path, value);
+}
+
 bool
 sbx_cred_present(const char *lease_dir)
 {

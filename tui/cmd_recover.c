@@ -91,13 +91,25 @@ stop_lost(struct tui_ctx *c, const char *id)
 		kill((pid_t)r.holder_pid, SIGKILL);
 	forget_holder(c, &r);
 	if (r.mode == LEASE_MODE_SANDBOXED) {
-		/* What the holder would have done: stop, then extract. */
+		/*
+		 * What the holder would have done: stop, then extract, with
+		 * the stored credential (revoked after this) for the gate.
+		 */
+		char *dir = tui_lease_dir(c, id), *secret = NULL;
+
+		if (dir == NULL || sbx_cred_read(dir, &secret) < 0)
+			secret = NULL;
+		free(dir);
 		if (tui_sbx_teardown(c, c->store, id, err, sizeof err) < 0)
 			fprintf(stderr, "corral reconcile: %s: %s\n", id, err);
-		else if ((rc = tui_result_finish(c, id, "holder_lost", NULL)) < 0 &&
-		    rc != LEASE_EINVALID)	/* quarantined is no error */
+		else if ((rc = tui_result_finish(c, id, "holder_lost",
+		    secret)) < 0 && rc != LEASE_EINVALID) /* quarantined: ok */
 			fprintf(stderr, "corral reconcile: %s: result: %s\n",
 			    id, lease_store_errmsg(c->store));
+		if (secret != NULL) {
+			explicit_bzero(secret, strlen(secret));
+			free(secret);
+		}
 	}
 	lease_record_clear(&r);
 }

@@ -187,7 +187,8 @@ check "the database, receipts, transcripts and logs never have it" \
 	bash -c "! grep -rqaF '$CANARY' '$CORRAL_STATE_DIR' --exclude=work.img"
 
 # --- the holder SIGKILLed: reconcile revokes -----------------------------------
-id5=$(new --policy "$TMP/allow.ini" -- /bin/sh -c 'echo up; sleep 60')
+id5=$(new --policy "$TMP/allow.ini" -- /bin/sh -c \
+	'echo "$ANTHROPIC_API_KEY" >/work/k.txt; echo up; sleep 60')
 check "a second credentialed lease starts" wait_screen "$id5" up 20
 hp=$(js "$id5" | jq -r .holder_pid)
 kill -9 "$hp"
@@ -201,8 +202,11 @@ check "... and removed the credential" \
 check "... with a receipt line" jq_eq "$(js "$id5")" \
 	'[.receipts[] | select(.kind=="credential_revoked") | "\(.fields.by) \(.fields.ok)"][0]' \
 	"reconcile true"
+check "reconcile's extraction refused the file holding it (gate)" jq_eq \
+	"$("$CORRAL" review "$id5" --json 2>/dev/null)" \
+	'[.. | objects | select(.reason? == "credential") | .path == "k.txt"] | any' true
 check "nothing in the state directory has the canary" \
-	bash -c "! grep -rqaF '$CANARY' '$CORRAL_STATE_DIR' --exclude=work.img"
+	bash -c "! grep -rqaF '$CANARY' '$CORRAL_STATE_DIR' --exclude=work.img --exclude-dir=work"
 
 # --- the credential written into the result: refused (SPEC 8.5) ---------------
 id9=$(new --policy "$TMP/allow.ini" -- /bin/sh -c \
