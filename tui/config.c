@@ -326,18 +326,25 @@ tui_config_parse(struct tui_config *cf, const char *file, const char *text,
 }
 
 int
-tui_config_path(char *buf, size_t bufsz)
+tui_config_file(const char *name, char *buf, size_t bufsz)
 {
 	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	int n;
 
+	/* SPEC 9.1; a relative XDG_CONFIG_HOME or HOME is ignored. */
 	if (x != NULL && x[0] == '/')
-		n = snprintf(buf, bufsz, "%s/corral/config", x);
-	else if (home != NULL && home[0] != '\0')
-		n = snprintf(buf, bufsz, "%s/.config/corral/config", home);
+		n = snprintf(buf, bufsz, "%s/corral/%s", x, name);
+	else if (home != NULL && home[0] == '/')
+		n = snprintf(buf, bufsz, "%s/.config/corral/%s", home, name);
 	else
 		return -ENOENT;
 	return n < 0 || (size_t)n >= bufsz ? -ENAMETOOLONG : 0;
+}
+
+int
+tui_config_path(char *buf, size_t bufsz)
+{
+	return tui_config_file("config", buf, bufsz);
 }
 
 int

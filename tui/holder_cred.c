@@ -91,17 +91,7 @@ handler(void *user, const char *section, const char *name, const char *value)
 int
 tui_sbx_cred_path(char *buf, size_t bufsz)
 {
-	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	int n;
-
-	if (x != NULL && x[0] == '/')
-		n = snprintf(buf, bufsz, "%s/corral/%s", x, TUI_SBX_CRED_CONF);
-	else if (home != NULL && home[0] != '\0')
-		n = snprintf(buf, bufsz, "%s/.config/corral/%s", home,
-		    TUI_SBX_CRED_CONF);
-	else
-		return -ENOENT;
-	return n < 0 || (size_t)n >= bufsz ? -ENAMETOOLONG : 0;
+	return tui_config_file(TUI_SBX_CRED_CONF, buf, bufsz);
 }
 
 int

@@ -373,11 +373,30 @@ tui_holder_sbx_output_cap(const struct tui_holder_sbx *h)
 
 /* ---- limits ---------------------------------------------------------------- */
 
+/* The lease cgroup's usage figures into the receipt fields j. */
+static void
+add_cgroup_facts(struct tui_holder_sbx *h, json_t *j)
+{
+	struct sbx_cgroup_facts f;
+
+	if (j == NULL || sbx_cgroup_facts(h->cg, &f) < 0)
+		return;
+	json_object_set_new(j, "mem_max_usage",
+	    json_integer((json_int_t)f.mem_max_usage));
+	json_object_set_new(j, "oom_kills",
+	    json_integer((json_int_t)f.oom_kills));
+	json_object_set_new(j, "pids_max_hits",
+	    json_integer((json_int_t)f.pids_max));
+	json_object_set_new(j, "cpu_usage_ns",
+	    json_integer((json_int_t)f.cpu_usage_ns));
+	json_object_set_new(j, "cpu_throttled",
+	    json_integer((json_int_t)f.cpu_throttled));
+}
+
 /* End the lease for a limit: record it, then kill everything it runs. */
 static void
 hit(struct tui_holder_sbx *h, const char *limit, const char *detail)
 {
-	struct sbx_cgroup_facts f;
 	json_t *j;
 	int rc;
 
@@ -385,16 +404,7 @@ hit(struct tui_holder_sbx *h, const char *limit, const char *detail)
 		return;
 	h->limit = limit;
 	j = json_pack("{s:s, s:s}", "limit", limit, "detail", detail);
-	if (j != NULL && sbx_cgroup_facts(h->cg, &f) == 0) {
-		json_object_set_new(j, "mem_max_usage",
-		    json_integer((json_int_t)f.mem_max_usage));
-		json_object_set_new(j, "oom_kills",
-		    json_integer((json_int_t)f.oom_kills));
-		json_object_set_new(j, "pids_max_hits",
-		    json_integer((json_int_t)f.pids_max));
-		json_object_set_new(j, "cpu_usage_ns",
-		    json_integer((json_int_t)f.cpu_usage_ns));
-	}
+	add_cgroup_facts(h, j);
 	receipt(h, strcmp(limit, "hermeticity_violation") == 0 ?
 	    "hermeticity_violation" : "limit_hit", j);
 	/* Atomic: freeze, kill, thaw (SANDBOX.md 3.6); the agent exits. */
@@ -789,7 +799,6 @@ tui_holder_sbx_activity(struct tui_holder_sbx *h, const char *state,
 int
 tui_holder_sbx_finish(struct tui_holder_sbx *h, struct tui_ctx *c)
 {
-	struct sbx_cgroup_facts f;
 	char err[512];
 	json_t *j;
 	int rc;
@@ -797,18 +806,7 @@ tui_holder_sbx_finish(struct tui_holder_sbx *h, struct tui_ctx *c)
 	if (h == NULL || h->cg == NULL)
 		return 0;
 	j = json_object();
-	if (j != NULL && sbx_cgroup_facts(h->cg, &f) == 0) {
-		json_object_set_new(j, "mem_max_usage",
-		    json_integer((json_int_t)f.mem_max_usage));
-		json_object_set_new(j, "oom_kills",
-		    json_integer((json_int_t)f.oom_kills));
-		json_object_set_new(j, "pids_max_hits",
-		    json_integer((json_int_t)f.pids_max));
-		json_object_set_new(j, "cpu_usage_ns",
-		    json_integer((json_int_t)f.cpu_usage_ns));
-		json_object_set_new(j, "cpu_throttled",
-		    json_integer((json_int_t)f.cpu_throttled));
-	}
+	add_cgroup_facts(h, j);
 	/* Exact ID: the lease's cgroups and uid slot (SPEC 9.2). */
 	rc = tui_sbx_teardown(c, c->store, h->id, err, sizeof err);
 	if (j != NULL) {

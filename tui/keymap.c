@@ -166,16 +166,7 @@ tui_keymap_parse(struct tui_keys *k, const char *file, const char *text,
 int
 tui_keymap_path(char *buf, size_t bufsz)
 {
-	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	int n;
-
-	if (x != NULL && x[0] == '/')
-		n = snprintf(buf, bufsz, "%s/corral/keys", x);
-	else if (home != NULL && home[0] != '\0')
-		n = snprintf(buf, bufsz, "%s/.config/corral/keys", home);
-	else
-		return -ENOENT;
-	return n < 0 || (size_t)n >= bufsz ? -ENAMETOOLONG : 0;
+	return tui_config_file("keys", buf, bufsz);
 }
 
 int

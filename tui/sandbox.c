@@ -554,16 +554,7 @@ tui_sbx_facts_json(const struct sbx_facts *f, const char *init,
 static int
 policy_path(char *buf, size_t sz)
 {
-	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	int n;
-
-	if (x != NULL && x[0] == '/')
-		n = snprintf(buf, sz, "%s/corral/policy.ini", x);
-	else if (home != NULL && home[0] == '/')
-		n = snprintf(buf, sz, "%s/.config/corral/policy.ini", home);
-	else
-		return -ENOENT;
-	return n < 0 || (size_t)n >= sz ? -ENAMETOOLONG : 0;
+	return tui_config_file("policy.ini", buf, sz);
 }
 
 static int

@@ -241,9 +241,12 @@ void tui_keys_unbind_all(struct tui_keys *);
 int tui_keymap_parse(struct tui_keys *k, const char *file, const char *text,
     size_t len, char *err, size_t errsz);
 /*
- * The keymap file: $XDG_CONFIG_HOME/corral/keys, else
- * ~/.config/corral/keys. 0, -ENOENT or -ENAMETOOLONG.
+ * A file of corral's config directory (config.c): $XDG_CONFIG_HOME/corral/
+ * NAME, else $HOME/.config/corral/NAME (absolute ones only). 0, -ENOENT or
+ * -ENAMETOOLONG.
  */
+int tui_config_file(const char *name, char *buf, size_t bufsz);
+/* The keymap file: tui_config_file("keys"). */
 int tui_keymap_path(char *buf, size_t bufsz);
 /*
  * Load and parse path (NULL: tui_keymap_path): 0 also when there is no
