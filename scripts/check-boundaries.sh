@@ -21,16 +21,17 @@ no "${inc}\"pty/pty(_holder)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^pty/' | gr
 no "${inc}\"lease/lease_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/' | grep -v '^tests/lease/')
 # Third-party types stay where they belong.
 no "${inc}<vterm\.h>" $(src '*.c' '*.h' | grep -v '^pty/screen\.c$')
-no "${inc}<n?curses(w)?\.h>|${inc}<ncursesw/" $(src '*.c' '*.h' | grep -v '^tui/surface_curses\.c$')
+no "${inc}<n?curses(w)?\.h>|${inc}<ncursesw/" $(src '*.c' '*.h' | grep -v '^tui/console/surface_curses\.c$')
 no "${inc}<(git2|sqlite3)\.h>" $(src 'tui/*' 'pty/*' 'sandbox-adapters/*')
 # The dependency graph has no upward or sideways arrows.
 no "${inc}\"(lease|tui)/" $(src 'pty/*')
 no "${inc}\"(pty|tui)/" $(src 'lease/*')
 no "${inc}\"(pty|lease|tui)/|${inc}<(sqlite3|vterm)\.h>" $(src 'sandbox-adapters/*')
 # Pure files touch no loop and no fds.
-no "${inc}<(uv|unistd)\.h>" pty/screen.c pty/detect.c tui/keys.c tui/layout.c tui/redraw.c \
-    tui/review.c tui/timeline.c tui/keymap.c tui/draw_view.c tui/draw.c \
-    tui/escape.c tui/activity.c lease/fsm.c
+no "${inc}<(uv|unistd)\.h>" pty/screen.c pty/detect.c tui/console/keys.c \
+    tui/console/layout.c tui/console/redraw.c tui/console/review.c \
+    tui/console/timeline.c tui/console/keymap.c tui/console/draw_view.c \
+    tui/console/draw.c tui/escape.c tui/activity.c lease/fsm.c
 no "${inc}<uv\.h>" $(src 'lease/*' | grep -v '^lease/async\.c$')
 if [ "$bad" -ne 0 ]; then
 	echo "boundaries: $bad file(s) break STYLE A"
