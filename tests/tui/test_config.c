@@ -1,6 +1,6 @@
 /*
  * test_config.c: the operator's config file (SPEC 5.6, tui/config.c) and
- * the notification hook runner (tui/notify.c): parsing, every error named
+ * the notification hook runner (tui/runtime/notify.c): parsing, every error named
  * with file and line and the defaults kept, loading from XDG_CONFIG_HOME,
  * and a real hook run on a loop (arguments, escaped environment, timeout
  * kill, waiting for it at shutdown).

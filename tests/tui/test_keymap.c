@@ -1,5 +1,5 @@
 /*
- * test_keymap.c: the operator's keymap file (issue 9, tui/keymap.c):
+ * test_keymap.c: the operator's keymap file (issue 9, tui/console/keymap.c):
  * bind/unbind/prefix lines change the tmux-like defaults in each table, a
  * malformed line is named (file:line) and changes nothing, the file is
  * found under $XDG_CONFIG_HOME.

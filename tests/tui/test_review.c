@@ -1,5 +1,5 @@
 /*
- * test_review.c: the review view's model (SPEC 7.4, tui/review.c): a
+ * test_review.c: the review view's model (SPEC 7.4, tui/console/review.c): a
  * review document becomes lines with files and hunks, hunks are dropped
  * and kept, the kept set becomes `corral apply --hunks`'s LIST bound to
  * the patch digest, whole-only files, bad documents, a failing check's

@@ -1,5 +1,5 @@
 /*
- * test_timeline.c: the morning look (issue 9, tui/timeline.c): journal
+ * test_timeline.c: the morning look (issue 9, tui/console/timeline.c): journal
  * events become per-lease state changes, bucketed into a bar (the longest
  * state wins, a blocked moment always shows, nothing before the first
  * event or after the end), and the time spent blocked. Its drawing is

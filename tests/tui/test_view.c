@@ -1,5 +1,5 @@
 /*
- * test_view.c: the console's pure view (tui/view.c): the scrollback
+ * test_view.c: the console's pure view (tui/console/view.c): the scrollback
  * window (offsets, clamping, staying on the same text while output
  * arrives, which rows come from where), the cache of SB_LINES frames
  * (extend, replace, caps, hostile frames), which journal leases the list

@@ -1,5 +1,5 @@
 /*
- * result.c: the results layer (lease/, SPEC 7) wired to the sandbox
+ * checks.c: the results layer (lease/, SPEC 7) wired to the sandbox
  * module: the lease's policy turned into result caps and checks, the
  * check runner (each check in the exec zone through sbx_plan_exec_zone and
  * sbx_exec_run, as a uid slot of its own, on a fresh copy of the result
