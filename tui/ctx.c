@@ -266,3 +266,37 @@ tui_rules_load(struct tui_ctx *c, void (*err)(const char *, int,
 	free(shipped);
 	return r;
 }
+
+/* A file corral ships (agents/, demo/, tests/adversarial/). */
+char *
+tui_data_path(const struct tui_ctx *c, const char *rel)
+{
+	const char *env = getenv("CORRAL_DATA_DIR");
+	char *cands[3] = { NULL, NULL, NULL }, *dir, *found = NULL;
+	struct stat sb;
+
+	/* $CORRAL_DATA_DIR, the install tree, then the source tree. */
+	if (env != NULL && *env != '\0' &&
+	    asprintf(&cands[0], "%s/%s", env, rel) < 0)
+		cands[0] = NULL;
+	if ((dir = strdup(c->self)) != NULL) {
+		char *s = strrchr(dir, '/');
+		if (s != NULL) {
+			*s = '\0';
+			if (asprintf(&cands[1], "%s/../share/corral/%s", dir,
+			    rel) < 0)
+				cands[1] = NULL;
+		}
+		free(dir);
+	}
+	if (asprintf(&cands[2], "%s/%s", CORRAL_SOURCE_DIR, rel) < 0)
+		cands[2] = NULL;
+	for (int i = 0; i < 3; i++) {
+		if (found == NULL && cands[i] != NULL &&
+		    stat(cands[i], &sb) == 0)
+			found = cands[i];
+		else
+			free(cands[i]);
+	}
+	return found;
+}
