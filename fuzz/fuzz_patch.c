@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lease/lease.h"
+#include "lease/result/result.h"
 
 int LLVMFuzzerInitialize(int *, char ***);
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);

@@ -19,6 +19,7 @@ inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*'
 # Private headers stay in their module (and its tests).
 no "${inc}\"pty/pty(_holder)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^pty/' | grep -v '^tests/pty/')
 no "${inc}\"lease/lease_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/' | grep -v '^tests/lease/')
+no "${inc}\"lease/result/result_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/result/' | grep -v '^tests/lease/')
 # Third-party types stay where they belong.
 no "${inc}<vterm\.h>" $(src '*.c' '*.h' | grep -v '^pty/screen\.c$')
 no "${inc}<n?curses(w)?\.h>|${inc}<ncursesw/" $(src '*.c' '*.h' | grep -v '^tui/console/surface_curses\.c$')
@@ -26,6 +27,8 @@ no "${inc}<(git2|sqlite3)\.h>" $(src 'tui/*' 'pty/*' 'sandbox-adapters/*')
 # The dependency graph has no upward or sideways arrows.
 no "${inc}\"(lease|tui)/" $(src 'pty/*')
 no "${inc}\"(pty|tui)/" $(src 'lease/*')
+no "${inc}\"(pty|tui|sandbox-adapters)/" $(src 'lease/result/*')
+no "${inc}\"lease/result/" $(src 'lease/*' | grep -v '^lease/result/')
 no "${inc}\"(pty|lease|tui)/|${inc}<(sqlite3|vterm)\.h>" $(src 'sandbox-adapters/*')
 # Pure files touch no loop and no fds.
 no "${inc}<(uv|unistd)\.h>" pty/screen.c pty/detect.c tui/console/keys.c \

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/lease_int.h"
+#include "lease/result/result_int.h"
 
 #define HUNKS_MAX 4096
 

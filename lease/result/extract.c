@@ -23,7 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "lease/lease_int.h"
+#include "lease/result/result_int.h"
 
 #define REL_MAX 4096
 #define DEPTH_MAX 128

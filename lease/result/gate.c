@@ -14,7 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lease/lease_int.h"
+#include "lease/result/result_int.h"
 
 #define PATH_MAX_BYTES 4096
 #define NAME_MAX_BYTES 255

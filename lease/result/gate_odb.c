@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lease/lease_int.h"
+#include "lease/result/result_int.h"
 
 int
 lease__gate_fail(struct lease_gate_odb *q, int code, const char *fmt, ...)

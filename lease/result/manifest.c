@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/lease_int.h"
+#include "lease/result/result_int.h"
 
 #define MANIFEST_VERSION 1
 

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lease/lease_int.h"
+#include "lease/result/result_int.h"
 
 #define SIG_NAME "corral"
 #define SIG_EMAIL "corral@localhost"

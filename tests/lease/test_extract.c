@@ -18,6 +18,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 
+#include "lease/result/result.h"
 #include "lease_test.h"
 
 static char *tmp, *repo, *ws, *qdir;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lease/lease.h"
+#include "lease/result/result.h"
 
 struct pcase {
 	const char *path;

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stdarg.h>
 
+#include "lease/result/result.h"
 #include "lease_test.h"
 
 static char *tmp, *repo, *state;

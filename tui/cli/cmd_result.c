@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "lease/lease.h"
+#include "lease/result/result.h"
 #include "tui/tui.h"
 
 #define LOG_SHOWN 2000		/* bytes of a failed check's log shown */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lease/lease.h"
+#include "lease/result/result.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
 

@@ -1,0 +1,107 @@
+/*
+ * result_int.h: declarations shared by lease/result/'s files and nobody
+ * else (STYLE A): the quarantine handle's layout, the gate's hashing and
+ * file helpers, and one lease's result context shared by result.c and
+ * apply.c. The lease module's own internals come from lease/lease_int.h.
+ */
+#ifndef CORRAL_LEASE_RESULT_INT_H
+#define CORRAL_LEASE_RESULT_INT_H
+
+#include "lease/lease_int.h"
+#include "lease/result/result.h"
+
+struct git_repository;
+struct git_odb;
+struct git_config;
+
+/* The quarantine object database (lease_gate_odb_open). */
+struct lease_gate_odb {
+	struct lease_git *g;		/* the operator's repo (borrowed) */
+	struct git_repository *repo;	/* wraps odb; empty configuration */
+	struct git_odb *odb;		/* dir/ (writes) + the operator's
+					   objects (alternate, read-only) */
+	struct git_config *cfg;
+	char *dir;
+	char errmsg[LEASE__ERRMSG];
+};
+
+/* gate.c (pure helpers) */
+/* hex SHA-256 of len bytes into out (65 bytes). 0 or -ENOMEM. */
+int lease__sha256_hex(const void *buf, size_t len, char out[65]);
+/* A JSON string of raw bytes; invalid UTF-8 bytes become "\\xNN" text. */
+struct json_t *lease__json_bytes(const char *s, size_t len);
+
+/* gate_odb.c */
+/* Set q's message "<text>: <libgit2 message>"; returns code. */
+int lease__gate_fail(struct lease_gate_odb *, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Read a whole regular file of at most max bytes (malloc'd, NUL added). */
+int lease__read_capped(const char *path, uint64_t max, char **out,
+    size_t *len);
+/* Write a whole file (created or replaced, mode), fsync'd. 0 or -errno. */
+int lease__write_file(const char *path, const void *buf, size_t len,
+    unsigned mode);
+
+/* result.c: one lease's result work, shared with apply.c */
+struct lease__rctx {
+	struct lease_store *s;
+	const char *state_dir;
+	const char *id;
+	struct lease_record rec;
+	struct lease_git *g;		/* the operator's repository */
+	struct lease_gate_odb *q;	/* the lease's quarantine */
+	char *rdir;			/* $STATE/leases/<id>/result */
+	struct lease_result_policy pol;
+	lease_check_run_cb run;
+	void *ud;
+	const char *checks_dir;		/* NULL: <rdir>/checks */
+	struct json_t *result;		/* the result JSON (owned) */
+	struct lease_manifest *m;	/* the current result's manifest */
+};
+
+/*
+ * Load the lease, its result JSON and (with repo) the repository and the
+ * quarantine. Messages go to the store. Close with lease__rctx_close.
+ */
+int lease__rctx_open(struct lease__rctx *, struct lease_store *,
+    const char *state_dir, const char *id,
+    const struct lease_result_policy *, lease_check_run_cb, void *ud,
+    bool repo);
+void lease__rctx_close(struct lease__rctx *);
+/* Write ctx->result to the lease row. */
+int lease__rctx_save(struct lease__rctx *);
+/* Append a receipt entry (fields stolen; may be NULL). */
+int lease__rctx_receipt(struct lease__rctx *, const char *kind,
+    struct json_t *fields);
+/*
+ * Make tree (in the quarantine) the lease's result on top of parent: the
+ * patch and manifest (the old ones go to history/), the gate, the objects
+ * copied into the operator's repository, a corral commit, corral/<id>
+ * moved from expect_tip by compare-and-swap (LEASE_ESTALE if it moved),
+ * the review worktree checked out, the result JSON (status "ready",
+ * reviewed null, checks pending) and a receipt result_materialised. A
+ * result the gate refuses is LEASE_EINVALID with the findings in rep.
+ */
+int lease__result_build(struct lease__rctx *, const char *parent_hex,
+    const char *expect_tip, const char *tree_hex, const char *via,
+    struct lease_gate_report *rep);
+/* Run the declared checks on copies of the result tree (SPEC 7.3). */
+int lease__result_checks(struct lease__rctx *);
+/*
+ * 0 when corral/<id> and the review worktree (HEAD, index, working files)
+ * match commit; LEASE_ESTALE with why; or an error.
+ */
+int lease__result_stale(struct lease__rctx *, const char *commit, char *why,
+    size_t whysz);
+/*
+ * The result's patch file (malloc'd) and its SHA-256, checked against the
+ * digest the result JSON recorded (LEASE_ETAMPERED when it differs).
+ */
+int lease__result_load_patch(struct lease__rctx *, char **buf, size_t *len,
+    char sha[65]);
+/* The result's manifest.json into ctx->m (left NULL when there is none). */
+int lease__result_load_manifest(struct lease__rctx *);
+/* A string member of the result JSON, or NULL. */
+const char *lease__rctx_str(const struct lease__rctx *, const char *key);
+
+#endif
