@@ -1,10 +1,16 @@
 /*
  * pty_int.h: declarations shared between pty/ files but not exported
  * (STYLE A): the packed-line encoding primitives that screen.c uses to pack
- * its own cells straight into scrollback without a struct pty_cell detour.
+ * its own cells straight into scrollback without a struct pty_cell detour,
+ * and the VT filter (vtfilter.c) with the sink through which it hands the
+ * model (screen.c) what it passes on and what it found.
  */
 #ifndef CORRAL_PTY_INT_H
 #define CORRAL_PTY_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "pty/pty.h"
 
@@ -35,5 +41,107 @@ uint8_t *pty__line_run(uint8_t *p, uint32_t fg, uint32_t bg, uint16_t attrs);
  * the position after it. At most 1 + PTY__CELL_TEXTMAX bytes.
  */
 uint8_t *pty__line_text(uint8_t *p, const uint32_t *cps, int n);
+
+/* ------------------------------------------------------------------ */
+/* vtfilter.c: the VT stream filter in front of libvterm (screen.c)     */
+
+/* Bytes of an OSC/DCS payload passed on (and reported); the rest dropped. */
+#define PTY__OSC_MAX 4096
+/* DECSET parameters the filter remembers per CSI (as libvterm's 16). */
+#define PTY__VTF_NPARAM 16
+
+/*
+ * Bytes per pass: 0.1.4 keeps a codepoint array of the write's length on
+ * the stack (a 16 MB write overflows it).
+ */
+#define PTY__VTF_WRITE_MAX 8192
+
+/* What the sink did with an ASCII run (pty__vtfilter_sink.ascii_run). */
+enum pty__vtf_fast {
+	PTY__VTF_FAST_NO,	/* not written: the bytes go on as usual */
+	PTY__VTF_FAST_DONE,	/* written, the cursor moved past them */
+	PTY__VTF_FAST_STOP,	/* written, but never take the fast path again */
+};
+
+/*
+ * Where the filter's output goes: the model (screen.c) in front of which
+ * it sits. Bytes to parse, in order, through pass; the rest are events the
+ * filter found in the stream and the model carries out (they need its
+ * grid, libvterm's cursor or its last glyph). Every callback runs inside
+ * pty__vtfilter_feed and must not feed the filter.
+ */
+struct pty__vtfilter_sink {
+	/* Bytes for libvterm (at most PTY__VTF_WRITE_MAX per call). */
+	void (*pass)(const uint8_t *p, size_t n, void *ud);
+	/* Bytes back to the program (a DECRQSS answer). */
+	void (*reply)(const char *p, size_t n, void *ud);
+	/* REP (CSI Pn b): print the last glyph count times (0 is 1). */
+	void (*rep)(uint32_t count, void *ud);
+	/* A saved cursor was restored (ESC 8, DECRST 1048/1049): clamp it. */
+	void (*cursor_clamp)(void *ud);
+	/*
+	 * Combining mark cp starts a write right after text: join it to the
+	 * glyph before, as if unsplit. Returns whether it did (false: the
+	 * mark's bytes go on as usual).
+	 */
+	bool (*join_mark)(uint32_t cp, void *ud);
+	/*
+	 * The fast path: p[0..m) (printable ASCII, m >= 1) right after a glyph
+	 * just passed; write them as cells at the cursor and move it past, or
+	 * not (then they are passed as bytes).
+	 */
+	enum pty__vtf_fast (*ascii_run)(const uint8_t *p, size_t m, void *ud);
+};
+
+/* The filter's state: embedded in the screen, no allocation. */
+struct pty__vtfilter {
+	const struct pty__vtfilter_sink *sink;
+	void *ud;
+	uint8_t st;
+	uint8_t skind;
+	bool esc_virtual;	/* the pending ESC was not passed on yet */
+	bool csi_priv;		/* leader '?' */
+	bool csi_other;		/* another leader, or junk */
+	bool csi_started;	/* past the leader bytes */
+	uint8_t csi_inter;	/* last intermediate byte, 0 if none */
+	uint8_t np;
+	uint32_t param[PTY__VTF_NPARAM];
+	uint8_t u8[4];		/* held partial UTF-8 at the end of a feed */
+	uint8_t nu8;
+	bool struncated;
+	uint8_t esc_inter;	/* first intermediate after ESC */
+	uint8_t esc_ninter;
+	/* The modes libvterm 0.1.4 has no getter for (struct pty_modes). */
+	bool app_cursor;	/* DECCKM */
+	bool app_keypad;	/* DECKPAM */
+	bool bracketed_paste;	/* 2004 */
+	bool mouse_sgr;		/* 1006 */
+	bool focus_events;	/* 1004 */
+	/* What the ASCII fast path must know of libvterm. */
+	bool insert;		/* IRM */
+	bool origin;		/* DECOM */
+	uint8_t gl;		/* G-set in GL: SI/SO/LS2/LS3 */
+	bool g_plain[4];	/* G0..G3 map ASCII to itself */
+	bool nofast;		/* the sink said stop: never again */
+	uint8_t text_end;	/* the last feed ended inside text (TB_*) */
+	bool g_utf8[4];		/* G0..G3 still decode UTF-8 (undesignated) */
+	bool ss;		/* a single shift (ESC N, ESC O) is pending */
+	size_t slen;		/* bytes in sbuf, introducer included */
+	char sbuf[2 + PTY__OSC_MAX + 2];
+};
+
+/* Start in ground with every mode off; sink and ud are borrowed. */
+void pty__vtfilter_init(struct pty__vtfilter *,
+    const struct pty__vtfilter_sink *sink, void *ud);
+/*
+ * Filter len bytes of program output: whatever the bytes and however they
+ * are cut into calls, the sink sees the same passes and events (a sequence
+ * or character cut at the end waits for the next call).
+ */
+void pty__vtfilter_feed(struct pty__vtfilter *, const uint8_t *b,
+    size_t len);
+/* Drop a sequence or character cut at the end of the last feed: back to
+ * ground (the model reset libvterm's parser, e.g. on a resize). */
+void pty__vtfilter_cut(struct pty__vtfilter *);
 
 #endif /* CORRAL_PTY_INT_H */

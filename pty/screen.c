@@ -6,11 +6,13 @@
  * scrolled off the primary screen go packed (line.c) into a capped ring.
  * The only file that includes <vterm.h>.
  *
- * A filter sits in front of libvterm 0.1.4 (see pty_screen_feed): that
+ * The VT filter (vtfilter.c) sits in front of libvterm 0.1.4: that
  * version mishandles bytes split across writes, puts whole strings and text
  * runs into stack arrays and has a few memory-safety bugs that bytes from
- * a sandboxed agent must not reach. The filter also writes long runs of
- * plain ASCII into the grid itself (fast_run), libvterm's slowest path.
+ * a sandboxed agent must not reach. What the filter cannot do without the
+ * model comes back here through its sink (filter_sink): REP, a cursor to
+ * clamp, a mark to join, and long runs of plain ASCII that we write into
+ * the grid ourselves (sink_ascii_run), libvterm's slowest path.
  */
 #include <assert.h>
 #include <errno.h>
@@ -25,15 +27,6 @@
 #include "pty/pty.h"
 #include "pty/pty_int.h"
 
-/* Bytes of an OSC/DCS payload passed on (and reported); the rest dropped. */
-#define OSC_MAX 4096
-/*
- * Bytes per vterm_input_write: 0.1.4 keeps a codepoint array of the write's
- * length on the stack (a 16 MB write overflows it).
- */
-#define WRITE_MAX 8192
-/* DECSET parameters the filter remembers per CSI (as libvterm's 16). */
-#define NPARAM 16
 /* Scrollback lines, whatever the caller asks. */
 #define SB_LIMIT (1u << 22)
 
@@ -80,38 +73,6 @@ struct grid {
 	struct row **r;
 };
 
-/* Filter states (see feed). */
-enum { F_GROUND, F_ESC, F_ESC_INT, F_CSI, F_STR, F_STR_ESC };
-enum { S_OSC, S_DCS, S_IGNORE };
-
-struct filt {
-	uint8_t st;
-	uint8_t skind;
-	bool esc_virtual;	/* the pending ESC was not passed on yet */
-	bool csi_priv;		/* leader '?' */
-	bool csi_other;		/* another leader, or junk */
-	bool csi_started;	/* past the leader bytes */
-	uint8_t csi_inter;	/* last intermediate byte, 0 if none */
-	uint8_t np;
-	uint32_t param[NPARAM];
-	uint8_t u8[4];		/* held partial UTF-8 at the end of a feed */
-	uint8_t nu8;
-	bool struncated;
-	uint8_t esc_inter;	/* first intermediate after ESC */
-	uint8_t esc_ninter;
-	/* What the ASCII fast path (fast_run) must know of libvterm. */
-	bool insert;		/* IRM */
-	bool origin;		/* DECOM */
-	uint8_t gl;		/* G-set in GL: SI/SO/LS2/LS3 */
-	bool g_plain[4];	/* G0..G3 map ASCII to itself */
-	bool nofast;		/* a check failed: never again */
-	uint8_t text_end;	/* the last feed ended inside text (TB_*) */
-	bool g_utf8[4];		/* G0..G3 still decode UTF-8 (undesignated) */
-	bool ss;		/* a single shift (ESC N, ESC O) is pending */
-	size_t slen;		/* bytes in sbuf, introducer included */
-	char sbuf[2 + OSC_MAX + 2];
-};
-
 struct pty_screen {
 	VTerm *vt;
 	VTermState *vts;
@@ -149,7 +110,7 @@ struct pty_screen {
 	pty_screen_event_cb ev;
 	void *ev_ud;
 
-	struct filt f;
+	struct pty__vtfilter f;	/* in front of vt */
 };
 
 /* ------------------------------------------------------------------ */
@@ -1005,7 +966,7 @@ cb_setlineinfo(int row, const VTermLineInfo *newinfo,
 static int
 fb_osc(const char *cmd, size_t len, void *ud)
 {
-	emit(ud, PTY_SEV_OSC, cmd, len > OSC_MAX ? OSC_MAX : len);
+	emit(ud, PTY_SEV_OSC, cmd, len > PTY__OSC_MAX ? PTY__OSC_MAX : len);
 	return 1;
 }
 
@@ -1037,28 +998,7 @@ static const VTermParserCallbacks fallback_cbs = {
 };
 
 /* ------------------------------------------------------------------ */
-/* The input filter                                                      */
-
-/*
- * Every byte passes through a small escape-sequence tracker before
- * libvterm sees it. It
- *  - tracks the modes libvterm 0.1.4 has no getter for: DECSET 1 (app
- *    cursor), 1004 (focus), 1006 (SGR mouse), 2004 (bracketed paste), ESC =
- *    / ESC > (keypad), reset by RIS, whatever the chunking, and in step
- *    with libvterm (which encodes the keys from its own copy);
- *  - takes OSC and DCS strings out of the stream and hands each to
- *    libvterm whole, in one write, its payload cut to OSC_MAX bytes
- *    (0.1.4 loses strings split across writes, reads before the buffer on
- *    an ST split after its ESC, and copies a title to the stack);
- *    APC/PM/SOS strings are dropped, as xterm does, and DECRQSS requests
- *    0.1.4 would answer through a broken printf are answered here;
- *  - holds back a UTF-8 sequence cut at the end of a feed (0.1.4 turns it
- *    into U+FFFD), drops what its UTF-8 decoder mishandles and the few
- *    characters it gets wrong (text_check),
- *    reimplements REP (rep), bounds CSI parameters, and writes at most
- *    WRITE_MAX bytes at a time.
- * Plain text is found with memchr and passed on in place.
- */
+/* The model's side of the input filter (vtfilter.c)                    */
 
 static void
 vwrite(struct pty_screen *s, const void *p, size_t n)
@@ -1067,462 +1007,44 @@ vwrite(struct pty_screen *s, const void *p, size_t n)
 		vterm_input_write(s->vt, p, n);
 }
 
-static void
-flush(struct pty_screen *s, const uint8_t *b, size_t from, size_t to)
-{
-	while (from < to) {
-		size_t n = to - from;
-
-		if (n > WRITE_MAX) {
-			int k = 0;
-
-			/*
-			 * Split before an ASCII byte if one is near: never
-			 * inside a character, nor before a combining mark.
-			 */
-			for (n = WRITE_MAX; n > WRITE_MAX - 256; n--)
-				if (b[from + n] < 0x80)
-					break;
-			if (n == WRITE_MAX - 256) {
-				n = WRITE_MAX;
-				while (k < 3 && (b[from + n] & 0xc0) == 0x80) {
-					n--;
-					k++;
-				}
-			}
-		}
-		vwrite(s, b + from, n);
-		from += n;
-	}
-}
-
-static int
-utf8_need(uint8_t b)
-{
-	if (b >= 0xf0)
-		return 4;
-	if (b >= 0xe0)
-		return 3;
-	if (b >= 0xc0)
-		return 2;
-	return 1;
-}
-
-/* The codepoint of one complete UTF-8 sequence p[0..n); -1 if not one. */
-static int
-utf8_cell_cp(const uint8_t *p, int n, uint32_t *cp)
-{
-	uint32_t v;
-	int k;
-
-	if (n < 1 || n != utf8_need(p[0]) || p[0] >= 0xf8)
-		return -1;
-	v = n == 1 ? p[0] : p[0] & (0x7fu >> n);
-	for (k = 1; k < n; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return -1;
-		v = (v << 6) | (p[k] & 0x3fu);
-	}
-	/* What 0.1.4's decoder turns into U+FFFD is not a mark either. */
-	if ((n == 2 && v < 0x80) || (n == 3 && v < 0x800) ||
-	    (n == 4 && v < 0x10000) || (v >= 0xd800 && v <= 0xdfff) ||
-	    v == 0xfffe || v == 0xffff)
-		return -1;
-	*cp = v;
-	return 0;
-}
-
-/* Bytes at the end of p[0..n) that start an unfinished UTF-8 sequence. */
-static size_t
-utf8_tail(const uint8_t *p, size_t n)
-{
-	size_t j = n, k = 0;
-
-	while (j > 0 && k < 3 && (p[j - 1] & 0xc0) == 0x80) {
-		j--;
-		k++;
-	}
-	if (j == 0 || p[j - 1] < 0xc0 || p[j - 1] > 0xf7)
-		return 0;
-	j--;
-	return (size_t)utf8_need(p[j]) > n - j ? n - j : 0;
-}
-
-static void
-modes_reset(struct pty_screen *s)
-{
-	s->modes.app_cursor = false;
-	s->modes.app_keypad = false;
-	s->modes.bracketed_paste = false;
-	s->modes.mouse_sgr = false;
-	s->modes.focus_events = false;
-	s->f.insert = false;
-	s->f.origin = false;
-	s->f.gl = 0;
-	memset(s->f.g_plain, 1, sizeof s->f.g_plain);
-	memset(s->f.g_utf8, 1, sizeof s->f.g_utf8);
-	s->f.ss = false;
-}
-
-static void
-dec_mode(struct pty_screen *s, uint32_t p, bool on)
-{
-	switch (p) {
-	case 1:
-		s->modes.app_cursor = on;
-		break;
-	case 6:
-		s->f.origin = on;
-		break;
-	case 1004:
-		s->modes.focus_events = on;
-		break;
-	case 1006:
-		s->modes.mouse_sgr = on;
-		break;
-	case 2004:
-		s->modes.bracketed_paste = on;
-		break;
-	default:
-		break;
-	}
-}
-
-static void
-csi_final(struct pty_screen *s, uint8_t c)
-{
-	struct filt *f = &s->f;
-	int i;
-
-	if (f->csi_other)
-		return;
-	/* DECSTR (CSI ! p) is left alone: libvterm 0.1.4 ignores it too. */
-	if (f->csi_inter != 0 || (c != 'h' && c != 'l'))
-		return;
-	for (i = 0; i <= f->np; i++) {
-		if (f->csi_priv)
-			dec_mode(s, f->param[i], c == 'h');
-		else if (f->param[i] == 4)
-			f->insert = c == 'h';
-	}
-}
-
-/* C0 controls that switch the G-set in GL (executed in any state). */
-static void
-c0_track(struct filt *f, uint8_t c)
-{
-	if (c == 0x0e)
-		f->gl = 1;
-	else if (c == 0x0f)
-		f->gl = 0;
-}
-
-/* ESC I F with one intermediate: G-set designations (SCS). */
-static void
-esc_final(struct filt *f, uint8_t c)
-{
-	int g = -1;
-
-	if (f->esc_ninter != 1)
-		return;
-	switch (f->esc_inter) {
-	case '(':
-	case ')':
-	case '*':
-	case '+':
-		g = f->esc_inter - '(';
-		break;
-	default:
-		return;
-	}
-	/* 0.1.4 knows 'B' (ASCII), '0' (DEC graphics), 'A' (UK). */
-	if (c == 'B')
-		f->g_plain[g] = true;
-	else if (c == '0' || c == 'A')
-		f->g_plain[g] = false;
-	if (c == 'B' || c == '0' || c == 'A')
-		f->g_utf8[g] = false;
-}
-
-static void
-str_append(struct filt *f, const uint8_t *p, size_t n)
-{
-	size_t room = 2 + OSC_MAX - f->slen;
-
-	if (f->skind == S_IGNORE)
-		return;
-	if (n > room) {
-		n = room;
-		f->struncated = true;
-	}
-	memcpy(f->sbuf + f->slen, p, n);
-	f->slen += n;
-}
-
 /*
- * DECRQSS (DCS $ q ...) requests libvterm 0.1.4 answers itself; for any
- * other its reply goes through printf with a "%.s" that takes the length
- * as the string pointer (undefined behaviour, a crash under ASan), so we
- * answer those here. DCS strings that are not DECRQSS are harmless.
+ * The ASCII fast path (the filter's ascii_run). libvterm spends most of its
+ * time per glyph; for a run of printable ASCII the filter passes its first
+ * byte on as usual (which wraps a pending autowrap and uses up a single
+ * shift), then, when the rest but the last byte fits on the row without
+ * reaching its end, we write those cells ourselves and move libvterm's
+ * cursor over them with CUF; the filter passes the last byte on (so
+ * combining marks and REP find it). The filter asks only while the G-set
+ * in use maps ASCII to itself and insert and origin modes are off; here
+ * the line must not be double width, and the cursor is checked after the
+ * CUF.
  */
-static bool
-decrqss_ok(const char *p, size_t n)
+static enum pty__vtf_fast
+sink_ascii_run(const uint8_t *p, size_t m, void *ud)
 {
-	if (n < 2 || p[0] != '$' || p[1] != 'q')
-		return true;
-	p += 2;
-	n -= 2;
-	if (n == 1)
-		return p[0] == 'm' || p[0] == 'r' || p[0] == 's';
-	if (n == 2)
-		return (p[0] == ' ' || p[0] == '"') && p[1] == 'q';
-	return false;
-}
-
-static void
-str_done(struct pty_screen *s)
-{
-	struct filt *f = &s->f;
-	size_t n = f->slen;
-
-	if (f->skind == S_IGNORE)
-		return;
-	if (f->struncated)
-		n -= utf8_tail((const uint8_t *)f->sbuf + 2, n - 2);
-	if (f->skind == S_DCS && !decrqss_ok(f->sbuf + 2, n - 2)) {
-		/* What xterm (and libvterm) answer to an unknown request. */
-		cb_output("\033P0$r\033\\", 7, s);
-		return;
-	}
-	if (f->skind == S_OSC) {
-		f->sbuf[n++] = '\a';
-	} else {
-		f->sbuf[n++] = '\033';
-		f->sbuf[n++] = '\\';
-	}
-	vwrite(s, f->sbuf, n);
-}
-
-static bool
-is_str_intro(uint8_t c)
-{
-	return c == ']' || c == 'P' || c == '_' || c == '^' || c == 'X';
-}
-
-/* Bytes of U+0080..U+009F in UTF-8: 0.1.4 gives them width -1. */
-static bool
-is_c1(const uint8_t *p)
-{
-	return p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
-}
-
-/*
- * U+302A-302F and U+3099-309A (3 bytes of UTF-8): 0.1.4 has them both as
- * combining marks and as wide, and adds their width to the glyph they join
- * (a 3-column glyph) unless they arrive in a later write. Dropped.
- */
-static bool
-is_wide_mark(const uint8_t *p)
-{
-	return p[0] == 0xe3 && ((p[1] == 0x80 && p[2] >= 0xaa &&
-	    p[2] <= 0xaf) || (p[1] == 0x82 && (p[2] == 0x99 ||
-	    p[2] == 0x9a)));
-}
-
-static bool
-all_ascii(const uint8_t *p, size_t n)
-{
-	uint64_t acc = 0, w;
-	size_t i = 0;
-
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&w, p + i, 8);
-		acc |= w;
-	}
-	for (; i < n; i++)
-		acc |= p[i];
-	return (acc & 0x8080808080808080ull) == 0;
-}
-
-static void
-drop(struct pty_screen *s, const uint8_t *b, size_t *span, size_t at,
-    size_t n)
-{
-	flush(s, b, *span, at);
-	*span = at + n;
-}
-
-/* What the last byte passed on in ground was (see split_mark). */
-#define TB_NONE 0	/* not text: a control, an escape, nothing yet */
-#define TB_ASCII 1	/* an ASCII glyph */
-#define TB_UTF8 2	/* a glyph from a multibyte sequence, or U+FFFD */
-
-static bool split_mark(struct pty_screen *, const uint8_t *, int);
-
-/*
- * Drop b[k..k+n) (what is before goes to libvterm first). The drop splits
- * a text run across two writes: when text came before (tb), marks right
- * after it are merged as if unsplit (split_mark). Returns where to go on.
- */
-static size_t
-drop_at(struct pty_screen *s, const uint8_t *b, size_t *span, size_t k,
-    size_t n, size_t end, uint8_t tb)
-{
-	drop(s, b, span, k, n);
-	k += n;
-	while (tb != TB_NONE && k < end && b[k] >= 0xc0 && b[k] < 0xf8) {
-		size_t q = (size_t)utf8_need(b[k]);
-
-		if (q > end - k || !split_mark(s, b + k, (int)q))
-			break;
-		k += q;
-		*span = k;
-	}
-	return k;
-}
-
-/*
- * Text b[i..end) is passed on later from *span; leave out what 0.1.4's
- * UTF-8 decoder mishandles. Its state outlives a text run, and a run that
- * starts while a sequence is unfinished writes one codepoint past its
- * stack array; so every unfinished sequence is dropped (one cut by the
- * end of this feed, when end == len, is left for the caller to hold), and
- * so are bytes 0xf8-0xff (5- and 6-byte forms), C1 codepoints and the
- * wide marks (is_wide_mark). *tb tells whether the last byte passed on
- * was text (so a mark would join the glyph before it). Returns whether
- * the text was all ASCII.
- */
-static bool
-text_check(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
-    size_t end, size_t len, uint8_t *tb)
-{
-	size_t k;
-
-	if (!s->f.ss && all_ascii(b + i, end - i)) {
-		if (end > i)
-			*tb = b[end - 1] >= 0x20 && b[end - 1] != 0x7f ?
-			    TB_ASCII : TB_NONE;
-		return true;
-	}
-	for (k = i; k < end; k++) {
-		uint8_t c = b[k], kind;
-		int need, m;
-
-		if (c < 0x20 || c == 0x7f) {
-			if (c < 0x20)
-				c0_track(&s->f, c);
-			*tb = TB_NONE;
-			continue;
-		}
-		if (c < 0x80) {
-			/*
-			 * 0.1.4 decodes a run that started non-ASCII as UTF-8
-			 * to its end, ignoring a G-set such as DEC graphics
-			 * for the ASCII in it; a new write puts it back.
-			 */
-			if (*tb == TB_UTF8 && !s->f.g_plain[s->f.gl]) {
-				flush(s, b, *span, k);
-				*span = k;
-			}
-			kind = TB_ASCII;
-		} else if (c < 0xc0) {
-			kind = TB_UTF8;	/* a stray byte: shown as U+FFFD */
-		} else if (c >= 0xf8) {
-			k = drop_at(s, b, span, k, 1, end, *tb) - 1;
-			continue;
-		} else {
-			need = utf8_need(c);
-			for (m = 1; m < need && k + (size_t)m < end &&
-			    (b[k + (size_t)m] & 0xc0) == 0x80; m++)
-				;
-			if (m != need) {
-				if (k + (size_t)m == end && end == len)
-					break;
-				k = drop_at(s, b, span, k, (size_t)m, end,
-				    *tb) - 1;
-				continue;
-			}
-			if ((need == 2 && is_c1(b + k)) ||
-			    (need == 3 && is_wide_mark(b + k))) {
-				k = drop_at(s, b, span, k, (size_t)need, end,
-				    *tb) - 1;
-				continue;
-			}
-			if (*tb == TB_ASCII && !s->f.g_utf8[s->f.gl]) {
-				/*
-				 * Under a designated G-set libvterm ends the
-				 * run here and a mark would not join the glyph
-				 * before it at the right edge; a write of its
-				 * own lets split_mark join it, as it does for
-				 * a mark split off by a read.
-				 */
-				flush(s, b, *span, k);
-				*span = k;
-				if (split_mark(s, b + k, need)) {
-					*span = k + (size_t)need;
-					k += (size_t)need - 1;
-					continue;
-				}
-			}
-			k += (size_t)need - 1;
-			kind = TB_UTF8;
-		}
-		if (s->f.ss) {
-			/*
-			 * This glyph uses up the single shift; libvterm
-			 * prints it alone, so no mark of ours joins it.
-			 */
-			s->f.ss = false;
-			*tb = TB_NONE;
-		} else {
-			*tb = kind;
-		}
-	}
-	return false;
-}
-
-/*
- * The ASCII fast path. libvterm spends most of its time per glyph; for a
- * run of printable ASCII we pass its first byte on as usual (which wraps
- * a pending autowrap and uses up a single shift), then, when the rest but
- * the last byte fits on the row without reaching its end, write those
- * cells ourselves and move libvterm's cursor over them with CUF, and pass
- * the last byte on (so combining marks and REP find it). Only while the
- * G-set in use maps ASCII to itself, insert and origin modes are off and
- * the line is not double width; the cursor is checked after the CUF.
- */
-#define FAST_MIN 16
-
-static void
-fast_run(struct pty_screen *s, const uint8_t *b, size_t *span, size_t r0,
-    size_t r1)
-{
-	struct grid *g;
+	struct pty_screen *s = ud;
+	struct grid *g = s->g;
 	const VTermLineInfo *li;
 	struct row *r;
 	struct cell *c;
-	VTermPos pos;
-	size_t m = r1 - r0 - 2, k;
+	VTermPos pos, now;
+	size_t k;
 	uint32_t a;
 	char seq[16];
 	size_t n = sizeof seq, v;
 
-	/* Only after the flush are the grid and the pen current. */
-	flush(s, b, *span, r0 + 1);
-	*span = r0 + 1;
-	g = s->g;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	if (pos.row < 0 || pos.row >= g->rows || pos.col < 0 ||
 	    (size_t)pos.col + m >= (size_t)g->cols)
-		return;
+		return PTY__VTF_FAST_NO;
 	li = vterm_state_get_lineinfo(s->vts, pos.row);
 	if (li == NULL || li->doublewidth)
-		return;
+		return PTY__VTF_FAST_NO;
 	a = W_BLANK | s->pen_attrs;
 	r = g->r[pos.row];
 	c = r->c + pos.col;
 	for (k = 0; k < m; k++) {
-		c[k].w = a | b[r0 + 1 + k];
+		c[k].w = a | p[k];
 		c[k].fg = s->pen_fg;
 		c[k].bg = s->pen_bg;
 	}
@@ -1535,45 +1057,22 @@ fast_run(struct pty_screen *s, const uint8_t *b, size_t *span, size_t r0,
 	seq[--n] = '[';
 	seq[--n] = '\033';
 	vwrite(s, seq + n, sizeof seq - n);
-	*span = r1 - 1;
 	pos.col += (int)m;
-	{
-		VTermPos now;
-
-		vterm_state_get_cursorpos(s->vts, &now);
-		if (now.row != pos.row || now.col != pos.col)
-			s->f.nofast = true;
-	}
-}
-
-/* Ground text b[i..end), all ASCII: find runs for fast_run, track SI/SO. */
-static void
-ground_ascii(struct pty_screen *s, const uint8_t *b, size_t *span, size_t i,
-    size_t end)
-{
-	struct filt *f = &s->f;
-	size_t k = i, r0;
-
-	while (k < end) {
-		r0 = k;
-		while (k < end && b[k] >= 0x20 && b[k] < 0x7f)
-			k++;
-		if (k - r0 >= FAST_MIN && !f->insert && !f->origin &&
-		    f->g_plain[f->gl] && !f->nofast)
-			fast_run(s, b, span, r0, k);
-		while (k < end && (b[k] < 0x20 || b[k] == 0x7f))
-			c0_track(f, b[k++]);
-	}
+	vterm_state_get_cursorpos(s->vts, &now);
+	if (now.row != pos.row || now.col != pos.col)
+		return PTY__VTF_FAST_STOP;
+	return PTY__VTF_FAST_DONE;
 }
 
 /*
- * REP (CSI Pn b): 0.1.4 loops forever when the last glyph had width 0 (or
+ * REP (CSI Pn b, the filter's rep): 0.1.4 loops forever when the last glyph had width 0 (or
  * none was printed), so we print the last glyph again ourselves, as xterm
  * does, at most a screenful of times.
  */
 static void
-rep(struct pty_screen *s, uint32_t count)
+sink_rep(uint32_t count, void *ud)
 {
+	struct pty_screen *s = ud;
 	uint8_t buf[512];
 	size_t n = 0, gl = 0;
 	uint8_t g[PTY__CELL_TEXTMAX];
@@ -1605,8 +1104,9 @@ rep(struct pty_screen *s, uint32_t count)
  * text lands there.
  */
 static void
-cursor_clamp(struct pty_screen *s)
+sink_cursor_clamp(void *ud)
 {
+	struct pty_screen *s = ud;
 	VTermPos pos;
 	char seq[32];
 	int n;
@@ -1619,39 +1119,6 @@ cursor_clamp(struct pty_screen *s)
 	    pos.row < 0 ? 1 : pos.row >= s->rows ? s->rows : pos.row + 1,
 	    pos.col < 0 ? 1 : pos.col >= s->cols ? s->cols : pos.col + 1);
 	vwrite(s, seq, (size_t)n);
-}
-
-static bool
-csi_restores(const struct filt *f)
-{
-	int i;
-
-	for (i = 0; i <= f->np; i++)
-		if (f->param[i] == 1048 || f->param[i] == 1049)
-			return true;
-	return false;
-}
-
-static void
-csi_start(struct filt *f)
-{
-	f->st = F_CSI;
-	f->csi_priv = f->csi_other = false;
-	f->csi_started = false;
-	f->csi_inter = 0;
-	f->np = 0;
-	f->param[0] = 0;
-}
-
-static void
-str_start(struct filt *f, uint8_t c)
-{
-	f->st = F_STR;
-	f->skind = c == ']' ? S_OSC : c == 'P' ? S_DCS : S_IGNORE;
-	f->sbuf[0] = '\033';
-	f->sbuf[1] = (char)c;
-	f->slen = 2;
-	f->struncated = false;
 }
 
 static int
@@ -1698,27 +1165,24 @@ orc_combining(struct pty_screen *s, uint32_t cp)
 	return s->orc_merged;
 }
 
+
 /*
- * A combining mark (one UTF-8 sequence at p) that starts a libvterm write
- * right after text: a feed that starts with it, or one of our own splits.
- * Within one text run libvterm joins it to the glyph before; at the start
- * of a run it does so only if its cursor moved past that glyph, and at the
- * right edge (a pending wrap) it instead wraps and prints the mark alone.
- * So there we join it ourselves and libvterm never sees it. Returns
- * whether we did. The rule a user sees: a mark joins the glyph before it
- * unless a control or an escape comes between, however the bytes arrive.
+ * Combining mark cp starts a libvterm write right after text (the filter's
+ * join_mark, see vtfilter.c): join it to the last glyph if the cursor is
+ * still on it and libvterm would combine it. Returns whether we did.
  */
 static bool
-split_mark(struct pty_screen *s, const uint8_t *p, int n)
+sink_join_mark(uint32_t cp, void *ud)
 {
+	struct pty_screen *s = ud;
 	struct grid *g = s->g;
-	uint32_t cps[PTY_CELL_MAXCP], cp;
+	uint32_t cps[PTY_CELL_MAXCP];
 	struct row *r;
 	struct cell *c;
 	VTermPos pos;
 	int k, idx;
 
-	if (!s->lg_valid || n < 2 || utf8_cell_cp(p, n, &cp) < 0)
+	if (!s->lg_valid)
 		return false;
 	vterm_state_get_cursorpos(s->vts, &pos);
 	if (pos.row != s->lg_row || pos.col != s->lg_col ||
@@ -1743,312 +1207,41 @@ split_mark(struct pty_screen *s, const uint8_t *p, int n)
 	return true;
 }
 
+static void
+sink_pass(const uint8_t *p, size_t n, void *ud)
+{
+	vwrite(ud, p, n);
+}
+
+static void
+sink_reply(const char *p, size_t n, void *ud)
+{
+	cb_output(p, n, ud);
+}
+
+/* What the filter in front of libvterm hands on (pty_int.h). */
+static const struct pty__vtfilter_sink filter_sink = {
+	.pass = sink_pass,
+	.reply = sink_reply,
+	.rep = sink_rep,
+	.cursor_clamp = sink_cursor_clamp,
+	.join_mark = sink_join_mark,
+	.ascii_run = sink_ascii_run,
+};
+
 /*
- * The filter mirrors libvterm 0.1.4's parser (src/parser.c) state by
- * state, so that what it passes on, holds back or drops never leaves the
- * two disagreeing about where a sequence starts or ends.
+ * Every byte passes through the filter (vtfilter.c) before libvterm sees
+ * it: 0.1.4 mishandles bytes split across writes, puts whole strings and
+ * text runs into stack arrays and has a few memory-safety bugs that bytes
+ * from a sandboxed agent must not reach.
  */
 void
 pty_screen_feed(struct pty_screen *s, const char *buf, size_t len)
 {
-	const uint8_t *b = (const uint8_t *)buf;
-	struct filt *f;
-	size_t i = 0, span = 0;
-	uint8_t tb;
-
 	if (s == NULL || buf == NULL || len == 0)
 		return;
-	f = &s->f;
-	tb = f->text_end;
-	if (f->nu8 > 0) {
-		int need = utf8_need(f->u8[0]);
-
-		while (f->nu8 < need && i < len && (b[i] & 0xc0) == 0x80)
-			f->u8[f->nu8++] = b[i++];
-		if (f->nu8 < need && i == len)
-			return;
-		/* Unfinished, C1 or a wide mark: dropped, as in text_check. */
-		if (f->nu8 == need && !(f->nu8 == 2 && is_c1(f->u8)) &&
-		    !(f->nu8 == 3 && is_wide_mark(f->u8))) {
-			if (!(tb != TB_NONE && split_mark(s, f->u8, f->nu8)))
-				vwrite(s, f->u8, f->nu8);
-			tb = f->ss ? TB_NONE : TB_UTF8;
-			f->ss = false;
-		}
-		f->nu8 = 0;
-		span = i;
-	}
-	if (tb != TB_NONE && f->st == F_GROUND) {
-		while (i < len && b[i] >= 0xc0 && b[i] < 0xf8) {
-			size_t n = (size_t)utf8_need(b[i]);
-
-			if (n > len - i || !split_mark(s, b + i, (int)n))
-				break;
-			i += n;
-			span = i;
-		}
-	}
-	f->text_end = TB_NONE;
-	while (i < len) {
-		uint8_t c = b[i];
-
-		switch (f->st) {
-		case F_GROUND: {
-			const uint8_t *e = memchr(b + i, 0x1b, len - i);
-			size_t end = e != NULL ? (size_t)(e - b) : len;
-
-			if (text_check(s, b, &span, i, end, len, &tb))
-				ground_ascii(s, b, &span, i, end);
-			i = end;
-			if (e == NULL)
-				break;
-			goto esc;
-		}
-		case F_ESC:
-		case F_ESC_INT:
-			if (c == 0x1b)
-				goto esc;
-			if (c == 0x18 || c == 0x1a) {
-				/* Cancelled (in libvterm too, if passed). */
-				f->st = F_GROUND;
-				i++;
-				break;
-			}
-			if (c < 0x20 || c == 0x7f) {
-				/* C0 runs (DEL, NUL ignored); ESC waits. */
-				c0_track(f, c);
-				i++;
-				break;
-			}
-			if (c >= 0x80) {
-				/* libvterm ignores it and stays in ESC. */
-				if (f->esc_virtual) {
-					flush(s, b, span, i);
-					span = i + 1;
-				}
-				i++;
-				break;
-			}
-			if (c == ']' || c == 'P' ||
-			    (f->st == F_ESC && is_str_intro(c))) {
-				/*
-				 * CAN puts libvterm back to ground whatever it
-				 * was in (a passed-on ESC, a CSI).
-				 */
-				flush(s, b, span, i);
-				vwrite(s, "\030", 1);
-				str_start(f, c);
-				i++;
-				span = i;
-				break;
-			}
-			if (f->esc_virtual) {
-				flush(s, b, span, i);
-				vwrite(s, "\033", 1);
-				span = i;
-				f->esc_virtual = false;
-			}
-			i++;
-			if (c == '[') {
-				csi_start(f);
-			} else if (c >= 0x20 && c <= 0x2f) {
-				if (f->st == F_ESC) {
-					f->esc_inter = c;
-					f->esc_ninter = 0;
-				}
-				if (f->esc_ninter < 2)
-					f->esc_ninter++;
-				f->st = F_ESC_INT;
-			} else if (f->st == F_ESC_INT && f->esc_inter == '#' &&
-			    f->esc_ninter == 1 && (c == '3' || c == '4' ||
-			    c == '6')) {
-				/*
-				 * Double-width/height lines: not drawn so, and
-				 * on a 1-column screen 0.1.4 then puts its
-				 * cursor at column -1. CAN drops the ESC #.
-				 */
-				flush(s, b, span, i - 1);
-				vwrite(s, "\030", 1);
-				span = i;
-				f->st = F_GROUND;
-			} else {
-				if (f->st == F_ESC_INT)
-					esc_final(f, c);
-				else if (c == 'n')
-					f->gl = 2;
-				else if (c == 'o')
-					f->gl = 3;
-				else if (c == 'N' || c == 'O')
-					f->ss = true;
-				if (f->st == F_ESC && c == '=')
-					s->modes.app_keypad = true;
-				else if (f->st == F_ESC && c == '>')
-					s->modes.app_keypad = false;
-				else if (f->st == F_ESC && c == 'c')
-					modes_reset(s);
-				if (f->st == F_ESC && c == '8') {
-					flush(s, b, span, i);
-					span = i;
-					cursor_clamp(s);
-				}
-				f->st = F_GROUND;
-			}
-			break;
-		case F_CSI:
-			if (c == 0x1b)
-				goto esc;
-			i++;
-			if (c >= '0' && c <= '9') {
-				f->csi_started = true;
-				if (f->csi_inter != 0) {
-					f->st = F_GROUND;
-				} else if (f->param[f->np] < 10000) {
-					f->param[f->np] =
-					    f->param[f->np] * 10 + (c - '0');
-				} else {
-					/* 0.1.4 overflows a long: cut. */
-					flush(s, b, span, i - 1);
-					span = i;
-				}
-			} else if (c == ';' || c == ':') {
-				f->csi_started = true;
-				if (f->csi_inter != 0) {
-					f->st = F_GROUND;
-				} else if (f->np + 1 < NPARAM) {
-					f->param[++f->np] = 0;
-				} else {
-					/* 0.1.4 writes past its 16 args. */
-					flush(s, b, span, i - 1);
-					span = i;
-				}
-			} else if (c >= 0x3c && c <= 0x3f) {
-				if (f->csi_started)
-					f->st = F_GROUND;
-				else if (c == '?')
-					f->csi_priv = true;
-				else
-					f->csi_other = true;
-			} else if (c >= 0x20 && c <= 0x2f) {
-				f->csi_started = true;
-				f->csi_inter = c;
-			} else if (c >= 0x40 && c <= 0x7e) {
-				f->st = F_GROUND;
-				if (c == 'b' && !f->csi_priv && !f->csi_other &&
-				    f->csi_inter == 0) {
-					flush(s, b, span, i - 1);
-					vwrite(s, "\030", 1);
-					span = i;
-					rep(s, f->param[0]);
-				} else {
-					csi_final(s, c);
-					if (c == 'l' && f->csi_priv &&
-					    !f->csi_other && csi_restores(f)) {
-						flush(s, b, span, i);
-						span = i;
-						cursor_clamp(s);
-					}
-				}
-			} else if (c == 0x18 || c == 0x1a) {
-				f->st = F_GROUND;
-			} else if (c >= 0x80) {
-				/*
-				 * Ends the CSI, and libvterm drops it: pass it
-				 * now, so it is never held as text.
-				 */
-				f->st = F_GROUND;
-				flush(s, b, span, i);
-				span = i;
-			} else {
-				c0_track(f, c);
-			}
-			break;
-		case F_STR: {
-			size_t st = i;
-
-			while (i < len && b[i] >= 0x20 && b[i] != 0x7f)
-				i++;
-			str_append(f, b + st, i - st);
-			if (i == len)
-				break;
-			c = b[i++];
-			if (c == 0x07) {
-				str_done(s);
-				f->st = F_GROUND;
-			} else if (c == 0x1b) {
-				f->st = F_STR_ESC;
-			} else if (c == 0x18 || c == 0x1a) {
-				f->st = F_GROUND;
-			}
-			/* Other C0, NUL and DEL inside a string are dropped. */
-			span = i;
-			break;
-		}
-		case F_STR_ESC:
-			if (c == '\\') {
-				str_done(s);
-				f->st = F_GROUND;
-				i++;
-				span = i;
-				break;
-			}
-			if (c < 0x20 || c == 0x7f) {
-				/* As in libvterm: the ESC still waits. */
-				if (c == 0x18 || c == 0x1a)
-					f->st = F_GROUND;
-				i++;
-				span = i;
-				break;
-			}
-			/* Any other byte aborts the string: a new escape. */
-			f->st = F_ESC;
-			f->esc_virtual = true;
-			span = i;
-			break;
-		default:
-			assert(!"bad filter state");
-			f->st = F_GROUND;
-			break;
-		}
-		continue;
-esc:
-		tb = TB_NONE;
-		/*
-		 * An ESC at b[i]. When the next byte is here and cannot start
-		 * a string, the ESC stays in the span; otherwise it waits.
-		 */
-		if (i + 1 < len && b[i + 1] >= 0x20 && b[i + 1] < 0x7f &&
-		    !is_str_intro(b[i + 1])) {
-			f->esc_virtual = false;
-		} else {
-			flush(s, b, span, i);
-			span = i + 1;
-			f->esc_virtual = true;
-		}
-		f->st = F_ESC;
-		i++;
-	}
-	switch (f->st) {
-	case F_STR:
-	case F_STR_ESC:
-		break;
-	case F_GROUND: {
-		size_t k = utf8_tail(b + span, len - span);
-
-		flush(s, b, span, len - k);
-		memcpy(f->u8, b + len - k, k);
-		f->nu8 = (uint8_t)k;
-		/* Ended in text (see split_mark)? */
-		f->text_end = tb;
-		break;
-	}
-	default:
-		flush(s, b, span, len);
-		break;
-	}
+	pty__vtfilter_feed(&s->f, (const uint8_t *)buf, len);
 }
-
-/* ------------------------------------------------------------------ */
-/* Public API                                                            */
 
 static int
 scratch_fit(struct pty_screen *s, int cols)
@@ -2096,8 +1289,7 @@ pty_screen_new(struct pty_screen **out, int rows, int cols, size_t sb_max)
 	s->cur.visible = true;
 	s->cur.shape = PTY_CURSOR_BLOCK;
 	s->g = &s->prim;
-	memset(s->f.g_plain, 1, sizeof s->f.g_plain);
-	memset(s->f.g_utf8, 1, sizeof s->f.g_utf8);
+	pty__vtfilter_init(&s->f, &filter_sink, s);
 	if (grid_new(&s->prim, rows, cols) < 0 ||
 	    scratch_fit(s, cols) < 0 ||
 	    (s->tmp = malloc(sizeof *s->tmp * (size_t)rows)) == NULL)
@@ -2293,9 +1485,7 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 	n = snprintf(seq, sizeof seq, "\030\033[r\033[s\033[%d;%dH",
 	    pos.row + 1, pos.col + 1);
 	vwrite(s, seq, (size_t)n);
-	s->f.st = F_GROUND;
-	s->f.nu8 = 0;
-	s->f.text_end = TB_NONE;
+	pty__vtfilter_cut(&s->f);
 	vterm_state_get_cursorpos(s->vts, &pos);
 	s->cur.row = pos.row < rows ? pos.row : rows - 1;
 	s->cur.col = pos.col < cols ? pos.col : cols - 1;
@@ -2411,6 +1601,11 @@ pty_screen_modes(const struct pty_screen *s, struct pty_modes *out)
 {
 	assert(s != NULL && out != NULL);
 	*out = s->modes;
+	out->app_cursor = s->f.app_cursor;
+	out->app_keypad = s->f.app_keypad;
+	out->bracketed_paste = s->f.bracketed_paste;
+	out->mouse_sgr = s->f.mouse_sgr;
+	out->focus_events = s->f.focus_events;
 }
 
 const char *
@@ -2525,7 +1720,7 @@ pty_screen_paste(struct pty_screen *s, const char *buf, size_t len)
 	assert(s != NULL);
 	if (s->out == NULL || buf == NULL)
 		return;
-	if (!s->modes.bracketed_paste) {
+	if (!s->f.bracketed_paste) {
 		if (len > 0)
 			s->out(buf, len, s->out_ud);
 		return;
