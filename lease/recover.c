@@ -988,8 +988,9 @@ lease_gc_older_than(struct lease_store *s, struct lease_lock *held,
 	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
 		return rc;
 	for (i = 0; i < n; i++) {
+		/* updated at the cutoff's millisecond: old enough (age 0) */
 		if (!lease_state_final(v[i].state) ||
-		    v[i].updated_at >= cutoff ||
+		    v[i].updated_at > cutoff ||
 		    (v[i].cleanup != LEASE_CLEANUP_CONFIRMED &&
 		    v[i].cleanup != LEASE_CLEANUP_NONE))
 			continue;
