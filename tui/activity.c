@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 static const struct {
 	const char *name;

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 struct lease_store;
 struct lease_record;

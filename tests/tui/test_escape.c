@@ -6,7 +6,7 @@
 #include <locale.h>
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 Suite *escape_suite(void);
 

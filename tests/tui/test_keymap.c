@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 
 #include "support/check_util.h"
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 Suite *keymap_suite(void);
 

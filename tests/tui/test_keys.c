@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 Suite *keys_suite(void);
 

@@ -5,7 +5,7 @@
  */
 #include <check.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 Suite *redraw_suite(void);
 

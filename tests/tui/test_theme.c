@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "support/check_util.h"
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 Suite *theme_suite(void);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 Suite *timeline_suite(void);
 

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 
 #include "lease/lease.h"
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 Suite *view_suite(void);
 

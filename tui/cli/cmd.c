@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/tui_int.h"
-#include "tui/tui_sbx.h"
+#include "tui/console/console_int.h"
+#include "tui/runtime/runtime_int.h"
 
 const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_attach,

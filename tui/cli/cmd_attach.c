@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "lease/lease.h"
-#include "tui/tui_int.h"
+#include "tui/console/console_int.h"
 
 /*
  * The console's options from argv[1..]: --theme NAME (or --theme=NAME);

@@ -19,7 +19,7 @@
 
 #include "lease/lease.h"
 #include "tui/tui.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 /*
  * What each agent shows (SPEC 5.2): working under a spinner (on the host,

@@ -19,7 +19,7 @@
 #include <jansson.h>
 
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 #define NOBODY 65534u
 

@@ -23,7 +23,7 @@
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 struct new_args {
 	const char *repo, *base, *sandbox, *policy, *agent, *name, *prompt;

@@ -17,7 +17,7 @@
 
 #include "lease/lease.h"
 #include "tui/tui.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 #define RECOVER_PING_MS 1500
 #define RECOVER_LOCK_MS 10000

@@ -20,7 +20,7 @@
 
 #include <jansson.h>
 
-#include "tui/tui_int.h"
+#include "tui/console/console_int.h"
 
 #define APP_CONNECT_MS 2000	/* connect plus the holder's first frame */
 #define APP_PING_MS 2000	/* status ping on a quiet summary link */

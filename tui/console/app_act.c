@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tui/tui_int.h"
+#include "tui/console/console_int.h"
 
 static void
 focus_to(struct tui_app *a, long i)

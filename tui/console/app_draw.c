@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/tui_int.h"
+#include "tui/console/console_int.h"
 
 #define DRAW_MAXCOLS 1000	/* the widest screen a holder keeps */
 

@@ -17,7 +17,7 @@
 
 #include <jansson.h>
 
-#include "tui/tui_int.h"
+#include "tui/console/console_int.h"
 
 #define JOB_OUT_MAX (64u << 20)	/* a review document, an event log */
 #define JOB_ERR_MAX (64u << 10)

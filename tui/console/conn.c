@@ -17,7 +17,7 @@
 
 #include "lease/lease.h"
 #include "pty/pty.h"
-#include "tui/tui_int.h"
+#include "tui/console/console_int.h"
 
 #define CONN_READ_BUF 32768
 

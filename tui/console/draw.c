@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 #define TEXT_MAX 4096		/* escaped bytes considered per text */
 #define GLYPH_MAX 32		/* one cell: a character and its marks */

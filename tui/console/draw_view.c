@@ -12,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 #define TL_NAME_W 20
 #define TL_BLOCKED_W 30

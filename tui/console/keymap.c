@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 #define KEYMAP_FILE_MAX (64u * 1024u)
 #define KEYMAP_LINE_MAX 512

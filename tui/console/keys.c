@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 /* One row of the binding tables. */
 struct binding {

@@ -7,7 +7,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 static int
 clamp(int v, int lo, int hi)

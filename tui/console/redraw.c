@@ -7,7 +7,7 @@
 #include <assert.h>
 #include <string.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 void
 tui_redraw_init(struct tui_redraw *r, unsigned interval_ms)

@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 void
 tui_review_init(struct tui_review *rv)

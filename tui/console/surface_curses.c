@@ -22,7 +22,7 @@
 
 #include <curses.h>
 
-#include "tui/tui_int.h"
+#include "tui/console/console_int.h"
 
 #define CURSES_ESCDELAY_MS 25	/* a lone ESC waits this long for more */
 

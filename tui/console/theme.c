@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 #define IDX(i) PTY_COLOR_INDEXED(i)
 #define DEF PTY_COLOR_DEFAULT

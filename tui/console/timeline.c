@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 void
 tui_timeline_init(struct tui_timeline *tl)

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "lease/lease.h"
-#include "tui/tui_core.h"
+#include "tui/console/console.h"
 
 /* ---- scrollback window -------------------------------------------------- */
 

@@ -19,7 +19,7 @@
 
 #include "lease/lease.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 #define PROMPT_MAX (1u << 20)
 /* A repository's policy, in the base commit's tree (SPEC 8.6). */

@@ -11,7 +11,7 @@
 
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 int
 tui_sbx_agent_endpoints(struct tui_ctx *c, const char *agent,

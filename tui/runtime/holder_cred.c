@@ -15,7 +15,7 @@
 
 #include "lease/lease.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 struct cparse {
 	struct tui_sbx_cred_cfg *c;

@@ -22,7 +22,7 @@
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 #define HOLDER_TRANSCRIPT_MAX (64ull << 20)
 

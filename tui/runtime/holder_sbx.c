@@ -23,7 +23,7 @@
 #include "lease/lease.h"
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 #define MONITOR_MS 200
 #define LIMIT_KILL_MS 3000

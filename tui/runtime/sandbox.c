@@ -25,7 +25,7 @@
 
 #include "lease/lease.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui_sbx.h"
+#include "tui/runtime/runtime_int.h"
 
 #define RT_TMPFS_OPTS "mode=0711,size=32m,nr_inodes=1024"
 
