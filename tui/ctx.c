@@ -300,3 +300,15 @@ tui_data_path(const struct tui_ctx *c, const char *rel)
 	}
 	return found;
 }
+
+bool
+tui_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return false;
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+			return true;
+	}
+	return false;
+}

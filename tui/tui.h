@@ -79,6 +79,8 @@ struct pty_rules *tui_rules_load(struct tui_ctx *, void (*err)(const char *,
     int, const char *, void *), void *ud);
 /* Print untrusted text escaped (SPEC 4.7) to f. */
 void tui_put_escaped(FILE *f, const char *s, size_t len);
+/* True if argv holds -h/--help before any "--". */
+bool tui_wants_help(int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
 /* cmd.c: the command table (the tmux cmd_table pattern)               */
@@ -95,8 +97,6 @@ extern const struct tui_cmd *const tui_cmds[];
 int tui_cmd_main(int argc, char **argv);
 /* Print `corral NAME --help` text. */
 void tui_cmd_help(const struct tui_cmd *, FILE *);
-/* True if argv holds -h/--help before any "--". */
-bool tui_wants_help(int argc, char **argv);
 
 /* cmd_new.c */
 extern const struct tui_cmd tui_cmd_new;
@@ -139,8 +139,11 @@ extern const struct tui_cmd tui_cmd_events;
 extern const struct tui_cmd tui_cmd_report;
 /* duration.c: "90", "30s", "10m", "2h", "1d", "1h30m" -> ms; 0 or -EINVAL */
 int tui_duration_parse(const char *, int64_t *ms);
-/* holder_main.c */
-extern const struct tui_cmd tui_cmd_holder;
+/*
+ * holder_main.c: `corral __holder ...` (argv[1] is "__holder"), the
+ * holder process; main.c dispatches it before the command table.
+ */
+int tui_holder_main_run(int argc, char **argv);
 
 /* wrap.c: this terminal as the owner's view of a trusted_local lease */
 int tui_wrap_attach(struct tui_ctx *, const char *id, int sockfd);

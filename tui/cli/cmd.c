@@ -30,7 +30,6 @@ const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_gc,
 	&tui_cmd_doctor,
 	&tui_cmd_demo,
-	&tui_cmd_holder,
 	NULL,
 };
 
@@ -48,18 +47,6 @@ void
 tui_cmd_help(const struct tui_cmd *c, FILE *f)
 {
 	fprintf(f, "usage: corral %s %s\n\n%s\n", c->name, c->usage, c->help);
-}
-
-bool
-tui_wants_help(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return false;
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-			return true;
-	}
-	return false;
 }
 
 static void

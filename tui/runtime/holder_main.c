@@ -1,6 +1,6 @@
 /*
  * holder_main.c: `corral __holder`, the hidden entry point of a lease's
- * holder process (SPEC 2). The composition root of the holder: it builds
+ * holder process (SPEC 2), dispatched by main.c before the command table. The composition root of the holder: it builds
  * the exec plan through the lease's sandbox adapter, runs pty_holder_run on
  * its own loop, and turns the holder's callbacks into journal transitions
  * and receipt entries (so pty/ never includes lease/).
@@ -501,12 +501,28 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	return rc < 0 ? TUI_EXIT_FAIL : TUI_EXIT_OK;
 }
 
-const struct tui_cmd tui_cmd_holder = {
-	.name = "__holder",
-	.usage = "--id ID [--sandbox NAME] [--rows N --cols N] [--cwd DIR] "
-		 "[--agent NAME] [--allow-control] [--owner] -- CMD [ARG...]",
-	.help = "Internal: the per-lease holder process. Started by 'corral "
-		"new' and 'corral wrap'; not for direct use.",
-	.exec = holder_exec,
-	.hidden = true,
-};
+static const char holder_usage[] =
+    "usage: corral __holder --id ID [--sandbox NAME] [--rows N --cols N] "
+    "[--cwd DIR] [--agent NAME] [--allow-control] [--owner] -- CMD [ARG...]"
+    "\n\nInternal: the per-lease holder process. Started by 'corral new' "
+    "and 'corral wrap'; not for direct use.\n";
+
+int
+tui_holder_main_run(int argc, char **argv)
+{
+	struct tui_ctx ctx;
+	int rc;
+
+	if (tui_wants_help(argc - 1, argv + 1)) {
+		fputs(holder_usage, stdout);
+		return TUI_EXIT_OK;
+	}
+	if (tui_ctx_init(&ctx, argv[0]) < 0) {
+		fprintf(stderr, "corral: out of memory\n");
+		return TUI_EXIT_FAIL;
+	}
+	ctx.cmd = "__holder";
+	rc = holder_exec(&ctx, argc - 1, argv + 1);
+	tui_ctx_free(&ctx);
+	return rc;
+}
