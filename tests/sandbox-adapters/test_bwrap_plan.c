@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
 #include "support/check_util.h"
+#include "sbx_test.h"
 
 Suite *bwrap_plan_suite(void);
 
@@ -437,8 +439,8 @@ END_TEST
 START_TEST(test_bwrap_plan_uid_slots)
 {
 	char *dir = cu_tmpdir("uids");
-	char *sub;
-	unsigned a, b, c;
+	char *sub, path[4200], owner[64], held[32];
+	unsigned a, b, c, x, y, lo, hi;
 	uid_t uid;
 	gid_t gid;
 
@@ -449,20 +451,46 @@ START_TEST(test_bwrap_plan_uid_slots)
 	ck_assert_int_eq(sbx_uid_of_slot(SBX_UID_SLOTS - 1, &uid, &gid), 0);
 	ck_assert_uint_eq(uid, SBX_UID_BASE + SBX_UID_SLOTS - 1);
 	ck_assert_int_eq(sbx_uid_of_slot(SBX_UID_SLOTS, &uid, &gid), -EINVAL);
+	/*
+	 * Two uids that nothing runs under and no lease takes meanwhile,
+	 * claimed in the machine-wide pool the product uses: any slot may
+	 * serve another corral's agents (a demo left running). Every other
+	 * slot below the higher one is held in the test's own pool, so the
+	 * lowest free slot there is known.
+	 */
+	snprintf(owner, sizeof owner, "sbxtest-%d", (int)getpid());
+	st_sweep(SBX_UID_DIR);
+	ck_assert_int_eq(sbx_uid_claim(SBX_UID_DIR, owner, &x), 0);
+	ck_assert_int_eq(sbx_uid_claim(SBX_UID_DIR, owner, &y), 0);
+	ck_assert_uint_ne(x, y);
+	lo = x < y ? x : y;
+	hi = x < y ? y : x;
+	ck_assert_int_eq(mkdir(sub, 0700), 0);
+	for (unsigned n = 0; n < hi; n++) {
+		if (n == lo)
+			continue;
+		snprintf(path, sizeof path, "%s/slot-%u", sub, n);
+		ck_assert_int_eq(mkdir(path, 0700), 0);
+		snprintf(path, sizeof path, "%s/slot-%u/owner", sub, n);
+		snprintf(held, sizeof held, "held-%u", n);
+		ck_assert_int_eq(cu_write_file(path, held, strlen(held)), 0);
+	}
 	/* Lowest free slot, never shared by two live leases. */
 	ck_assert_int_eq(sbx_uid_claim(sub, "lease-a", &a), 0);
 	ck_assert_int_eq(sbx_uid_claim(sub, "lease-b", &b), 0);
-	ck_assert_uint_eq(a, 0);
-	ck_assert_uint_eq(b, 1);
+	ck_assert_uint_eq(a, lo);
+	ck_assert_uint_eq(b, hi);
 	/* Release by exact ID only. */
 	ck_assert_int_eq(sbx_uid_release(sub, a, "lease-b"), -EPERM);
 	ck_assert_int_eq(sbx_uid_release(sub, a, "lease-a"), 0);
 	ck_assert_int_eq(sbx_uid_release(sub, a, "lease-a"), -ENOENT);
 	ck_assert_int_eq(sbx_uid_claim(sub, "lease-c", &c), 0);
-	ck_assert_uint_eq(c, 0);
+	ck_assert_uint_eq(c, lo);
 	ck_assert_int_eq(sbx_uid_claim(sub, "../x", &c), -EINVAL);
 	ck_assert_int_eq(sbx_uid_release(sub, b, "lease-b"), 0);
-	ck_assert_int_eq(sbx_uid_release(sub, 0, "lease-c"), 0);
+	ck_assert_int_eq(sbx_uid_release(sub, lo, "lease-c"), 0);
+	ck_assert_int_eq(sbx_uid_release(SBX_UID_DIR, x, owner), 0);
+	ck_assert_int_eq(sbx_uid_release(SBX_UID_DIR, y, owner), 0);
 	free(sub);
 	cu_rmrf(dir);
 	free(dir);
