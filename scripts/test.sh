@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# test.sh: `make test`. Runs every stage even when an earlier one fails --
+# the suites (unit, end-to-end, acceptance, adversarial), the same suites
+# under AddressSanitizer and UndefinedBehaviorSanitizer, the fuzz targets
+# -- then checks that no test left anything running on the host (a tmux
+# server, a lease holder, a cgroup, a mount, a loop device), prints one
+# summary line per stage, and ends with a plain "N passed, N failed".
+#
+#   scripts/test.sh [STAGE...]   stages: suites asan fuzz (default: all)
+#
+# BUILD, ASAN, FUZZ (build directories), JOBS, FUZZ_RUNS and
+# CORRAL_TEST_TIMEOUT (seconds per test, default 600) come from make.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build} ASAN=${ASAN:-build-asan} FUZZ=${FUZZ:-build-fuzz}
+JOBS=${JOBS:-$(nproc)} FUZZ_RUNS=${FUZZ_RUNS:-20000}
+LOGDIR=${TEST_LOGDIR:-$BUILD/test-logs}
+mkdir -p "$LOGDIR"
+
+# No test may reach an interactive pager, editor or credential prompt: a
+# fresh machine's git falls back to `more`, which waits forever.
+export GIT_PAGER=cat PAGER=cat MANPAGER=cat EDITOR=false VISUAL=false \
+	GIT_EDITOR=false GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=false SSH_ASKPASS=false
+
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=(suites asan fuzz)
+
+# ---- what the host runs before: anything new after the run is a leftover ----
+# Lease holders (`corral __holder`), tmux servers, lease cgroups, mounts
+# and loop devices under a test's temporary directory.
+snapshot() {
+	{
+		for p in /proc/[0-9]*; do
+			tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE \
+			    '(^|/)corral __holder|^tmux |(^|/)tmux (-[^ ]+ )*-L ' &&
+			    echo "process ${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" | cut -c1-120)"
+		done
+		find /sys/fs/cgroup -mindepth 1 -maxdepth 8 -type d \
+		    \( -name 'lease-*' -o -name 'corral-exec-*' \) 2>/dev/null |
+		    sed 's/^/cgroup /'
+		awk '$5 ~ /\/(corral|tmp\/corral)[-.]/ { print "mount " $5 }' \
+		    /proc/self/mountinfo
+		losetup -a 2>/dev/null | grep -F /tmp/ | cut -d: -f1 | sed 's/^/loop /'
+	} | sort -u
+}
+snapshot >"$LOGDIR/host.before"
+
+declare -A RESULT PASSED FAILED SECS
+TOTAL_PASS=0
+TOTAL_FAIL=0
+
+# ctest_stage NAME BUILDDIR [ctest args]: counts from ctest's own summary.
+ctest_stage() {
+	local name=$1 dir=$2 log=$LOGDIR/$1.log
+	shift 2
+	(cd "$dir" && ctest --output-on-failure -j "$JOBS" \
+	    --timeout "${CORRAL_TEST_TIMEOUT:-600}" "$@") 2>&1 | tee "$log"
+	local total failed
+	total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+	failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
+	if [ -z "$total" ]; then
+		PASSED[$name]=0 FAILED[$name]=1
+		RESULT[$name]="ctest ran no test"
+		return
+	fi
+	PASSED[$name]=$((total - failed)) FAILED[$name]=$failed
+	RESULT[$name]=$(grep -E '^[[:space:]]+[0-9]+ - ' "$log" |
+	    sed 's/^[[:space:]]*[0-9]* - //' | tr '\n' ' ')
+}
+
+run_stage() {
+	local name=$1 t0=$SECONDS
+	echo "==== make test: stage $name"
+	case $name in
+	suites)
+		if make --no-print-directory build >"$LOGDIR/$name.build.log" 2>&1; then
+			ctest_stage suites "$BUILD"
+		else
+			tail -n 40 "$LOGDIR/$name.build.log"
+			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
+		fi ;;
+	asan)
+		if make --no-print-directory asan >"$LOGDIR/$name.build.log" 2>&1; then
+			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+			    ctest_stage asan "$ASAN" -E '^e2e/'
+		else
+			tail -n 40 "$LOGDIR/$name.build.log"
+			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
+		fi ;;
+	fuzz)
+		if make --no-print-directory fuzz-build >"$LOGDIR/$name.build.log" 2>&1; then
+			sh scripts/fuzz.sh "$FUZZ" "$FUZZ_RUNS" 2>&1 | tee "$LOGDIR/$name.log"
+			PASSED[$name]=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$LOGDIR/$name.log")
+			FAILED[$name]=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$LOGDIR/$name.log")
+			: "${PASSED[$name]:=0}"
+			[ -n "${FAILED[$name]}" ] || FAILED[$name]=1
+			RESULT[$name]=$(sed -n 's/^fuzz: \(.*\) FAILED$/\1/p' "$LOGDIR/$name.log" | tr '\n' ' ')
+		else
+			tail -n 40 "$LOGDIR/$name.build.log"
+			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
+		fi ;;
+	*)
+		echo "make test: unknown stage '$name' (stages: suites asan fuzz)" >&2
+		PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="unknown stage" ;;
+	esac
+	SECS[$name]=$((SECONDS - t0))
+}
+
+for s in "${stages[@]}"; do run_stage "$s"; done
+
+# ---- leftovers: the run must leave the host as it found it ----------------------
+# A holder may still be finishing its teardown when the last test ends:
+# give what is new a deadline to go before calling it a leftover.
+left=
+for _ in $(seq 60); do
+	left=$(snapshot | comm -13 "$LOGDIR/host.before" -)
+	[ -z "$left" ] && break
+	sleep 0.5
+done
+if [ -n "$left" ]; then
+	echo "==== make test: left running on the host after the tests:"
+	echo "$left" | sed 's/^/  /'
+	PASSED[leftovers]=0 FAILED[leftovers]=1
+	RESULT[leftovers]="$(echo "$left" | wc -l) leftover(s)"
+else
+	PASSED[leftovers]=1 FAILED[leftovers]=0
+fi
+SECS[leftovers]=0
+stages+=(leftovers)
+
+echo "==== make test: summary"
+for s in "${stages[@]}"; do
+	p=${PASSED[$s]} f=${FAILED[$s]}
+	TOTAL_PASS=$((TOTAL_PASS + p)) TOTAL_FAIL=$((TOTAL_FAIL + f))
+	if [ "$f" -eq 0 ]; then v=ok; else v=FAILED; fi
+	printf '%-10s %-6s %4d passed, %d failed  %3dm%02ds  %s\n' "$s" "$v" \
+	    "$p" "$f" $((SECS[$s] / 60)) $((SECS[$s] % 60)) "${RESULT[$s]:-}"
+done
+echo "logs: $LOGDIR"
+echo "$TOTAL_PASS passed, $TOTAL_FAIL failed"
+[ "$TOTAL_FAIL" -eq 0 ]
