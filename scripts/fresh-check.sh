@@ -29,7 +29,7 @@ command -v debootstrap >/dev/null || {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    debootstrap >/dev/null
 }
-[ -d "$SRC/.git" ] || die "$SRC is not a git checkout (the check clones its HEAD)"
+git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1 || die "$SRC is not a git checkout (the check clones its HEAD)"
 
 # The host's own Debian mirror: the first URI of its apt sources.
 mirror() {
