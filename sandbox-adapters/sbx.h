@@ -1001,7 +1001,9 @@ struct sbx_proxy_opts {
 	 * The test override, never from a policy: "name=addr[,name=addr]"
 	 * maps allowlisted names to fixed addresses with no lookup, and those
 	 * addresses skip the global-address filter (a test upstream on
-	 * loopback or in a test's network namespace). The holder takes it
+	 * loopback or in a test's network namespace); "name~addr" is instead
+	 * what a lookup of the name answers, vetted like any answer (a
+	 * rebinding name on a host without /etc/hosts). The holder takes it
 	 * from sbx_proxy_test_env() only; it marks every event it touches
 	 * (.test_override) and belongs in the receipt and the doctor's
 	 * report. -ENOTSUP in a build without test overrides.

@@ -44,6 +44,7 @@ enum tstate {
 struct test_host {
 	char host[SBX_EGRESS_NAME_MAX + 1];
 	struct sockaddr_storage ss;
+	bool answer;	/* "name~addr": a resolver's answer, vetted as one */
 };
 
 struct tunnel {
@@ -910,7 +911,17 @@ handle_request(struct tunnel *t)
 		start_dial(t);
 		return;
 	}
-	if ((th = test_lookup(px, t->target.host)) != NULL) {
+	if ((th = test_lookup(px, t->target.host)) != NULL && th->answer) {
+		/* What a lookup would have answered: through on_resolved,
+		 * so the global-address filter applies as it does to any. */
+		t->test_mapped = true;
+		t->st = T_LOOKUP;
+		t->lookup_pending = true;
+		t->refs++;
+		on_resolved(t, 0, &th->ss, 1);
+		return;
+	}
+	if (th != NULL) {
 		t->test_mapped = true;
 		t->addrs[0] = th->ss;
 		t->naddrs = 1;
@@ -1078,7 +1089,7 @@ on_proxy_handle_closed(uv_handle_t *h)
 	proxy_unref(h->data);
 }
 
-/* "name=addr[,name=addr...]" into px->test. */
+/* "name=addr[,name~addr...]" into px->test. */
 static int
 parse_test_hosts(struct sbx_proxy *px, const char *spec)
 {
@@ -1092,7 +1103,7 @@ parse_test_hosts(struct sbx_proxy *px, const char *spec)
 
 		if (n == 0 || px->ntest >= TEST_HOSTS_MAX)
 			return -EINVAL;
-		eq = strcspn(p, "=");
+		eq = strcspn(p, "=~");
 		if (eq >= n || eq > SBX_EGRESS_NAME_MAX ||
 		    n - eq - 1 >= sizeof addr)
 			return -EINVAL;
@@ -1104,6 +1115,7 @@ parse_test_hosts(struct sbx_proxy *px, const char *spec)
 		th = &px->test[px->ntest];
 		memset(th, 0, sizeof *th);
 		snprintf(th->host, sizeof th->host, "%s", t.host);
+		th->answer = p[eq] == '~';
 		if (inet_pton(AF_INET, addr,
 		    &((struct sockaddr_in *)&th->ss)->sin_addr) == 1)
 			th->ss.ss_family = AF_INET;

@@ -22,6 +22,14 @@ JOBS=${ADV_JOBS:-4}
 ONLY=${ADV_ONLY:-.}
 
 die() { echo "adversarial: $*" >&2; exit 1; }
+# No pager, editor or prompt is ever reachable (a minbase Debian has no
+# `less`; git's fallback `more` waits forever). The probes that run git on
+# a terminal on purpose lift GIT_PAGER only (core.pager is what they test).
+export GIT_PAGER=cat PAGER=cat EDITOR=false VISUAL=false GIT_EDITOR=false \
+	GIT_TERMINAL_PROMPT=0
+# Each probe's own deadline (seconds): past it, its processes are killed and
+# it fails by name; the suite goes on.
+PROBE_TIMEOUT=${ADV_PROBE_TIMEOUT:-180}
 [ "$(id -u)" = 0 ] || die "needs root (each lease runs under its own uid)"
 [ -x "$PROBE" ] || die "probe binary not found ($PROBE): set CORRAL_ADV_PROBE"
 for t in jq python3 git tmux ss script; do
@@ -154,11 +162,11 @@ done
 [ -n "$UPORT" ] || die "the test upstream did not start"
 {
 	cat "$XDG_CONFIG_HOME/corral/policy.ini"
-	printf '[network]\nallow = allowed.test:%s, localhost:%s\n' "$UPORT" "$PORT"
+	printf '[network]\nallow = allowed.test:%s, rebind.test:%s\n' "$UPORT" "$PORT"
 	printf 'on_egress_violation = record\n'
 } >"$TMP/config-egress/corral/policy.ini"
 printf '[network]\non_egress_violation = fail\n' >"$TMP/pol/egress-fail.ini"
-EGRESS_HOSTS="allowed.test=127.0.0.1"
+EGRESS_HOSTS="allowed.test=127.0.0.1,rebind.test~127.0.0.1"
 
 # ---- host listeners, tmux (the operator's terminal) -------------------------------
 python3 "$HERE/listener.py" "$TMP/listener.log" "$PORT" "$ABSTRACT" \
@@ -586,8 +594,10 @@ p_egress_ip() { # IP literals in three spellings, the listener's port
 	egress_denied "$id" ip-literal "^127\\.0\\.0\\.1:$PORT$"
 }
 p_egress_rebind() { # an allowlisted name that resolves to 127.0.0.1
-	egress_denied "$(new_egress egress-rebind -- egress-curl "http://localhost:$PORT/" -p)" \
-	    non-global-address "^localhost:$PORT$"
+	# (the test resolver's answer for the name, vetted as a real lookup's:
+	# a minbase root has no /etc/hosts, so "localhost" may not resolve)
+	egress_denied "$(new_egress egress-rebind -- egress-curl "http://rebind.test:$PORT/" -p)" \
+	    non-global-address "^rebind.test:$PORT$"
 }
 p_egress_noproxy() { # --noproxy '*' and raw TCP, to the upstream and the listener
 	local id
@@ -860,8 +870,8 @@ p_import_bare_repo() {
 	wt=$STATE/worktrees/$id
 	for d in evil evil2 evil3/x/refs; do
 		[ -d "$wt/$d" ] || continue
-		(cd "$wt/$d" && script -qec "git log -1; git branch" /dev/null \
-		    </dev/null >/dev/null 2>&1)
+		(cd "$wt/$d" && env -u GIT_PAGER timeout -k 5 30 script -qec \
+		    "git log -1; git branch" /dev/null </dev/null >/dev/null 2>&1)
 	done
 	[ ! -e "$BARE_FIRED" ] || { WHY="the reviewer's git ran the agent's core.pager from a nested bare repository"; return 1; }
 	[ "$(field "$id" .lease_state)" = failed ] && [ "$(field "$id" .failed_reason)" = result_invalid ] || { WHY="a nested bare repository was materialised ($(field "$id" .lease_state))"; return 1; }
@@ -892,8 +902,8 @@ p_import_bare_fixture() {
 	check "$id" "result_ready|failed" || return 1
 	wt=$STATE/worktrees/$id
 	if [ -d "$wt/fixture.git" ]; then
-		(cd "$wt/fixture.git" && script -qec "git log -1; git branch" \
-		    /dev/null </dev/null >/dev/null 2>&1)
+		(cd "$wt/fixture.git" && env -u GIT_PAGER timeout -k 5 30 script -qec \
+		    "git log -1; git branch" /dev/null </dev/null >/dev/null 2>&1)
 	fi
 	[ ! -e "$BARE_FIRED" ] || { WHY="the reviewer's git ran the agent's core.pager from the base's bare fixture"; return 1; }
 	[ "$(field "$id" .failed_reason)" = result_invalid ] || { WHY="a rewritten bare fixture's config was materialised"; return 1; }
@@ -928,15 +938,38 @@ PROBES=(
 	import_tool_config:result_import
 )
 
+# kill_tree PID: PID and every descendant (a hung probe's leases'
+# clients, script(1) sessions, curl...), children first found, then all.
+kill_tree() {
+	local p kids
+	kids=$(ps -o pid= --ppid "$1" 2>/dev/null)
+	for p in $kids; do kill_tree "$p"; done
+	kill -KILL "$1" 2>/dev/null
+}
+# run_one NAME CLASS: one probe under its deadline; its verdict line goes
+# to stdout the moment it finishes (progress) and to RES for the tally.
 run_one() {
-	local name=$1 cls=$2 t0 t1
-	t0=$(date +%s%N)
-	if "p_$name"; then
-		t1=$(date +%s%N)
-		printf 'ok    %-14s %-22s (%d ms)\n' "$cls" "$name" $(( (t1 - t0) / 1000000 )) >"$RES/$name.out"
+	local name=$1 cls=$2 t0=$SECONDS p rc line
+	(trap - EXIT; WHY=; "p_$name"; rc=$?; printf '%s' "$WHY" >"$RES/$name.why"; exit $rc) &
+	p=$!
+	while kill -0 "$p" 2>/dev/null; do
+		if [ $((SECONDS - t0)) -ge "$PROBE_TIMEOUT" ]; then
+			kill_tree "$p"
+			printf 'timed out after %ds' "$PROBE_TIMEOUT" >"$RES/$name.why"
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$p" 2>/dev/null
+	rc=$?
+	if [ "$rc" = 0 ] && [ ! -s "$RES/$name.why" ]; then
+		line=$(printf 'ok    %-14s %-22s %4ds' "$cls" "$name" $((SECONDS - t0)))
 	else
-		printf 'FAIL  %-14s %-22s %s\n' "$cls" "$name" "$WHY" >"$RES/$name.out"
+		line=$(printf 'FAIL  %-14s %-22s %4ds  %s' "$cls" "$name" \
+		    $((SECONDS - t0)) "$(cat "$RES/$name.why" 2>/dev/null)")
 	fi
+	echo "$line" >"$RES/$name.out"
+	echo "$line"
 }
 
 # The terminal probes share the operator's pane: run them one by one first.
@@ -965,7 +998,7 @@ PASS=0
 FAIL=0
 for e in "${selected[@]}"; do
 	n=${e%%:*}
-	if [ -f "$RES/$n.out" ]; then cat "$RES/$n.out"; else echo "FAIL  ${e#*:} $n (no result)"; fi
+	[ -f "$RES/$n.out" ] || echo "FAIL  ${e#*:} $n (no result)"
 	if grep -q '^ok' "$RES/$n.out" 2>/dev/null; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); fi
 done
 suite() {

@@ -826,7 +826,8 @@ START_TEST(test_proxy_test_override_e2e)
 	fx_init(&f);
 	f.o.resolve = NULL;
 	f.o.dial = NULL;
-	snprintf(f.test_hosts, sizeof f.test_hosts, "allowed.test=127.0.0.1");
+	snprintf(f.test_hosts, sizeof f.test_hosts,
+	    "allowed.test=127.0.0.1,rebind.test~127.0.0.1");
 	f.o.test_hosts = f.test_hosts;
 	f.o.quiet_ms = 50;
 	fx_start(&f);
@@ -854,6 +855,15 @@ START_TEST(test_proxy_test_override_e2e)
 	/* The map does not open other names or ports. */
 	client_run(&f, &c, "CONNECT allowed.test:1 HTTP/1.1\r\n\r\n", NULL);
 	ck_assert_int_eq(c.status, 403);
+	/* "name~addr" is a lookup's answer, vetted like one: loopback is
+	 * refused even for a name on the list (no /etc/hosts needed). */
+	client_run(&f, &c, "CONNECT rebind.test:443 HTTP/1.1\r\n\r\n", NULL);
+	ck_assert_int_eq(c.status, 403);
+	wait_events(&f, 4);
+	ck_assert_int_eq(f.ev[3].v, SBX_PROXY_DENY);
+	ck_assert_int_eq(f.ev[3].r, SBX_EGRESS_PRIVATE_ADDRESS);
+	ck_assert(f.ev[3].test);
+	ck_assert_int_eq(f.upstream_conns, 1);
 	fx_done(&f);
 }
 END_TEST
