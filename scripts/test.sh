@@ -6,7 +6,8 @@
 # server, a lease holder, a cgroup, a mount, a loop device), prints one
 # summary line per stage, and ends with a plain "N passed, N failed".
 #
-#   scripts/test.sh [STAGE...]   stages: suites asan fuzz (default: all)
+#   scripts/test.sh [STAGE...]   stages: suites adversarial asan fuzz
+#                                (default: all four)
 #
 # BUILD, ASAN, FUZZ (build directories), JOBS, FUZZ_RUNS and
 # CORRAL_TEST_TIMEOUT (seconds per test, default 600) come from make.
@@ -23,7 +24,7 @@ export GIT_PAGER=cat PAGER=cat MANPAGER=cat EDITOR=false VISUAL=false \
 	GIT_EDITOR=false GIT_TERMINAL_PROMPT=0 GIT_ASKPASS=false SSH_ASKPASS=false
 
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(suites asan fuzz)
+[ ${#stages[@]} -gt 0 ] || stages=(suites adversarial asan fuzz)
 
 # ---- what the host runs before: anything new after the run is a leftover ----
 # Lease holders (`corral __holder`), tmux servers, lease cgroups, mounts
@@ -53,8 +54,10 @@ TOTAL_FAIL=0
 ctest_stage() {
 	local name=$1 dir=$2 log=$LOGDIR/$1.log
 	shift 2
+	# (-V streams a test's own lines, "NN: " in front: shown without it)
 	(cd "$dir" && ctest --output-on-failure -j "$JOBS" \
-	    --timeout "${CORRAL_TEST_TIMEOUT:-600}" "$@") 2>&1 | tee "$log"
+	    --timeout "${CORRAL_TEST_TIMEOUT:-600}" "$@") 2>&1 |
+	    sed -u 's/^[0-9][0-9]*: //' | tee "$log"
 	local total failed
 	total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
 	failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
@@ -74,7 +77,15 @@ run_stage() {
 	case $name in
 	suites)
 		if make --no-print-directory build >"$LOGDIR/$name.build.log" 2>&1; then
-			ctest_stage suites "$BUILD"
+			ctest_stage suites "$BUILD" -E '^adversarial/'
+		else
+			tail -n 40 "$LOGDIR/$name.build.log"
+			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
+		fi ;;
+	adversarial)
+		# Its own stage, so its line per probe shows as each ends.
+		if make --no-print-directory build >"$LOGDIR/$name.build.log" 2>&1; then
+			ctest_stage adversarial "$BUILD" -R '^adversarial/' -V
 		else
 			tail -n 40 "$LOGDIR/$name.build.log"
 			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
@@ -101,7 +112,7 @@ run_stage() {
 			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
 		fi ;;
 	*)
-		echo "make test: unknown stage '$name' (stages: suites asan fuzz)" >&2
+		echo "make test: unknown stage '$name' (stages: suites adversarial asan fuzz)" >&2
 		PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="unknown stage" ;;
 	esac
 	SECS[$name]=$((SECONDS - t0))

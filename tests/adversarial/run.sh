@@ -1017,5 +1017,6 @@ suite host_files_unchanged sha256sum -c --quiet "$TMP/sums.before"
 suite sentinel_alive kill -0 "$SENTINEL"
 suite upstream_only_allowed test -z "$(upstream_foreign)"
 [ -s "$TMP/listener.log" ] && sed 's/^/  listener: /' "$TMP/listener.log"
+echo "adversarial: $((PASS + FAIL)) checks in $SECONDS s"
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
