@@ -1,23 +1,20 @@
 /*
  * proc.c: one child process on a fresh PTY, driven by a libuv loop: openpty
- * and fork, the pre-exec recipe of an sbx_plan applied in the child (cgroup
- * join, session, fd map, close the rest, rlimits, uid drop, no_new_privs),
- * a non-blocking master read with a per-tick budget (backpressure), a
- * bounded write queue, TIOCSWINSZ resize, and reaping through a uv_signal_t
- * SIGCHLD handler with waitpid(WNOHANG).
+ * and fork, the plan's pre-exec recipe in the child (sbx_recipe.c: the
+ * sandbox module owns everything between fork and exec), a non-blocking
+ * master read with a per-tick budget (backpressure), a bounded write queue,
+ * TIOCSWINSZ resize, and reaping through a uv_signal_t SIGCHLD handler with
+ * waitpid(WNOHANG).
  */
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <pty.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -58,120 +55,6 @@ struct proc_write {
 };
 
 static void proc_read_start(struct pty_proc *);
-
-/* ---- child side: everything between fork and exec -------------------- */
-
-static void
-child_fail(int errfd, const char *what, int err)
-{
-	char msg[256];
-	int n = snprintf(msg, sizeof msg, "%s: %s", what, strerror(err));
-
-	if (n > 0 && write(errfd, msg, (size_t)n) < 0) {
-		/* nothing more we can do */
-	}
-	_exit(127);
-}
-
-static void
-write_self_to(const char *path, int errfd)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		child_fail(errfd, path, errno);
-	if (write(fd, "0", 1) != 1)
-		child_fail(errfd, path, errno);
-	close(fd);
-}
-
-static void
-child_exec(const struct pty_proc_opts *o, int slave, int errfd)
-{
-	const struct sbx_plan *pl = o->plan;
-	int hi[SBX_PLAN_MAX_FDS], maxfd = 2;
-	sigset_t none;
-
-	/* Default signal dispositions and mask for the new program. */
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-
-	for (int i = 0; i < pl->ncgroups; i++)
-		write_self_to(pl->cgroup_procs[i], errfd);
-	if (setsid() < 0)
-		child_fail(errfd, "setsid", errno);
-	if (o->ctty == PTY_CTTY_TAKE && ioctl(slave, TIOCSCTTY, 0) < 0)
-		child_fail(errfd, "TIOCSCTTY", errno);
-	/* Move the plan's fds and the error pipe out of the way first. */
-	for (int i = 0; i < pl->nfds; i++) {
-		hi[i] = fcntl(pl->fds[i].from, F_DUPFD_CLOEXEC, 100);
-		if (hi[i] < 0)
-			child_fail(errfd, "dup fd", errno);
-	}
-	errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 200);
-	if (errfd < 0)
-		_exit(127);
-	for (int fd = 0; fd < 3; fd++) {
-		if (dup2(slave, fd) < 0)
-			child_fail(errfd, "dup2", errno);
-	}
-	for (int i = 0; i < pl->nfds; i++) {
-		if (dup2(hi[i], pl->fds[i].to) < 0)
-			child_fail(errfd, "dup2", errno);
-		if (pl->fds[i].to > maxfd)
-			maxfd = pl->fds[i].to;
-	}
-	/*
-	 * Close every other inherited fd but the error pipe (which is
-	 * CLOEXEC): bwrap would pass them all on (SANDBOX.md 0.7).
-	 */
-	if (errfd > maxfd + 1 && close_range((unsigned)maxfd + 1,
-	    (unsigned)errfd - 1, 0) < 0)
-		child_fail(errfd, "close_range", errno);
-	if (close_range((unsigned)errfd + 1, ~0U, 0) < 0)
-		child_fail(errfd, "close_range", errno);
-	for (int i = 0; i < pl->nrlimits; i++) {
-		struct rlimit rl = { pl->rlimits[i].cur, pl->rlimits[i].max };
-		if (setrlimit(pl->rlimits[i].resource, &rl) < 0)
-			child_fail(errfd, "setrlimit", errno);
-	}
-	if (pl->drop_uid) {
-		/*
-		 * An empty capability bounding set first (it needs
-		 * CAP_SETPCAP, gone with the uid): the outer bwrap keeps no
-		 * capability it could ever regain (SPEC 8.3; issue 6d).
-		 */
-		for (int cap = 0; cap <= 63; cap++) {
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
-			    errno != EINVAL)
-				child_fail(errfd, "capability bounding set",
-				    errno);
-		}
-		if (setgroups(0, NULL) < 0)
-			child_fail(errfd, "setgroups", errno);
-		if (setresgid(pl->gid, pl->gid, pl->gid) < 0)
-			child_fail(errfd, "setresgid", errno);
-		if (setresuid(pl->uid, pl->uid, pl->uid) < 0)
-			child_fail(errfd, "setresuid", errno);
-		if (getuid() != pl->uid || geteuid() != pl->uid ||
-		    getgid() != pl->gid)
-			child_fail(errfd, "uid drop", EPERM);
-	}
-	if (pl->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(errfd, "no_new_privs", errno);
-	if (pl->cwd != NULL && chdir(pl->cwd) < 0)
-		child_fail(errfd, pl->cwd, errno);
-	if (pl->inherit_env) {
-		setenv("TERM", "xterm-256color", 1);
-		execvp(pl->argv[0], pl->argv);
-	} else {
-		static char *const empty[] = { NULL };
-		execve(pl->argv[0], pl->argv, pl->envp ? pl->envp : empty);
-	}
-	child_fail(errfd, pl->argv[0], errno);
-}
 
 /* ---- parent side --------------------------------------------------------- */
 
@@ -306,8 +189,8 @@ pty_proc_spawn(struct pty_proc **out, uv_loop_t *loop,
 	struct winsize ws = { .ws_row = (unsigned short)o->rows,
 		.ws_col = (unsigned short)o->cols };
 	int master = -1, slave = -1, ep[2] = { -1, -1 }, rc;
+	struct sbx_recipe rcp;
 	char msg[256];
-	ssize_t n;
 	pid_t pid;
 
 	if (out == NULL || loop == NULL || o == NULL || o->plan == NULL ||
@@ -334,30 +217,32 @@ pty_proc_spawn(struct pty_proc **out, uv_loop_t *loop,
 		rc = -errno;
 		goto fail;
 	}
+	/* Everything between fork and exec is the recipe (sbx_recipe.c). */
+	rcp = (struct sbx_recipe){ .plan = o->plan,
+		.stdio = { slave, slave, slave },
+		.take_ctty = o->ctty == PTY_CTTY_TAKE, .errfd = ep[1] };
+	if ((rc = sbx_recipe_prepare(&rcp, "TERM=xterm-256color")) < 0)
+		goto fail;
 	if ((pid = fork()) < 0) {
 		rc = -errno;
+		sbx_recipe_clear(&rcp);
 		goto fail;
 	}
-	if (pid == 0) {
-		close(ep[0]);
-		close(master);
-		child_exec(o, slave, ep[1]);
-	}
+	if (pid == 0)
+		sbx_recipe_exec(&rcp);
+	sbx_recipe_clear(&rcp);
 	close(ep[1]);
 	ep[1] = -1;
 	close(slave);
 	slave = -1;
 	/* EOF on the error pipe means exec succeeded. */
-	do
-		n = read(ep[0], msg, sizeof msg - 1);
-	while (n < 0 && errno == EINTR);
+	rc = sbx_recipe_wait(ep[0], msg, sizeof msg);
 	close(ep[0]);
 	ep[0] = -1;
-	if (n > 0) {
+	if (rc < 0) {
 		int st;
 
-		msg[n] = '\0';
-		snprintf(errbuf, errsz, "%s", msg);
+		snprintf(errbuf, errsz, "%s: %s", msg, strerror(-rc));
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		rc = PTY_EEXEC;

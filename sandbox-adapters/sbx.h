@@ -132,6 +132,49 @@ const struct sbx_data *sbx_plan_data_find(const struct sbx_plan *, int to);
 SBX_NODISCARD int sbx_plan_open_data(struct sbx_plan *);
 
 /* ------------------------------------------------------------------ */
+/*
+ * sbx_recipe.c: the pre-exec recipe, the only code between fork and exec
+ * for either zone (the agent on its PTY in pty/proc.c, the exec zone in
+ * sbx_exec.c). In the child, in this order: default signal dispositions
+ * and an empty mask, the cgroup join, setsid (and TIOCSCTTY on stdio[0]
+ * if take_ctty), stdio and the plan's fd map, close_range of every other
+ * fd, rlimits, then with drop_uid an empty capability bounding set and no
+ * ambient set, setgroups(0)/setresgid/setresuid (checked), no_new_privs,
+ * umask, cwd, execve. Test builds (CORRAL_TEST_OVERRIDES) honour
+ * $CORRAL_TEST_RECIPE_DIR: the child writes its /proc/self/status and a
+ * line "Fds:\t0 1 2 ..." (the fds the exec passes on) to DIR/<its pid>
+ * right before the exec.
+ */
+struct sbx_recipe {
+	const struct sbx_plan *plan;
+	int stdio[3];		/* become fds 0, 1 and 2 */
+	bool take_ctty;		/* stdio[0] becomes the controlling tty */
+	int errfd;		/* close-on-exec pipe: "errno what" on failure */
+	/* set by sbx_recipe_prepare, in the parent: */
+	const char *path;	/* what to execve: argv[0], found on PATH */
+	char **envp;		/* the environment to execve with */
+	char **env_own;
+	char pathbuf[4096];
+	char hook[4096];
+};
+
+/*
+ * Parent side, before fork: resolve argv[0] and the environment (the
+ * plan's, or with inherit_env the owner's with env_set, "NAME=value" or
+ * NULL, put in). Set plan, stdio, take_ctty and errfd first. 0, -EINVAL
+ * or -ENOMEM; sbx_recipe_clear releases it once the child is forked.
+ */
+SBX_NODISCARD int sbx_recipe_prepare(struct sbx_recipe *, const char *env_set);
+void sbx_recipe_clear(struct sbx_recipe *);
+/* Child side: async-signal-safe; execs, or reports on errfd and _exits. */
+void sbx_recipe_exec(const struct sbx_recipe *) __attribute__((noreturn));
+/*
+ * Parent side, after fork: read the error pipe until EOF. 0 if the child
+ * exec'd, else -errno of the failed step, whose name goes to what.
+ */
+SBX_NODISCARD int sbx_recipe_wait(int errfd, char *what, size_t whatsz);
+
+/* ------------------------------------------------------------------ */
 /* sbx_adapters.c: the adapter table (the tmux cmd_table pattern)     */
 
 /* A host path bound read-only into a sandbox at dst (both absolute). */

@@ -1,21 +1,18 @@
 /*
  * sbx_exec.c: running a plan without a PTY (SPEC 8.2): the exec zone's
- * checks and the doctor's probes. It applies the plan's whole pre-exec
- * recipe in the child (as pty/proc.c does on the PTY), then reads stdout
- * and stderr with a byte cap and a wall-time limit. Blocking by design:
+ * checks and the doctor's probes. The child runs the plan's pre-exec
+ * recipe (sbx_recipe.c, as pty/proc.c does on the PTY); the parent reads
+ * stdout and stderr with a byte cap and a wall-time limit. Blocking by design:
  * callers on an event loop run it through uv_queue_work.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,105 +33,6 @@ now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (unsigned long long)ts.tv_sec * 1000 +
 	    (unsigned long long)ts.tv_nsec / 1000000;
-}
-
-/* ---- the child ------------------------------------------------------ */
-
-static void __attribute__((noreturn))
-child_fail(int errfd, const char *what, int err)
-{
-	char msg[256];
-	int n = snprintf(msg, sizeof msg, "%d %s", err, what);
-
-	if (n > 0 && write(errfd, msg, (size_t)n) < 0) {
-		/* the parent sees a bare failure */
-	}
-	_exit(127);
-}
-
-static void __attribute__((noreturn))
-child_exec(const struct sbx_plan *pl, int in, int out, int err, int errfd)
-{
-	static char *const empty[] = { NULL };
-	int std[3] = { in, out, err }, hi[SBX_PLAN_MAX_FDS], lo[3];
-	int maxfd = 2, fd;
-	sigset_t none;
-	char pid[32];
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	for (int s = 1; s < NSIG; s++)
-		signal(s, SIG_DFL);
-	/* Join the lease's cgroups first: everything after is counted. */
-	snprintf(pid, sizeof pid, "%d", (int)getpid());
-	for (int i = 0; i < pl->ncgroups; i++) {
-		if ((fd = open(pl->cgroup_procs[i], O_WRONLY | O_CLOEXEC)) < 0)
-			child_fail(errfd, pl->cgroup_procs[i], errno);
-		if (write(fd, pid, strlen(pid)) < 0)
-			child_fail(errfd, pl->cgroup_procs[i], errno);
-		close(fd);
-	}
-	if (setsid() < 0)
-		child_fail(errfd, "setsid", errno);
-	/* Every fd we keep goes above 100 first, then to its place. */
-	for (int i = 0; i < 3; i++) {
-		if ((lo[i] = fcntl(std[i], F_DUPFD_CLOEXEC, 100)) < 0)
-			child_fail(errfd, "dup", errno);
-	}
-	for (int i = 0; i < pl->nfds; i++) {
-		if ((hi[i] = fcntl(pl->fds[i].from, F_DUPFD_CLOEXEC, 100)) < 0)
-			child_fail(errfd, "dup", errno);
-	}
-	if ((errfd = fcntl(errfd, F_DUPFD_CLOEXEC, 200)) < 0)
-		_exit(127);
-	for (int i = 0; i < 3; i++) {
-		if (dup2(lo[i], i) < 0)
-			child_fail(errfd, "dup2", errno);
-	}
-	for (int i = 0; i < pl->nfds; i++) {
-		if (dup2(hi[i], pl->fds[i].to) < 0)
-			child_fail(errfd, "dup2", errno);
-		if (pl->fds[i].to > maxfd)
-			maxfd = pl->fds[i].to;
-	}
-	/*
-	 * Close everything from the first fd after the zone's own (stdio,
-	 * --args, data, seccomp), keeping only the error pipe, which is
-	 * close-on-exec (SANDBOX.md 0.7 and its correction).
-	 */
-	if (errfd > maxfd + 1 && close_range((unsigned)maxfd + 1,
-	    (unsigned)errfd - 1, 0) < 0)
-		child_fail(errfd, "close_range", errno);
-	if (close_range((unsigned)errfd + 1, ~0U, 0) < 0)
-		child_fail(errfd, "close_range", errno);
-	for (int i = 0; i < pl->nrlimits; i++) {
-		struct rlimit rl = { pl->rlimits[i].cur, pl->rlimits[i].max };
-
-		if (setrlimit(pl->rlimits[i].resource, &rl) < 0)
-			child_fail(errfd, "setrlimit", errno);
-	}
-	if (pl->drop_uid) {
-		if (setgroups(0, NULL) < 0)
-			child_fail(errfd, "setgroups", errno);
-		if (setresgid(pl->gid, pl->gid, pl->gid) < 0)
-			child_fail(errfd, "setresgid", errno);
-		if (setresuid(pl->uid, pl->uid, pl->uid) < 0)
-			child_fail(errfd, "setresuid", errno);
-		if (getuid() != pl->uid || geteuid() != pl->uid ||
-		    getgid() != pl->gid || getegid() != pl->gid)
-			child_fail(errfd, "uid drop", EPERM);
-	}
-	if (pl->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		child_fail(errfd, "no_new_privs", errno);
-	if (pl->umask >= 0)
-		umask((mode_t)pl->umask);
-	if (pl->cwd != NULL && chdir(pl->cwd) < 0)
-		child_fail(errfd, pl->cwd, errno);
-	if (pl->inherit_env)
-		execv(pl->argv[0], pl->argv);
-	else
-		execve(pl->argv[0], pl->argv, pl->envp ? pl->envp : empty);
-	child_fail(errfd, pl->argv[0], errno);
 }
 
 /* ---- the parent ----------------------------------------------------- */
@@ -193,8 +91,8 @@ sbx_exec_run(struct sbx_plan *pl, const struct sbx_exec_opts *o,
 	unsigned long long start = now_ms(), deadline, reaped_at = 0;
 	unsigned long long dropped = 0;
 	size_t cap, kept = 0;
+	struct sbx_recipe rcp;
 	char msg[256];
-	ssize_t n;
 	pid_t pid, w;
 	bool reaped = false;
 
@@ -221,14 +119,20 @@ sbx_exec_run(struct sbx_plan *pl, const struct sbx_exec_opts *o,
 		rc = -errno;
 		goto fail;
 	}
+	rcp = (struct sbx_recipe){ .plan = pl, .stdio = { in, op[1], ep[1] },
+		.errfd = xp[1] };
+	if ((rc = sbx_recipe_prepare(&rcp, NULL)) < 0)
+		goto fail;
 	if ((pid = fork()) < 0) {
 		rc = -errno;
+		sbx_recipe_clear(&rcp);
 		goto fail;
 	}
 	if (pid == 0) {
 		close(xp[0]);
-		child_exec(pl, in, op[1], ep[1], xp[1]);
+		sbx_recipe_exec(&rcp);
 	}
+	sbx_recipe_clear(&rcp);
 	close(op[1]);
 	close(ep[1]);
 	close(xp[1]);
@@ -237,16 +141,12 @@ sbx_exec_run(struct sbx_plan *pl, const struct sbx_exec_opts *o,
 		close(in);
 	in = -1;
 	/* EOF on the error pipe: exec happened. */
-	do
-		n = read(xp[0], msg, sizeof msg - 1);
-	while (n < 0 && errno == EINTR);
+	rc = sbx_recipe_wait(xp[0], msg, sizeof msg);
 	close(xp[0]);
 	xp[0] = -1;
-	if (n > 0) {
-		msg[n] = '\0';
+	if (rc < 0) {
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
-		rc = atoi(msg) > 0 ? -atoi(msg) : -EIO;
 		goto fail;
 	}
 	res->pid = pid;
