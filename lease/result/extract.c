@@ -5,9 +5,9 @@
  * | NO_SYMLINKS | NO_MAGICLINKS | NO_XDEV, else O_NOFOLLOW), its identity
  * checked between lstat and fstat and again after reading; the sandbox's
  * .git is never opened; ignore rules come from the base tree's .gitignore
- * blobs and the policy. Blobs and trees go to the lease's quarantine
- * object database; the patch is diff(base, snapshot) streamed under its
- * cap, and the manifest describes it (docs/results.md).
+ * blobs and the policy (matched by ignore.c). Blobs and trees go to the
+ * lease's quarantine object database; patch.c prints the patch and its
+ * manifest (docs/results.md).
  */
 #include <assert.h>
 #include <dirent.h>
@@ -28,28 +28,16 @@
 #define REL_MAX 4096
 #define DEPTH_MAX 128
 #define IGNORE_BLOB_MAX (1u << 20)
-#define IGNORE_RULES_MAX 10000
 #define BINARY_SNIFF 8000	/* bytes git looks at for a NUL */
 #define HASH_CHUNK 65536
-
-struct rule {
-	char *pat;		/* without '!', leading and trailing '/' */
-	size_t base;		/* the rule's directory: rel[0..base) */
-	bool neg, dir_only, anchored;
-};
-
-struct rules {
-	struct rule *v;
-	size_t n, cap;
-};
 
 struct walk {
 	struct lease_gate_odb *q;
 	const struct lease_result_policy *pol;
 	struct lease_gate_report *rep;
 	git_index *idx;			/* the snapshot; NULL for artifacts */
-	struct rules ign;		/* from the base tree, stacked */
-	struct rules pign;		/* the policy's */
+	struct lease__ignore ign;	/* from the base tree, stacked */
+	struct lease__ignore pign;	/* the policy's */
 	lease_extract_race_cb race;
 	void *race_ud;
 	const char *skip;		/* the output dir (snapshot walk) */
@@ -128,123 +116,16 @@ open_reason(int e)
 	}
 }
 
-static int
-rules_push(struct rules *rs, const char *pat, size_t n, size_t base)
-{
-	struct rule r, *nv;
-
-	memset(&r, 0, sizeof r);
-	r.base = base;
-	if (n > 0 && pat[0] == '!') {
-		r.neg = true;
-		pat++;
-		n--;
-	} else if (n > 1 && pat[0] == '\\' && (pat[1] == '!' ||
-	    pat[1] == '#')) {
-		pat++;
-		n--;
-	}
-	if (n > 0 && pat[n - 1] == '/') {
-		r.dir_only = true;
-		n--;
-	}
-	if (n == 0)
-		return 0;
-	r.anchored = memchr(pat, '/', n) != NULL;
-	if (pat[0] == '/') {
-		pat++;
-		n--;
-	}
-	if (n == 0 || rs->n >= IGNORE_RULES_MAX)
-		return 0;
-	if (rs->n == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 16;
-
-		if ((nv = realloc(rs->v, ncap * sizeof *nv)) == NULL)
-			return -ENOMEM;
-		rs->v = nv;
-		rs->cap = ncap;
-	}
-	if ((r.pat = strndup(pat, n)) == NULL)
-		return -ENOMEM;
-	rs->v[rs->n++] = r;
-	return 0;
-}
-
-/* Parse gitignore text into rules for the directory rel[0..base). */
-static int
-rules_parse(struct rules *rs, const char *text, size_t len, size_t base)
-{
-	const char *line = text, *end = text + len, *nl;
-	size_t n;
-	int rc;
-
-	while (line < end) {
-		nl = memchr(line, '\n', (size_t)(end - line));
-		n = nl != NULL ? (size_t)(nl - line) : (size_t)(end - line);
-		if (n > 0 && line[n - 1] == '\r')
-			n--;
-		/* trailing blanks go unless escaped */
-		while (n > 0 && line[n - 1] == ' ' &&
-		    !(n > 1 && line[n - 2] == '\\'))
-			n--;
-		if (n > 0 && line[0] != '#' && memchr(line, '\0', n) == NULL &&
-		    (rc = rules_push(rs, line, n, base)) < 0)
-			return rc;
-		line = nl != NULL ? nl + 1 : end;
-	}
-	return 0;
-}
-
-static void
-rules_pop(struct rules *rs, size_t to)
-{
-	while (rs->n > to)
-		free(rs->v[--rs->n].pat);
-}
-
-static void
-rules_free(struct rules *rs)
-{
-	rules_pop(rs, 0);
-	free(rs->v);
-}
-
-/* 1 ignored, 0 re-included, -1 no rule matched (last matching rule wins). */
-static int
-rules_match(const struct rules *rs, const char *rel, bool isdir)
-{
-	const struct rule *r;
-	const char *sub, *base;
-	size_t i;
-
-	for (i = rs->n; i-- > 0;) {
-		r = &rs->v[i];
-		if (r->dir_only && !isdir)
-			continue;
-		sub = rel + r->base;
-		if (r->anchored) {
-			if (!lease_gate_glob(r->pat, sub))
-				continue;
-		} else {
-			base = strrchr(sub, '/');
-			if (!lease_gate_glob(r->pat, base ? base + 1 : sub))
-				continue;
-		}
-		return r->neg ? 0 : 1;
-	}
-	return -1;
-}
 
 /* The operator's policy decides first, then the base tree's files. */
 static bool
 ignored(const struct walk *w, const char *rel, bool isdir)
 {
-	int v = rules_match(&w->pign, rel, isdir);
+	int v = lease__ignore_match(&w->pign, rel, isdir);
 
 	if (v >= 0)
 		return v == 1;
-	return rules_match(&w->ign, rel, isdir) == 1;
+	return lease__ignore_match(&w->ign, rel, isdir) == 1;
 }
 
 /* Push the rules of base_sub's .gitignore (read from trusted objects). */
@@ -263,7 +144,7 @@ push_gitignore(struct walk *w, git_tree *base_sub, size_t rel_len)
 		return lease__gate_fail(w->q, LEASE_EGIT, "base .gitignore");
 	rc = 0;
 	if (git_blob_rawsize(b) <= IGNORE_BLOB_MAX)
-		rc = rules_parse(&w->ign, git_blob_rawcontent(b),
+		rc = lease__ignore_parse(&w->ign, git_blob_rawcontent(b),
 		    (size_t)git_blob_rawsize(b), rel_len ? rel_len + 1 : 0);
 	git_blob_free(b);
 	return rc;
@@ -892,7 +773,7 @@ out:
 	for (i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	rules_pop(&w->ign, nign);
+	lease__ignore_pop(&w->ign, nign);
 	return rc;
 }
 
@@ -995,7 +876,8 @@ lease_extract_snapshot(struct lease_gate_odb *q, const char *dir,
 		goto out;
 	}
 	for (pat = pol->ignore; pat != NULL && *pat != NULL; pat++)
-		if ((rc = rules_parse(&w.pign, *pat, strlen(*pat), 0)) < 0)
+		if ((rc = lease__ignore_parse(&w.pign, *pat, strlen(*pat),
+		    0)) < 0)
 			goto out;
 	if (pol->output_dir != NULL) {
 		snprintf(skip, sizeof skip, "%s", pol->output_dir);
@@ -1040,322 +922,9 @@ out:
 	if (root >= 0)
 		close(root);
 	git_index_free(w.idx);
-	rules_free(&w.ign);
-	rules_free(&w.pign);
+	lease__ignore_free(&w.ign);
+	lease__ignore_free(&w.pign);
 	git_tree_free(base);
 	git_commit_free(c);
-	return rc;
-}
-
-/* ---- the patch and its manifest ------------------------------------------ */
-
-struct printer {
-	FILE *f;
-	EVP_MD_CTX *sha;
-	uint64_t bytes, max;
-	bool over;
-};
-
-static int
-put(struct printer *p, const void *b, size_t n)
-{
-	if (p->bytes + n > p->max) {
-		p->over = true;
-		return -1;
-	}
-	p->bytes += n;
-	if (fwrite(b, 1, n, p->f) != n ||
-	    EVP_DigestUpdate(p->sha, b, n) != 1)
-		return -1;
-	return 0;
-}
-
-static int
-print_cb(const git_diff_delta *d, const git_diff_hunk *h,
-    const git_diff_line *l, void *ud)
-{
-	struct printer *p = ud;
-	char origin = l->origin;
-
-	(void)d;
-	(void)h;
-	if ((origin == GIT_DIFF_LINE_CONTEXT ||
-	    origin == GIT_DIFF_LINE_ADDITION ||
-	    origin == GIT_DIFF_LINE_DELETION) && put(p, &origin, 1) < 0)
-		return -1;
-	return put(p, l->content, l->content_len);
-}
-
-static int
-blob_facts(struct lease_gate_odb *q, const git_oid *id, uint64_t *size,
-    char sha[65])
-{
-	git_blob *b = NULL;
-	int rc;
-
-	if (git_blob_lookup(&b, q->repo, id) < 0)
-		return lease__gate_fail(q, LEASE_EGIT, "blob");
-	*size = (uint64_t)git_blob_rawsize(b);
-	rc = sha == NULL ? 0 : lease__sha256_hex(git_blob_rawcontent(b),
-	    (size_t)git_blob_rawsize(b), sha);
-	git_blob_free(b);
-	return rc;
-}
-
-static int
-file_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct lease_manifest_file *)a)->path,
-	    ((const struct lease_manifest_file *)b)->path);
-}
-
-/*
- * Does one side hold a NUL past git's BINARY_SNIFF (libgit2 calls such a
- * file text, and its text patch would carry the NUL)?
- */
-static bool
-late_nul(struct lease_gate_odb *q, const git_diff_file *f)
-{
-	git_blob *b = NULL;
-	bool r;
-
-	if (git_oid_is_zero(&f->id) || git_blob_lookup(&b, q->repo,
-	    &f->id) < 0)
-		return false;
-	r = memchr(git_blob_rawcontent(b), '\0',
-	    (size_t)git_blob_rawsize(b)) != NULL;
-	git_blob_free(b);
-	return r;
-}
-
-/*
- * The patch, delta by delta: a file with a late NUL is printed as binary
- * (a GIT binary patch when the policy allows binary, else "Binary files
- * differ"), the rest as git_diff_print would. forced[i] says which.
- */
-static int
-print_patch(struct lease_gate_odb *q, git_diff *diff, git_tree *from,
-    git_tree *to, const git_diff_options *o, struct printer *pr,
-    bool *forced)
-{
-	const git_diff_delta *d;
-	git_diff_options fo;
-	git_diff *one = NULL;
-	git_patch *p = NULL;
-	char *path;
-	size_t i, n = git_diff_num_deltas(diff);
-	int rc = 0;
-
-	for (i = 0; rc >= 0 && i < n; i++) {
-		if ((rc = git_patch_from_diff(&p, diff, i)) < 0 || p == NULL)
-			break;
-		d = git_patch_get_delta(p);
-		if (!(d->flags & GIT_DIFF_FLAG_BINARY) &&
-		    (late_nul(q, &d->old_file) || late_nul(q, &d->new_file))) {
-			forced[i] = true;
-			fo = *o;
-			path = (char *)(d->new_file.path != NULL ?
-			    d->new_file.path : d->old_file.path);
-			fo.pathspec.strings = &path;
-			fo.pathspec.count = 1;
-			fo.flags |= GIT_DIFF_FORCE_BINARY |
-			    GIT_DIFF_DISABLE_PATHSPEC_MATCH;
-			if ((rc = git_diff_tree_to_tree(&one, q->repo, from, to,
-			    &fo)) == 0)
-				rc = git_diff_num_deltas(one) == 1 ?
-				    git_diff_print(one, GIT_DIFF_FORMAT_PATCH,
-				    print_cb, pr) : -1;
-			git_diff_free(one);
-			one = NULL;
-		} else {
-			rc = git_patch_print(p, print_cb, pr);
-		}
-		git_patch_free(p);
-		p = NULL;
-	}
-	git_patch_free(p);
-	return rc;
-}
-
-/* The manifest entry of delta i (forced: printed as binary). */
-static int
-manifest_file(struct lease_gate_odb *q, git_diff *diff, size_t i,
-    const struct lease_result_policy *pol, bool forced,
-    struct lease_manifest_file *f)
-{
-	const git_diff_delta *d = git_diff_get_delta(diff, i);
-	git_patch *p = NULL;
-	size_t adds = 0, dels = 0;
-	int rc;
-
-	switch (d->status) {
-	case GIT_DELTA_ADDED:
-		f->status = 'A';
-		break;
-	case GIT_DELTA_DELETED:
-		f->status = 'D';
-		break;
-	default:
-		f->status = 'M';
-	}
-	if ((f->path = strdup(f->status == 'D' ? d->old_file.path :
-	    d->new_file.path)) == NULL)
-		return -ENOMEM;
-	if (f->status != 'A') {
-		f->old_mode = d->old_file.mode;
-		git_oid_tostr(f->old_blob, sizeof f->old_blob, &d->old_file.id);
-		if ((rc = blob_facts(q, &d->old_file.id, &f->old_size,
-		    NULL)) < 0)
-			return rc;
-	}
-	if (f->status != 'D') {
-		f->new_mode = d->new_file.mode;
-		git_oid_tostr(f->new_blob, sizeof f->new_blob, &d->new_file.id);
-		if ((rc = blob_facts(q, &d->new_file.id, &f->new_size,
-		    f->sha256)) < 0)
-			return rc;
-	}
-	if (git_patch_from_diff(&p, diff, i) < 0)
-		return lease__gate_fail(q, LEASE_EGIT, "patch of %s", f->path);
-	if (p != NULL && !forced)
-		git_patch_line_stats(NULL, &adds, &dels, p);
-	f->binary = forced || (git_diff_get_delta(diff, i)->flags &
-	    GIT_DIFF_FLAG_BINARY) != 0;
-	git_patch_free(p);
-	f->insertions = adds;
-	f->deletions = dels;
-	f->flags = lease_gate_flags(f->path, pol->checks, pol->nchecks);
-	return 0;
-}
-
-int
-lease_extract_patch(struct lease_gate_odb *q, const char *from_hex,
-    const char *to_tree, const struct lease_result_policy *pol,
-    const char *patch_path, struct lease_gate_report *rep,
-    struct lease_manifest **out)
-{
-	git_diff_options o;
-	git_object *fo = NULL;
-	git_tree *from = NULL, *to = NULL;
-	git_diff *diff = NULL;
-	struct lease_manifest *m = NULL;
-	struct printer pr;
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, k;
-	char *tmp = NULL;
-	git_oid oid;
-	bool *forced = NULL;
-	size_t i, n;
-	int rc, pfd;
-
-	assert(q != NULL && pol != NULL && patch_path != NULL && out != NULL);
-	*out = NULL;
-	memset(&pr, 0, sizeof pr);
-	if (from_hex == NULL || git_oid_fromstr(&oid, from_hex) < 0 ||
-	    git_object_lookup(&fo, q->repo, &oid, GIT_OBJECT_ANY) < 0 ||
-	    git_object_peel((git_object **)&from, fo, GIT_OBJECT_TREE) < 0 ||
-	    to_tree == NULL || git_oid_fromstr(&oid, to_tree) < 0 ||
-	    git_tree_lookup(&to, q->repo, &oid) < 0) {
-		rc = lease__gate_fail(q, LEASE_EGIT, "trees to diff");
-		goto out;
-	}
-	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
-	o.flags = GIT_DIFF_INCLUDE_TYPECHANGE;
-	if (pol->allow_binary)
-		o.flags |= GIT_DIFF_SHOW_BINARY;
-	if (git_diff_tree_to_tree(&diff, q->repo, from, to, &o) < 0) {
-		rc = lease__gate_fail(q, LEASE_EGIT, "diff");
-		goto out;
-	}
-	n = strlen(patch_path) + 8;
-	if ((tmp = malloc(n)) == NULL || (pr.sha = EVP_MD_CTX_new()) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	snprintf(tmp, n, "%s.tmp", patch_path);
-	unlink(tmp);
-	pfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    0600);
-	if (pfd < 0 || (pr.f = fdopen(pfd, "w")) == NULL) {
-		rc = -errno;
-		if (pfd >= 0)
-			close(pfd);
-		snprintf(q->errmsg, sizeof q->errmsg, "%s: %s", tmp,
-		    strerror(errno));
-		goto out;
-	}
-	pr.max = pol->max_patch_bytes;
-	EVP_DigestInit_ex(pr.sha, EVP_sha256(), NULL);
-	n = git_diff_num_deltas(diff);
-	if ((forced = calloc(n > 0 ? n : 1, sizeof *forced)) == NULL) {
-		rc = -ENOMEM;
-		fclose(pr.f);
-		pr.f = NULL;
-		unlink(tmp);
-		goto out;
-	}
-	rc = print_patch(q, diff, from, to, &o, &pr, forced);
-	if (fflush(pr.f) != 0 || fsync(fileno(pr.f)) != 0)
-		rc = rc < 0 ? rc : -1;
-	fclose(pr.f);
-	pr.f = NULL;
-	if (pr.over) {
-		unlink(tmp);
-		rc = lease_gate_report_add(rep, LEASE_GATE_PATCH_TOO_LARGE,
-		    NULL, NULL);
-		goto out;
-	}
-	if (rc < 0 || rename(tmp, patch_path) < 0) {
-		unlink(tmp);
-		rc = lease__gate_fail(q, LEASE_EGIT, "%s: cannot write the "
-		    "patch", patch_path);
-		goto out;
-	}
-	if ((m = calloc(1, sizeof *m)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	m->version = 1;
-	EVP_DigestFinal_ex(pr.sha, md, &mdlen);
-	for (k = 0; k < mdlen && k < 32; k++)
-		snprintf(m->patch_sha256 + 2 * k, 3, "%02x", md[k]);
-	m->patch_bytes = pr.bytes;
-	snprintf(m->base, sizeof m->base, "%s", from_hex);
-	git_oid_tostr(m->base_tree, sizeof m->base_tree, git_tree_id(from));
-	git_oid_tostr(m->tree, sizeof m->tree, git_tree_id(to));
-	n = git_diff_num_deltas(diff);
-	if (n > 0 && (m->files = calloc(n, sizeof *m->files)) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		m->nfiles = i + 1;
-		if ((rc = manifest_file(q, diff, i, pol, forced[i],
-		    &m->files[i])) < 0)
-			goto out;
-		m->added += m->files[i].status == 'A';
-		m->modified += m->files[i].status == 'M';
-		m->deleted += m->files[i].status == 'D';
-		m->insertions += m->files[i].insertions;
-		m->deletions += m->files[i].deletions;
-		if (m->files[i].status != 'D')
-			m->new_bytes += m->files[i].new_size;
-	}
-	if (n > 1)
-		qsort(m->files, n, sizeof *m->files, file_cmp);
-	*out = m;
-	m = NULL;
-	rc = 0;
-out:
-	if (pr.f != NULL)
-		fclose(pr.f);
-	EVP_MD_CTX_free(pr.sha);
-	free(forced);
-	free(tmp);
-	lease_manifest_free(m);
-	git_diff_free(diff);
-	git_tree_free(to);
-	git_tree_free(from);
-	git_object_free(fo);
 	return rc;
 }

@@ -31,6 +31,28 @@ int lease__sha256_hex(const void *buf, size_t len, char out[65]);
 /* A JSON string of raw bytes; invalid UTF-8 bytes become "\\xNN" text. */
 struct json_t *lease__json_bytes(const char *s, size_t len);
 
+/* ignore.c: gitignore rules, stacked per directory */
+struct lease__ignore_rule {
+	char *pat;		/* without '!', leading and trailing '/' */
+	size_t base;		/* the rule's directory: rel[0..base) */
+	bool neg, dir_only, anchored;
+};
+
+struct lease__ignore {
+	struct lease__ignore_rule *v;
+	size_t n, cap;
+};
+
+/* Parse gitignore text into rules for the directory rel[0..base). */
+int lease__ignore_parse(struct lease__ignore *, const char *text, size_t len,
+    size_t base);
+/* Drop the rules pushed after the first to (a directory left). */
+void lease__ignore_pop(struct lease__ignore *, size_t to);
+void lease__ignore_free(struct lease__ignore *);
+/* 1 ignored, 0 re-included, -1 no rule matched (last matching rule wins). */
+int lease__ignore_match(const struct lease__ignore *, const char *rel,
+    bool isdir);
+
 /* gate_odb.c */
 /* Set q's message "<text>: <libgit2 message>"; returns code. */
 int lease__gate_fail(struct lease_gate_odb *, int code, const char *fmt, ...)
