@@ -139,7 +139,7 @@ scrub_timer_cb(uv_timer_t *t)
 		return;
 	sbx_scrub_flush(h->scrub, output_clean, h);
 	if (h->clients != NULL)
-		pty__holder_schedule_flush(h, false);
+		pty__holder_server_schedule_flush(h, false);
 	else
 		pty_screen_dirty_clear(h->screen);
 }
@@ -152,7 +152,7 @@ on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 	(void)p;
 	pty__holder_detect_output(h, len);
 	if (h->clients != NULL)
-		pty__holder_summary_changed(h);
+		pty__holder_server_summary_changed(h);
 	/* A minted credential never reaches the screen or transcript. */
 	if (h->scrub != NULL) {
 		sbx_scrub_feed(h->scrub, buf, len, output_clean, h);
@@ -163,7 +163,7 @@ on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 		output_clean(buf, len, h);
 	}
 	if (h->clients != NULL)
-		pty__holder_schedule_flush(h, false);
+		pty__holder_server_schedule_flush(h, false);
 	else
 		pty_screen_dirty_clear(h->screen);
 	h->wake_bytes += len;
@@ -213,18 +213,18 @@ agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 	pty__holder_detect_exit(h, wstatus);
 	if (h->o->hooks.exited != NULL)
 		h->o->hooks.exited(wstatus, h->cancelled, h->o->hooks.ud);
-	pty__holder_collect_dirty(h);
-	pty__holder_summary_cb(&h->summary_timer);
+	pty__holder_server_collect_dirty(h);
+	pty__holder_server_summary_cb(&h->summary_timer);
 	for (struct hclient *c = h->clients; c != NULL; c = c->next) {
 		if (!c->live)
 			continue;
 		c->full = true;
-		pty__holder_flush_client(h, c);
+		pty__holder_server_conn_flush(h, c);
 		pty_wbuf_reset(&h->wb);
 		st = pty_wire_begin(&h->wb, PTY_W_EXIT);
 		pty_wbuf_u32(&h->wb, (uint32_t)wstatus);
 		pty_wire_end(&h->wb, st);
-		pty__holder_client_send(c, &h->wb);
+		pty__holder_server_conn_send(c, &h->wb);
 	}
 	if (h->held)
 		return;		/* pty_holder_finished stops it */
@@ -332,7 +332,7 @@ stop_now(struct holder *h)
 
 	for (c = h->clients; c != NULL; c = next) {
 		next = c->next;
-		pty__holder_client_close(c);
+		pty__holder_server_conn_close(c);
 	}
 	if (!uv_is_closing((uv_handle_t *)&h->server))
 		uv_close((uv_handle_t *)&h->server, NULL);
@@ -454,7 +454,8 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	unlink("holder.sock");
 	if ((rc = uv_pipe_bind(&h.server, "holder.sock")) < 0 ||
 	    (rc = chmod("holder.sock", 0600) < 0 ? -errno : 0) < 0 ||
-	    (rc = uv_listen((uv_stream_t *)&h.server, 16, pty__holder_on_connect)) < 0) {
+	    (rc = uv_listen((uv_stream_t *)&h.server, 16,
+	    pty__holder_server_on_connect)) < 0) {
 		ready(o->ready_fd, "err holder socket: %s\n", uv_strerror(rc));
 		goto early;
 	}
@@ -500,14 +501,15 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	ready(o->ready_fd, "ok %d\n", (int)h.child);
 	if (o->owner_fd >= 0) {
 		/* `corral wrap`: the owner's own connection, with control. */
-		struct hclient *c = pty__holder_client_new(&h);
+		struct hclient *c = pty__holder_server_conn_new(&h);
 
 		if (c != NULL && uv_pipe_open(&c->pipe, o->owner_fd) == 0) {
 			c->owner = true;
-			pty__holder_client_attach(&h, c);
+			pty__holder_server_conn_attach(&h, c);
 		} else if (c != NULL) {
 			c->closing = true;
-			uv_close((uv_handle_t *)&c->pipe, pty__holder_client_closed);
+			uv_close((uv_handle_t *)&c->pipe,
+			    pty__holder_server_conn_closed);
 		}
 	}
 

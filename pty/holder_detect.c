@@ -162,7 +162,7 @@ det_step(struct holder *h)
 		 * debounced already, so this stays rare.
 		 */
 		uv_timer_stop(&h->summary_timer);
-		pty__holder_summary_cb(&h->summary_timer);
+		pty__holder_server_summary_cb(&h->summary_timer);
 	}
 	if (res->next_ms != PTY_DETECT_NEVER)
 		det_arm(h, res->next_ms);

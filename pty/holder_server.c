@@ -1,5 +1,5 @@
 /*
- * holder_client.c: a holder's socket server (SPEC 9.5): accepting clients
+ * holder_server.c: a holder's socket server (SPEC 9.5): accepting clients
  * (peer credentials checked), decoding and validating their frames, the
  * owner's control rule for trusted_local leases (SPEC 3), live screen
  * updates coalesced per client with a queue cap, status replies and the
@@ -39,15 +39,15 @@ write_done(uv_write_t *req, int status)
 	c->queued -= w->len;
 	free(w);
 	if (status < 0)
-		pty__holder_client_close(c);
+		pty__holder_server_conn_close(c);
 	else if (c->dfirst >= 0 && c->h != NULL)
-		pty__holder_schedule_flush(c->h, false);
+		pty__holder_server_schedule_flush(c->h, false);
 	if (c->h != NULL)
 		pty__holder_maybe_stop(c->h);
 }
 
 int
-pty__holder_client_send(struct hclient *c, const struct pty_wbuf *wb)
+pty__holder_server_conn_send(struct hclient *c, const struct pty_wbuf *wb)
 {
 	struct hwrite *w;
 	uv_buf_t b;
@@ -65,7 +65,7 @@ pty__holder_client_send(struct hclient *c, const struct pty_wbuf *wb)
 	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, write_done) <
 	    0) {
 		free(w);
-		pty__holder_client_close(c);
+		pty__holder_server_conn_close(c);
 		return -EPIPE;
 	}
 	c->queued += wb->len;
@@ -73,7 +73,7 @@ pty__holder_client_send(struct hclient *c, const struct pty_wbuf *wb)
 }
 
 void
-pty__holder_client_closed(uv_handle_t *hd)
+pty__holder_server_conn_closed(uv_handle_t *hd)
 {
 	struct hclient *c = hd->data;
 	struct holder *h = c->h;
@@ -85,7 +85,7 @@ pty__holder_client_closed(uv_handle_t *hd)
 }
 
 void
-pty__holder_client_close(struct hclient *c)
+pty__holder_server_conn_close(struct hclient *c)
 {
 	struct holder *h = c->h;
 	struct hclient **pp;
@@ -102,7 +102,7 @@ pty__holder_client_close(struct hclient *c)
 		}
 		h->nclients--;
 	}
-	uv_close((uv_handle_t *)&c->pipe, pty__holder_client_closed);
+	uv_close((uv_handle_t *)&c->pipe, pty__holder_server_conn_closed);
 }
 
 static void
@@ -116,7 +116,7 @@ send_error(struct hclient *c, int code, const char *msg)
 	pty_wbuf_u32(&h->wb, (uint32_t)code);
 	pty_wbuf_put(&h->wb, msg, strlen(msg));
 	pty_wire_end(&h->wb, st);
-	pty__holder_client_send(c, &h->wb);
+	pty__holder_server_conn_send(c, &h->wb);
 }
 
 static void
@@ -129,7 +129,7 @@ send_ok(struct hclient *c, uint8_t what)
 	st = pty_wire_begin(&h->wb, PTY_W_OK);
 	pty_wbuf_u32(&h->wb, what);
 	pty_wire_end(&h->wb, st);
-	pty__holder_client_send(c, &h->wb);
+	pty__holder_server_conn_send(c, &h->wb);
 }
 
 /*
@@ -216,7 +216,7 @@ status_json(struct holder *h, bool facts)
 }
 
 void
-pty__holder_send_status(struct hclient *c, uint32_t seq, bool facts)
+pty__holder_server_status(struct hclient *c, uint32_t seq, bool facts)
 {
 	struct holder *h = c->h;
 	char *js = status_json(h, facts);
@@ -229,13 +229,13 @@ pty__holder_send_status(struct hclient *c, uint32_t seq, bool facts)
 		pty_wbuf_put(&h->wb, js, strlen(js));
 	pty_wire_end(&h->wb, st);
 	free(js);
-	pty__holder_client_send(c, &h->wb);
+	pty__holder_server_conn_send(c, &h->wb);
 }
 
 static void flush_check_cb(uv_check_t *);
 
 void
-pty__holder_schedule_flush(struct holder *h, bool urgent)
+pty__holder_server_schedule_flush(struct holder *h, bool urgent)
 {
 	if (urgent)
 		h->frame_urgent = true;
@@ -244,7 +244,7 @@ pty__holder_schedule_flush(struct holder *h, bool urgent)
 
 /* Fold the screen's dirty range into every live client's pending range. */
 void
-pty__holder_collect_dirty(struct holder *h)
+pty__holder_server_collect_dirty(struct holder *h)
 {
 	int first, last;
 
@@ -262,7 +262,7 @@ pty__holder_collect_dirty(struct holder *h)
 }
 
 void
-pty__holder_flush_client(struct holder *h, struct hclient *c)
+pty__holder_server_conn_flush(struct holder *h, struct hclient *c)
 {
 	int rows, cols;
 
@@ -279,7 +279,7 @@ pty__holder_flush_client(struct holder *h, struct hclient *c)
 	pty__holder_frame(&h->wb, h->screen, h->state, (int32_t)h->wstatus,
 	    c->dfirst, c->dlast);
 	c->dfirst = c->dlast = -1;
-	pty__holder_client_send(c, &h->wb);
+	pty__holder_server_conn_send(c, &h->wb);
 }
 
 static void flush_timer_cb(uv_timer_t *);
@@ -300,10 +300,10 @@ flush_check_cb(uv_check_t *ck)
 	}
 	h->frame_urgent = false;
 	h->last_frame_ms = now;
-	pty__holder_collect_dirty(h);
+	pty__holder_server_collect_dirty(h);
 	for (struct hclient *c = h->clients; c != NULL; c = c->next) {
 		if (c->live && (c->dfirst >= 0 || c->full))
-			pty__holder_flush_client(h, c);
+			pty__holder_server_conn_flush(h, c);
 	}
 }
 
@@ -335,7 +335,7 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 
 	if (pty_wire_check(type, p, len) < 0) {
 		send_error(c, PTY_EPROTO, "malformed frame");
-		pty__holder_client_close(c);
+		pty__holder_server_conn_close(c);
 		return;
 	}
 	pty_rd_init(&r, p, len);
@@ -345,28 +345,28 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 		b = pty_rd_u8(&r);
 		if (a != PTY_WIRE_VERSION) {
 			send_error(c, PTY_EPROTO, "protocol version mismatch");
-			pty__holder_client_close(c);
+			pty__holder_server_conn_close(c);
 			return;
 		}
 		if (b & PTY_HELLO_SUMMARY) {
 			c->summary = true;
-			pty__holder_send_status(c, 0, false);
+			pty__holder_server_status(c, 0, false);
 		}
 		if (b & PTY_HELLO_LIVE) {
 			c->live = true;
 			c->full = true;
-			pty__holder_schedule_flush(h, true);
+			pty__holder_server_schedule_flush(h, true);
 		}
 		return;
 	case PTY_W_STATUS:
-		pty__holder_send_status(c, pty_rd_u32(&r), true);
+		pty__holder_server_status(c, pty_rd_u32(&r), true);
 		return;
 	case PTY_W_SCROLLBACK:
 		a = pty_rd_u32(&r);
 		b = pty_rd_u32(&r);
 		pty_wbuf_reset(&h->wb);
 		pty__holder_sb(&h->wb, h->screen, a, b);
-		pty__holder_client_send(c, &h->wb);
+		pty__holder_server_conn_send(c, &h->wb);
 		return;
 	default:
 		break;
@@ -439,7 +439,7 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 				send_error(c, -EINVAL, "resize failed");
 		for (struct hclient *x = h->clients; x != NULL; x = x->next)
 			x->full = x->live;
-		pty__holder_schedule_flush(h, true);
+		pty__holder_server_schedule_flush(h, true);
 		break;
 	case PTY_W_SIGNAL:
 		a = pty_rd_u8(&r);
@@ -493,20 +493,20 @@ client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	int rc;
 
 	if (n < 0) {
-		pty__holder_client_close(c);
+		pty__holder_server_conn_close(c);
 		return;
 	}
 	if (n == 0)
 		return;
 	if (pty_wire_dec_push(&c->dec, buf->base, (size_t)n) < 0) {
-		pty__holder_client_close(c);
+		pty__holder_server_conn_close(c);
 		return;
 	}
 	while (!c->closing &&
 	    (rc = pty_wire_dec_next(&c->dec, &type, &p, &plen)) != 0) {
 		if (rc < 0) {
 			send_error(c, rc, "malformed frame");
-			pty__holder_client_close(c);
+			pty__holder_server_conn_close(c);
 			return;
 		}
 		handle_frame(c, type, p, plen);
@@ -514,7 +514,7 @@ client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 }
 
 struct hclient *
-pty__holder_client_new(struct holder *h)
+pty__holder_server_conn_new(struct holder *h)
 {
 	struct hclient *c = calloc(1, sizeof *c);
 
@@ -529,7 +529,7 @@ pty__holder_client_new(struct holder *h)
 }
 
 void
-pty__holder_client_attach(struct holder *h, struct hclient *c)
+pty__holder_server_conn_attach(struct holder *h, struct hclient *c)
 {
 	c->next = h->clients;
 	h->clients = c;
@@ -553,43 +553,44 @@ peer_allowed(uv_pipe_t *p)
 }
 
 void
-pty__holder_on_connect(uv_stream_t *server, int status)
+pty__holder_server_on_connect(uv_stream_t *server, int status)
 {
 	struct holder *h = server->data;
 	struct hclient *c;
 
 	if (status < 0)
 		return;
-	if ((c = pty__holder_client_new(h)) == NULL)
+	if ((c = pty__holder_server_conn_new(h)) == NULL)
 		return;
 	if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
 	    !peer_allowed(&c->pipe) || h->nclients >= HOLDER_MAX_CLIENTS ||
 	    h->stopping) {
 		c->closing = true;
-		uv_close((uv_handle_t *)&c->pipe, pty__holder_client_closed);
+		uv_close((uv_handle_t *)&c->pipe,
+		    pty__holder_server_conn_closed);
 		return;
 	}
-	pty__holder_client_attach(h, c);
+	pty__holder_server_conn_attach(h, c);
 }
 
 /* Push a status to summary clients (the console's lease list). */
 void
-pty__holder_summary_cb(uv_timer_t *t)
+pty__holder_server_summary_cb(uv_timer_t *t)
 {
 	struct holder *h = t->data;
 
 	for (struct hclient *c = h->clients; c != NULL; c = c->next) {
 		if (c->summary && !c->closing &&
 		    c->queued < HOLDER_CLIENT_QUEUE)
-			pty__holder_send_status(c, 0, false);
+			pty__holder_server_status(c, 0, false);
 	}
 }
 
 void
-pty__holder_summary_changed(struct holder *h)
+pty__holder_server_summary_changed(struct holder *h)
 {
 	if (!uv_is_active((uv_handle_t *)&h->summary_timer))
-		uv_timer_start(&h->summary_timer, pty__holder_summary_cb, PTY_SUMMARY_MS,
-		    0);
+		uv_timer_start(&h->summary_timer,
+		    pty__holder_server_summary_cb, PTY_SUMMARY_MS, 0);
 }
 

@@ -90,26 +90,26 @@ struct holder {
 	char phase[32];
 };
 
-
-/* holder_client.c: the socket server and its clients */
-void pty__holder_client_close(struct hclient *);
-int pty__holder_client_send(struct hclient *, const struct pty_wbuf *);
-void pty__holder_client_closed(uv_handle_t *);
-struct hclient *pty__holder_client_new(struct holder *);
-void pty__holder_client_attach(struct holder *, struct hclient *);
-void pty__holder_on_connect(uv_stream_t *, int);
-void pty__holder_flush_client(struct holder *, struct hclient *);
-void pty__holder_collect_dirty(struct holder *);
-void pty__holder_schedule_flush(struct holder *, bool urgent);
-void pty__holder_send_status(struct hclient *, uint32_t seq, bool facts);
-void pty__holder_summary_cb(uv_timer_t *);
+/* holder_server.c: the socket server and its clients (conn: one client) */
+void pty__holder_server_conn_close(struct hclient *);
+int pty__holder_server_conn_send(struct hclient *,
+    const struct pty_wbuf *);
+void pty__holder_server_conn_closed(uv_handle_t *);
+struct hclient *pty__holder_server_conn_new(struct holder *);
+void pty__holder_server_conn_attach(struct holder *, struct hclient *);
+void pty__holder_server_on_connect(uv_stream_t *, int);
+void pty__holder_server_conn_flush(struct holder *, struct hclient *);
+void pty__holder_server_collect_dirty(struct holder *);
+void pty__holder_server_schedule_flush(struct holder *, bool urgent);
+void pty__holder_server_status(struct hclient *, uint32_t seq, bool facts);
+void pty__holder_server_summary_cb(uv_timer_t *);
+void pty__holder_server_summary_changed(struct holder *);
 /* holder.c */
 void pty__holder_cancel_step(struct holder *);
 void pty__holder_maybe_stop(struct holder *);
 uint64_t pty__holder_now_ms(void);
 void pty__holder_event(struct holder *, const char *kind, const char *fmt,
     ...) __attribute__((format(printf, 3, 4)));
-void pty__holder_summary_changed(struct holder *);
 
 /* holder_frames.c */
 void pty__holder_write_final(struct holder *);
