@@ -196,7 +196,7 @@ activity_of(const uint8_t *p, size_t len, char *buf, size_t bufsz)
  * the monotonic ns it was seen, or 0.
  */
 static uint64_t
-wait_state(struct pty_client *cl, const char *want, int ms)
+wait_state(struct pty_holder_client *cl, const char *want, int ms)
 {
 	uint64_t end = bu_now_ns() + (uint64_t)ms * 1000000u;
 	uint8_t seq[4] = { 1, 0, 0, 0 };
@@ -205,7 +205,7 @@ wait_state(struct pty_client *cl, const char *want, int ms)
 	uint8_t type;
 	char act[32];
 
-	if (pty_client_send(cl, PTY_W_STATUS, seq, sizeof seq) < 0)
+	if (pty_holder_client_send(cl, PTY_W_STATUS, seq, sizeof seq) < 0)
 		return 0;
 	for (;;) {
 		uint64_t now = bu_now_ns();
@@ -213,7 +213,7 @@ wait_state(struct pty_client *cl, const char *want, int ms)
 
 		if (now >= end)
 			return 0;
-		rc = pty_client_recv(cl, &type, &p, &plen,
+		rc = pty_holder_client_recv(cl, &type, &p, &plen,
 		    (int)((end - now) / 1000000u) + 1);
 		if (rc != 1)
 			return 0;
@@ -227,31 +227,32 @@ wait_state(struct pty_client *cl, const char *want, int ms)
 static void
 type_key(struct bu_holder *h, char key)
 {
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	uint8_t seq[4] = { 2, 0, 0, 0 };
 	const uint8_t *p;
 	size_t plen;
 	uint8_t type;
 	int rc;
 
-	if ((rc = pty_client_open(&cl, h->sock, 0, 2000)) < 0)
+	if ((rc = pty_holder_client_open(&cl, h->sock, 0, 2000)) < 0)
 		bu_die("connect %s: %s", h->sock, pty_strerror(rc));
-	if (pty_client_send(cl, PTY_W_INPUT, &key, 1) < 0 ||
-	    pty_client_send(cl, PTY_W_STATUS, seq, sizeof seq) < 0)
+	if (pty_holder_client_send(cl, PTY_W_INPUT, &key, 1) < 0 ||
+	    pty_holder_client_send(cl, PTY_W_STATUS, seq, sizeof seq) < 0)
 		bu_die("send to %s", h->sock);
-	while ((rc = pty_client_recv(cl, &type, &p, &plen, 2000)) == 1 &&
+	while ((rc = pty_holder_client_recv(cl, &type, &p, &plen, 2000)) == 1 &&
 	    type != PTY_W_STATUS_REPLY)
 		;
-	pty_client_free(cl);
+	pty_holder_client_free(cl);
 }
 
-static struct pty_client *
+static struct pty_holder_client *
 summary_client(struct bu_holder *h)
 {
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	int rc;
 
-	if ((rc = pty_client_open(&cl, h->sock, PTY_HELLO_SUMMARY, 2000)) < 0)
+	if ((rc = pty_holder_client_open(&cl, h->sock, PTY_HELLO_SUMMARY,
+	    2000)) < 0)
 		bu_die("connect %s: %s", h->sock, pty_strerror(rc));
 	return cl;
 }
@@ -287,7 +288,7 @@ latency(struct ctx *x)
 {
 	double blocked[TRIALS], done[TRIALS];
 	struct bu_holder h;
-	struct pty_client *cl;
+	struct pty_holder_client *cl;
 	char *dir, *stamps;
 	uint64_t seen, t0;
 	int i;
@@ -313,7 +314,7 @@ latency(struct ctx *x)
 		if (wait_state(cl, "prompt", 5000) == 0)
 			bu_die("trial %d: prompt never came back", i);
 	}
-	pty_client_free(cl);
+	pty_holder_client_free(cl);
 	bu_holder_stop(&h);
 	free(dir);
 	free(stamps);
@@ -335,7 +336,7 @@ latency(struct ctx *x)
 		if (t0 == 0 || seen < t0)
 			bu_die("trial %d: no stamp", i);
 		done[i] = (double)(seen - t0) / 1e6;
-		pty_client_free(cl);
+		pty_holder_client_free(cl);
 		bu_holder_wait(&h, NULL);
 		bu_holder_stop(&h);
 		free(dir);
@@ -368,10 +369,10 @@ count_state(struct bu_holder *h, int n, const char *want)
 	int i, k = 0;
 
 	for (i = 0; i < n; i++) {
-		struct pty_client *cl = summary_client(&h[i]);
+		struct pty_holder_client *cl = summary_client(&h[i]);
 
 		k += wait_state(cl, want, 3000) != 0;
-		pty_client_free(cl);
+		pty_holder_client_free(cl);
 	}
 	return k;
 }

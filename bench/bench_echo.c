@@ -58,7 +58,7 @@ struct echo_run {
 	/* corral */
 	struct bu_holder echo;
 	struct bu_holder busyh[BUSY_N];
-	struct pty_client *client;
+	struct pty_holder_client *client;
 	struct pty_mirror mirror;
 	/* tmux (and any client drawn in a PTY) */
 	struct bu_tmux tmux;
@@ -117,7 +117,7 @@ mirror_wait(struct echo_run *r, int row, int col, uint32_t c, int ms)
 		uint64_t now = bu_now_ns();
 		if (now >= end)
 			return false;
-		if (pty_client_recv(r->client, &type, &p, &plen,
+		if (pty_holder_client_recv(r->client, &type, &p, &plen,
 		    (int)((end - now) / 1000000u) + 1) != 1)
 			return false;
 		if (pty_mirror_apply(&r->mirror, type, p, plen) < 0)
@@ -150,7 +150,7 @@ corral_setup(struct echo_run *r)
 		busy_holders(r);
 	bu_holder_start(&r->echo, r->x->bindir, dir, &cfg, cmd);
 	free(dir);
-	if ((rc = pty_client_open(&r->client, r->echo.sock,
+	if ((rc = pty_holder_client_open(&r->client, r->echo.sock,
 	    PTY_HELLO_LIVE | PTY_HELLO_CONTROL, 5000)) < 0)
 		bu_die("corral: connect: %s", pty_strerror(rc));
 	pty_mirror_init(&r->mirror);
@@ -172,7 +172,7 @@ corral_key(struct echo_run *r, int k, uint8_t c)
 	uint64_t t0 = bu_now_ns();
 	int rc;
 
-	if ((rc = pty_client_send(r->client, PTY_W_INPUT, &c, 1)) < 0)
+	if ((rc = pty_holder_client_send(r->client, PTY_W_INPUT, &c, 1)) < 0)
 		bu_die("corral: send: %s", pty_strerror(rc));
 	/* Keystrokes land on rows 1.. (row 0 holds READY). */
 	if (!mirror_wait(r, 1 + k / BU_COLS, k % BU_COLS, c, KEY_TIMEOUT_MS))
@@ -183,7 +183,7 @@ corral_key(struct echo_run *r, int k, uint8_t c)
 static void
 corral_teardown(struct echo_run *r)
 {
-	pty_client_free(r->client);
+	pty_holder_client_free(r->client);
 	pty_mirror_free(&r->mirror);
 	bu_holder_stop(&r->echo);
 	if (r->busy)

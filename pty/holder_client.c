@@ -1,5 +1,5 @@
 /*
- * client.c: the blocking client side of a holder socket, for one-shot
+ * holder_client.c: the blocking client side of a holder socket, for one-shot
  * commands (`corral screen`, `send`, `cancel`, `ls`) and tests. Every call
  * has a deadline, so a dead or wedged holder can never hang a command
  * (SPEC 9.2). The console uses the same frames through libuv.
@@ -19,7 +19,7 @@
 
 #include "pty/pty.h"
 
-struct pty_client {
+struct pty_holder_client {
 	int fd;
 	struct pty_wire_dec dec;
 	struct pty_wbuf wb;
@@ -114,10 +114,10 @@ send_all(int fd, const uint8_t *p, size_t len, int64_t deadline)
 }
 
 int
-pty_client_open(struct pty_client **out, const char *path, unsigned flags,
-    int timeout_ms)
+pty_holder_client_open(struct pty_holder_client **out, const char *path,
+    unsigned flags, int timeout_ms)
 {
-	struct pty_client *c;
+	struct pty_holder_client *c;
 	uint8_t hello[5];
 	int rc;
 
@@ -147,18 +147,19 @@ pty_client_open(struct pty_client **out, const char *path, unsigned flags,
 	hello[0] = PTY_WIRE_VERSION;
 	hello[1] = hello[2] = hello[3] = 0;
 	hello[4] = (uint8_t)flags;
-	if ((rc = pty_client_send(c, PTY_W_HELLO, hello, sizeof hello)) < 0)
+	if ((rc = pty_holder_client_send(c, PTY_W_HELLO, hello,
+	    sizeof hello)) < 0)
 		goto fail;
 	(void)timeout_ms;
 	*out = c;
 	return 0;
 fail:
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	return rc;
 }
 
 void
-pty_client_free(struct pty_client *c)
+pty_holder_client_free(struct pty_holder_client *c)
 {
 	if (c == NULL)
 		return;
@@ -170,14 +171,14 @@ pty_client_free(struct pty_client *c)
 }
 
 int
-pty_client_fd(const struct pty_client *c)
+pty_holder_client_fd(const struct pty_holder_client *c)
 {
 	return c->fd;
 }
 
 int
-pty_client_send(struct pty_client *c, uint8_t type, const void *payload,
-    size_t len)
+pty_holder_client_send(struct pty_holder_client *c, uint8_t type,
+    const void *payload, size_t len)
 {
 	size_t st;
 
@@ -193,8 +194,8 @@ pty_client_send(struct pty_client *c, uint8_t type, const void *payload,
 }
 
 int
-pty_client_recv(struct pty_client *c, uint8_t *type, const uint8_t **payload,
-    size_t *plen, int timeout_ms)
+pty_holder_client_recv(struct pty_holder_client *c, uint8_t *type,
+    const uint8_t **payload, size_t *plen, int timeout_ms)
 {
 	int64_t deadline = mono_ms() + timeout_ms;
 	uint8_t buf[65536];
@@ -220,7 +221,7 @@ pty_client_recv(struct pty_client *c, uint8_t *type, const uint8_t **payload,
 }
 
 char *
-pty_client_status(struct pty_client *c, int timeout_ms, int *err)
+pty_holder_client_status(struct pty_holder_client *c, int timeout_ms, int *err)
 {
 	uint32_t seq = ++c->seq;
 	uint8_t req[4] = { (uint8_t)seq, (uint8_t)(seq >> 8),
@@ -233,14 +234,15 @@ pty_client_status(struct pty_client *c, int timeout_ms, int *err)
 	int rc;
 
 	*err = 0;
-	if ((rc = pty_client_send(c, PTY_W_STATUS, req, sizeof req)) < 0) {
+	if ((rc = pty_holder_client_send(c, PTY_W_STATUS, req,
+	    sizeof req)) < 0) {
 		*err = rc;
 		return NULL;
 	}
 	for (;;) {
 		int64_t left = deadline - mono_ms();
 
-		rc = pty_client_recv(c, &type, &p, &len,
+		rc = pty_holder_client_recv(c, &type, &p, &len,
 		    left > 0 ? (int)left : 0);
 		if (rc == 0) {
 			*err = PTY_ETIMEDOUT;

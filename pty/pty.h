@@ -2,7 +2,8 @@
  * pty.h: the public interface of the endpoint module (STYLE A): the screen
  * model (screen.c), packed lines (line.c), PTY processes (proc.c), the wire
  * protocol between holders and their clients (wire.c), the holder process
- * (holder.c) and the client side of a holder socket (client.c).
+ * (holder.c, its socket server holder_server.c) and the client side of a
+ * holder socket (holder_client.c).
  *
  * Nothing here exposes a libvterm, libuv-internal or curses type: cells are
  * our own struct pty_cell (SPEC 4.1, STYLE I.6).
@@ -20,7 +21,7 @@
 struct pty_screen;
 struct pty_proc;
 struct pty_holder;
-struct pty_client;
+struct pty_holder_client;
 struct pty_rules;
 struct sbx_plan;
 struct uv_loop_s;
@@ -561,30 +562,31 @@ void pty_holder_hold(struct pty_holder *, const char *phase);
 void pty_holder_finished(struct pty_holder *);
 
 /* ------------------------------------------------------------------ */
-/* client.c: blocking client of a holder socket (for one-shot commands) */
+/* holder_client.c: blocking client of a holder socket (one-shot commands) */
 
 /*
  * Connect to the holder socket at path with a deadline; sends HELLO.
  * Returns 0 or a negative error (PTY_ETIMEDOUT, -ECONNREFUSED...).
  */
-PTY_NODISCARD int pty_client_open(struct pty_client **out, const char *path,
-    unsigned flags, int timeout_ms);
-void pty_client_free(struct pty_client *);
-int pty_client_fd(const struct pty_client *);
+PTY_NODISCARD int pty_holder_client_open(struct pty_holder_client **out,
+    const char *path, unsigned flags, int timeout_ms);
+void pty_holder_client_free(struct pty_holder_client *);
+int pty_holder_client_fd(const struct pty_holder_client *);
 /* Send one frame (blocking with the client's deadline). */
-PTY_NODISCARD int pty_client_send(struct pty_client *, uint8_t type,
-    const void *payload, size_t len);
+PTY_NODISCARD int pty_holder_client_send(struct pty_holder_client *,
+    uint8_t type, const void *payload, size_t len);
 /*
  * Receive the next frame within timeout_ms: 1 and the frame, 0 on timeout,
  * negative on error/EOF. The payload is valid until the next call.
  */
-PTY_NODISCARD int pty_client_recv(struct pty_client *, uint8_t *type,
-    const uint8_t **payload, size_t *plen, int timeout_ms);
+PTY_NODISCARD int pty_holder_client_recv(struct pty_holder_client *,
+    uint8_t *type, const uint8_t **payload, size_t *plen, int timeout_ms);
 /*
  * Status ping: the JSON text of the holder's status (malloc'd, caller
  * frees) within timeout_ms, or NULL with *err set.
  */
-char *pty_client_status(struct pty_client *, int timeout_ms, int *err);
+char *pty_holder_client_status(struct pty_holder_client *, int timeout_ms,
+    int *err);
 
 /* ------------------------------------------------------------------ */
 /* detect.c: the pure lifecycle detector of one endpoint (SPEC 5.2-5.4) */

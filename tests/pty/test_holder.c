@@ -146,7 +146,7 @@ agent_cmd(void)
 
 /* Receive frames into m until some row contains text (or deadline). */
 static bool
-wait_text(struct pty_client *c, struct pty_mirror *m, const char *text,
+wait_text(struct pty_holder_client *c, struct pty_mirror *m, const char *text,
     int ms)
 {
 	uint64_t end = cu_now_ms() + (uint64_t)ms;
@@ -178,7 +178,7 @@ wait_text(struct pty_client *c, struct pty_mirror *m, const char *text,
 		}
 		if (cu_now_ms() >= end)
 			return false;
-		if (pty_client_recv(c, &type, &p, &plen,
+		if (pty_holder_client_recv(c, &type, &p, &plen,
 		    (int)(end - cu_now_ms())) != 1)
 			return false;
 		ck_assert_int_eq(pty_mirror_apply(m, type, p, plen), 0);
@@ -187,7 +187,7 @@ wait_text(struct pty_client *c, struct pty_mirror *m, const char *text,
 
 /* The next ERROR frame's code, or 0 if a STATUS_REPLY came first. */
 static int
-next_error(struct pty_client *c)
+next_error(struct pty_holder_client *c)
 {
 	uint8_t seq[4] = { 9, 0, 0, 0 };
 	const uint8_t *p;
@@ -197,8 +197,8 @@ next_error(struct pty_client *c)
 	int code = 0;
 
 	/* Everything up to the status reply: errors come before it. */
-	ck_assert_int_eq(pty_client_send(c, PTY_W_STATUS, seq, 4), 0);
-	while (pty_client_recv(c, &type, &p, &plen, 5000) == 1) {
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_STATUS, seq, 4), 0);
+	while (pty_holder_client_recv(c, &type, &p, &plen, 5000) == 1) {
 		if (type == PTY_W_ERROR && code == 0) {
 			struct pty_rd r;
 			pty_rd_init(&r, p, plen);
@@ -214,7 +214,7 @@ START_TEST(test_holder_attach_input_resize)
 {
 	char *agent = agent_cmd();
 	char *cmd[] = { agent, NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	struct pty_mirror m;
 	struct th t;
 	uint8_t rs[4] = { 30, 0, 100, 0 };
@@ -223,27 +223,29 @@ START_TEST(test_holder_attach_input_resize)
 
 	th_start(&t, cmd, true, true);
 	ck_assert_msg(strncmp(t.ready, "ok ", 3) == 0, "ready: %s", t.ready);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready 24x80", 5000));
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "echo hello\r", 11),
-	    0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, "echo hello\r",
+	    11), 0);
 	ck_assert(wait_text(c, &m, "got: hello", 5000));
 	/* Resize reaches the agent as SIGWINCH with the new size. */
-	ck_assert_int_eq(pty_client_send(c, PTY_W_RESIZE, rs, 4), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_RESIZE, rs, 4), 0);
 	ck_assert(wait_text(c, &m, "winch 30x100", 5000));
 	ck_assert_int_eq(m.rows, 30);
 	ck_assert_int_eq(m.cols, 100);
 	/* Colours survive the trip through the wire. */
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "color\r", 6), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, "color\r", 6),
+	    0);
 	ck_assert(wait_text(c, &m, "red green rgb", 5000));
-	js = pty_client_status(c, 2000, &err);
+	js = pty_holder_client_status(c, 2000, &err);
 	ck_assert_ptr_nonnull(js);
 	ck_assert_ptr_nonnull(strstr(js, "\"state\":\"running\""));
 	ck_assert_ptr_nonnull(strstr(js, "\"rows\":30"));
 	free(js);
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	th_stop(&t);
 	free(agent);
 }
@@ -253,24 +255,26 @@ START_TEST(test_holder_refuses_without_control)
 {
 	char *agent = agent_cmd();
 	char *cmd[] = { agent, NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	struct pty_mirror m;
 	struct th t;
 
 	th_start(&t, cmd, false, true);
 	ck_assert_msg(strncmp(t.ready, "ok ", 3) == 0, "ready: %s", t.ready);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 5000));
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "echo no\r", 8), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, "echo no\r", 8),
+	    0);
 	ck_assert_int_eq(next_error(c), PTY_EDENIED);
-	ck_assert_int_eq(pty_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
 	ck_assert_int_eq(next_error(c), PTY_EDENIED);
 	/* The agent is still there and never saw the input. */
 	ck_assert_int_eq(kill(t.pid, 0), 0);
 	ck_assert(!wait_text(c, &m, "got: no", 300));
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	th_stop(&t);
 	free(agent);
 }
@@ -280,7 +284,7 @@ START_TEST(test_holder_exit_final_screen)
 {
 	char *agent = agent_cmd();
 	char *cmd[] = { agent, NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	struct pty_mirror m;
 	struct th t;
 	const uint8_t *p;
@@ -291,12 +295,13 @@ START_TEST(test_holder_exit_final_screen)
 	bool got_exit = false;
 
 	th_start(&t, cmd, true, true);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 5000));
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT,
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT,
 	    "echo last words\rexit 3\r", 23), 0);
-	while (pty_client_recv(c, &type, &p, &plen, 5000) == 1) {
+	while (pty_holder_client_recv(c, &type, &p, &plen, 5000) == 1) {
 		ck_assert_int_eq(pty_mirror_apply(&m, type, p, plen), 0);
 		if (type == PTY_W_EXIT) {
 			got_exit = true;
@@ -327,7 +332,7 @@ START_TEST(test_holder_exit_final_screen)
 		free(tr);
 	}
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	th_stop(&t);
 	free(agent);
 }
@@ -338,7 +343,7 @@ START_TEST(test_holder_cancel_kills_session)
 	char *agent = agent_cmd();
 	char *cmd[] = { "/bin/sh", "-c",
 		"trap '' INT; exec \"$0\"", agent, NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	struct pty_mirror m;
 	struct th t;
 	char *pidfile, *pidtxt, in[512];
@@ -350,13 +355,15 @@ START_TEST(test_holder_cancel_kills_session)
 
 	th_start(&t, cmd, true, false);
 	ck_assert_msg(strncmp(t.ready, "ok ", 3) == 0, "ready: %s", t.ready);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 5000));
 	/* A background child that stays in the agent's session. */
 	ck_assert_int_gt(asprintf(&pidfile, "%s/bg.pid", t.dir), 0);
 	snprintf(in, sizeof in, "bg %s\r", pidfile);
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, in, strlen(in)), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, in, strlen(in)),
+	    0);
 	ck_assert(wait_text(c, &m, "bg started", 5000));
 	pidtxt = cu_read_file(pidfile, NULL);
 	ck_assert_ptr_nonnull(pidtxt);
@@ -364,8 +371,8 @@ START_TEST(test_holder_cancel_kills_session)
 	free(pidtxt);
 	ck_assert_int_gt(dpid, 1);
 	/* The agent ignores SIGINT: escalation must reach SIGTERM. */
-	ck_assert_int_eq(pty_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
-	while (pty_client_recv(c, &type, &p, &plen, 5000) == 1) {
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
+	while (pty_holder_client_recv(c, &type, &p, &plen, 5000) == 1) {
 		if (type == PTY_W_EXIT) {
 			got_exit = true;
 			break;
@@ -390,7 +397,7 @@ START_TEST(test_holder_cancel_kills_session)
 		    (int)dpid);
 	}
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	th_stop(&t);
 	free(pidfile);
 	free(agent);
@@ -418,7 +425,7 @@ START_TEST(test_holder_hostile_frames)
 {
 	char *agent = agent_cmd();
 	char *cmd[] = { agent, NULL };
-	struct pty_client *c = NULL, *c2 = NULL;
+	struct pty_holder_client *c = NULL, *c2 = NULL;
 	struct pty_mirror m;
 	struct th t;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -448,22 +455,24 @@ START_TEST(test_holder_hostile_frames)
 	}
 	close(fd);
 	/* Others are still served. */
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 5000));
 	/* A bad key code, an absurd resize: errors, no crash. */
-	ck_assert_int_eq(pty_client_open(&c2, t.sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c2, t.sock, 0, 2000), 0);
 	{
 		uint8_t bad[4] = { 0, 0, 0, 0 };
-		ck_assert_int_eq(pty_client_send(c2, PTY_W_RESIZE, bad, 4), 0);
+		ck_assert_int_eq(pty_holder_client_send(c2, PTY_W_RESIZE, bad,
+		    4), 0);
 	}
 	ck_assert_int_eq(kill(t.pid, 0), 0);
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "echo alive\r", 11),
-	    0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, "echo alive\r",
+	    11), 0);
 	ck_assert(wait_text(c, &m, "got: alive", 5000));
-	pty_client_free(c2);
+	pty_holder_client_free(c2);
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	th_stop(&t);
 	free(agent);
 }
@@ -473,24 +482,25 @@ START_TEST(test_holder_backpressure_flood)
 {
 	char *agent = agent_cmd();
 	char *cmd[] = { agent, NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	struct pty_mirror m;
 	struct th t;
 
 	th_start(&t, cmd, true, true);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 5000));
 	/* 200k lines while this client reads slowly: coalesced, bounded. */
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "spam 200000\r", 12),
-	    0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, "spam 200000\r",
+	    12), 0);
 	usleep(300000);
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "echo done\r", 10),
-	    0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, "echo done\r",
+	    10), 0);
 	ck_assert(wait_text(c, &m, "got: done", 20000));
 	ck_assert(wait_text(c, &m, "line 199999", 100));
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	th_stop(&t);
 	free(agent);
 }
@@ -500,7 +510,7 @@ START_TEST(test_holder_summary_push)
 {
 	char *agent = agent_cmd();
 	char *cmd[] = { agent, NULL };
-	struct pty_client *sum = NULL, *ctl = NULL;
+	struct pty_holder_client *sum = NULL, *ctl = NULL;
 	struct th t;
 	const uint8_t *p;
 	size_t plen;
@@ -509,13 +519,14 @@ START_TEST(test_holder_summary_push)
 	bool seen = false;
 
 	th_start(&t, cmd, true, true);
-	ck_assert_int_eq(pty_client_open(&sum, t.sock, PTY_HELLO_SUMMARY,
+	ck_assert_int_eq(pty_holder_client_open(&sum, t.sock, PTY_HELLO_SUMMARY,
 	    2000), 0);
-	ck_assert_int_eq(pty_client_open(&ctl, t.sock, 0, 2000), 0);
-	ck_assert_int_eq(pty_client_send(ctl, PTY_W_INPUT, "echo summary\r",
-	    13), 0);
+	ck_assert_int_eq(pty_holder_client_open(&ctl, t.sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_send(ctl, PTY_W_INPUT,
+	    "echo summary\r", 13), 0);
 	/* Pushed statuses (seq 0) follow the output, rate-limited. */
-	while (!seen && pty_client_recv(sum, &type, &p, &plen, 3000) == 1) {
+	while (!seen && pty_holder_client_recv(sum, &type, &p, &plen,
+	    3000) == 1) {
 		ck_assert_int_eq(type, PTY_W_STATUS_REPLY);
 		ck_assert_int_ge(plen, 4);
 		ck_assert_int_eq(p[0] | p[1] | p[2] | p[3], 0);
@@ -524,8 +535,8 @@ START_TEST(test_holder_summary_push)
 	}
 	ck_assert(seen);
 	ck_assert_int_le(pushes, 6);
-	pty_client_free(ctl);
-	pty_client_free(sum);
+	pty_holder_client_free(ctl);
+	pty_holder_client_free(sum);
 	th_stop(&t);
 	free(agent);
 }
@@ -540,7 +551,7 @@ START_TEST(test_holder_transcript_full_disk)
 {
 	char *agent = agent_cmd();
 	char *cmd[] = { agent, NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	struct pty_mirror m;
 	char *dir = cu_tmpdir("fulldisk"), *sock, *js;
 	int err = 0;
@@ -554,24 +565,25 @@ START_TEST(test_holder_transcript_full_disk)
 	th_start_in(&t, dir, cmd);
 	ck_assert_msg(strncmp(t.ready, "ok ", 3) == 0, "ready: %s", t.ready);
 	sock = t.sock;
-	ck_assert_int_eq(pty_client_open(&c, sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, sock, PTY_HELLO_LIVE, 2000),
+	    0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 5000));
 	/* ~100 KiB of output into a 64 KiB filesystem. */
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "spam 10000\r", 11),
-	    0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, "spam 10000\r",
+	    11), 0);
 	ck_assert(wait_text(c, &m, "line 9999", 20000));
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, "echo still here\r",
-	    16), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT,
+	    "echo still here\r", 16), 0);
 	ck_assert(wait_text(c, &m, "got: still here", 5000));
-	js = pty_client_status(c, 2000, &err);
+	js = pty_holder_client_status(c, 2000, &err);
 	ck_assert_ptr_nonnull(js);
 	ck_assert_msg(strstr(js, "\"transcript_truncated\":true") != NULL,
 	    "%s", js);
 	ck_assert_ptr_nonnull(strstr(js, "\"state\":\"running\""));
 	free(js);
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	th_stop(&t);
 	umount2(dir, MNT_DETACH);
 	rmdir(dir);

@@ -244,7 +244,7 @@ START_TEST(test_holder_hooks_redact_release)
 	char *dir = cu_tmpdir("holder-hooks");
 	char *cmd[] = { "/bin/sh", "-c",
 		"printf 'prompt> corralSE'; sleep 3", NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	char ready[256], *sock, *js;
 	uint64_t end;
 	pid_t pid;
@@ -254,10 +254,10 @@ START_TEST(test_holder_hooks_redact_release)
 	pid = start(dir, cmd, false, SECRET, ready, sizeof ready);
 	ck_assert_msg(strncmp(ready, "ok ", 3) == 0, "ready: %s", ready);
 	ck_assert_int_gt(asprintf(&sock, "%s/holder.sock", dir), 0);
-	ck_assert_int_eq(pty_client_open(&c, sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, sock, 0, 2000), 0);
 	end = cu_now_ms() + 2000;
 	while (!shown && cu_now_ms() < end) {
-		js = pty_client_status(c, 1000, &err);
+		js = pty_holder_client_status(c, 1000, &err);
 		ck_assert_msg(js != NULL, "status: %d", err);
 		shown = strstr(js, "prompt> corralSE") != NULL;
 		free(js);
@@ -265,7 +265,7 @@ START_TEST(test_holder_hooks_redact_release)
 			usleep(20000);
 	}
 	ck_assert_msg(shown, "the held-back prompt never showed");
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	kill(pid, SIGTERM);
 	wait_for(pid);
 	free(sock);
@@ -278,7 +278,7 @@ START_TEST(test_holder_hooks_finishing_phase)
 {
 	char *dir = cu_tmpdir("holder-hooks");
 	char *cmd[] = { "/bin/sh", "-c", "echo bye; exit 4", NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	char ready[256], *sock, *js = NULL, *log;
 	uint64_t end;
 	pid_t pid;
@@ -291,12 +291,13 @@ START_TEST(test_holder_hooks_finishing_phase)
 	/* After the exit, within the 800 ms hold: status still answers. */
 	end = cu_now_ms() + 5000;
 	while (!seen && cu_now_ms() < end) {
-		if (c == NULL && pty_client_open(&c, sock, 0, 1000) < 0) {
+		if (c == NULL && pty_holder_client_open(&c, sock, 0,
+		    1000) < 0) {
 			c = NULL;
 			usleep(20000);
 			continue;
 		}
-		js = pty_client_status(c, 1000, &err);
+		js = pty_holder_client_status(c, 1000, &err);
 		ck_assert_msg(js != NULL, "status: %d", err);
 		seen = strstr(js, "\"state\":\"exited\"") != NULL;
 		if (seen)
@@ -307,7 +308,7 @@ START_TEST(test_holder_hooks_finishing_phase)
 			usleep(20000);
 	}
 	ck_assert_msg(seen, "never saw the exited holder serving status");
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	st = wait_for(pid);
 	ck_assert(WIFEXITED(st));
 	ck_assert_int_eq(WEXITSTATUS(st), 4);
@@ -329,7 +330,7 @@ START_TEST(test_holder_hooks_signal_agent)
 	char *cmd[] = { "/bin/sh", "-c",
 		"trap '' INT TERM; echo up; while :; do sleep 0.05; done",
 		NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	const uint8_t *p;
 	size_t plen;
 	uint8_t type;
@@ -340,13 +341,13 @@ START_TEST(test_holder_hooks_signal_agent)
 	pid = start(dir, cmd, false, NULL, ready, sizeof ready);
 	ck_assert_msg(strncmp(ready, "ok ", 3) == 0, "ready: %s", ready);
 	ck_assert_int_gt(asprintf(&sock, "%s/holder.sock", dir), 0);
-	ck_assert_int_eq(pty_client_open(&c, sock, PTY_HELLO_CONTROL, 2000),
-	    0);
-	ck_assert_int_eq(pty_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
-	while (pty_client_recv(c, &type, &p, &plen, 5000) == 1 &&
+	ck_assert_int_eq(pty_holder_client_open(&c, sock, PTY_HELLO_CONTROL,
+	    2000), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
+	while (pty_holder_client_recv(c, &type, &p, &plen, 5000) == 1 &&
 	    type != PTY_W_EXIT)
 		;
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	st = wait_for(pid);
 	/* Only SIGKILL (the last step, to the session) ended it. */
 	ck_assert(WIFEXITED(st));

@@ -190,40 +190,40 @@ run_stop(struct lc_run *r)
 static void
 run_type(struct lc_run *r, const char *keys)
 {
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	char *js;
 	int err = 0;
 
-	ck_assert_msg(pty_client_open(&cl, r->sock, 0, 3000) == 0,
+	ck_assert_msg(pty_holder_client_open(&cl, r->sock, 0, 3000) == 0,
 	    "%s: connect", r->c->name);
-	ck_assert_int_eq(pty_client_send(cl, PTY_W_INPUT, keys, strlen(keys)),
-	    0);
+	ck_assert_int_eq(pty_holder_client_send(cl, PTY_W_INPUT, keys,
+	    strlen(keys)), 0);
 	/*
 	 * A status round trip: the input was taken before we go on. A key
 	 * that ends the agent may end the holder first: then it went away.
 	 */
-	js = pty_client_status(cl, 3000, &err);
+	js = pty_holder_client_status(cl, 3000, &err);
 	ck_assert_msg(js != NULL || err == -ECONNRESET || err == -EPIPE ||
 	    err == PTY_ECLOSED, "%s: status after input: %d", r->c->name,
 	    err);
 	free(js);
-	pty_client_free(cl);
+	pty_holder_client_free(cl);
 }
 
 /* The screen's last line (status "last_line") holds text? */
 static bool
 run_screen_has(struct lc_run *r, const char *text)
 {
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	json_t *j;
 	char *js;
 	int err = 0;
 	bool has = false;
 
-	if (pty_client_open(&cl, r->sock, 0, 3000) < 0)
+	if (pty_holder_client_open(&cl, r->sock, 0, 3000) < 0)
 		return false;
-	js = pty_client_status(cl, 3000, &err);
-	pty_client_free(cl);
+	js = pty_holder_client_status(cl, 3000, &err);
+	pty_holder_client_free(cl);
 	if (js != NULL && (j = json_loads(js, 0, NULL)) != NULL) {
 		const char *l = json_string_value(json_object_get(j,
 		    "last_line"));

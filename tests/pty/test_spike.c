@@ -386,7 +386,7 @@ find_row(const struct pty_mirror *m, const char *text)
 
 /* Apply frames to m until some row contains text, or the deadline. */
 static bool
-wait_text(struct pty_client *c, struct pty_mirror *m, const char *text,
+wait_text(struct pty_holder_client *c, struct pty_mirror *m, const char *text,
     int ms)
 {
 	uint64_t end = cu_now_ms() + (uint64_t)ms;
@@ -397,7 +397,7 @@ wait_text(struct pty_client *c, struct pty_mirror *m, const char *text,
 	while (find_row(m, text) < 0) {
 		if (cu_now_ms() >= end)
 			return false;
-		if (pty_client_recv(c, &type, &p, &plen,
+		if (pty_holder_client_recv(c, &type, &p, &plen,
 		    (int)(end - cu_now_ms())) != 1)
 			return false;
 		ck_assert_int_eq(pty_mirror_apply(m, type, p, plen), 0);
@@ -407,16 +407,17 @@ wait_text(struct pty_client *c, struct pty_mirror *m, const char *text,
 
 /* Apply frames until the holder answers a status ping (all sent before). */
 static void
-drain(struct pty_client *c, struct pty_mirror *m)
+drain(struct pty_holder_client *c, struct pty_mirror *m)
 {
 	uint8_t seq[4] = { 0x5a, 0, 0, 0 };
 	const uint8_t *p;
 	size_t plen;
 	uint8_t type;
 
-	ck_assert_int_eq(pty_client_send(c, PTY_W_STATUS, seq, 4), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_STATUS, seq, 4), 0);
 	for (;;) {
-		ck_assert_int_eq(pty_client_recv(c, &type, &p, &plen, 5000), 1);
+		ck_assert_int_eq(pty_holder_client_recv(c, &type, &p, &plen,
+		    5000), 1);
 		if (type == PTY_W_STATUS_REPLY)
 			return;
 		ck_assert_int_eq(pty_mirror_apply(m, type, p, plen), 0);
@@ -424,17 +425,18 @@ drain(struct pty_client *c, struct pty_mirror *m)
 }
 
 static void
-send_str(struct pty_client *c, const char *s)
+send_str(struct pty_holder_client *c, const char *s)
 {
-	ck_assert_int_eq(pty_client_send(c, PTY_W_INPUT, s, strlen(s)), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_INPUT, s, strlen(s)),
+	    0);
 }
 
 /* A status reply parsed; the caller json_decref()s it. */
 static json_t *
-status(struct pty_client *ctl)
+status(struct pty_holder_client *ctl)
 {
 	int err = 0;
-	char *js = pty_client_status(ctl, 3000, &err);
+	char *js = pty_holder_client_status(ctl, 3000, &err);
 	json_t *j;
 
 	ck_assert_msg(js != NULL, "status: %s", pty_strerror(err));
@@ -449,7 +451,7 @@ status(struct pty_client *ctl)
  * terminal read; returns its pid (the fg process group) as the host sees it.
  */
 static pid_t
-wait_fg_read(struct pty_client *ctl, const char *comm)
+wait_fg_read(struct pty_holder_client *ctl, const char *comm)
 {
 	uint64_t end = cu_now_ms() + 5000;
 	pid_t fg = -1;
@@ -491,7 +493,7 @@ START_TEST(test_spike_io_resize_facts)
 {
 	char *cmd[] = { AGENT_IN, NULL };
 	uint8_t rs[4] = { 30, 0, 100, 0 };
-	struct pty_client *c = NULL, *ctl = NULL;
+	struct pty_holder_client *c = NULL, *ctl = NULL;
 	struct pty_mirror m;
 	struct spk t;
 	struct scan sc;
@@ -506,8 +508,9 @@ START_TEST(test_spike_io_resize_facts)
 	int nfd = 0;
 
 	spk_start(&t, cmd, 24, 80);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
-	ck_assert_int_eq(pty_client_open(&ctl, t.sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&ctl, t.sock, 0, 2000), 0);
 	pty_mirror_init(&m);
 	/* Output arrives; the agent sees its terminal's size. */
 	ck_assert(wait_text(c, &m, "ready 24x80", 10000));
@@ -515,7 +518,7 @@ START_TEST(test_spike_io_resize_facts)
 	send_str(c, "echo hello from the host\r");
 	ck_assert(wait_text(c, &m, "got: hello from the host", 5000));
 	/* Resize: TIOCSWINSZ on the master reaches the fg group inside. */
-	ck_assert_int_eq(pty_client_send(c, PTY_W_RESIZE, rs, 4), 0);
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_RESIZE, rs, 4), 0);
 	ck_assert(wait_text(c, &m, "winch 30x100", 5000));
 	ck_assert_int_eq(m.rows, 30);
 	ck_assert_int_eq(m.cols, 100);
@@ -617,8 +620,8 @@ START_TEST(test_spike_io_resize_facts)
 	send_str(c, "exit 7\r");
 	ck_assert_int_eq(spk_wait(&t), 7);
 	pty_mirror_free(&m);
-	pty_client_free(ctl);
-	pty_client_free(c);
+	pty_holder_client_free(ctl);
+	pty_holder_client_free(c);
 	spk_stop(&t);
 }
 END_TEST
@@ -631,7 +634,7 @@ END_TEST
 START_TEST(test_spike_cancel_daemon)
 {
 	char *cmd[] = { AGENT_IN, NULL };
-	struct pty_client *c = NULL, *ctl = NULL;
+	struct pty_holder_client *c = NULL, *ctl = NULL;
 	struct pty_mirror m;
 	struct spk t;
 	struct scan ns, us;
@@ -646,8 +649,9 @@ START_TEST(test_spike_cancel_daemon)
 	uint64_t end;
 
 	spk_start(&t, cmd, 24, 80);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
-	ck_assert_int_eq(pty_client_open(&ctl, t.sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&ctl, t.sock, 0, 2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 10000));
 	send_str(c, "daemon /work/daemon.pid\r");
@@ -684,8 +688,8 @@ START_TEST(test_spike_cancel_daemon)
 	/* ...plus the outer bwrap, all as the lease uid. */
 	ck_assert_int_ge(scan_procs(&us), 5);
 
-	ck_assert_int_eq(pty_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
-	while (pty_client_recv(c, &type, &p, &plen, 10000) == 1) {
+	ck_assert_int_eq(pty_holder_client_send(c, PTY_W_CANCEL, NULL, 0), 0);
+	while (pty_holder_client_recv(c, &type, &p, &plen, 10000) == 1) {
 		ck_assert_int_eq(pty_mirror_apply(&m, type, p, plen), 0);
 		if (type == PTY_W_EXIT) {
 			got_exit = true;
@@ -704,8 +708,8 @@ START_TEST(test_spike_cancel_daemon)
 	    t.uid);
 	free(pidfile);
 	pty_mirror_free(&m);
-	pty_client_free(ctl);
-	pty_client_free(c);
+	pty_holder_client_free(ctl);
+	pty_holder_client_free(c);
 	spk_stop(&t);
 }
 END_TEST
@@ -714,7 +718,7 @@ END_TEST
 START_TEST(test_spike_dies_with_holder)
 {
 	char *cmd[] = { AGENT_IN, NULL };
-	struct pty_client *c = NULL, *ctl = NULL;
+	struct pty_holder_client *c = NULL, *ctl = NULL;
 	struct pty_mirror m;
 	struct spk t;
 	struct scan ns, us;
@@ -723,8 +727,9 @@ START_TEST(test_spike_dies_with_holder)
 	pid_t agent;
 
 	spk_start(&t, cmd, 24, 80);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
-	ck_assert_int_eq(pty_client_open(&ctl, t.sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&ctl, t.sock, 0, 2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "ready", 10000));
 	send_str(c, "daemon /work/daemon.pid\r");
@@ -746,8 +751,8 @@ START_TEST(test_spike_dies_with_holder)
 	ck_assert_msg(us.n == 0, "%d process(es) of uid %u left", us.n,
 	    t.uid);
 	pty_mirror_free(&m);
-	pty_client_free(ctl);
-	pty_client_free(c);
+	pty_holder_client_free(ctl);
+	pty_holder_client_free(c);
 	spk_stop(&t);
 }
 END_TEST
@@ -756,7 +761,7 @@ END_TEST
 START_TEST(test_spike_reattach)
 {
 	char *cmd[] = { AGENT_IN, NULL };
-	struct pty_client *c = NULL, *ctl = NULL;
+	struct pty_holder_client *c = NULL, *ctl = NULL;
 	struct pty_mirror m1, m2;
 	struct spk t;
 	const uint8_t *p;
@@ -766,8 +771,9 @@ START_TEST(test_spike_reattach)
 	int red = 0;
 
 	spk_start(&t, cmd, 24, 80);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
-	ck_assert_int_eq(pty_client_open(&ctl, t.sock, 0, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&ctl, t.sock, 0, 2000), 0);
 	pty_mirror_init(&m1);
 	ck_assert(wait_text(c, &m1, "ready", 10000));
 	send_str(c, "color\r");
@@ -780,14 +786,16 @@ START_TEST(test_spike_reattach)
 	drain(c, &m1);
 	drain(c, &m1);
 	ck_assert_str_eq(m1.title, "spike lease");
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	c = NULL;
 
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m2);
 	/* The attach sends the whole screen: wait for a full ROWS frame. */
 	while (!full) {
-		ck_assert_int_eq(pty_client_recv(c, &type, &p, &plen, 5000), 1);
+		ck_assert_int_eq(pty_holder_client_recv(c, &type, &p, &plen,
+		    5000), 1);
 		ck_assert_int_eq(pty_mirror_apply(&m2, type, p, plen), 0);
 		if (type == PTY_W_ROWS && plen >= 4) {
 			struct pty_rd r;
@@ -828,8 +836,8 @@ START_TEST(test_spike_reattach)
 	ck_assert_int_eq(spk_wait(&t), 0);
 	pty_mirror_free(&m1);
 	pty_mirror_free(&m2);
-	pty_client_free(ctl);
-	pty_client_free(c);
+	pty_holder_client_free(ctl);
+	pty_holder_client_free(c);
 	spk_stop(&t);
 }
 END_TEST
@@ -860,7 +868,7 @@ START_TEST(test_spike_inside_view)
 		"cmdline-clean", "fds=0 1 2 3", "devtty-ok", "root-ro",
 		"usr-ro", "work-rw", "no-shadow", "no-root-no-sys",
 		"env-clean", NULL };
-	struct pty_client *c = NULL;
+	struct pty_holder_client *c = NULL;
 	struct pty_mirror m;
 	struct spk t;
 	struct stat sb;
@@ -871,7 +879,8 @@ START_TEST(test_spike_inside_view)
 	bool got_exit = false;
 
 	spk_start(&t, cmd, 40, 200);
-	ck_assert_int_eq(pty_client_open(&c, t.sock, PTY_HELLO_LIVE, 2000), 0);
+	ck_assert_int_eq(pty_holder_client_open(&c, t.sock, PTY_HELLO_LIVE,
+	    2000), 0);
 	pty_mirror_init(&m);
 	ck_assert(wait_text(c, &m, "end-of-probe", 10000));
 	for (int i = 0; want[i] != NULL; i++)
@@ -886,7 +895,7 @@ START_TEST(test_spike_inside_view)
 	ck_assert_int_ne(stat("/x", &sb), 0);
 	/* The exit status comes back through the helper and bwrap. */
 	send_str(c, "\r");
-	while (pty_client_recv(c, &type, &p, &plen, 5000) == 1) {
+	while (pty_holder_client_recv(c, &type, &p, &plen, 5000) == 1) {
 		ck_assert_int_eq(pty_mirror_apply(&m, type, p, plen), 0);
 		if (type == PTY_W_EXIT) {
 			got_exit = true;
@@ -898,7 +907,7 @@ START_TEST(test_spike_inside_view)
 	ck_assert_int_eq(WEXITSTATUS(m.exit_status), 0);
 	ck_assert_int_eq(spk_wait(&t), 0);
 	pty_mirror_free(&m);
-	pty_client_free(c);
+	pty_holder_client_free(c);
 	spk_stop(&t);
 }
 END_TEST

@@ -244,14 +244,14 @@ out:
 
 static int
 open_holder(struct tui_ctx *c, const struct lease_record *rec,
-    unsigned flags, struct pty_client **out)
+    unsigned flags, struct pty_holder_client **out)
 {
 	char *sock = tui_holder_sock(c, rec->id);
 	int rc;
 
 	if (sock == NULL)
 		return -ENOMEM;
-	rc = pty_client_open(out, sock, flags, EP_TIMEOUT_MS);
+	rc = pty_holder_client_open(out, sock, flags, EP_TIMEOUT_MS);
 	free(sock);
 	return rc;
 }
@@ -265,7 +265,7 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lease_record rec;
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	struct pty_mirror m;
 	bool sb = false, have_rows = false;
 	const uint8_t *p;
@@ -306,9 +306,11 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 
 			memcpy(req, &next, 4);
 			memcpy(req + 4, &cnt, 4);
-			if (pty_client_send(cl, PTY_W_SCROLLBACK, req, 8) < 0)
+			if (pty_holder_client_send(cl, PTY_W_SCROLLBACK, req,
+			    8) < 0)
 				break;
-			while ((rc = pty_client_recv(cl, &type, &p, &plen,
+			while ((rc = pty_holder_client_recv(cl, &type, &p,
+			    &plen,
 			    EP_TIMEOUT_MS)) == 1 && type != PTY_W_SB_LINES) {
 				if (pty_mirror_apply(&m, type, p, plen) < 0)
 					break;
@@ -319,14 +321,14 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 		} while (next < total);
 	}
 	/* The first META + full ROWS answer the LIVE hello. */
-	while (!have_rows && (rc = pty_client_recv(cl, &type, &p, &plen,
+	while (!have_rows && (rc = pty_holder_client_recv(cl, &type, &p, &plen,
 	    EP_TIMEOUT_MS)) == 1) {
 		if (pty_mirror_apply(&m, type, p, plen) < 0)
 			break;
 		if (type == PTY_W_ROWS && m.rows > 0)
 			have_rows = true;
 	}
-	pty_client_free(cl);
+	pty_holder_client_free(cl);
 	if (have_rows) {
 		emit_mirror(c, &m, sbj);
 		rc = TUI_EXIT_OK;
@@ -399,15 +401,15 @@ unescape(const char *in, char *out)
 
 /* Wait for the holder's verdict on a request: OK/status, or ERROR. */
 static int
-await_verdict(struct tui_ctx *c, struct pty_client *cl, uint8_t want)
+await_verdict(struct tui_ctx *c, struct pty_holder_client *cl, uint8_t want)
 {
 	const uint8_t *p;
 	size_t plen;
 	uint8_t type;
 	int rc;
 
-	while ((rc = pty_client_recv(cl, &type, &p, &plen, EP_TIMEOUT_MS)) ==
-	    1) {
+	while ((rc = pty_holder_client_recv(cl, &type, &p, &plen,
+	    EP_TIMEOUT_MS)) == 1) {
 		if (type == PTY_W_ERROR && plen >= 4) {
 			fprintf(stderr, "corral %s: holder refused: ", c->cmd);
 			tui_put_escaped(stderr, (const char *)p + 4, plen - 4);
@@ -425,7 +427,7 @@ static int
 send_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	struct lease_record rec;
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	uint8_t seq[4] = { 1, 0, 0, 0 };
 	char *buf;
 	size_t n;
@@ -442,18 +444,18 @@ send_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	lease_record_clear(&rec);
 	if ((buf = malloc(strlen(argv[2]) + 1)) == NULL) {
-		pty_client_free(cl);
+		pty_holder_client_free(cl);
 		return tui_err(c, "out of memory");
 	}
 	n = unescape(argv[2], buf);
-	rc = pty_client_send(cl, PTY_W_INPUT, buf, n);
+	rc = pty_holder_client_send(cl, PTY_W_INPUT, buf, n);
 	free(buf);
 	/* A status round trip after the input: any refusal comes first. */
 	if (rc == 0)
-		rc = pty_client_send(cl, PTY_W_STATUS, seq, sizeof seq);
+		rc = pty_holder_client_send(cl, PTY_W_STATUS, seq, sizeof seq);
 	rc = rc < 0 ? tui_err(c, "send: %s", pty_strerror(rc)) :
 		      await_verdict(c, cl, PTY_W_STATUS_REPLY);
-	pty_client_free(cl);
+	pty_holder_client_free(cl);
 	return rc;
 }
 
@@ -471,7 +473,7 @@ static int
 cancel_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	struct lease_record rec;
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	int rc;
 
 	if (argc != 2 || argv[1][0] == '-')
@@ -490,7 +492,7 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 		lease_record_clear(&rec);
 		return rc;
 	}
-	rc = pty_client_send(cl, PTY_W_CANCEL, NULL, 0);
+	rc = pty_holder_client_send(cl, PTY_W_CANCEL, NULL, 0);
 	if (rc < 0)
 		rc = tui_err(c, "cancel: %s", pty_strerror(rc));
 	else
@@ -502,8 +504,8 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 		uint8_t type;
 		int r;
 
-		while ((r = pty_client_recv(cl, &type, &p, &plen, 10000)) == 1
-		    && type != PTY_W_EXIT)
+		while ((r = pty_holder_client_recv(cl, &type, &p, &plen,
+		    10000)) == 1 && type != PTY_W_EXIT)
 			;
 		if (r != 1)
 			rc = tui_err(c, "lease %s did not end in time",
@@ -511,7 +513,7 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 		else
 			printf("%s cancelled\n", rec.id);
 	}
-	pty_client_free(cl);
+	pty_holder_client_free(cl);
 	lease_record_clear(&rec);
 	return rc;
 }

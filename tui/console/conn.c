@@ -2,8 +2,8 @@
  * conn.c: the console's asynchronous client of a holder socket (SPEC 9.5)
  * on its libuv loop: connect with a deadline, HELLO, frames decoded and
  * validated (pty_wire_check) before anyone sees them, a capped write
- * queue. Unlike pty/client.c nothing here blocks: a dead or wedged holder
- * comes back as TUI_CONN_DOWN with a reason, never as a hang.
+ * queue. Unlike pty/holder_client.c nothing here blocks: a dead or wedged
+ * holder comes back as TUI_CONN_DOWN with a reason, never as a hang.
  */
 #include <assert.h>
 #include <errno.h>

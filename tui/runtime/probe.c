@@ -16,7 +16,7 @@ enum tui_holder_state
 tui_probe_holder(const struct tui_ctx *c, const struct lease_record *r,
     int timeout_ms, char **status_json, char *why, size_t whysz)
 {
-	struct pty_client *cl = NULL;
+	struct pty_holder_client *cl = NULL;
 	char *sock, *js;
 	int rc, err = 0;
 
@@ -35,15 +35,15 @@ tui_probe_holder(const struct tui_ctx *c, const struct lease_record *r,
 	}
 	if ((sock = tui_holder_sock(c, r->id)) == NULL)
 		return TUI_HOLDER_WEDGED;
-	rc = pty_client_open(&cl, sock, 0, timeout_ms);
+	rc = pty_holder_client_open(&cl, sock, 0, timeout_ms);
 	free(sock);
 	if (rc < 0) {
 		snprintf(why, whysz, "holder socket: %s", pty_strerror(rc));
 		return rc == -ENOENT || rc == -ECONNREFUSED ? TUI_HOLDER_DEAD :
 							     TUI_HOLDER_WEDGED;
 	}
-	js = pty_client_status(cl, timeout_ms, &err);
-	pty_client_free(cl);
+	js = pty_holder_client_status(cl, timeout_ms, &err);
+	pty_holder_client_free(cl);
 	if (js == NULL) {
 		snprintf(why, whysz, "holder did not answer within %d ms",
 		    timeout_ms);
