@@ -93,7 +93,7 @@ if [ $v = ok ]; then
 	n=$(corral ls --json | jq length) || n=0
 	[ "$n" = 5 ] || { echo "demo: $n leases, expected 5"; v=FAILED; }
 	for id in $(corral ls --json | jq -r '.[] | select(.mode != "trusted_local") | .id'); do
-		corral wait "$id" --until prompt,result_ready,failed --timeout 120 >/dev/null ||
+		corral wait "$id" --until prompt,blocked,result_ready,failed --timeout 120 >/dev/null ||
 		    { echo "demo: lease $id did not settle"; v=FAILED; }
 	done
 	for id in $(corral ls --json | jq -r '.[] | .id'); do
