@@ -30,6 +30,13 @@ no "${inc}\"(pty|tui)/" $(src 'lease/*')
 no "${inc}\"(pty|tui|sandbox-adapters)/" $(src 'lease/result/*')
 no "${inc}\"lease/result/" $(src 'lease/*' | grep -v '^lease/result/')
 no "${inc}\"(pty|lease|tui)/|${inc}<(sqlite3|vterm)\.h>" $(src 'sandbox-adapters/*')
+# tui/'s rooms: the console never reaches the sandbox or the runtime, the
+# runtime never the console or the command line, their shared files none.
+no "${inc}\"(sandbox-adapters|tui/runtime|tui/cli)/" $(src 'tui/console/*')
+no "${inc}\"tui/(console|cli)/" $(src 'tui/runtime/*')
+no "${inc}\"tui/(console|runtime|cli)/" $(src 'tui/*' | grep -v '^tui/[a-z]*/')
+no "${inc}\"tui/console/console_int\.h\"" $(src '*.c' '*.h' | grep -v '^tui/console/' | grep -v '^tests/tui/')
+no "${inc}\"tui/runtime/runtime_int\.h\"" $(src '*.c' '*.h' | grep -v '^tui/runtime/' | grep -v '^tests/tui/')
 # Pure files touch no loop and no fds.
 no "${inc}<(uv|unistd)\.h>" pty/screen.c pty/detect.c tui/console/keys.c \
     tui/console/layout.c tui/console/redraw.c tui/console/review.c \

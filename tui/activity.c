@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "tui/console/console.h"
+#include "tui/tui.h"
 
 static const struct {
 	const char *name;

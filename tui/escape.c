@@ -8,7 +8,7 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "tui/console/console.h"
+#include "tui/tui.h"
 
 int
 tui_escape_utf8_decode(const char *s, size_t len, uint32_t *cp)

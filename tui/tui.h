@@ -1,19 +1,20 @@
 /*
- * tui.h: the public interface of the composition root (STYLE A): the
- * command table (cmd.c), the shared command context (ctx.c), the holder
- * entry point (holder_main.c) and the one-shot commands (cmd_*.c). The
- * pure console core (keys, layout, redraw, draw, theme, escape) is
- * declared in tui_core.h.
+ * tui.h: what the three rooms of tui/ share (STYLE A): the command
+ * context (ctx.c: the state directory, the journal handle, lease paths,
+ * messages), the operator's config file (config.c), untrusted text made
+ * safe to print (escape.c) and the activity states' names (activity.c).
+ * Each room has its own header: tui/cli/cli.h (the command line),
+ * tui/console/console.h (the console), tui/runtime/runtime.h (a lease's
+ * runtime: provisioning and the holder process).
  */
 #ifndef CORRAL_TUI_H
 #define CORRAL_TUI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
-
-#include "tui/console/console.h"
 
 struct lease_store;
 struct lease_record;
@@ -81,72 +82,8 @@ struct pty_rules *tui_rules_load(struct tui_ctx *, void (*err)(const char *,
 void tui_put_escaped(FILE *f, const char *s, size_t len);
 /* True if argv holds -h/--help before any "--". */
 bool tui_wants_help(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd.c: the command table (the tmux cmd_table pattern)               */
-
-struct tui_cmd {
-	const char *name;
-	const char *usage;	/* after "corral NAME " */
-	const char *help;	/* one paragraph */
-	int (*exec)(struct tui_ctx *, int argc, char **argv);
-	bool hidden;
-};
-
-extern const struct tui_cmd *const tui_cmds[];
-int tui_cmd_main(int argc, char **argv);
-/* Print `corral NAME --help` text. */
-void tui_cmd_help(const struct tui_cmd *, FILE *);
-
-/* cmd_new.c */
-extern const struct tui_cmd tui_cmd_new;
-extern const struct tui_cmd tui_cmd_wrap;
-/* A lease request from inside corral (demo, console). */
-struct tui_new {
-	const char *name, *sandbox, *repo, *base, *agent;
-	bool allow_control;
-	char **cmd;
-};
-/* Create a lease and start its holder; id gets the ID (41 bytes ok). */
-int tui_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,
-    char id[25]);
-/* cmd_demo.c */
-extern const struct tui_cmd tui_cmd_demo;
 /* A data file (demo/, themes/, agents/): env, install tree, source tree. */
 char *tui_data_path(const struct tui_ctx *, const char *rel);
-/* app.c: the console; focus_id may be NULL. Returns the exit code. */
-int tui_console_run(struct tui_ctx *, const char *focus_id);
-/* cmd_ls.c */
-extern const struct tui_cmd tui_cmd_ls;
-extern const struct tui_cmd tui_cmd_show;
-/*
- * The operator looked at lease id (`show` or `screen` printed on a
- * terminal): clear its unseen mark if set (SPEC 5.2). --json and output
- * into a pipe or a file are for scripts and leave the mark. Best effort.
- */
-void tui_mark_seen(struct tui_ctx *, const char *id, bool unseen);
-/* cmd_endpoint.c */
-extern const struct tui_cmd tui_cmd_screen;
-extern const struct tui_cmd tui_cmd_send;
-extern const struct tui_cmd tui_cmd_cancel;
-/* cmd_recover.c */
-extern const struct tui_cmd tui_cmd_reconcile;
-extern const struct tui_cmd tui_cmd_gc;
-/* cmd_watch.c */
-extern const struct tui_cmd tui_cmd_explain;
-extern const struct tui_cmd tui_cmd_wait;
-extern const struct tui_cmd tui_cmd_events;
-extern const struct tui_cmd tui_cmd_report;
-/* duration.c: "90", "30s", "10m", "2h", "1d", "1h30m" -> ms; 0 or -EINVAL */
-int tui_duration_parse(const char *, int64_t *ms);
-/*
- * holder_main.c: `corral __holder ...` (argv[1] is "__holder"), the
- * holder process; main.c dispatches it before the command table.
- */
-int tui_holder_main_run(int argc, char **argv);
-
-/* wrap.c: this terminal as the owner's view of a trusted_local lease */
-int tui_wrap_attach(struct tui_ctx *, const char *id, int sockfd);
 
 /* ------------------------------------------------------------------ */
 /* config.c: the operator's config file (SPEC 5.6)                      */
@@ -213,122 +150,77 @@ int tui_config_parse(struct tui_config *, const char *file,
 int tui_config_load(struct tui_config *, tui_config_error_cb err, void *ud);
 /* The config file's path into buf; 0, -ENOENT or -ENAMETOOLONG. */
 int tui_config_path(char *buf, size_t bufsz);
+/*
+ * A file of corral's config directory: $XDG_CONFIG_HOME/corral/
+ * NAME, else $HOME/.config/corral/NAME (absolute ones only). 0, -ENOENT or
+ * -ENAMETOOLONG.
+ */
+int tui_config_file(const char *name, char *buf, size_t bufsz);
 /* Does entering this activity state (a name) notify? */
 bool tui_config_notifies(const struct tui_config *, const char *state);
 
 /* ------------------------------------------------------------------ */
-/* notify.c: the notification hook, run by the holder (SPEC 5.6)        */
+/* escape.c: untrusted text made safe to display (SPEC 4.7)            */
 
-struct tui_notify;
-struct uv_loop_s;
+/* Flags for tui_escape_ex. */
+#define TUI_ESC_BACKSLASH 0x01u /* also write '\' as "\\" (unambiguous) */
+#define TUI_ESC_KEEP_NL 0x02u	/* let '\n' through (multi-line output) */
+#define TUI_ESC_KEEP_TAB 0x04u	/* let '\t' through */
 
 /*
- * Hooks of one holder on loop; their stdout and stderr go to log_fd
- * (the lease's holder.log; borrowed). Returns 0 or -ENOMEM.
+ * Copy in[0..len) to out as printable UTF-8: C0 controls, DEL, C1 (U+0080
+ * to U+009F), bidi controls (U+202A-202E, U+2066-2069, U+200E, U+200F,
+ * U+061C), line/paragraph separators (U+2028/2029) and invalid UTF-8 are
+ * written visibly as "\t", "\n", "\r", "\xNN" (bytes) or "\uNNNN"
+ * (characters). At most outsz-1 bytes are written, never part of a
+ * character or of an escape, and out is always NUL-terminated when
+ * outsz > 0. Returns the bytes written (without the NUL). Used by the
+ * console and the command line alike.
  */
-int tui_notify_new(struct tui_notify **, struct uv_loop_s *loop,
-    const struct tui_config *, int log_fd);
+size_t tui_escape(const char *in, size_t len, char *out, size_t outsz);
+size_t tui_escape_ex(const char *in, size_t len, char *out, size_t outsz,
+    unsigned flags);
+/* Bytes tui_escape_ex would need for the whole input (without the NUL). */
+size_t tui_escape_size(const char *in, size_t len, unsigned flags);
 /*
- * Run the hook for a lease entering state, if the config says so:
- * detached (its own session), argv sh -c 'HOOK "$@"' with ID STATE NAME,
- * env CORRAL_LEASE_ID, CORRAL_LEASE_NAME, CORRAL_STATE, and the deciding
- * signal and its evidence escaped (SPEC 4.7) in CORRAL_SIGNAL and
- * CORRAL_DETAIL; agent text is never part of the command line. Killed
- * (its process group) after the timeout. Returns 1 when started, 0 when
- * not configured for state, negative on failure (also logged).
+ * Decode one strict UTF-8 character (no overlongs, surrogates or values
+ * over U+10FFFF) from s[0..len): returns its length (1-4) and sets *cp, or
+ * -1 when s does not start with a valid character.
  */
-int tui_notify_fire(struct tui_notify *, const char *id, const char *name,
-    const char *state, const char *signal, const char *detail);
+int tui_escape_utf8_decode(const char *s, size_t len, uint32_t *cp);
+/* Encode cp (<= U+10FFFF) into out[0..4); returns the length (1-4). */
+size_t tui_escape_utf8_encode(uint32_t cp, char *out);
+/* True when tui_escape would escape the character cp. */
+bool tui_escape_cp_unsafe(uint32_t cp);
 /*
- * When the loop is done with (the holder's has ended): close the hooks'
- * handles and run the loop once for their close callbacks, wait for hooks
- * still running, each up to its deadline, kill what is left, free all.
+ * Terminal columns of a printable character: 0 (combining), 1 or 2, from
+ * wcwidth() so it agrees with curses (set a UTF-8 LC_CTYPE); characters
+ * wcwidth does not know count as 1.
  */
-void tui_notify_free(struct tui_notify *);
+int tui_escape_cp_width(uint32_t cp);
+/* Columns of already-escaped (valid, printable) UTF-8 text. */
+size_t tui_escape_width(const char *s, size_t len);
 
 /* ------------------------------------------------------------------ */
-/* spawn.c: starting a detached holder                                  */
+/* activity.c: activity states as the console shows them               */
 
-struct tui_spawn {
-	const char *id;
-	const char *sandbox;	/* adapter name */
-	char *const *cmd;
-	const char *cwd;
-	const char *agent;	/* --agent PROFILE, or NULL */
-	bool allow_control;
-	int rows, cols;
-	int owner_fd;		/* -1, or a socket to hand to the holder */
+/* Activity states (SPEC 5.2) plus the console's own lost/unknown. */
+enum tui_activity {
+	TUI_ACTIVITY_UNKNOWN,
+	TUI_ACTIVITY_STARTING,
+	TUI_ACTIVITY_WORKING,
+	TUI_ACTIVITY_PROMPT,
+	TUI_ACTIVITY_BLOCKED,
+	TUI_ACTIVITY_DONE,
+	TUI_ACTIVITY_FAILED,
+	TUI_ACTIVITY_CANCELLED,
+	TUI_ACTIVITY_LOST,
+	TUI_ACTIVITY_COUNT
 };
-
-/*
- * Start `corral __holder` for a lease, detached (its own session, reparented
- * away from the caller), and wait for its readiness line: 0 and *child_pid
- * when the agent runs, else a negative code with the reason in err.
- */
-int tui_spawn_holder(struct tui_ctx *, const struct tui_spawn *,
-    pid_t *child_pid, char *err, size_t errsz);
-
-/* ------------------------------------------------------------------ */
-/* probe.c: liveness of holders (SPEC 9.2)                              */
-
-enum tui_holder_state { TUI_HOLDER_ALIVE, TUI_HOLDER_DEAD, TUI_HOLDER_WEDGED };
-
-/*
- * Probe the holder of rec: PID and start time, then a status ping with a
- * deadline. On ALIVE, *status_json (optional) gets the malloc'd status.
- * why (optional) gets a reason for DEAD/WEDGED.
- */
-enum tui_holder_state tui_probe_holder(const struct tui_ctx *,
-    const struct lease_record *, int timeout_ms, char **status_json,
-    char *why, size_t whysz);
-
-/* ------------------------------------------------------------------ */
-/* cmd_result.c, result.c: results (SPEC 7)                            */
-
-struct lease_check_run;
-struct lease_check_outcome;
-struct lease_result_policy;
-
-extern const struct tui_cmd tui_cmd_review;
-extern const struct tui_cmd tui_cmd_apply;
-extern const struct tui_cmd tui_cmd_reject;
-
-/*
- * tui_result_finish: the end of a sandboxed lease, the one call the
- * holder makes once its agent has ended and every process of the lease
- * has stopped, before the workspace is unmounted or removed (and the call
- * reconciliation makes for a lost holder, with fail_reason "holder_lost":
- * the result then goes to quarantine). The lease's policy gives the caps
- * and checks; checks run in the exec zone (tui_result_run_check). Returns
- * lease_result_finish's code: 0 result_ready, LEASE_EINVALID quarantined,
- * another negative code on error (message on c->store). secret: the
- * lease's minted credential while the holder still has it, or NULL; a
- * result holding it is refused (LEASE_GATE_CREDENTIAL, SPEC 8.5).
- */
-int tui_result_finish(struct tui_ctx *, const char *id,
-    const char *fail_reason, const char *secret);
-
-/* The lease's policy as result caps and checks (sandbox-adapters' INI). */
-struct tui_result_env;
-int tui_result_env_new(const struct lease_record *,
-    struct tui_result_env **out, char *err, size_t errsz);
-void tui_result_env_free(struct tui_result_env *);
-const struct lease_result_policy *tui_result_env_policy(
-    const struct tui_result_env *);
-/*
- * A lease_check_run_cb (ud: the tui_result_env): one check in the exec
- * zone (sbx_plan_exec_zone + sbx_exec_run), as a uid slot claimed for the
- * run, on the copy lease/ made; the log is stdout then stderr, capped.
- */
-int tui_result_run_check(const struct lease_check_run *,
-    struct lease_check_outcome *, void *ud);
-/* Where check copies go (/run/corral/checks), or NULL: the lease dir. */
-const char *tui_result_checks_dir(void);
-/*
- * A lease_teardown_cb (ud: the tui_ctx) for reject and apply: unmounts a
- * bwrap lease's workspace image (sbx_workspace_umount) so lease_teardown
- * can journal it removed.
- */
-int tui_result_before_teardown(const char *id, void *ud);
+/* "working" -> TUI_ACTIVITY_WORKING; unknown words -> UNKNOWN. */
+enum tui_activity tui_activity_from_name(const char *);
+const char *tui_activity_name(enum tui_activity);
+/* The badge letter: S W P B D F C L, '?' for unknown. */
+char tui_activity_letter(enum tui_activity);
 
 #endif /* CORRAL_TUI_H */

@@ -16,7 +16,7 @@
 #include <uv.h>
 
 #include "support/check_util.h"
-#include "tui/tui.h"
+#include "tui/runtime/runtime.h"
 
 Suite *config_suite(void);
 

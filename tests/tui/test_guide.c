@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "support/check_util.h"
-#include "tui/tui.h"
+#include "tui/cli/cli.h"
+#include "tui/console/console.h"
 
 Suite *guide_suite(void);
 

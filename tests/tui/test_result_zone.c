@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 
 #include "lease/lease_test.h"
-#include "tui/tui.h"
+#include "tui/runtime/runtime.h"
 
 static char *tmp, *repo, *state;
 static char c[3][41];

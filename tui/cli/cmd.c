@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tui/console/console_int.h"
-#include "tui/runtime/runtime_int.h"
+#include "tui/cli/cli.h"
+#include "tui/console/console.h"
 
 const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_attach,

@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "lease/lease.h"
-#include "tui/console/console_int.h"
+#include "tui/cli/cli.h"
+#include "tui/console/console.h"
 
 /*
  * The console's options from argv[1..]: --theme NAME (or --theme=NAME);

@@ -18,8 +18,9 @@
 #include <jansson.h>
 
 #include "lease/lease.h"
-#include "tui/tui.h"
-#include "tui/runtime/runtime_int.h"
+#include "tui/cli/cli.h"
+#include "tui/console/console.h"
+#include "tui/runtime/runtime.h"
 
 /*
  * What each agent shows (SPEC 5.2): working under a spinner (on the host,

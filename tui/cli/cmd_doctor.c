@@ -19,7 +19,8 @@
 #include <jansson.h>
 
 #include "sandbox-adapters/sbx.h"
-#include "tui/runtime/runtime_int.h"
+#include "tui/cli/cli.h"
+#include "tui/runtime/runtime.h"
 
 #define NOBODY 65534u
 

@@ -17,7 +17,7 @@
 
 #include "lease/lease.h"
 #include "pty/pty.h"
-#include "tui/tui.h"
+#include "tui/cli/cli.h"
 
 #define EP_TIMEOUT_MS 3000
 

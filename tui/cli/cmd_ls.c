@@ -14,7 +14,8 @@
 #include <jansson.h>
 
 #include "lease/lease.h"
-#include "tui/tui.h"
+#include "tui/cli/cli.h"
+#include "tui/runtime/runtime.h"
 
 #define LS_PING_MS 1000
 

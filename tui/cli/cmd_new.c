@@ -22,8 +22,9 @@
 #include "lease/lease.h"
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui.h"
-#include "tui/runtime/runtime_int.h"
+#include "tui/cli/cli.h"
+#include "tui/console/console.h"
+#include "tui/runtime/runtime.h"
 
 struct new_args {
 	const char *repo, *base, *sandbox, *policy, *agent, *name, *prompt;

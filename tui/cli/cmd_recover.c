@@ -16,8 +16,9 @@
 #include <jansson.h>
 
 #include "lease/lease.h"
-#include "tui/tui.h"
-#include "tui/runtime/runtime_int.h"
+#include "sandbox-adapters/sbx.h"
+#include "tui/cli/cli.h"
+#include "tui/runtime/runtime.h"
 
 #define RECOVER_PING_MS 1500
 #define RECOVER_LOCK_MS 10000

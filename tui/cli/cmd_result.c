@@ -16,7 +16,8 @@
 
 #include "lease/lease.h"
 #include "lease/result/result.h"
-#include "tui/tui.h"
+#include "tui/cli/cli.h"
+#include "tui/runtime/runtime.h"
 
 #define LOG_SHOWN 2000		/* bytes of a failed check's log shown */
 

@@ -18,7 +18,8 @@
 
 #include "lease/lease.h"
 #include "pty/pty.h"
-#include "tui/tui.h"
+#include "tui/cli/cli.h"
+#include "tui/runtime/runtime.h"
 
 #define WATCH_POLL_MS 100
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "tui/tui.h"
+#include "tui/cli/cli.h"
 
 int
 tui_duration_parse(const char *s, int64_t *ms)

@@ -5,7 +5,8 @@
  */
 #include <string.h>
 
-#include "tui/tui.h"
+#include "tui/cli/cli.h"
+#include "tui/runtime/runtime.h"
 
 int main(int, char **);
 

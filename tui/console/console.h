@@ -1,67 +1,50 @@
 /*
- * tui_core.h: the pure core of the console (STYLE F): text escaping
- * (escape.c), the key/prefix state machine (keys.c), geometry (layout.c),
- * the redraw throttle (redraw.c), activity badges (activity.c), themes
- * and colour depth (theme.c), rendering onto an abstract surface
- * (draw.c) and the console's view of leases and scrollback (view.c).
- * No curses, no libuv, no I/O except reading theme files.
- * Included from tui/tui.h.
+ * console.h: the curses console (SPEC 4, STYLE A, F). Its entry points,
+ * the console (app.c) and the owner's terminal of `corral wrap` (wrap.c),
+ * then its pure core: the key/prefix state machine (keys.c) and the
+ * operator's keymap (keymap.c), geometry (layout.c), the redraw throttle
+ * (redraw.c), themes and colour depth (theme.c), rendering onto an
+ * abstract surface (draw.c, draw_view.c), the console's view of leases
+ * and scrollback (view.c), the review model (review.c) and the timeline
+ * (timeline.c). The pure core has no curses, no libuv and no I/O except
+ * reading theme and keymap files. Private declarations: console_int.h.
  */
-#ifndef CORRAL_TUI_CORE_H
-#define CORRAL_TUI_CORE_H
+#ifndef CORRAL_TUI_CONSOLE_H
+#define CORRAL_TUI_CONSOLE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "pty/pty.h"
+#include "tui/tui.h"
 
 struct tui_theme;
 
 /* ------------------------------------------------------------------ */
-/* escape.c: untrusted text made safe to display (SPEC 4.7)            */
+/* app.c: the console                                                 */
 
-/* Flags for tui_escape_ex. */
-#define TUI_ESC_BACKSLASH 0x01u /* also write '\' as "\\" (unambiguous) */
-#define TUI_ESC_KEEP_NL 0x02u	/* let '\n' through (multi-line output) */
-#define TUI_ESC_KEEP_TAB 0x04u	/* let '\t' through */
+/* Console options from the command line (corral [--theme NAME]). */
+struct tui_console_opts {
+	const char *theme;	/* NULL: config, $CORRAL_THEME, default */
+};
 
-/*
- * Copy in[0..len) to out as printable UTF-8: C0 controls, DEL, C1 (U+0080
- * to U+009F), bidi controls (U+202A-202E, U+2066-2069, U+200E, U+200F,
- * U+061C), line/paragraph separators (U+2028/2029) and invalid UTF-8 are
- * written visibly as "\t", "\n", "\r", "\xNN" (bytes) or "\uNNNN"
- * (characters). At most outsz-1 bytes are written, never part of a
- * character or of an escape, and out is always NUL-terminated when
- * outsz > 0. Returns the bytes written (without the NUL). Used by the
- * console and the command line alike.
- */
-size_t tui_escape(const char *in, size_t len, char *out, size_t outsz);
-size_t tui_escape_ex(const char *in, size_t len, char *out, size_t outsz,
-    unsigned flags);
-/* Bytes tui_escape_ex would need for the whole input (without the NUL). */
-size_t tui_escape_size(const char *in, size_t len, unsigned flags);
-/*
- * Decode one strict UTF-8 character (no overlongs, surrogates or values
- * over U+10FFFF) from s[0..len): returns its length (1-4) and sets *cp, or
- * -1 when s does not start with a valid character.
- */
-int tui_escape_utf8_decode(const char *s, size_t len, uint32_t *cp);
-/* Encode cp (<= U+10FFFF) into out[0..4); returns the length (1-4). */
-size_t tui_escape_utf8_encode(uint32_t cp, char *out);
-/* True when tui_escape would escape the character cp. */
-bool tui_escape_cp_unsafe(uint32_t cp);
-/*
- * Terminal columns of a printable character: 0 (combining), 1 or 2, from
- * wcwidth() so it agrees with curses (set a UTF-8 LC_CTYPE); characters
- * wcwidth does not know count as 1.
- */
-int tui_escape_cp_width(uint32_t cp);
-/* Columns of already-escaped (valid, printable) UTF-8 text. */
-size_t tui_escape_width(const char *s, size_t len);
+/* The console; focus_id may be NULL. Returns the exit code. */
+int tui_console_run(struct tui_ctx *, const char *focus_id);
+/* Run the console with options (`corral attach`). */
+int tui_console_run_opts(struct tui_ctx *, const char *focus_id,
+    const struct tui_console_opts *);
+/* `corral [--theme NAME]`: parse the console's options, then run it. */
+int tui_console_main(struct tui_ctx *, int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
-/* keys.c: keys in, actions out                                         */
+/* wrap.c: the owner's terminal of a trusted_local lease              */
+
+/* This terminal as the owner's view of lease id (socket sockfd). */
+int tui_wrap_attach(struct tui_ctx *, const char *id, int sockfd);
+
+/* ------------------------------------------------------------------ */
+/* keys.c: keys in, actions out                                       */
 
 /* Console-only key codes, after enum pty_key's. */
 enum tui_key_code {
@@ -229,7 +212,7 @@ int tui_keys_bind(struct tui_keys *, enum tui_table, const struct tui_key *,
 void tui_keys_unbind_all(struct tui_keys *);
 
 /* ------------------------------------------------------------------ */
-/* keymap.c: the operator's keymap file (issue 9)                      */
+/* keymap.c: the operator's keymap file (issue 9)                     */
 
 /*
  * Parse a keymap file's text: lines "bind [-T TABLE] KEY COMMAND",
@@ -240,12 +223,6 @@ void tui_keys_unbind_all(struct tui_keys *);
  */
 int tui_keymap_parse(struct tui_keys *k, const char *file, const char *text,
     size_t len, char *err, size_t errsz);
-/*
- * A file of corral's config directory (config.c): $XDG_CONFIG_HOME/corral/
- * NAME, else $HOME/.config/corral/NAME (absolute ones only). 0, -ENOENT or
- * -ENAMETOOLONG.
- */
-int tui_config_file(const char *name, char *buf, size_t bufsz);
 /* The keymap file: tui_config_file("keys"). */
 int tui_keymap_path(char *buf, size_t bufsz);
 /*
@@ -274,7 +251,7 @@ int tui_key_parse(const char *s, struct tui_key *out);
 size_t tui_key_name(const struct tui_key *, char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ */
-/* layout.c: area -> rectangles                                          */
+/* layout.c: area -> rectangles                                       */
 
 struct tui_rect {
 	int x, y, w, h;	/* w == 0 or h == 0: absent */
@@ -316,7 +293,7 @@ bool tui_rect_contains(const struct tui_rect *, int x, int y);
 bool tui_rect_overlap(const struct tui_rect *, const struct tui_rect *);
 
 /* ------------------------------------------------------------------ */
-/* redraw.c: one throttled frame timer (STYLE E)                        */
+/* redraw.c: one throttled frame timer (STYLE E)                      */
 
 #define TUI_REDRAW_INTERVAL_MS 16	/* at most ~60 frames a second */
 #define TUI_REDRAW_ECHO_MS 100		/* output after a key is an echo */
@@ -373,29 +350,7 @@ void tui_redraw_take(struct tui_redraw *, uint64_t now_ms,
     struct tui_redraw_set *out);
 
 /* ------------------------------------------------------------------ */
-/* activity.c: activity states as the console shows them               */
-
-/* Activity states (SPEC 5.2) plus the console's own lost/unknown. */
-enum tui_activity {
-	TUI_ACTIVITY_UNKNOWN,
-	TUI_ACTIVITY_STARTING,
-	TUI_ACTIVITY_WORKING,
-	TUI_ACTIVITY_PROMPT,
-	TUI_ACTIVITY_BLOCKED,
-	TUI_ACTIVITY_DONE,
-	TUI_ACTIVITY_FAILED,
-	TUI_ACTIVITY_CANCELLED,
-	TUI_ACTIVITY_LOST,
-	TUI_ACTIVITY_COUNT
-};
-/* "working" -> TUI_ACTIVITY_WORKING; unknown words -> UNKNOWN. */
-enum tui_activity tui_activity_from_name(const char *);
-const char *tui_activity_name(enum tui_activity);
-/* The badge letter: S W P B D F C L, '?' for unknown. */
-char tui_activity_letter(enum tui_activity);
-
-/* ------------------------------------------------------------------ */
-/* theme.c: themes (SPEC 4.6)                                          */
+/* theme.c: themes (SPEC 4.6)                                         */
 
 /* Colour depth of the outer terminal. */
 enum tui_colors {
@@ -491,7 +446,7 @@ enum tui_colors tui_theme_colors_detect(int ncolors, const char *colorterm,
 void tui_theme_index_rgb(unsigned idx, uint8_t rgb[3]);
 
 /* ------------------------------------------------------------------ */
-/* draw.c: the scene onto a surface (STYLE F)                            */
+/* draw.c: the scene onto a surface (STYLE F)                         */
 
 /*
  * A drawing target. put_cell writes one cell: utf8 is one character plus
@@ -605,6 +560,9 @@ void tui_draw_rule(const struct tui_draw *, const struct tui_rect *r,
 void tui_draw_help(const struct tui_draw *, const struct tui_rect *r,
     const struct tui_keys *);
 
+/* ------------------------------------------------------------------ */
+/* draw_view.c: the full-body views (review, timeline)                */
+
 struct tui_review;
 struct tui_timeline;
 
@@ -636,7 +594,7 @@ void tui_draw_timeline(const struct tui_draw *, const struct tui_rect *r,
 void tui_draw_duration(int64_t ms, char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ */
-/* view.c: the console's view of leases and scrollback (pure)           */
+/* view.c: the console's view of leases and scrollback (pure)         */
 
 struct lease_record;
 
@@ -729,7 +687,7 @@ bool tui_view_progress(const struct lease_record *, int64_t now_ms,
     char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ */
-/* review.c: the review view's model (SPEC 7.4), pure                  */
+/* review.c: the review view's model (SPEC 7.4), pure                 */
 
 /* What a line of the review view is, for its colour. */
 enum tui_rv_kind {
@@ -819,7 +777,7 @@ int tui_review_hunks(const struct tui_review *, char *buf, size_t bufsz);
 void tui_review_scroll(struct tui_review *, int height);
 
 /* ------------------------------------------------------------------ */
-/* timeline.c: the morning look (issue 9), pure                        */
+/* timeline.c: the morning look (issue 9), pure                       */
 
 #define TUI_TIMELINE_MAX_LEASES 256
 #define TUI_TIMELINE_MAX_SPANS 4096	/* state changes kept per lease */
@@ -872,4 +830,4 @@ int64_t tui_timeline_blocked_ms(const struct tui_tl_lease *, int64_t now_ms);
 int64_t tui_timeline_state_ms(const struct tui_tl_lease *,
     enum tui_activity, int64_t now_ms);
 
-#endif /* CORRAL_TUI_CORE_H */
+#endif /* CORRAL_TUI_CONSOLE_H */

@@ -1,12 +1,11 @@
 /*
- * tui_int.h: private declarations shared by the console's files (STYLE
- * A): the curses surface (surface_curses.c), the asynchronous holder
- * connection (conn.c), the console (app.c, app_draw.c, app_act.c) and
- * its command (cmd_attach.c).
- * Nothing outside tui/ includes this header.
+ * console_int.h: private declarations shared by the console's files
+ * (STYLE A): the curses surface (surface_curses.c), the asynchronous
+ * holder connection (conn.c) and the console itself (app.c, app_draw.c,
+ * app_act.c, app_view.c). Nothing outside tui/console/ includes it.
  */
-#ifndef CORRAL_TUI_INT_H
-#define CORRAL_TUI_INT_H
+#ifndef CORRAL_TUI_CONSOLE_INT_H
+#define CORRAL_TUI_CONSOLE_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,7 +14,7 @@
 #include <uv.h>
 
 #include "lease/lease.h"
-#include "tui/tui.h"
+#include "tui/console/console.h"
 
 /* ------------------------------------------------------------------ */
 /* surface_curses.c: the only includer of <curses.h>                   */
@@ -142,11 +141,6 @@ enum tui_view {
 
 struct tui_job;
 
-/* Console options from the command line (corral [--theme NAME]). */
-struct tui_console_opts {
-	const char *theme;	/* NULL: config, $CORRAL_THEME, default */
-};
-
 struct tui_app {
 	struct tui_ctx *ctx;
 	const struct tui_console_opts *opts;
@@ -257,15 +251,4 @@ void tui_app_view_draw(struct tui_app *, const struct tui_rect *r);
 /* Stop reading from running commands (they run on); free the views. */
 void tui_app_view_stop(struct tui_app *);
 
-/* Run the console with options (cmd_attach.c, cmd.c). */
-int tui_console_run_opts(struct tui_ctx *, const char *focus_id,
-    const struct tui_console_opts *);
-/* `corral [--theme NAME]`: parse the console's options, then run it. */
-int tui_console_main(struct tui_ctx *, int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* cmd_attach.c: `corral attach ID` (and `corral` alone: the console)  */
-
-extern const struct tui_cmd tui_cmd_attach;
-
-#endif /* CORRAL_TUI_INT_H */
+#endif /* CORRAL_TUI_CONSOLE_INT_H */

@@ -17,7 +17,7 @@
 #include <uv.h>
 
 #include "pty/pty.h"
-#include "tui/tui.h"
+#include "tui/console/console.h"
 
 #define WRAP_PREFIX 0x02 /* C-b */
 

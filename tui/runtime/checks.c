@@ -19,7 +19,7 @@
 #include "lease/lease.h"
 #include "lease/result/result.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/tui.h"
+#include "tui/runtime/runtime.h"
 
 extern char **environ;
 

@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "tui/tui.h"
+#include "tui/runtime/runtime.h"
 
 #define NOTIFY_MAX_RUNNING 4
 #define NOTIFY_ENV_MAX 512

@@ -10,7 +10,7 @@
 
 #include "lease/lease.h"
 #include "pty/pty.h"
-#include "tui/tui.h"
+#include "tui/runtime/runtime.h"
 
 enum tui_holder_state
 tui_probe_holder(const struct tui_ctx *c, const struct lease_record *r,

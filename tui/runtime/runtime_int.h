@@ -1,14 +1,16 @@
 /*
- * tui_sbx.h: private declarations of the composition root's sandboxed-lease
- * glue (SPEC 6, 8, 9.2): the host side of a bwrap lease that is neither
- * pure planning (sandbox-adapters/) nor journal (lease/): the per-lease uid
- * slot and the cgroups as journaled resources, the workspace handed to the
- * lease uid and back, the holder's private runtime mounts, the preflight
- * facts, and the exact-ID runtime teardown. Used by cmd_new.c,
- * holder_main.c, cmd_recover.c and cmd_doctor.c; nothing outside tui/.
+ * runtime_int.h: private declarations shared by the runtime's files
+ * (STYLE A): the host side of a sandboxed lease that is neither pure
+ * planning (sandbox-adapters/) nor journal (lease/): the per-lease uid
+ * slot and the cgroups as journaled resources, the workspace handed to
+ * the lease uid and back, the holder's private runtime mounts
+ * (sandbox.c), the holder's side of a bwrap lease (holder_sbx.c) and of
+ * a command lease (holder_cmd.c), the agent's endpoints (egress.c) and
+ * the operator's credential hooks (holder_cred.c). Nothing outside
+ * tui/runtime/ includes it.
  */
-#ifndef CORRAL_TUI_SBX_H
-#define CORRAL_TUI_SBX_H
+#ifndef CORRAL_TUI_RUNTIME_INT_H
+#define CORRAL_TUI_RUNTIME_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,6 +18,7 @@
 
 #include "sandbox-adapters/sbx.h"
 #include "lease/lease.h"
+#include "tui/runtime/runtime.h"
 #include "tui/tui.h"
 
 struct lease_store;
@@ -43,25 +46,12 @@ struct json_t;
 
 /* ---- sandbox.c ------------------------------------------------------ */
 
-/*
- * A helper binary on the host (corral-sbx-init, corral-sbx-probe): the
- * environment variable env if set (tests), else next to the corral
- * binary, else ../libexec/corral/ from it, else ../sandbox-adapters/ (the
- * build tree). malloc'd absolute path of an executable regular file, or
- * NULL.
- */
-char *tui_sbx_helper_path(const struct tui_ctx *, const char *name,
-    const char *env);
-
 /* Read a whole regular file of at most max bytes (NUL-terminated, malloc'd
  * in *out). 0, -EFBIG, -errno. */
 int tui_sbx_read_file(const char *path, size_t max, char **out,
     size_t *len);
 /* Create path (0600, O_EXCL|O_NOFOLLOW) holding len bytes. 0 or -errno. */
 int tui_sbx_write_file(const char *path, const void *buf, size_t len);
-
-/* SHA-256 of a file's bytes as 64 hex digits. 0 or -errno. */
-int tui_sbx_sha256_file(const char *path, char hex[65]);
 
 /*
  * The sandbox ID "uid:<uid>" for a slot, and back: 0 or -EINVAL (not a
@@ -124,28 +114,9 @@ int tui_sbx_runtime_setup(const char *workspace, const char *init,
     char init_sha[65], const char *const *ro_src, int nro, char **ro_out,
     char *err, size_t errsz);
 
-struct sbx_facts;
-/*
- * Everything about the host a receipt records before a lease runs (SPEC
- * 8.7): the doctor's facts (kernel, bwrap path, version and hash, filter,
- * policy, cgroup mode, verified) plus the corral-sbx-init hash and the
- * agent binary's as resolved inside the zone (tui_sbx_zone_program). A new
- * JSON object; NULL on -ENOMEM.
- */
-struct json_t *tui_sbx_facts_json(const struct sbx_facts *, const char *init,
-    const char *cmd0);
-
 struct sbx_policy;
 struct sbx_policy_error;
 struct sbx_limits;
-/*
- * The effective policy of a lease (SPEC 8.6): the operator's
- * ($XDG_CONFIG_HOME/corral/policy.ini, else the shipped defaults), then
- * file (--policy, or NULL) which may only narrow it. 0 and *out, or
- * SBX_EPOLICY / SBX_EWIDER / -errno with err filled (file, line, message).
- */
-int tui_sbx_policy(const char *file, struct sbx_policy **out,
-    struct sbx_policy_error *err);
 /*
  * The same in two halves, so a holder rebuilds exactly the policy `corral
  * new` validated from the texts kept in the lease directory (the canonical
@@ -180,33 +151,12 @@ int tui_sbx_workspace_bound(struct tui_ctx *, const char *id,
     const struct sbx_limits *limits, uid_t uid, gid_t gid, char *err,
     size_t errsz);
 /*
- * Before the workspace is removed (reject, gc, a failed provisioning):
- * unmount its bounded filesystem and remove the image. Absent or not
- * mounted: 0. The directory itself is left to lease_teardown.
- */
-int tui_sbx_workspace_release(struct tui_ctx *, const char *id, char *err,
-    size_t errsz);
-
-/*
  * Host path of the program cmd0 names inside a bwrap zone: absolute paths
  * under /usr (or /bin, /sbin, /lib* through the merged-usr links), or a
  * bare name searched along the zone's PATH. malloc'd, or NULL when the
  * zone would not find it.
  */
 char *tui_sbx_zone_program(const char *cmd0);
-
-/*
- * Runtime teardown of a sandboxed lease by exact ID (SPEC 9.2, 9.3,
- * SANDBOX.md 5.d) through its adapter's .teardown: every cgroup and
- * sandbox the journal names for id and that is not yet removed (bwrap:
- * kill what is left in the lease's cgroups, remove them, hand the
- * workspace back to root -- it is kept for extraction -- release the uid
- * slot; command: the teardown hook), each removal journaled after it is
- * done. Idempotent. 0, or the first error (message in err) with the
- * unremoved resources left as they are in the journal.
- */
-int tui_sbx_teardown(struct tui_ctx *, struct lease_store *, const char *id,
-    char *err, size_t errsz);
 
 /* ---- holder_sbx.c: the holder's side ------------------------------------ */
 
@@ -288,31 +238,6 @@ int tui_sbx_cred_path(char *buf, size_t bufsz);
  */
 int tui_sbx_cred_load(struct tui_sbx_cred_cfg *, char *err, size_t errsz);
 void tui_sbx_cred_clear(struct tui_sbx_cred_cfg *);
-/*
- * Revoke lease id's stored credential if its directory still holds one
- * (a crashed holder), with a receipt line. 0 (none, or revoked) or the
- * hook's failure (the file stays for the next try).
- */
-int tui_sbx_cred_revoke(struct tui_ctx *, const char *id, char *err,
-    size_t errsz);
-/* For `corral reconcile`: tui_sbx_cred_revoke for every sandboxed lease
- * whose holder is not alive. */
-void tui_sbx_cred_reconcile(struct tui_ctx *);
-
-/*
- * The orphan inventory's sandbox source (lease_orphan_src, SPEC 9.2):
- * every adapter's .list (bwrap: this state directory's slots and unclaimed
- * lease cgroups; command: its list hook when configured), each ID added
- * with identity "<adapter>:<ID>" and scope the adapter. A list
- * that fails is reported and skipped (nothing unnamed is acted on).
- */
-int tui_sbx_orphans_list(struct tui_ctx *, lease_orphan_add_fn add,
-    void *actx);
-/* gc of one such orphan by exact ID: the adapter's .teardown of what it
- * holds (bwrap: the lease cgroups, the slot holding id). */
-int tui_sbx_orphan_remove(struct tui_ctx *, const char *identity,
-    const char *adapter, const char *id);
-
 /* ---- holder_cmd.c: the holder's side of a command lease ------------- */
 
 struct tui_holder_cmd;
@@ -331,24 +256,4 @@ void tui_holder_command_finish(struct tui_ctx *, const char *id, bool ran,
     const char *fail_reason);
 void tui_holder_command_free(struct tui_holder_cmd *);
 
-/* ---- provision.c ----------------------------------------------------- */
-
-/* A sandboxed lease request (`corral new`). */
-struct tui_provision {
-	const char *sandbox;	/* adapter: NULL or "bwrap", "command" */
-	const char *name, *repo, *base, *policy_file, *agent, *prompt_file;
-	char **cmd;
-	int rows, cols;
-};
-/*
- * SPEC 6 for a bwrap or command lease; id gets the ID once inserted.
- * Returns the exit code: 0, 1, or a halt's exit class (SPEC 8.7).
- */
-int tui_provision_sandboxed(struct tui_ctx *, const struct tui_provision *,
-    char id[25]);
-
-/* ---- cmd_doctor.c ----------------------------------------------------- */
-
-extern const struct tui_cmd tui_cmd_doctor;
-
-#endif /* CORRAL_TUI_SBX_H */
+#endif /* CORRAL_TUI_RUNTIME_INT_H */

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tui/tui.h"
+#include "tui/runtime/runtime.h"
 
 #define SPAWN_READY_MS 20000
 #define SPAWN_MAX_ARGS 4096

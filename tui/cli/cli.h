@@ -1,0 +1,81 @@
+/*
+ * cli.h: the command line (SPEC 11, STYLE A): the command table (cmd.c),
+ * the one-shot commands, one family per file (cmd_*.c), and the
+ * durations they take (duration.c). main.c dispatches to it.
+ */
+#ifndef CORRAL_TUI_CLI_H
+#define CORRAL_TUI_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tui/tui.h"
+
+/* ------------------------------------------------------------------ */
+/* cmd.c: the command table (the tmux cmd_table pattern)              */
+
+struct tui_cmd {
+	const char *name;
+	const char *usage;	/* after "corral NAME " */
+	const char *help;	/* one paragraph */
+	int (*exec)(struct tui_ctx *, int argc, char **argv);
+	bool hidden;
+};
+
+extern const struct tui_cmd *const tui_cmds[];
+int tui_cmd_main(int argc, char **argv);
+/* Print `corral NAME --help` text. */
+void tui_cmd_help(const struct tui_cmd *, FILE *);
+
+/* cmd_new.c */
+extern const struct tui_cmd tui_cmd_new;
+extern const struct tui_cmd tui_cmd_wrap;
+/* A lease request from inside corral (demo, console). */
+struct tui_new {
+	const char *name, *sandbox, *repo, *base, *agent;
+	bool allow_control;
+	char **cmd;
+};
+/* Create a lease and start its holder; id gets the ID (41 bytes ok). */
+int tui_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,
+    char id[25]);
+/* cmd_demo.c */
+extern const struct tui_cmd tui_cmd_demo;
+/* cmd_ls.c */
+extern const struct tui_cmd tui_cmd_ls;
+extern const struct tui_cmd tui_cmd_show;
+/*
+ * The operator looked at lease id (`show` or `screen` printed on a
+ * terminal): clear its unseen mark if set (SPEC 5.2). --json and output
+ * into a pipe or a file are for scripts and leave the mark. Best effort.
+ */
+void tui_mark_seen(struct tui_ctx *, const char *id, bool unseen);
+/* cmd_endpoint.c */
+extern const struct tui_cmd tui_cmd_screen;
+extern const struct tui_cmd tui_cmd_send;
+extern const struct tui_cmd tui_cmd_cancel;
+/* cmd_recover.c */
+extern const struct tui_cmd tui_cmd_reconcile;
+extern const struct tui_cmd tui_cmd_gc;
+/* cmd_result.c: results (SPEC 7) */
+extern const struct tui_cmd tui_cmd_review;
+extern const struct tui_cmd tui_cmd_apply;
+extern const struct tui_cmd tui_cmd_reject;
+/* cmd_watch.c */
+extern const struct tui_cmd tui_cmd_explain;
+extern const struct tui_cmd tui_cmd_wait;
+extern const struct tui_cmd tui_cmd_events;
+extern const struct tui_cmd tui_cmd_report;
+/* cmd_doctor.c */
+extern const struct tui_cmd tui_cmd_doctor;
+/* cmd_attach.c: `corral attach ID` (and `corral` alone: the console) */
+extern const struct tui_cmd tui_cmd_attach;
+
+/* ------------------------------------------------------------------ */
+/* duration.c: durations on the command line                          */
+
+/* "90", "30s", "10m", "2h", "1d", "1h30m" -> ms; 0 or -EINVAL */
+int tui_duration_parse(const char *, int64_t *ms);
+
+#endif /* CORRAL_TUI_CLI_H */

@@ -1,0 +1,249 @@
+/*
+ * runtime.h: the runtime of a lease (STYLE A), as the command line uses
+ * it: provisioning in SPEC 6 order (bringup.c), starting a detached
+ * holder (spawn.c) and the holder process itself (holder_main.c), the
+ * holder's liveness (probe.c), the notification hook it runs (notify.c),
+ * the check runner and a lease's end (checks.c), and the host side of a
+ * sandboxed lease that the doctor, reconcile and gc need (sandbox.c,
+ * holder_cred.c). Private declarations: runtime_int.h.
+ */
+#ifndef CORRAL_TUI_RUNTIME_H
+#define CORRAL_TUI_RUNTIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "lease/lease.h"
+#include "tui/tui.h"
+
+struct json_t;
+struct lease_record;
+struct lease_store;
+
+/* ------------------------------------------------------------------ */
+/* bringup.c: a sandboxed lease, SPEC 6 in order                      */
+
+/* A sandboxed lease request (`corral new`). */
+struct tui_provision {
+	const char *sandbox;	/* adapter: NULL or "bwrap", "command" */
+	const char *name, *repo, *base, *policy_file, *agent, *prompt_file;
+	char **cmd;
+	int rows, cols;
+};
+/*
+ * SPEC 6 for a bwrap or command lease; id gets the ID once inserted.
+ * Returns the exit code: 0, 1, or a halt's exit class (SPEC 8.7).
+ */
+int tui_provision_sandboxed(struct tui_ctx *, const struct tui_provision *,
+    char id[25]);
+
+/* ------------------------------------------------------------------ */
+/* spawn.c: starting a detached holder                                */
+
+struct tui_spawn {
+	const char *id;
+	const char *sandbox;	/* adapter name */
+	char *const *cmd;
+	const char *cwd;
+	const char *agent;	/* --agent PROFILE, or NULL */
+	bool allow_control;
+	int rows, cols;
+	int owner_fd;		/* -1, or a socket to hand to the holder */
+};
+
+/*
+ * Start `corral __holder` for a lease, detached (its own session, reparented
+ * away from the caller), and wait for its readiness line: 0 and *child_pid
+ * when the agent runs, else a negative code with the reason in err.
+ */
+int tui_spawn_holder(struct tui_ctx *, const struct tui_spawn *,
+    pid_t *child_pid, char *err, size_t errsz);
+
+/* ------------------------------------------------------------------ */
+/* holder_main.c: the holder process (SPEC 2)                         */
+
+/*
+ * holder_main.c: `corral __holder ...` (argv[1] is "__holder"), the
+ * holder process; main.c dispatches it before the command table.
+ */
+int tui_holder_main_run(int argc, char **argv);
+
+/* ------------------------------------------------------------------ */
+/* probe.c: liveness of holders (SPEC 9.2)                            */
+
+enum tui_holder_state { TUI_HOLDER_ALIVE, TUI_HOLDER_DEAD, TUI_HOLDER_WEDGED };
+
+/*
+ * Probe the holder of rec: PID and start time, then a status ping with a
+ * deadline. On ALIVE, *status_json (optional) gets the malloc'd status.
+ * why (optional) gets a reason for DEAD/WEDGED.
+ */
+enum tui_holder_state tui_probe_holder(const struct tui_ctx *,
+    const struct lease_record *, int timeout_ms, char **status_json,
+    char *why, size_t whysz);
+
+/* ------------------------------------------------------------------ */
+/* notify.c: the notification hook, run by the holder (SPEC 5.6)      */
+
+struct tui_notify;
+struct uv_loop_s;
+
+/*
+ * Hooks of one holder on loop; their stdout and stderr go to log_fd
+ * (the lease's holder.log; borrowed). Returns 0 or -ENOMEM.
+ */
+int tui_notify_new(struct tui_notify **, struct uv_loop_s *loop,
+    const struct tui_config *, int log_fd);
+/*
+ * Run the hook for a lease entering state, if the config says so:
+ * detached (its own session), argv sh -c 'HOOK "$@"' with ID STATE NAME,
+ * env CORRAL_LEASE_ID, CORRAL_LEASE_NAME, CORRAL_STATE, and the deciding
+ * signal and its evidence escaped (SPEC 4.7) in CORRAL_SIGNAL and
+ * CORRAL_DETAIL; agent text is never part of the command line. Killed
+ * (its process group) after the timeout. Returns 1 when started, 0 when
+ * not configured for state, negative on failure (also logged).
+ */
+int tui_notify_fire(struct tui_notify *, const char *id, const char *name,
+    const char *state, const char *signal, const char *detail);
+/*
+ * When the loop is done with (the holder's has ended): close the hooks'
+ * handles and run the loop once for their close callbacks, wait for hooks
+ * still running, each up to its deadline, kill what is left, free all.
+ */
+void tui_notify_free(struct tui_notify *);
+
+/* ------------------------------------------------------------------ */
+/* checks.c: the check runner and a lease's end (SPEC 7)              */
+
+struct lease_check_run;
+struct lease_check_outcome;
+struct lease_result_policy;
+
+
+/*
+ * tui_result_finish: the end of a sandboxed lease, the one call the
+ * holder makes once its agent has ended and every process of the lease
+ * has stopped, before the workspace is unmounted or removed (and the call
+ * reconciliation makes for a lost holder, with fail_reason "holder_lost":
+ * the result then goes to quarantine). The lease's policy gives the caps
+ * and checks; checks run in the exec zone (tui_result_run_check). Returns
+ * lease_result_finish's code: 0 result_ready, LEASE_EINVALID quarantined,
+ * another negative code on error (message on c->store). secret: the
+ * lease's minted credential while the holder still has it, or NULL; a
+ * result holding it is refused (LEASE_GATE_CREDENTIAL, SPEC 8.5).
+ */
+int tui_result_finish(struct tui_ctx *, const char *id,
+    const char *fail_reason, const char *secret);
+
+/* The lease's policy as result caps and checks (sandbox-adapters' INI). */
+struct tui_result_env;
+int tui_result_env_new(const struct lease_record *,
+    struct tui_result_env **out, char *err, size_t errsz);
+void tui_result_env_free(struct tui_result_env *);
+const struct lease_result_policy *tui_result_env_policy(
+    const struct tui_result_env *);
+/*
+ * A lease_check_run_cb (ud: the tui_result_env): one check in the exec
+ * zone (sbx_plan_exec_zone + sbx_exec_run), as a uid slot claimed for the
+ * run, on the copy lease/ made; the log is stdout then stderr, capped.
+ */
+int tui_result_run_check(const struct lease_check_run *,
+    struct lease_check_outcome *, void *ud);
+/* Where check copies go (/run/corral/checks), or NULL: the lease dir. */
+const char *tui_result_checks_dir(void);
+/*
+ * A lease_teardown_cb (ud: the tui_ctx) for reject and apply: unmounts a
+ * bwrap lease's workspace image (sbx_workspace_umount) so lease_teardown
+ * can journal it removed.
+ */
+int tui_result_before_teardown(const char *id, void *ud);
+
+/* ------------------------------------------------------------------ */
+/* sandbox.c: the host side of a sandboxed lease                      */
+
+/*
+ * A helper binary on the host (corral-sbx-init, corral-sbx-probe): the
+ * environment variable env if set (tests), else next to the corral
+ * binary, else ../libexec/corral/ from it, else ../sandbox-adapters/ (the
+ * build tree). malloc'd absolute path of an executable regular file, or
+ * NULL.
+ */
+char *tui_sbx_helper_path(const struct tui_ctx *, const char *name,
+    const char *env);
+
+/* SHA-256 of a file's bytes as 64 hex digits. 0 or -errno. */
+int tui_sbx_sha256_file(const char *path, char hex[65]);
+
+struct sbx_facts;
+/*
+ * Everything about the host a receipt records before a lease runs (SPEC
+ * 8.7): the doctor's facts (kernel, bwrap path, version and hash, filter,
+ * policy, cgroup mode, verified) plus the corral-sbx-init hash and the
+ * agent binary's as resolved inside the zone (tui_sbx_zone_program). A new
+ * JSON object; NULL on -ENOMEM.
+ */
+struct json_t *tui_sbx_facts_json(const struct sbx_facts *, const char *init,
+    const char *cmd0);
+
+struct sbx_policy;
+struct sbx_policy_error;
+/*
+ * The effective policy of a lease (SPEC 8.6): the operator's
+ * ($XDG_CONFIG_HOME/corral/policy.ini, else the shipped defaults), then
+ * file (--policy, or NULL) which may only narrow it. 0 and *out, or
+ * SBX_EPOLICY / SBX_EWIDER / -errno with err filled (file, line, message).
+ */
+int tui_sbx_policy(const char *file, struct sbx_policy **out,
+    struct sbx_policy_error *err);
+
+/*
+ * Before the workspace is removed (reject, gc, a failed provisioning):
+ * unmount its bounded filesystem and remove the image. Absent or not
+ * mounted: 0. The directory itself is left to lease_teardown.
+ */
+int tui_sbx_workspace_release(struct tui_ctx *, const char *id, char *err,
+    size_t errsz);
+
+/*
+ * Runtime teardown of a sandboxed lease by exact ID (SPEC 9.2, 9.3,
+ * SANDBOX.md 5.d) through its adapter's .teardown: every cgroup and
+ * sandbox the journal names for id and that is not yet removed (bwrap:
+ * kill what is left in the lease's cgroups, remove them, hand the
+ * workspace back to root -- it is kept for extraction -- release the uid
+ * slot; command: the teardown hook), each removal journaled after it is
+ * done. Idempotent. 0, or the first error (message in err) with the
+ * unremoved resources left as they are in the journal.
+ */
+int tui_sbx_teardown(struct tui_ctx *, struct lease_store *, const char *id,
+    char *err, size_t errsz);
+
+/*
+ * The orphan inventory's sandbox source (lease_orphan_src, SPEC 9.2):
+ * every adapter's .list (bwrap: this state directory's slots and unclaimed
+ * lease cgroups; command: its list hook when configured), each ID added
+ * with identity "<adapter>:<ID>" and scope the adapter. A list
+ * that fails is reported and skipped (nothing unnamed is acted on).
+ */
+int tui_sbx_orphans_list(struct tui_ctx *, lease_orphan_add_fn add,
+    void *actx);
+/* gc of one such orphan by exact ID: the adapter's .teardown of what it
+ * holds (bwrap: the lease cgroups, the slot holding id). */
+int tui_sbx_orphan_remove(struct tui_ctx *, const char *identity,
+    const char *adapter, const char *id);
+
+/* ------------------------------------------------------------------ */
+/* holder_cred.c: the operator's credential hooks (SPEC 8.5)          */
+
+/*
+ * Revoke lease id's stored credential if its directory still holds one
+ * (a crashed holder), with a receipt line. 0 (none, or revoked) or the
+ * hook's failure (the file stays for the next try).
+ */
+int tui_sbx_cred_revoke(struct tui_ctx *, const char *id, char *err,
+    size_t errsz);
+/* For `corral reconcile`: tui_sbx_cred_revoke for every sandboxed lease
+ * whose holder is not alive. */
+void tui_sbx_cred_reconcile(struct tui_ctx *);
+
+#endif /* CORRAL_TUI_RUNTIME_H */
