@@ -29,12 +29,19 @@ stages=("$@")
 # ---- what the host runs before: anything new after the run is a leftover ----
 # Lease holders (`corral __holder`), tmux servers, lease cgroups, mounts
 # and loop devices under a test's temporary directory.
+# This run's processes carry CORRAL_TEST_RUN in their environment (a
+# holder or tmux server another run started is not this run's).
+export CORRAL_TEST_RUN="$$.$(date +%s%N)"
 snapshot() {
+	local p cmd
 	{
 		for p in /proc/[0-9]*; do
-			tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE \
-			    '(^|/)corral __holder|^tmux |(^|/)tmux (-[^ ]+ )*-L ' &&
-			    echo "process ${p#/proc/} $(tr '\0' ' ' <"$p/cmdline" | cut -c1-120)"
+			cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
+			echo "$cmd" | grep -qE \
+			    '(^|/)corral __holder|^tmux |(^|/)tmux (-[^ ]+ )*-L ' || continue
+			tr '\0' '\n' 2>/dev/null <"$p/environ" |
+			    grep -qxF "CORRAL_TEST_RUN=$CORRAL_TEST_RUN" || continue
+			echo "process ${p#/proc/} ${cmd:0:120}"
 		done
 		find /sys/fs/cgroup -mindepth 1 -maxdepth 8 -type d \
 		    \( -name 'lease-*' -o -name 'corral-exec-*' \) 2>/dev/null |
