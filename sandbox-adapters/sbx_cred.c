@@ -254,7 +254,7 @@ sbx_cred_config_check(const struct sbx_cred_config *c, char *why,
 		return 0;	/* no credentials: nothing to check */
 	if (c->revoke == NULL || *c->revoke == '\0') {
 		snprintf(why, whysz, "[credentials] mint needs a revoke hook "
-		    "(SPEC 8.5: revoke runs on every exit path)");
+		    "(revoke runs on every exit path)");
 		return SBX_EPOLICY;
 	}
 	if (!var_ok(c->variable)) {

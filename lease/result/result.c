@@ -1051,7 +1051,7 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	c.checks_dir = opts->checks_dir;
 	if (c.rec.mode != LEASE_MODE_SANDBOXED) {
 		lease__store_msg(s, "lease %s is trusted_local: it has no "
-		    "result (SPEC 3)", id);
+		    "result", id);
 		rc = -EINVAL;
 		goto out;
 	}

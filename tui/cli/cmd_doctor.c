@@ -223,7 +223,7 @@ out:
 const struct tui_cmd tui_cmd_doctor = {
 	.name = "doctor",
 	.usage = "[--policy FILE] [--adversarial] [--json]",
-	.help = "Run the sandbox preflight (SPEC 8.7) that every sandboxed "
+	.help = "Run the sandbox preflight that every sandboxed "
 		"lease runs first:\nbwrap (absolute path, not setuid, >= 0.8, "
 		"its hash), user namespaces, the\nseccomp filter inside a real "
 		"sandbox, no network in the exec zone, cgroups,\nthe policy. "

@@ -351,8 +351,8 @@ const struct tui_cmd tui_cmd_screen = {
 		"scrollback, oldest first).\n--json prints the screen with "
 		"its size, cursor, modes, title and attribute\nruns. After the agent ends, prints the "
 		"final screen its holder kept. Control and\nbidi characters "
-		"are escaped (SPEC 4.7). Shown on a terminal, a done or "
-		"failed\nlease counts as seen (SPEC 5.2); --json and output "
+		"are escaped. Shown on a terminal, a done or "
+		"failed\nlease counts as seen; --json and output "
 		"into a pipe or file\nleave its unseen mark.",
 	.exec = screen_exec,
 };
@@ -521,7 +521,7 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 const struct tui_cmd tui_cmd_cancel = {
 	.name = "cancel",
 	.usage = "ID",
-	.help = "Cancel the lease (SPEC 5.5): SIGINT, then SIGTERM, then "
+	.help = "Cancel the lease: SIGINT, then SIGTERM, then "
 		"SIGKILL to every\nprocess of the lease, 2 s apart; each step "
 		"goes into the receipt. Waits\nuntil the agent has ended.",
 	.exec = cancel_exec,

@@ -154,7 +154,7 @@ const struct tui_cmd tui_cmd_ls = {
 		"shows as lost, with the reason. --json prints an array\nof "
 		"objects with id, name, lease_state, activity, unseen, mode, "
 		"adapter,\nbranch, worktree, workspace, sandbox_id, holder_pid "
-		"and cleanup (SPEC 11).",
+		"and cleanup.",
 	.exec = ls_exec,
 };
 
@@ -304,9 +304,9 @@ const struct tui_cmd tui_cmd_show = {
 		"workspace,\nsandbox, policy, limits, cleanup, the receipt "
 		"chain (length, head, and\nwhether it verifies), the result "
 		"and the transitions. Text that came\nfrom a sandbox is "
-		"printed escaped (SPEC 4.7). Shown on a terminal, a done or\n"
-		"failed lease counts as seen (its unseen mark clears, SPEC "
-		"5.2); --json and\noutput into a pipe or file leave the "
+		"printed escaped. Shown on a terminal, a done or\n"
+		"failed lease counts as seen (its unseen mark clears); --json "
+		"and\noutput into a pipe or file leave the "
 		"mark.",
 	.exec = show_exec,
 };

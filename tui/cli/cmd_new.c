@@ -247,7 +247,7 @@ parse_new(struct tui_ctx *c, int argc, char **argv, struct new_args *a,
 	if (strcmp(a->sandbox, "trusted_local") == 0 &&
 	    (a->repo != NULL || a->base != NULL))
 		return tui_usage(c, "a trusted_local lease has no clone: "
-		    "--repo and --base do not apply (SPEC 3)");
+		    "--repo and --base do not apply");
 	return 0;
 }
 
@@ -280,7 +280,7 @@ const struct tui_cmd tui_cmd_new = {
 		"a sandbox that cannot be\nprovisioned fails the lease with a "
 		"named reason and never falls back.\n--sandbox trusted_local "
 		"runs CMD on the host, in this directory and\nenvironment, "
-		"labelled trusted_local everywhere (SPEC 3); without\n"
+		"labelled trusted_local everywhere; without\n"
 		"--allow-control the holder refuses input, signals and cancel "
 		"from anyone.",
 	.exec = new_exec,
@@ -314,7 +314,7 @@ const struct tui_cmd tui_cmd_wrap = {
 	.name = "wrap",
 	.usage = "[--name NAME] [--agent PROFILE] [--allow-control] -- CMD "
 		 "[ARG...]",
-	.help = "Run CMD in this terminal as a trusted_local lease (SPEC 3): "
+	.help = "Run CMD in this terminal as a trusted_local lease: "
 		"it shows in the\nconsole next to the sandboxed ones. This "
 		"terminal is the owner's and always\ncontrols it; others may "
 		"type into it or cancel it only with --allow-control.\nThe "

@@ -276,7 +276,7 @@ out:
 const struct tui_cmd tui_cmd_reconcile = {
 	.name = "reconcile",
 	.usage = "[--dry-run] [--json]",
-	.help = "Reconcile the journal with what exists (SPEC 9.2), under the "
+	.help = "Reconcile the journal with what exists, under the "
 		"state lock:\nholders (PID, start time and a status ping with "
 		"a deadline), workspaces,\nreview worktrees and branches. A "
 		"lease whose holder is dead or wedged fails\nwith holder_lost "

@@ -235,7 +235,7 @@ print_files(const struct out *o, json_t *m)
 		sgr(o, C_YELLOW);
 		fputs("  flagged paths change CI, git or editor/agent config, "
 		    "shell rc files, or what the\n  declared checks execute: "
-		    "review them explicitly (SPEC 7.2)\n", o->f);
+		    "review them explicitly\n", o->f);
 		sgr(o, C_OFF);
 	}
 }
@@ -480,7 +480,7 @@ review_exec(struct tui_ctx *c, int argc, char **argv)
 const struct tui_cmd tui_cmd_review = {
 	.name = "review",
 	.usage = "ID [--json]",
-	.help = "Print a lease's result (SPEC 7.4): status, base, the result "
+	.help = "Print a lease's result: status, base, the result "
 		"commit on\ncorral/ID, the manifest's files with their flags, "
 		"findings of the import\ngate, the declared checks, the diff "
 		"per file and per hunk with hunk IDs\n(DIGEST:FILE:HUNK, bound "
@@ -520,7 +520,7 @@ reject_exec(struct tui_ctx *c, int argc, char **argv)
 const struct tui_cmd tui_cmd_reject = {
 	.name = "reject",
 	.usage = "ID",
-	.help = "Reject a lease's result (SPEC 7.5): a result_ready lease "
+	.help = "Reject a lease's result: a result_ready lease "
 		"becomes rejected;\na failed one (holder_lost, result_invalid) "
 		"keeps its state. Either way the\nsandbox workspace and the "
 		"review worktree are removed; the patch, manifest,\n"
@@ -602,7 +602,7 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 const struct tui_cmd tui_cmd_apply = {
 	.name = "apply",
 	.usage = "ID [--into BRANCH] [--hunks LIST]",
-	.help = "Integrate a lease's reviewed result commit (SPEC 7.6) into "
+	.help = "Integrate a lease's reviewed result commit into "
 		"BRANCH (default:\nthe base ref) by fast-forward only: never "
 		"forced, never pushed, never into a\nbranch checked out in any "
 		"worktree (then it prints the 'git merge --ff-only\n"

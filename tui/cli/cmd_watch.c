@@ -124,8 +124,8 @@ explain_exec(struct tui_ctx *c, int argc, char **argv)
 const struct tui_cmd tui_cmd_explain = {
 	.name = "explain",
 	.usage = "ID [--json]",
-	.help = "Say which signal decided the lease's current activity state "
-		"(SPEC 5.3):\na screen rule, a process fact, an OSC mark, a "
+	.help = "Say which signal decided the lease's current activity state"
+		":\na screen rule, a process fact, an OSC mark, a "
 		"report, an exit... with the\nevidence the detector holds. "
 		"After the agent ends, the journal's last\nactivity transition "
 		"answers.",

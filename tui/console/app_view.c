@@ -592,7 +592,7 @@ tui_app_review_open(struct tui_app *a)
 			tui_app_message(a, true, "no lease focused");
 		else
 			tui_app_message(a, true, "%s is trusted_local: it has "
-			    "no result to review (SPEC 3)", tui_app_name(s));
+			    "no result to review", tui_app_name(s));
 		return;
 	}
 	if (!a->rv_have || strcmp(a->rv_id, s->id) != 0) {
@@ -717,7 +717,7 @@ tui_app_result_ask(struct tui_app *a, enum tui_action what)
 	}
 	if (s->rec.mode == LEASE_MODE_TRUSTED_LOCAL) {
 		tui_app_message(a, true, "%s is trusted_local: it has no "
-		    "result to %s (SPEC 3)", tui_app_name(s), what ==
+		    "result to %s", tui_app_name(s), what ==
 		    TUI_ACT_APPLY ? "apply" : "reject");
 		return false;
 	}

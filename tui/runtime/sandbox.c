@@ -694,7 +694,7 @@ tui_sbx_policy_text(const struct sbx_policy *p)
 	const struct sbx_limits *l = &p->limits;
 	struct tbuf b = { 0 };
 
-	tput(&b, "# the lease's effective policy (SPEC 8.6)\n[network]\n");
+	tput(&b, "# the lease's effective policy\n[network]\n");
 	tlist(&b, "allow", p->net_allow, p->nnet_allow);
 	tput(&b, "on_egress_violation = %s\nloopback_port = %u\n",
 	    p->on_egress == SBX_EGRESS_RECORD ? "record" : "fail",
