@@ -1188,8 +1188,10 @@ SBX_NODISCARD int sbx_cred_read(const char *lease_dir, char **value);
 SBX_NODISCARD int sbx_cred_plan_add(struct sbx_plan *,
     const struct sbx_cred *);
 
+/* ------------------------------------------------------------------ */
 /*
- * The scrubber: every occurrence of the secret becomes "[REDACTED]". The
+ * sbx_scrub.c: the scrubber (pure): every occurrence of the secret becomes
+ * "[REDACTED]". The
  * streaming form holds back at most strlen(secret) - 1 bytes that could
  * begin an occurrence split across chunks; flush releases them at the end.
  * Apply it to transcripts, logs, receipts and hook or command output.
@@ -1205,7 +1207,7 @@ void sbx_scrub_flush(struct sbx_scrub *, sbx_scrub_out_fn out, void *ud);
 size_t sbx_scrub_held(const struct sbx_scrub *);	/* bytes held back */
 unsigned long long sbx_scrub_hits(const struct sbx_scrub *);
 /* One buffer: a scrubbed, NUL-terminated malloc'd copy (NULL: ENOMEM). */
-char *sbx_cred_scrub(const void *buf, size_t len, const char *secret,
+char *sbx_scrub_copy(const void *buf, size_t len, const char *secret,
     size_t *outlen);
 
 /* ------------------------------------------------------------------ */

@@ -227,7 +227,7 @@ void
 sbx__hook_why(char *why, size_t whysz, const char *hook,
     const struct sbx__hook *r, const char *secret)
 {
-	char *err = sbx_cred_scrub(r->err, r->errlen, secret, NULL);
+	char *err = sbx_scrub_copy(r->err, r->errlen, secret, NULL);
 	size_t n;
 
 	if (err != NULL) {

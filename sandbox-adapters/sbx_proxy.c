@@ -182,8 +182,8 @@ emit(struct tunnel *t, enum sbx_proxy_verdict v, enum sbx_egress_reason r)
 	show_target(t, target, sizeof target);
 	/* A name may carry the lease's credential: never into a receipt. */
 	if (px->redact != NULL) {
-		rt = sbx_cred_scrub(target, strlen(target), px->redact, NULL);
-		rh = sbx_cred_scrub(t->target.host, strlen(t->target.host),
+		rt = sbx_scrub_copy(target, strlen(target), px->redact, NULL);
+		rh = sbx_scrub_copy(t->target.host, strlen(t->target.host),
 		    px->redact, NULL);
 	}
 	memset(&ev, 0, sizeof ev);

@@ -88,7 +88,7 @@ START_TEST(test_cred_scrub_matches_naive)
 	const struct scrub_case *c = &scrub_cases[_i];
 	size_t len = strlen(c->in), wantlen, gotlen;
 	char *want = naive(c->in, len, c->secret, &wantlen);
-	char *got = sbx_cred_scrub(c->in, len, c->secret, &gotlen);
+	char *got = sbx_scrub_copy(c->in, len, c->secret, &gotlen);
 
 	ck_assert_ptr_nonnull(got);
 	ck_assert_uint_eq(gotlen, wantlen);
@@ -171,16 +171,16 @@ START_TEST(test_cred_scrub_edges)
 	ck_assert_ptr_null(sbx_scrub_new(NULL));
 	ck_assert_ptr_null(sbx_scrub_new(""));
 	/* No secret: a plain copy. */
-	out = sbx_cred_scrub("abc", 3, NULL, &n);
+	out = sbx_scrub_copy("abc", 3, NULL, &n);
 	ck_assert_str_eq(out, "abc");
 	ck_assert_uint_eq(n, 3);
 	free(out);
-	out = sbx_cred_scrub("", 0, "s", &n);
+	out = sbx_scrub_copy("", 0, "s", &n);
 	ck_assert_str_eq(out, "");
 	ck_assert_uint_eq(n, 0);
 	free(out);
 	/* NULs in the stream are just bytes. */
-	out = sbx_cred_scrub("a\0SECRET\0b", 10, "SECRET", &n);
+	out = sbx_scrub_copy("a\0SECRET\0b", 10, "SECRET", &n);
 	ck_assert_uint_eq(n, 14);
 	ck_assert_mem_eq(out, "a\0[REDACTED]\0b", 14);
 	free(out);
@@ -743,7 +743,7 @@ START_TEST(test_cred_canary_host_scan)
 	/* The agent saw the value; what corral keeps of its output is
 	 * scrubbed. */
 	ck_assert_ptr_nonnull(strstr(z.res.out, c->value));
-	scrubbed = sbx_cred_scrub(z.res.out, z.res.out_len, c->value, &n);
+	scrubbed = sbx_scrub_copy(z.res.out, z.res.out_len, c->value, &n);
 	ck_assert_ptr_null(strstr(scrubbed, c->value));
 	ck_assert_ptr_nonnull(strstr(scrubbed, "inside=[REDACTED]"));
 	free(scrubbed);
