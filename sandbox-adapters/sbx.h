@@ -381,7 +381,7 @@ SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
  * mkdir path (mode) unless it exists; either way it must be a directory
  * owned by root (someone else's is not ours to use): 0, -EPERM, -errno.
  */
-SBX_NODISCARD int sbx_mkdir_root(const char *path, mode_t mode);
+SBX_NODISCARD int sbx_uid_mkdir_root(const char *path, mode_t mode);
 /* The slot under dir that id holds: 0 and *slot, -ENOENT, -errno. */
 SBX_NODISCARD int sbx_uid_find(const char *dir, const char *id,
     unsigned *slot);

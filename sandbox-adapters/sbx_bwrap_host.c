@@ -86,8 +86,8 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 	unsigned want, got;
 	int rc;
 
-	if ((rc = sbx_mkdir_root(RUN_DIR, 0755)) < 0 ||
-	    (rc = sbx_mkdir_root(SBX_UID_DIR, 0700)) < 0) {
+	if ((rc = sbx_uid_mkdir_root(RUN_DIR, 0755)) < 0 ||
+	    (rc = sbx_uid_mkdir_root(SBX_UID_DIR, 0700)) < 0) {
 		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
 		return rc;
 	}

@@ -360,7 +360,7 @@ sbx_uid_list(const char *dir, const char *scope, char ***out)
 }
 
 int
-sbx_mkdir_root(const char *path, mode_t mode)
+sbx_uid_mkdir_root(const char *path, mode_t mode)
 {
 	struct stat sb;
 

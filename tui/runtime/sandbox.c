@@ -399,8 +399,8 @@ tui_sbx_runtime_setup(const char *workspace, const char *init,
 	char path[PATH_MAX];
 	int rc;
 
-	if ((rc = sbx_mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
-	    (rc = sbx_mkdir_root(TUI_SBX_RT_DIR, 0755)) < 0) {
+	if ((rc = sbx_uid_mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
+	    (rc = sbx_uid_mkdir_root(TUI_SBX_RT_DIR, 0755)) < 0) {
 		snprintf(err, errsz, "%s: %s", TUI_SBX_RT_DIR, strerror(-rc));
 		return rc;
 	}
