@@ -676,7 +676,7 @@ SBX_NODISCARD int sbx_workspace_umount(const char *dir);
  * and descended only on the same mount. 0 (gone, or absent), -EXDEV (a
  * mount was met and left in place; the rest is removed), -errno.
  */
-SBX_NODISCARD int sbx_rmtree_safe(const char *path);
+SBX_NODISCARD int sbx_workspace_rmtree_safe(const char *path);
 /*
  * chown a directory tree (a workspace) to uid:gid without following a
  * symlink or crossing a mount, clearing set-id bits of regular files; at
@@ -684,7 +684,7 @@ SBX_NODISCARD int sbx_rmtree_safe(const char *path);
  * 0 or -errno.
  */
 #define SBX_TREE_DEPTH 512
-SBX_NODISCARD int sbx_chown_tree(const char *path, uid_t uid, gid_t gid);
+SBX_NODISCARD int sbx_workspace_chown_tree(const char *path, uid_t uid, gid_t gid);
 
 /* ------------------------------------------------------------------ */
 /* sbx_exec.c: running a plan without a PTY (the exec zone, the doctor)   */

@@ -313,7 +313,7 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 			    "%s", req->workspace, strerror(-rc));
 			return rc;
 		}
-		if (sbx_chown_tree(req->workspace, 0, 0) < 0) {
+		if (sbx_workspace_chown_tree(req->workspace, 0, 0) < 0) {
 			/* deeper than the walk: unreachable behind its top */
 		}
 	}

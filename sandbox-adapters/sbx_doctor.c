@@ -456,7 +456,7 @@ scratch_make(const struct sbx_doctor_opts *o, struct scratch *s)
 static void
 scratch_free(struct scratch *s)
 {
-	if (s->dir[0] != '\0' && sbx_rmtree_safe(s->dir) < 0) {
+	if (s->dir[0] != '\0' && sbx_workspace_rmtree_safe(s->dir) < 0) {
 		/* left for gc; nothing of it is secret */
 	}
 }

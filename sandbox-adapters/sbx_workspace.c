@@ -249,7 +249,7 @@ sbx_workspace_umount(const char *dir)
 	if (rmdir(dir) < 0 && errno != ENOENT) {
 		if (errno != ENOTEMPTY && errno != EEXIST)
 			return -errno;
-		return sbx_rmtree_safe(dir);
+		return sbx_workspace_rmtree_safe(dir);
 	}
 	return 0;
 }
@@ -392,7 +392,7 @@ empty_dir(int dfd, struct walk *w)
 }
 
 int
-sbx_rmtree_safe(const char *path)
+sbx_workspace_rmtree_safe(const char *path)
 {
 	char parent[PATH_MAX], *slash;
 	const char *name;
@@ -517,7 +517,7 @@ chown_at(int dfd, const char *name, uid_t uid, gid_t gid, dev_t dev,
 }
 
 int
-sbx_chown_tree(const char *path, uid_t uid, gid_t gid)
+sbx_workspace_chown_tree(const char *path, uid_t uid, gid_t gid)
 {
 	struct stat sb;
 	int rc;

@@ -186,7 +186,7 @@ START_TEST(test_workspace_rmtree_hostile)
 	inside = path2(mnt, "keep");
 	ck_assert_int_eq(stat(inside, &sb), 0);
 
-	ck_assert_int_eq(sbx_rmtree_safe(tree), -EXDEV);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(tree), -EXDEV);
 	/* The mount and what is under it are untouched... */
 	ck_assert_int_eq(stat(inside, &sb), 0);
 	/* ...everything else is gone, symlink targets intact. */
@@ -201,11 +201,11 @@ START_TEST(test_workspace_rmtree_hostile)
 		free(f);
 	}
 	ck_assert_int_eq(umount2(mnt, 0), 0);
-	ck_assert_int_eq(sbx_rmtree_safe(tree), 0);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(tree), 0);
 	ck_assert_int_ne(lstat(tree, &sb), 0);
 	ck_assert_int_eq(stat(keep, &sb), 0);
 	/* Idempotent. */
-	ck_assert_int_eq(sbx_rmtree_safe(tree), 0);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(tree), 0);
 	free(inside);
 	free(mnt);
 	free(script);
@@ -222,36 +222,36 @@ START_TEST(test_workspace_rmtree_edges)
 	char *d = cu_tmpdir("rm-edges"), *link, *file, *sub;
 	struct stat sb;
 
-	ck_assert_int_eq(sbx_rmtree_safe("/"), -EINVAL);
-	ck_assert_int_eq(sbx_rmtree_safe("relative"), -EINVAL);
-	ck_assert_int_eq(sbx_rmtree_safe(NULL), -EINVAL);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe("/"), -EINVAL);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe("relative"), -EINVAL);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(NULL), -EINVAL);
 	sub = path2(d, "absent");
-	ck_assert_int_eq(sbx_rmtree_safe(sub), 0);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(sub), 0);
 	free(sub);
 	/* A symlink given as the path: only the link goes. */
 	link = path2(d, "link");
 	ck_assert_int_eq(symlink("/etc", link), 0);
-	ck_assert_int_eq(sbx_rmtree_safe(link), 0);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(link), 0);
 	ck_assert_int_ne(lstat(link, &sb), 0);
 	ck_assert_int_eq(stat("/etc/passwd", &sb), 0);
 	/* A file. */
 	file = path2(d, "file");
 	ck_assert_int_eq(cu_write_file(file, "x", 1), 0);
-	ck_assert_int_eq(sbx_rmtree_safe(file), 0);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(file), 0);
 	ck_assert_int_ne(lstat(file, &sb), 0);
 	/* A mount point itself is refused until unmounted. */
 	sub = path2(d, "m");
 	ck_assert_int_eq(mkdir(sub, 0700), 0);
 	ck_assert_int_eq(mount("none", sub, "tmpfs", 0, "size=1m"), 0);
 	ck_assert_int_eq(cu_write_file(file, "x", 1), 0);
-	ck_assert_int_eq(sbx_rmtree_safe(sub), -EXDEV);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(sub), -EXDEV);
 	ck_assert_int_eq(umount2(sub, 0), 0);
 	/* Trailing slashes. */
 	{
 		char *slash;
 
 		ck_assert_int_gt(asprintf(&slash, "%s//", d), 0);
-		ck_assert_int_eq(sbx_rmtree_safe(slash), 0);
+		ck_assert_int_eq(sbx_workspace_rmtree_safe(slash), 0);
 		free(slash);
 	}
 	ck_assert_int_ne(lstat(d, &sb), 0);

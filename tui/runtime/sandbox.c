@@ -320,7 +320,7 @@ tui_sbx_provision(struct tui_ctx *c, struct lease_store *st,
 int
 tui_sbx_chown_tree(const char *path, uid_t uid, gid_t gid)
 {
-	return sbx_chown_tree(path, uid, gid);
+	return sbx_workspace_chown_tree(path, uid, gid);
 }
 
 /* ---- the holder's private runtime -------------------------------------- */
@@ -865,7 +865,7 @@ tui_sbx_workspace_bound(struct tui_ctx *c, const char *id,
 		    strerror(-rc));
 		goto out;
 	}
-	if ((rc = sbx_rmtree_safe(seed)) < 0)
+	if ((rc = sbx_workspace_rmtree_safe(seed)) < 0)
 		snprintf(err, errsz, "%s: %s", seed, strerror(-rc));
 out:
 	if (sfd >= 0)
@@ -873,7 +873,7 @@ out:
 	if (dfd >= 0)
 		close(dfd);
 	if (rc < 0)
-		TUI_BEST_EFFORT(sbx_rmtree_safe(seed));
+		TUI_BEST_EFFORT(sbx_workspace_rmtree_safe(seed));
 	free(seed);
 	free(ws);
 	return rc;
