@@ -209,7 +209,7 @@ struct sbx_request {
 	char *const *env;
 	/* Agent zone: the minted credential, NAME=VALUE (SPEC 8.5), or NULL. */
 	const char *credential;
-	/* Exec zone (sbx_plan_exec_zone) only: */
+	/* Exec zone (sbx_bwrap_exec_plan) only: */
 	bool workspace_ro;		/* bind /work read-only */
 	long long source_date_epoch;	/* the base commit's time (>= 0) */
 	const char *faketime;	/* host path of libfaketime.so.1, or NULL */
@@ -337,10 +337,10 @@ SBX_NODISCARD int sbx_bwrap_slot_of(const char *sandbox_id, unsigned *slot);
  * time (monotonic clocks stay real, so timeouts work). Fresh /tmp and
  * $HOME each run. Pure. 0, -EINVAL (bad request), SBX_EPOLICY, -ENOMEM.
  */
-SBX_NODISCARD int sbx_plan_exec_zone(const struct sbx_request *,
+SBX_NODISCARD int sbx_bwrap_exec_plan(const struct sbx_request *,
     struct sbx_plan **out);
 /* Host path of libfaketime.so.1 if installed, else NULL (not pure). */
-const char *sbx_exec_faketime_path(void);
+const char *sbx_bwrap_faketime_path(void);
 
 /*
  * sbx_uid.c: per-lease uids (SANDBOX.md 0.1). Slot N is uid and gid

@@ -468,13 +468,13 @@ bwrap_plan(const struct sbx_request *req, struct sbx_plan **out)
 }
 
 int
-sbx_plan_exec_zone(const struct sbx_request *req, struct sbx_plan **out)
+sbx_bwrap_exec_plan(const struct sbx_request *req, struct sbx_plan **out)
 {
 	return zone_plan(req, ZONE_EXEC, out);
 }
 
 const char *
-sbx_exec_faketime_path(void)
+sbx_bwrap_faketime_path(void)
 {
 	static const char *const paths[] = {
 		"/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",

@@ -837,7 +837,7 @@ check_exec_zone(const struct sbx_doctor_opts *o, const struct scratch *s,
 	req.gid = o->gid;
 	req.ro_binds = &mnt;
 	req.nro_binds = 1;
-	if ((rc = sbx_plan_exec_zone(&req, &p)) < 0) {
+	if ((rc = sbx_bwrap_exec_plan(&req, &p)) < 0) {
 		check(r, "exec_network", false,
 		    SBX_HALT_ISOLATION_UNSATISFIABLE, "no exec plan: %s",
 		    sbx_strerror(rc));

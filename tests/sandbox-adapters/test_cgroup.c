@@ -205,7 +205,7 @@ zone_run(const struct st_lease *l, struct sbx_cgroup *cg, char **cmd,
 	int rc;
 
 	st_exec_req(&r, l, cmd);
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), 0);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), 0);
 	ck_assert_int_eq(sbx_cgroup_plan(cg, p), 0);
 	rc = sbx_exec_run(p, &o, res);
 	ck_assert_msg(rc == 0, "exec: %s", sbx_strerror(rc));

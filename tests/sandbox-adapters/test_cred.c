@@ -555,7 +555,7 @@ START_TEST(test_cred_plan_add)
 	sbx_plan_free(p);
 	/* Never into the exec zone (SPEC 8.5: the agent zone only). */
 	c.value = value;
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), 0);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), 0);
 	ck_assert_int_eq(sbx_cred_plan_add(p, &c), -EINVAL);
 	ck_assert_ptr_null(sbx_plan_data_find(p, SBX_CRED_FD));
 	sbx_plan_free(p);

@@ -484,7 +484,7 @@ START_TEST(test_egress_plan_refuses)
 	ck_assert_uint_eq(sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len, len);
 	sbx_plan_free(p);
 	/* The exec zone never gets network (SPEC 8.2): no helper to start. */
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), 0);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), 0);
 	len = sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len;
 	ck_assert_int_eq(sbx_egress_plan_add(p, "/a.sock", 0), -EINVAL);
 	ck_assert_uint_eq(sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len, len);

@@ -22,7 +22,7 @@ static struct sbx_plan *
 exec_plan(const struct sbx_request *r)
 {
 	struct sbx_plan *p = NULL;
-	int rc = sbx_plan_exec_zone(r, &p);
+	int rc = sbx_bwrap_exec_plan(r, &p);
 
 	ck_assert_msg(rc == 0, "plan: %s", sbx_strerror(rc));
 	return p;
@@ -132,13 +132,13 @@ START_TEST(test_exec_plan_pure)
 
 	/* Refused: a credential, a negative time, a bad faketime path. */
 	r.credential = "ANTHROPIC_API_KEY=x";
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), -EINVAL);
 	r.credential = NULL;
 	r.source_date_epoch = -1;
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), -EINVAL);
 	r.source_date_epoch = 0;
 	r.faketime = "libfaketime.so.1";
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), -EINVAL);
 }
 END_TEST
 
@@ -168,14 +168,14 @@ START_TEST(test_exec_plan_env)
 	sbx_plan_free(p);
 	/* Nothing of it on the argv. */
 	r.env = cred;
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), SBX_EPOLICY);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), SBX_EPOLICY);
 	ck_assert_int_eq(sbx_adapter_bwrap.plan(&r, &p), -EINVAL);
 	r.env = fixed;
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), SBX_EPOLICY);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), SBX_EPOLICY);
 	r.env = preload;
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), SBX_EPOLICY);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), SBX_EPOLICY);
 	r.env = bad;
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), -EINVAL);
 }
 END_TEST
 
@@ -196,7 +196,7 @@ START_TEST(test_exec_hermetic)
 	struct sbx_plan *p;
 	struct stat sb;
 	char *made, *first = NULL;
-	const char *ft = sbx_exec_faketime_path();
+	const char *ft = sbx_bwrap_faketime_path();
 
 	/* libfaketime is a dependency (SPEC 1): its absence fails. */
 	ck_assert_ptr_nonnull(ft);

@@ -2,7 +2,7 @@
  * test_recipe.c: the pre-exec recipe (sbx_recipe.c) seen from the child
  * itself, right before its exec, through the recipe's test hook, on both
  * zones' real spawn paths: the agent zone (pty_proc_spawn of the bwrap
- * adapter's plan) and the exec zone (sbx_exec_run of sbx_plan_exec_zone).
+ * adapter's plan) and the exec zone (sbx_exec_run of sbx_bwrap_exec_plan).
  * bwrap sets no_new_privs and drops capabilities itself, so only this view
  * shows what corral's own code does: no capability in any set, no way to
  * gain one (NoNewPrivs 1), the lease uid, and no fd beyond the plan's.
@@ -149,7 +149,7 @@ START_TEST(test_recipe_exec_zone)
 
 	rcp_init(&t);
 	st_exec_req(&r, &t.l, cmd);
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), 0);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), 0);
 	ck_assert_int_eq(sbx_exec_run(p, &o, &res), 0);
 	rec = record(&t, res.pid);
 	check_record(&t, p, rec);

@@ -28,7 +28,7 @@ zone(const struct st_lease *l, const char *ws, const char *script,
 
 	st_exec_req(&r, l, cmd);
 	r.workspace = ws;
-	ck_assert_int_eq(sbx_plan_exec_zone(&r, &p), 0);
+	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), 0);
 	rc = sbx_exec_run(p, &o, res);
 	ck_assert_msg(rc == 0, "exec: %s", sbx_strerror(rc));
 	sbx_plan_free(p);

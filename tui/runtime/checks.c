@@ -1,7 +1,7 @@
 /*
  * checks.c: the results layer (lease/, SPEC 7) wired to the sandbox
  * module: the lease's policy turned into result caps and checks, the
- * check runner (each check in the exec zone through sbx_plan_exec_zone and
+ * check runner (each check in the exec zone through sbx_bwrap_exec_plan and
  * sbx_exec_run, as a uid slot of its own, on a fresh copy of the result
  * tree) and tui_result_finish, the one call the holder makes when its
  * agent has ended (and reconciliation makes for a lost holder).
@@ -201,7 +201,7 @@ tui_result_run_check(const struct lease_check_run *run,
 	req.gid = gid;
 	req.limits = &e->sbx->limits;
 	req.source_date_epoch = run->source_date_epoch;
-	req.faketime = sbx_exec_faketime_path();
+	req.faketime = sbx_bwrap_faketime_path();
 	for (i = 0, n = 0; i < e->sbx->nmounts_ro && n < 64; i++, n++) {
 		mnt[n].src = e->sbx->mounts_ro[i];
 		mnt[n].dst = e->sbx->mounts_ro[i];
@@ -210,7 +210,7 @@ tui_result_run_check(const struct lease_check_run *run,
 	req.nro_binds = (int)n;
 	if ((rc = sbx_policy_env(e->sbx, environ, &env)) == 0) {
 		req.env = env;
-		rc = sbx_plan_exec_zone(&req, &plan);
+		rc = sbx_bwrap_exec_plan(&req, &plan);
 	}
 	if (rc < 0) {
 		oc->status = LEASE_CHECK_ERROR;
