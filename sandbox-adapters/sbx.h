@@ -310,9 +310,9 @@ extern const struct sbx_adapter sbx_adapter_bwrap;
  * cgroup that no slot claims (a live lease always holds its slot).
  */
 #define SBX_BWRAP_ID_PREFIX "uid:"
-void sbx_bwrap_sandbox_id(unsigned slot, char *buf, size_t sz);
+void sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz);
 /* 0 and *slot, or -EINVAL (not a slot's sandbox ID). Pure. */
-SBX_NODISCARD int sbx_bwrap_slot_of(const char *sandbox_id, unsigned *slot);
+SBX_NODISCARD int sbx_bwrap_host_slot_of(const char *sandbox_id, unsigned *slot);
 #define SBX_BWRAP_PATH "/usr/bin/bwrap"	/* absolute, never from PATH */
 #define SBX_BWRAP_INIT "/run/corral/init" /* corral-sbx-init, inside */
 #define SBX_BWRAP_HOME "/home/sbx"

@@ -605,7 +605,7 @@ const struct sbx_adapter sbx_adapter_bwrap = {
 	.isolation = "bwrap",
 	.probe = bwrap_probe,
 	.plan = bwrap_plan,
-	.provision = sbx__bwrap_provision,	/* sbx_bwrap_host.c */
-	.teardown = sbx__bwrap_teardown,
-	.list = sbx__bwrap_list,
+	.provision = sbx__bwrap_host_provision,	/* sbx_bwrap_host.c */
+	.teardown = sbx__bwrap_host_teardown,
+	.list = sbx__bwrap_host_list,
 };

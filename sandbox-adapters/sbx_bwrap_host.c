@@ -25,13 +25,13 @@
 #define KILL_WAIT_MS 5000
 
 void
-sbx_bwrap_sandbox_id(unsigned slot, char *buf, size_t sz)
+sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz)
 {
 	snprintf(buf, sz, SBX_BWRAP_ID_PREFIX "%u", SBX_UID_BASE + slot);
 }
 
 int
-sbx_bwrap_slot_of(const char *sid, unsigned *slot)
+sbx_bwrap_host_slot_of(const char *sid, unsigned *slot)
 {
 	unsigned long v;
 	char *end;
@@ -97,7 +97,7 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 			    SBX_UID_SLOTS);
 			return rc;
 		}
-		sbx_bwrap_sandbox_id(want, sid, sizeof sid);
+		sbx_bwrap_host_sandbox_id(want, sid, sizeof sid);
 		if ((rc = step(s->plan, s->ud, SBX_RES_SANDBOX, sid)) < 0) {
 			snprintf(err, errsz, "journal: %s", strerror(-rc));
 			return rc;
@@ -160,7 +160,7 @@ make_cgroups(const struct sbx_request *req, const struct sbx_steps *s,
 }
 
 int
-sbx__bwrap_provision(const struct sbx_request *req, const struct sbx_steps *s,
+sbx__bwrap_host_provision(const struct sbx_request *req, const struct sbx_steps *s,
     struct sbx_provisioned *out, char *err, size_t errsz)
 {
 	static const struct sbx_steps none;
@@ -187,7 +187,7 @@ sbx__bwrap_provision(const struct sbx_request *req, const struct sbx_steps *s,
 	    r.scope) < 0) {
 		/* unscoped: every state directory's reconcile may name it */
 	}
-	sbx_bwrap_sandbox_id(slot, out->sandbox_id, sizeof out->sandbox_id);
+	sbx_bwrap_host_sandbox_id(slot, out->sandbox_id, sizeof out->sandbox_id);
 	if ((rc = sbx_uid_of_slot(slot, &out->uid, &out->gid)) < 0)
 		return rc;
 	out->has_uid = true;
@@ -285,7 +285,7 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 	gid_t gid;
 	int rc;
 
-	if ((rc = sbx_bwrap_slot_of(sid, &slot)) < 0 ||
+	if ((rc = sbx_bwrap_host_slot_of(sid, &slot)) < 0 ||
 	    (rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0) {
 		snprintf(err, errsz, "lease %s: bad sandbox ID '%.64s'",
 		    req->id, sid);
@@ -327,7 +327,7 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 }
 
 int
-sbx__bwrap_teardown(const struct sbx_request *req, const struct sbx_resource *res,
+sbx__bwrap_host_teardown(const struct sbx_request *req, const struct sbx_resource *res,
     size_t n, const struct sbx_steps *s, char *err, size_t errsz)
 {
 	static const struct sbx_steps none;
@@ -380,7 +380,7 @@ sbx__bwrap_teardown(const struct sbx_request *req, const struct sbx_resource *re
 /* ---- list --------------------------------------------------------------- */
 
 int
-sbx__bwrap_list(const struct sbx_request *req, char ***ids, char *err,
+sbx__bwrap_host_list(const struct sbx_request *req, char ***ids, char *err,
     size_t errsz)
 {
 	char **cg = NULL, **slots = NULL;

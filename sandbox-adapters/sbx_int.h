@@ -15,12 +15,12 @@ struct sbx_steps;
 struct sbx_resource;
 struct sbx_provisioned;
 /* sbx_bwrap_host.c: the bwrap adapter's .provision, .teardown, .list. */
-int sbx__bwrap_provision(const struct sbx_request *, const struct sbx_steps *,
+int sbx__bwrap_host_provision(const struct sbx_request *, const struct sbx_steps *,
     struct sbx_provisioned *, char *err, size_t errsz);
-int sbx__bwrap_teardown(const struct sbx_request *,
+int sbx__bwrap_host_teardown(const struct sbx_request *,
     const struct sbx_resource *, size_t, const struct sbx_steps *, char *err,
     size_t errsz);
-int sbx__bwrap_list(const struct sbx_request *, char ***ids, char *err,
+int sbx__bwrap_host_list(const struct sbx_request *, char ***ids, char *err,
     size_t errsz);
 
 /* sbx_adapters.c: a and b (sorted, unique) merged into *out. 0, -ENOMEM. */

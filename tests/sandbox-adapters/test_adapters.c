@@ -147,15 +147,15 @@ START_TEST(test_adapters_bwrap_ids)
 	char sid[64];
 	unsigned slot = 99;
 
-	sbx_bwrap_sandbox_id(7, sid, sizeof sid);
+	sbx_bwrap_host_sandbox_id(7, sid, sizeof sid);
 	ck_assert_str_eq(sid, "uid:2000007");
-	ck_assert_int_eq(sbx_bwrap_slot_of(sid, &slot), 0);
+	ck_assert_int_eq(sbx_bwrap_host_slot_of(sid, &slot), 0);
 	ck_assert_uint_eq(slot, 7);
-	ck_assert_int_eq(sbx_bwrap_slot_of("uid:1999999", &slot), -EINVAL);
-	ck_assert_int_eq(sbx_bwrap_slot_of("uid:2004096", &slot), -EINVAL);
-	ck_assert_int_eq(sbx_bwrap_slot_of("uid:+2000001", &slot), -EINVAL);
-	ck_assert_int_eq(sbx_bwrap_slot_of("uid:2000001x", &slot), -EINVAL);
-	ck_assert_int_eq(sbx_bwrap_slot_of("command:x", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_host_slot_of("uid:1999999", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_host_slot_of("uid:2004096", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_host_slot_of("uid:+2000001", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_host_slot_of("uid:2000001x", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_host_slot_of("command:x", &slot), -EINVAL);
 }
 END_TEST
 
@@ -291,7 +291,7 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	ck_assert_msg(sbx_adapter_bwrap.provision(&req, &s, &out, err,
 	    sizeof err) == 0, "provision: %s", err);
 	ck_assert(out.has_uid);
-	ck_assert_int_eq(sbx_bwrap_slot_of(out.sandbox_id, &slot), 0);
+	ck_assert_int_eq(sbx_bwrap_host_slot_of(out.sandbox_id, &slot), 0);
 	ck_assert_uint_eq(out.uid, SBX_UID_BASE + slot);
 	/* The order SPEC 9.2 asks for: identity first. */
 	ck_assert_int_eq(r.n, 4);

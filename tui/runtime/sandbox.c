@@ -162,13 +162,13 @@ tui_sbx_sha256_file(const char *path, char hex[65])
 void
 tui_sbx_id_of_slot(unsigned slot, char *buf, size_t sz)
 {
-	sbx_bwrap_sandbox_id(slot, buf, sz);
+	sbx_bwrap_host_sandbox_id(slot, buf, sz);
 }
 
 int
 tui_sbx_slot_of_id(const char *sid, unsigned *slot)
 {
-	return sbx_bwrap_slot_of(sid, slot);
+	return sbx_bwrap_host_slot_of(sid, slot);
 }
 
 /* ---- the adapter's steps, journaled (SPEC 6, 9.2) ------------------------ */
@@ -1068,7 +1068,7 @@ tui_sbx_orphan_remove(struct tui_ctx *c, const char *identity,
 			res[n++].identity = text;
 		}
 		if (sbx_uid_find(SBX_UID_DIR, id, &slot) == 0) {
-			sbx_bwrap_sandbox_id(slot, sid, sizeof sid);
+			sbx_bwrap_host_sandbox_id(slot, sid, sizeof sid);
 			res[n].kind = SBX_RES_SANDBOX;
 			res[n++].identity = sid;
 		}
