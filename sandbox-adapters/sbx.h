@@ -293,7 +293,7 @@ struct sbx_adapter {
 };
 
 extern const struct sbx_adapter *const sbx_adapters[];
-const struct sbx_adapter *sbx_adapter_find(const char *name);
+const struct sbx_adapter *sbx_adapters_find(const char *name);
 
 /* sbx_local.c */
 extern const struct sbx_adapter sbx_adapter_local;

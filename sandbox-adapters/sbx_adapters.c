@@ -17,7 +17,7 @@ const struct sbx_adapter *const sbx_adapters[] = {
 };
 
 const struct sbx_adapter *
-sbx_adapter_find(const char *name)
+sbx_adapters_find(const char *name)
 {
 	for (size_t i = 0; sbx_adapters[i] != NULL; i++) {
 		if (strcmp(sbx_adapters[i]->name, name) == 0)

@@ -106,12 +106,12 @@ START_TEST(test_adapters_table)
 		ck_assert(a->provision != NULL);
 		ck_assert(a->teardown != NULL);
 		ck_assert(a->list != NULL);
-		ck_assert_ptr_eq(sbx_adapter_find(a->name), a);
+		ck_assert_ptr_eq(sbx_adapters_find(a->name), a);
 	}
 	ck_assert_uint_eq(n, 3);
-	ck_assert_ptr_eq(sbx_adapter_find("command"), &sbx_adapter_command);
+	ck_assert_ptr_eq(sbx_adapters_find("command"), &sbx_adapter_command);
 	ck_assert_str_eq(sbx_adapter_command.isolation, "operator-asserted");
-	ck_assert_ptr_null(sbx_adapter_find("docker"));
+	ck_assert_ptr_null(sbx_adapters_find("docker"));
 }
 END_TEST
 

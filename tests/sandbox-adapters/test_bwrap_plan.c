@@ -420,7 +420,7 @@ START_TEST(test_bwrap_plan_table)
 	ck_assert_str_eq(sbx_adapter_bwrap.isolation, "bwrap");
 	ck_assert(sbx_adapter_bwrap.probe != NULL);
 	ck_assert(sbx_adapter_bwrap.plan != NULL);
-	ck_assert_ptr_eq(sbx_adapter_find("trusted_local"),
+	ck_assert_ptr_eq(sbx_adapters_find("trusted_local"),
 	    &sbx_adapter_local);
 }
 END_TEST

@@ -85,7 +85,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	pid_t child = 0;
 	int rc;
 
-	ad = sbx_adapter_find(a->sandbox);
+	ad = sbx_adapters_find(a->sandbox);
 	if (ad == NULL)
 		return tui_usage(c, "unknown sandbox '%.64s' (bwrap, "
 		    "trusted_local, command)", a->sandbox);

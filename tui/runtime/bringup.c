@@ -558,7 +558,7 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	p.c = c;
 	p.rq = rq;
 	p.id = id;
-	p.ad = sbx_adapter_find(rq->sandbox != NULL ? rq->sandbox : "bwrap");
+	p.ad = sbx_adapters_find(rq->sandbox != NULL ? rq->sandbox : "bwrap");
 	if (p.ad == NULL || p.ad->provision == NULL ||
 	    strcmp(p.ad->name, "trusted_local") == 0)
 		return tui_err(c, "sandbox adapter '%s' cannot provision a "

@@ -371,7 +371,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	if (rec.name != NULL)
 		snprintf(m.name, sizeof m.name, "%s", rec.name);
 	lease_record_clear(&rec);
-	if ((ad = sbx_adapter_find(sandbox)) == NULL) {
+	if ((ad = sbx_adapters_find(sandbox)) == NULL) {
 		dprintf(3, "err unknown sandbox adapter\n");
 		return TUI_EXIT_FAIL;
 	}

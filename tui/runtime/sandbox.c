@@ -903,7 +903,7 @@ lease_adapter(const struct lease_record *r)
 	const struct sbx_adapter *ad = NULL;
 
 	if (r->adapter != NULL)
-		ad = sbx_adapter_find(r->adapter);
+		ad = sbx_adapters_find(r->adapter);
 	return ad != NULL ? ad : &sbx_adapter_bwrap;
 }
 
@@ -912,7 +912,7 @@ tui_sbx_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
     const char *adapter, const char *id, const struct sbx_resource *res,
     size_t n, char *err, size_t errsz)
 {
-	const struct sbx_adapter *ad = sbx_adapter_find(adapter);
+	const struct sbx_adapter *ad = sbx_adapters_find(adapter);
 	struct sbx_command_config cc;
 	struct tui_config cf;
 	struct sbx_request req;
