@@ -384,7 +384,7 @@ sbx_cred_plan_add(struct sbx_plan *p, const struct sbx_cred *c)
 	if ((rc = sbx_plan_data(p, SBX_CRED_FD, c->value,
 	    strlen(c->value))) < 0)
 		return rc;
-	if ((rc = sbx__plan_insert(p, opts, 5, init, 2)) < 0) {
+	if ((rc = sbx__egress_plan_insert(p, opts, 5, init, 2)) < 0) {
 		/* Take the data back out: the plan stays as it was. */
 		struct sbx_data *d = &p->data[--p->ndata];
 

@@ -366,7 +366,7 @@ strv_insert(char ***vp, size_t at, const char *const *add, size_t nadd)
 }
 
 int
-sbx__plan_insert(struct sbx_plan *p, const char *const *opts, size_t nopts,
+sbx__egress_plan_insert(struct sbx_plan *p, const char *const *opts, size_t nopts,
     const char *const *init_args, size_t ninit)
 {
 	static const char remount[] = "--remount-ro\0/";
@@ -451,7 +451,7 @@ sbx_egress_plan_add(struct sbx_plan *p, const char *host_sock,
 	    loopback_port == SBX_EGRESS_PORT)
 		return -EINVAL;
 	snprintf(port, sizeof port, "%u", loopback_port);
-	return sbx__plan_insert(p, opts, sizeof opts / sizeof opts[0], init,
+	return sbx__egress_plan_insert(p, opts, sizeof opts / sizeof opts[0], init,
 	    loopback_port ? 4 : 2);
 }
 

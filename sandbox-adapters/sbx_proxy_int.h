@@ -17,7 +17,7 @@ struct sbx_plan;
  * sbx_plan_open_data only: -EBUSY after. 0, -EINVAL (not a bwrap agent
  * zone plan), -ENOMEM; on error the plan is unchanged.
  */
-int sbx__plan_insert(struct sbx_plan *, const char *const *opts,
+int sbx__egress_plan_insert(struct sbx_plan *, const char *const *opts,
     size_t nopts, const char *const *init_args, size_t ninit);
 
 /* sbx_hook.c: operator hook commands (credentials, command adapter). */
