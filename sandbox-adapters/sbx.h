@@ -42,7 +42,7 @@ enum sbx_halt {
 const char *sbx_halt_name(int halt);
 
 /* ------------------------------------------------------------------ */
-/* sbx_hash.c: SHA-256 for receipts (libcrypto EVP)                    */
+/* sbx_sha256.c: SHA-256 for receipts (libcrypto EVP)                  */
 
 #define SBX_SHA256_HEX 65	/* 64 lowercase hex digits and a NUL */
 /* Hash len bytes of buf into hex. 0 or -EIO (libcrypto failure). */
@@ -50,6 +50,10 @@ SBX_NODISCARD int sbx_sha256_hex(const void *buf, size_t len,
     char hex[SBX_SHA256_HEX]);
 /* Hash the regular file at path (O_NOFOLLOW). 0 or -errno. */
 SBX_NODISCARD int sbx_sha256_file(const char *path, char hex[SBX_SHA256_HEX]);
+
+/* ------------------------------------------------------------------ */
+/* sbx_strv.c: string vectors                                          */
+
 /* Free a NULL-terminated string vector returned by this module. */
 void sbx_strv_free(char **);
 

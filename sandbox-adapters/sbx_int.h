@@ -23,7 +23,7 @@ int sbx__bwrap_host_teardown(const struct sbx_request *,
 int sbx__bwrap_host_list(const struct sbx_request *, char ***ids, char *err,
     size_t errsz);
 
-/* sbx_adapters.c: a and b (sorted, unique) merged into *out. 0, -ENOMEM. */
+/* sbx_strv.c: a and b (sorted, unique) merged into *out. 0, -ENOMEM. */
 int sbx__strv_union(char *const *a, char *const *b, char ***out);
 
 #endif /* CORRAL_SBX_INT_H */

@@ -1,7 +1,6 @@
 /*
- * sbx_hash.c: SHA-256 digests for receipts (SPEC 8.7: bwrap, the seccomp
- * filter, the policy), through libcrypto's EVP interface, and the string
- * vector helper the module's list-returning functions share.
+ * sbx_sha256.c: SHA-256 digests for receipts (SPEC 8.7: bwrap, the seccomp
+ * filter, the policy), through libcrypto's EVP interface.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -88,14 +87,4 @@ out:
 	EVP_MD_CTX_free(ctx);
 	close(fd);
 	return rc;
-}
-
-void
-sbx_strv_free(char **v)
-{
-	if (v == NULL)
-		return;
-	for (char **s = v; *s != NULL; s++)
-		free(*s);
-	free(v);
 }
