@@ -145,7 +145,7 @@ const struct lease_result_policy *tui_result_env_policy(
     const struct tui_result_env *);
 /*
  * A lease_check_run_cb (ud: the tui_result_env): one check in the exec
- * zone (sbx_plan_exec_zone + sbx_exec_run), as a uid slot claimed for the
+ * zone (sbx_bwrap_exec_plan + sbx_exec_run), as a uid slot claimed for the
  * run, on the copy lease/ made; the log is stdout then stderr, capped.
  */
 int tui_result_run_check(const struct lease_check_run *,
