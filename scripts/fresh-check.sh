@@ -5,7 +5,8 @@
 # nothing else), clones this repository's committed HEAD into it, enters
 # it with a new mount namespace and pivot_root (not chroot: the sandboxes
 # need user namespaces, which the kernel refuses inside a chroot), with
-# /tmp as a tmpfs as on many hosts, and runs there, as root:
+# /tmp as a tmpfs as on many hosts, and runs there, as root (the kernel, its
+# uids and so /run/corral's uid pool stay the host's):
 #   1. `make demo DEMO_ARGS=--no-console`: packages, build, the demo's five
 #      agents started without the console; then the checks that they run
 #      and end as the demo says, and `corral reconcile` leaves nothing;
@@ -127,6 +128,10 @@ unshare --mount --propagation private -- /bin/sh -eu -c '
 	mount --rbind /dev "$R/dev"
 	mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
 	mount -t tmpfs -o mode=755 tmpfs "$R/run"
+	# Lease uids are the kernel'"'"'s, shared with the host: so is the
+	# machine-wide pool that hands them out (/run/corral/uids).
+	mkdir -p /run/corral "$R/run/corral"
+	mount --bind /run/corral "$R/run/corral"
 	cd "$R"
 	mkdir -p .oldroot
 	pivot_root . .oldroot
