@@ -23,7 +23,6 @@
 
 #include "pty/pty.h"
 #include "pty/pty_holder_int.h"
-#include "sandbox-adapters/sbx.h"
 
 uint64_t
 pty__holder_now_ms(void)
@@ -116,7 +115,7 @@ coalesce_check_cb(uv_check_t *ck)
 	h->wake_bytes = 0;
 }
 
-/* Output past the scrubber (or all of it): the screen and transcript. */
+/* Output past the filter (or all of it): the screen and transcript. */
 static void
 output_clean(const char *buf, size_t len, void *ud)
 {
@@ -127,17 +126,18 @@ output_clean(const char *buf, size_t len, void *ud)
 }
 
 /*
- * Bytes the scrubber held back (they may begin the secret) and no more
- * output came: a prompt ending in the secret's first letters must show.
+ * Bytes the filter held back (they may begin a secret) and no more output
+ * came: a prompt ending in the secret's first letters must show.
  */
 static void
-scrub_timer_cb(uv_timer_t *t)
+filter_timer_cb(uv_timer_t *t)
 {
 	struct holder *h = t->data;
+	const struct pty_holder_filter *f = h->filter;
 
-	if (h->scrub == NULL || sbx_scrub_held(h->scrub) == 0)
+	if (f == NULL || f->held(f->ud) == 0)
 		return;
-	sbx_scrub_flush(h->scrub, output_clean, h);
+	f->flush(output_clean, h, f->ud);
 	if (h->clients != NULL)
 		pty__holder_server_schedule_flush(h, false);
 	else
@@ -154,11 +154,11 @@ on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 	if (h->clients != NULL)
 		pty__holder_server_summary_changed(h);
 	/* A minted credential never reaches the screen or transcript. */
-	if (h->scrub != NULL) {
-		sbx_scrub_feed(h->scrub, buf, len, output_clean, h);
-		if (sbx_scrub_held(h->scrub) > 0)
-			uv_timer_start(&h->scrub_timer, scrub_timer_cb,
-			    HOLDER_SCRUB_MS, 0);
+	if (h->filter != NULL) {
+		h->filter->feed(buf, len, output_clean, h, h->filter->ud);
+		if (h->filter->held(h->filter->ud) > 0)
+			uv_timer_start(&h->filter_timer, filter_timer_cb,
+			    HOLDER_FILTER_MS, 0);
 	} else {
 		output_clean(buf, len, h);
 	}
@@ -199,8 +199,8 @@ agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 	(void)p;
 	h->state = PTY_RUN_EXITED;
 	h->wstatus = wstatus;
-	if (h->scrub != NULL)
-		sbx_scrub_flush(h->scrub, output_clean, h);
+	if (h->filter != NULL)
+		h->filter->flush(output_clean, h, h->filter->ud);
 	if (WIFEXITED(wstatus))
 		h->exit_code = WEXITSTATUS(wstatus);
 	else
@@ -410,7 +410,8 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	int rc;
 
 	if (loop == NULL || o == NULL || o->id == NULL || o->dir == NULL ||
-	    o->plan == NULL)
+	    o->plan == NULL || (o->filter.feed != NULL &&
+	    (o->filter.flush == NULL || o->filter.held == NULL)))
 		return -EINVAL;
 	memset(&h, 0, sizeof h);
 	h.self.h = &h;
@@ -433,13 +434,8 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 		ready(o->ready_fd, "err screen: %s\n", pty_strerror(rc));
 		return rc;
 	}
-	if (o->redact != NULL && o->redact[0] != '\0' &&
-	    (h.scrub = sbx_scrub_new(o->redact)) == NULL) {
-		rc = -ENOMEM;
-		ready(o->ready_fd, "err scrubber: %s\n", strerror(ENOMEM));
-		pty_screen_free(h.screen);
-		return rc;
-	}
+	if (o->filter.feed != NULL)
+		h.filter = &o->filter;
 	pty_screen_set_output(h.screen, on_screen_output, &h);
 	pty_screen_set_event(h.screen, on_screen_event, &h);
 	if (o->transcript_max > 0) {
@@ -467,8 +463,8 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	uv_timer_init(loop, &h.cancel_timer);
 	uv_timer_init(loop, &h.linger_timer);
 	uv_timer_init(loop, &h.summary_timer);
-	uv_timer_init(loop, &h.scrub_timer);
-	h.scrub_timer.data = &h;
+	uv_timer_init(loop, &h.filter_timer);
+	h.filter_timer.data = &h;
 	uv_signal_init(loop, &h.sigterm);
 	h.flush_check.data = h.flush_timer.data = h.cancel_timer.data =
 	    h.linger_timer.data = h.summary_timer.data = h.sigterm.data = &h;
@@ -521,7 +517,6 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	pty__holder_detect_free(&h);
 	pty_screen_free(h.screen);
 	pty_wbuf_free(&h.wb);
-	sbx_scrub_free(h.scrub);
 	return h.exit_code;
 early:
 	unlink("holder.sock");
@@ -533,6 +528,5 @@ early:
 	pty__holder_detect_free(&h);
 	pty_screen_free(h.screen);
 	pty_wbuf_free(&h.wb);
-	sbx_scrub_free(h.scrub);
 	return rc < 0 ? rc : -EIO;
 }

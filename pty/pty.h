@@ -515,6 +515,25 @@ struct pty_holder_hooks {
 	void *ud;
 };
 
+/* Where a stream filter's output goes (struct pty_holder_filter). */
+typedef void (*pty_holder_out_cb)(const char *buf, size_t len, void *ud);
+
+/*
+ * A stream filter over the agent's output, injected by the composition
+ * root (the credential scrubber, SPEC 8.5): the screen model and the
+ * transcript see only what it passes to out. feed may hold bytes back
+ * (what could begin a match): held says how many, flush lets them go; the
+ * holder flushes when no more output came for a while, and at the agent's
+ * exit. Called on the holder's loop only; ud is borrowed for the run.
+ */
+struct pty_holder_filter {
+	void (*feed)(const char *buf, size_t len, pty_holder_out_cb out,
+	    void *out_ud, void *ud);
+	void (*flush)(pty_holder_out_cb out, void *out_ud, void *ud);
+	size_t (*held)(void *ud);
+	void *ud;
+};
+
 struct pty_holder_opts {
 	const char *id;		/* lease ID */
 	const char *dir;	/* lease directory (0700) */
@@ -530,12 +549,8 @@ struct pty_holder_opts {
 	unsigned cancel_wait_ms; /* each escalation step (SPEC 5.5) */
 	const struct pty_rules *rules; /* agent screen rules, or NULL */
 	const char *agent;	/* --agent NAME: skip identification */
-	/*
-	 * A secret (the lease's minted credential, SPEC 8.5) replaced by
-	 * "[REDACTED]" in the agent's output before the screen model and
-	 * the transcript see it; NULL: none. Borrowed for the run.
-	 */
-	const char *redact;
+	/* A filter over the agent's output, or none (.feed NULL). */
+	struct pty_holder_filter filter;
 	struct pty_holder_hooks hooks;
 };
 

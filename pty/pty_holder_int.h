@@ -18,7 +18,7 @@
 #define HOLDER_MAX_CLIENTS 64
 #define HOLDER_TRICKLE 1024	/* bytes a pass below which reads rest */
 #define HOLDER_TRICKLE_MS 5
-#define HOLDER_SCRUB_MS 250
+#define HOLDER_FILTER_MS 250
 
 struct hclient {
 	uv_pipe_t pipe;
@@ -79,11 +79,11 @@ struct holder {
 	char **det_rows;	/* row text buffers, det_nrows of them */
 	int det_nrows;
 	struct pty_detect_result det_res;
-	/* the secret scrubbed from output (opts.redact), or NULL; what it
-	 * holds back (a possible start of the secret) goes out after
-	 * HOLDER_SCRUB_MS without more output */
-	struct sbx_scrub *scrub;
-	uv_timer_t scrub_timer;
+	/* the filter over the agent's output (opts.filter), or NULL; what
+	 * it holds back (a possible start of a match) goes out after
+	 * HOLDER_FILTER_MS without more output */
+	const struct pty_holder_filter *filter;
+	uv_timer_t filter_timer;
 	/* hold after the exit (pty_holder_hold): serving, phase shown */
 	bool held;
 	bool closed_hook;

@@ -95,6 +95,27 @@ hk_closing(void *ud)
 	fprintf(k->log, "closing\n");
 }
 
+/* The scrubber as the holder's output filter, as the composition root
+ * injects it (tui/runtime/holder_main.c). */
+static void
+scrub_feed(const char *buf, size_t len, pty_holder_out_cb out, void *out_ud,
+    void *ud)
+{
+	sbx_scrub_feed(ud, buf, len, out, out_ud);
+}
+
+static void
+scrub_flush(pty_holder_out_cb out, void *out_ud, void *ud)
+{
+	sbx_scrub_flush(ud, out, out_ud);
+}
+
+static size_t
+scrub_held(void *ud)
+{
+	return sbx_scrub_held(ud);
+}
+
 /* A holder for cmd in a fresh directory; returns its pid. */
 static pid_t
 start(const char *dir, char *const *cmd, bool hold, const char *redact,
@@ -138,7 +159,15 @@ start(const char *dir, char *const *cmd, bool hold, const char *redact,
 		o.ready_fd = rp[1];
 		o.owner_fd = -1;
 		o.cancel_wait_ms = 300;
-		o.redact = redact;
+		if (redact != NULL) {
+			struct sbx_scrub *sc = sbx_scrub_new(redact);
+
+			if (sc == NULL)
+				_exit(98);
+			o.filter = (struct pty_holder_filter){
+				.feed = scrub_feed, .flush = scrub_flush,
+				.held = scrub_held, .ud = sc };
+		}
 		o.hooks.running = hk_running;
 		o.hooks.exited = hk_exited;
 		o.hooks.event = hk_event;

@@ -36,6 +36,7 @@ struct hmain {
 	struct tui_notify *notify;	/* SPEC 5.6 */
 	struct tui_holder_sbx *sbx;	/* bwrap leases: tui/holder_sbx.c */
 	struct tui_holder_cmd *cmd;	/* command leases: holder_cmd.c */
+	struct sbx_scrub *scrub;	/* the holder's output filter */
 	char fail_reason[64];		/* why the lease did not succeed */
 	/* the finishing phase (SPEC 7): on a thread, the socket still up */
 	uv_loop_t *loop;
@@ -46,6 +47,45 @@ struct hmain {
 };
 
 static void finish_start(struct hmain *);
+
+/* The credential scrubber as the holder's output filter (SPEC 8.5). */
+static void
+scrub_feed(const char *buf, size_t len, pty_holder_out_cb out, void *out_ud,
+    void *ud)
+{
+	sbx_scrub_feed(ud, buf, len, out, out_ud);
+}
+
+static void
+scrub_flush(pty_holder_out_cb out, void *out_ud, void *ud)
+{
+	sbx_scrub_flush(ud, out, out_ud);
+}
+
+static size_t
+scrub_held(void *ud)
+{
+	return sbx_scrub_held(ud);
+}
+
+/*
+ * A sandboxed lease's minted credential never reaches the screen or the
+ * transcript: its scrubber filters the holder's output. Returns 0 or
+ * -ENOMEM.
+ */
+static int
+scrub_wire(struct hmain *m, struct pty_holder_opts *ho)
+{
+	const char *secret = tui_holder_sbx_secret(m->sbx);
+
+	if (secret == NULL || secret[0] == '\0')
+		return 0;
+	if ((m->scrub = sbx_scrub_new(secret)) == NULL)
+		return -ENOMEM;
+	ho->filter = (struct pty_holder_filter){ .feed = scrub_feed,
+		.flush = scrub_flush, .held = scrub_held, .ud = m->scrub };
+	return 0;
+}
 
 static void
 receipt(struct hmain *m, const char *kind, json_t *fields)
@@ -428,11 +468,10 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.event = on_event;
 	ho.hooks.activity = on_activity;
 	if (m.sbx != NULL) {
-		/* Egress, graceful cancel, the scrubber (SPEC 8.2, 5.5, 8.5). */
+		/* Egress, graceful cancel (SPEC 8.2, 5.5); scrub_wire below. */
 		ho.hooks.running = on_running;
 		ho.hooks.closing = on_closing;
 		ho.hooks.signal_agent = on_signal_agent;
-		ho.redact = tui_holder_sbx_secret(m.sbx);
 	}
 	rules = tui_rules_load(c, rules_error, &m);
 	ho.rules = rules;
@@ -463,6 +502,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 				dprintf(ho.ready_fd, "err %s\n", err);
 		}
 	}
+	if (rc == 0 && (rc = scrub_wire(&m, &ho)) < 0 && ho.ready_fd >= 0)
+		dprintf(ho.ready_fd, "err scrubber: %s\n", strerror(-rc));
 	if (rc == 0)
 		rc = pty_holder_run(&loop, &ho);
 	/* The proxy's last tunnels and handles (they end with the agent). */
@@ -496,6 +537,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	pty_rules_free(rules);
 	sbx_plan_free(plan);
 	tui_holder_sbx_free(m.sbx);
+	sbx_scrub_free(m.scrub);
 	free(m.sock);
 	free(dir);
 	return rc < 0 ? TUI_EXIT_FAIL : TUI_EXIT_OK;
