@@ -1,10 +1,10 @@
 /*
- * provision.c: SPEC 6 steps 2-4 as journaled building blocks for the
- * composition root, and their teardown. Every resource's identity is
- * recorded (planned) before it is created and marked created after; every
- * removal is done and then journaled, so a crash at any point leaves the
- * journal naming everything that may exist (SPEC 9.2). Paths are always
- * computed from the state directory and a validated ID.
+ * provision.c: steps 2-4 of provisioning (SPEC 6) as journaled building
+ * blocks for the composition root, and their teardown. Every resource's
+ * identity is recorded (planned) before it is created and marked created
+ * after; every removal is done and then journaled, so a crash at any point
+ * leaves the journal naming everything that may exist (SPEC 9.2). Paths are
+ * always computed from the state directory and a validated ID.
  */
 #include <assert.h>
 #include <errno.h>

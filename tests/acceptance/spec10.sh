@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# spec10.sh: the acceptance of the whole system, SPEC 10 steps 1-6 (issue 9
+# spec10.sh: the acceptance of the whole system (SPEC 10 steps 1-6, issue 9
 # item 2), through the real binary, tmux and the command line, confirmed
 # from the host side: two writing agents on bwrap leases of one base while
 # the console runs (focus never moves); each destroys its own copy but

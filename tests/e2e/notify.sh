@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# notify.sh: SPEC 5.6 in the console: with [notify] bell = on in the
-# operator's config, a lease reaching done rings the OUTER terminal's bell
-# (tmux's window bell flag, observed from the host) — and focus does not
-# move. Without the setting no bell reaches the outer terminal (console.sh).
+# notify.sh: notifications in the console (SPEC 5.6): with [notify] bell =
+# on in the operator's config, a lease reaching done rings the OUTER
+# terminal's bell (tmux's window bell flag, observed from the host) — and
+# focus does not move. Without the setting no bell reaches the outer
+# terminal (console.sh).
 set -u
 . "$(dirname "$0")/lib.bash"
 

@@ -1,5 +1,5 @@
 /*
- * bringup.c: `corral new` for a sandboxed (bwrap) lease, SPEC 6 in order,
+ * bringup.c: `corral new` for a sandboxed (bwrap) lease, in order (SPEC 6),
  * each step journaled before it acts: the lease in provisioning, the
  * request and policy validated, the preflight (a refusal fails the lease
  * with its halt reason and exit class and creates nothing), the git
