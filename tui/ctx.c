@@ -102,18 +102,18 @@ tui_ctx_store(struct tui_ctx *c)
 	if (c->store != NULL)
 		return c->store;
 	if ((rc = mkdirs(c->state_dir)) < 0) {
-		tui_err(c, "state directory %s: %s", c->state_dir,
+		tui_ctx_err(c, "state directory %s: %s", c->state_dir,
 		    strerror(-rc));
 		return NULL;
 	}
 	if ((db = lease_path_db(c->state_dir)) == NULL) {
-		tui_err(c, "out of memory");
+		tui_ctx_err(c, "out of memory");
 		return NULL;
 	}
 	rc = lease_store_open(&c->store, db);
 	free(db);
 	if (rc < 0) {
-		tui_err(c, "%s", c->store ? lease_store_errmsg(c->store) :
+		tui_ctx_err(c, "%s", c->store ? lease_store_errmsg(c->store) :
 					    lease_strerror(rc));
 		lease_store_close(c->store);
 		c->store = NULL;
@@ -131,7 +131,7 @@ vmsg(struct tui_ctx *c, const char *fmt, va_list ap)
 }
 
 int
-tui_err(struct tui_ctx *c, const char *fmt, ...)
+tui_ctx_err(struct tui_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -142,7 +142,7 @@ tui_err(struct tui_ctx *c, const char *fmt, ...)
 }
 
 int
-tui_usage(struct tui_ctx *c, const char *fmt, ...)
+tui_ctx_usage(struct tui_ctx *c, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -155,7 +155,7 @@ tui_usage(struct tui_ctx *c, const char *fmt, ...)
 }
 
 void
-tui_print_json(json_t *j)
+tui_ctx_print_json(json_t *j)
 {
 	if (j == NULL)
 		return;
@@ -165,15 +165,15 @@ tui_print_json(json_t *j)
 }
 
 char *
-tui_lease_dir(const struct tui_ctx *c, const char *id)
+tui_ctx_lease_dir(const struct tui_ctx *c, const char *id)
 {
 	return lease_path_lease_dir(c->state_dir, id);
 }
 
 char *
-tui_holder_sock(const struct tui_ctx *c, const char *id)
+tui_ctx_holder_sock(const struct tui_ctx *c, const char *id)
 {
-	char *d = tui_lease_dir(c, id), *p = NULL;
+	char *d = tui_ctx_lease_dir(c, id), *p = NULL;
 
 	if (d != NULL && asprintf(&p, "%s/holder.sock", d) < 0)
 		p = NULL;
@@ -182,7 +182,8 @@ tui_holder_sock(const struct tui_ctx *c, const char *id)
 }
 
 int
-tui_find_lease(struct tui_ctx *c, const char *idname, struct lease_record *rec)
+tui_ctx_find_lease(struct tui_ctx *c, const char *idname,
+    struct lease_record *rec)
 {
 	struct lease_store *st = tui_ctx_store(c);
 	struct lease_record *v = NULL;
@@ -197,11 +198,11 @@ tui_find_lease(struct tui_ctx *c, const char *idname, struct lease_record *rec)
 		if (rc == 0)
 			return 0;
 		if (rc != LEASE_ENOTFOUND)
-			return tui_err(c, "%s", lease_store_errmsg(st));
+			return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	}
 	/* Not an ID: a unique lease name. */
 	if ((rc = lease_store_list(st, LEASE_LIST_ALL, &v, &n)) < 0)
-		return tui_err(c, "%s", lease_store_errmsg(st));
+		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].name != NULL && strcmp(v[i].name, idname) == 0) {
 			hits++;
@@ -220,13 +221,13 @@ tui_find_lease(struct tui_ctx *c, const char *idname, struct lease_record *rec)
 		fprintf(stderr, "no lease with ID or name '");
 	else
 		fprintf(stderr, "%zu leases are named '", hits);
-	tui_put_escaped(stderr, idname, strlen(idname));
+	tui_ctx_put_escaped(stderr, idname, strlen(idname));
 	fprintf(stderr, "'%s\n", hits ? ": use the ID" : "");
 	return TUI_EXIT_FAIL;
 }
 
 void
-tui_put_escaped(FILE *f, const char *s, size_t len)
+tui_ctx_put_escaped(FILE *f, const char *s, size_t len)
 {
 	size_t need;
 	char *buf;
@@ -242,10 +243,10 @@ tui_put_escaped(FILE *f, const char *s, size_t len)
 }
 
 struct pty_rules *
-tui_rules_load(struct tui_ctx *c, void (*err)(const char *, int,
+tui_ctx_rules_load(struct tui_ctx *c, void (*err)(const char *, int,
     const char *, void *), void *ud)
 {
-	char user[4096], *shipped = tui_data_path(c, "agents");
+	char user[4096], *shipped = tui_ctx_data_path(c, "agents");
 	const char *dirs[2];
 	struct pty_rules *r = NULL;
 	size_t n = 0;
@@ -269,7 +270,7 @@ tui_rules_load(struct tui_ctx *c, void (*err)(const char *, int,
 
 /* A file corral ships (agents/, demo/, tests/adversarial/). */
 char *
-tui_data_path(const struct tui_ctx *c, const char *rel)
+tui_ctx_data_path(const struct tui_ctx *c, const char *rel)
 {
 	const char *env = getenv("CORRAL_DATA_DIR");
 	char *cands[3] = { NULL, NULL, NULL }, *dir, *found = NULL;
@@ -302,7 +303,7 @@ tui_data_path(const struct tui_ctx *c, const char *rel)
 }
 
 bool
-tui_wants_help(int argc, char **argv)
+tui_ctx_wants_help(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--") == 0)

@@ -55,35 +55,35 @@ void tui_ctx_free(struct tui_ctx *);
 /* Open the journal (creating the state dir 0700). NULL after an error. */
 struct lease_store *tui_ctx_store(struct tui_ctx *);
 /* "corral CMD: message" on stderr; returns TUI_EXIT_FAIL. */
-int tui_err(struct tui_ctx *, const char *fmt, ...)
+int tui_ctx_err(struct tui_ctx *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Usage error: message, then "try corral CMD --help"; returns 2. */
-int tui_usage(struct tui_ctx *, const char *fmt, ...)
+int tui_ctx_usage(struct tui_ctx *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Print a JSON value (one document) to stdout and free it. */
-void tui_print_json(struct json_t *);
+void tui_ctx_print_json(struct json_t *);
 /* Path of lease id's directory / holder socket (malloc'd). */
-char *tui_lease_dir(const struct tui_ctx *, const char *id);
-char *tui_holder_sock(const struct tui_ctx *, const char *id);
+char *tui_ctx_lease_dir(const struct tui_ctx *, const char *id);
+char *tui_ctx_holder_sock(const struct tui_ctx *, const char *id);
 /*
  * Look up a lease by exact ID or unique name; fills rec. Prints the error
  * and returns non-zero when there is none.
  */
-int tui_find_lease(struct tui_ctx *, const char *idname,
+int tui_ctx_find_lease(struct tui_ctx *, const char *idname,
     struct lease_record *rec);
 /*
  * Load the agent rule files: the shipped ones, then the operator's
  * ($XDG_CONFIG_HOME/corral/agents) overriding by name; problems go to err
  * (file, line, message) and the rest keep working. NULL on -ENOMEM.
  */
-struct pty_rules *tui_rules_load(struct tui_ctx *, void (*err)(const char *,
+struct pty_rules *tui_ctx_rules_load(struct tui_ctx *, void (*err)(const char *,
     int, const char *, void *), void *ud);
 /* Print untrusted text escaped (SPEC 4.7) to f. */
-void tui_put_escaped(FILE *f, const char *s, size_t len);
+void tui_ctx_put_escaped(FILE *f, const char *s, size_t len);
 /* True if argv holds -h/--help before any "--". */
-bool tui_wants_help(int argc, char **argv);
+bool tui_ctx_wants_help(int argc, char **argv);
 /* A data file (demo/, themes/, agents/): env, install tree, source tree. */
-char *tui_data_path(const struct tui_ctx *, const char *rel);
+char *tui_ctx_data_path(const struct tui_ctx *, const char *rel);
 
 /* ------------------------------------------------------------------ */
 /* config.c: the operator's config file (SPEC 5.6)                      */

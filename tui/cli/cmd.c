@@ -103,7 +103,7 @@ tui_cmd_main(int argc, char **argv)
 		usage(stderr);
 		return TUI_EXIT_USAGE;
 	}
-	if (tui_wants_help(argc - 1, argv + 1)) {
+	if (tui_ctx_wants_help(argc - 1, argv + 1)) {
 		tui_cmd_help(c, stdout);
 		return TUI_EXIT_OK;
 	}

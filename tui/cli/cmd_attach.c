@@ -26,12 +26,12 @@ console_opts(struct tui_ctx *c, int argc, char **argv,
 		else if (strncmp(argv[i], "--theme=", 8) == 0)
 			o->theme = argv[i] + 8;
 		else if (argv[i][0] == '-' || *id != NULL)
-			return tui_usage(c, "unexpected '%.64s'", argv[i]);
+			return tui_ctx_usage(c, "unexpected '%.64s'", argv[i]);
 		else
 			*id = argv[i];
 	}
 	if (o->theme != NULL && o->theme[0] == '\0')
-		return tui_usage(c, "--theme needs a name or a file");
+		return tui_ctx_usage(c, "--theme needs a name or a file");
 	return 0;
 }
 
@@ -45,7 +45,7 @@ tui_console_main(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = console_opts(c, argc, argv, &o, &id)) != 0)
 		return rc;
 	if (id != NULL)
-		return tui_usage(c, "unexpected '%.64s' (corral attach ID "
+		return tui_ctx_usage(c, "unexpected '%.64s' (corral attach ID "
 		    "focuses a lease)", id);
 	return tui_console_run_opts(c, NULL, &o);
 }
@@ -61,9 +61,10 @@ attach_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = console_opts(c, argc, argv, &o, &id)) != 0)
 		return rc;
 	if (id == NULL)
-		return tui_usage(c, "expected: corral attach [--theme NAME] "
+		return tui_ctx_usage(c,
+		    "expected: corral attach [--theme NAME] "
 		    "ID");
-	if ((rc = tui_find_lease(c, id, &rec)) != 0)
+	if ((rc = tui_ctx_find_lease(c, id, &rec)) != 0)
 		return rc;
 	rc = tui_console_run_opts(c, rec.id, &o);
 	lease_record_clear(&rec);

@@ -78,16 +78,16 @@ demo_repo(struct tui_ctx *c, struct demo *d)
 	n = snprintf(d->repo, sizeof d->repo, "%s/demo/repo-XXXXXX",
 	    c->state_dir);
 	if (n < 0 || (size_t)n >= sizeof d->repo)
-		return tui_err(c, "state directory path too long");
+		return tui_ctx_err(c, "state directory path too long");
 	memcpy(parent, d->repo, (size_t)n + 1);
 	*strrchr(parent, '/') = '\0';
 	if (mkdir(parent, 0700) < 0 && errno != EEXIST)
-		return tui_err(c, "%s: %s", parent, strerror(errno));
+		return tui_ctx_err(c, "%s: %s", parent, strerror(errno));
 	if (mkdtemp(d->repo) == NULL)
-		return tui_err(c, "%s: %s", d->repo, strerror(errno));
+		return tui_ctx_err(c, "%s: %s", d->repo, strerror(errno));
 	fflush(NULL);
 	if ((pid = fork()) < 0)
-		return tui_err(c, "fork: %s", strerror(errno));
+		return tui_ctx_err(c, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		execl("/bin/sh", "sh", d->repo_sh, d->repo, d->agents,
 		    (char *)NULL);
@@ -95,9 +95,9 @@ demo_repo(struct tui_ctx *c, struct demo *d)
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
-			return tui_err(c, "waitpid: %s", strerror(errno));
+			return tui_ctx_err(c, "waitpid: %s", strerror(errno));
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return tui_err(c, "%s failed (is git installed?); the "
+		return tui_ctx_err(c, "%s failed (is git installed?); the "
 		    "repository was left in %s", d->repo_sh, d->repo);
 	return TUI_EXIT_OK;
 }
@@ -141,10 +141,10 @@ demo_sandboxed(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 	rq.cmd = cmd;
 	demo_term_size(&rq.rows, &rq.cols);
 	if (env != NULL && (old = strdup(env)) == NULL)
-		return tui_err(c, "out of memory");
+		return tui_ctx_err(c, "out of memory");
 	if (setenv("XDG_CONFIG_HOME", d->config, 1) < 0) {
 		free(old);
-		return tui_err(c, "setenv: %s", strerror(errno));
+		return tui_ctx_err(c, "setenv: %s", strerror(errno));
 	}
 	rc = tui_provision_sandboxed(c, &rq, id);
 	if (old != NULL)
@@ -166,7 +166,7 @@ demo_local(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 
 	n = snprintf(path, sizeof path, "%s/%s", d->agents, a->script);
 	if (n < 0 || (size_t)n >= sizeof path)
-		return tui_err(c, "demo agent path too long");
+		return tui_ctx_err(c, "demo agent path too long");
 	memset(&nw, 0, sizeof nw);
 	nw.name = a->name;
 	nw.sandbox = "trusted_local";
@@ -193,7 +193,7 @@ demo_print(struct tui_ctx *c, const struct demo *d)
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "id",
 		    d->ids[i], "name", demo_agents[i].name, "mode",
 		    demo_agents[i].sandboxed ? "sandboxed" : "trusted_local"));
-	tui_print_json(json_pack("{s:s, s:o*}", "repository", d->repo,
+	tui_ctx_print_json(json_pack("{s:s, s:o*}", "repository", d->repo,
 	    "leases", arr));
 }
 
@@ -215,14 +215,14 @@ demo_parse(struct tui_ctx *c, int argc, char **argv, bool *console)
 		case 'n': *console = false; break;
 		case 'j': c->json = true; break;
 		default:
-			return tui_usage(c, "unknown option '%.64s'",
+			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return tui_usage(c, "demo takes no arguments");
+		return tui_ctx_usage(c, "demo takes no arguments");
 	if (c->json && *console)
-		return tui_usage(c, "--json goes with --no-console");
+		return tui_ctx_usage(c, "--json goes with --no-console");
 	return 0;
 }
 
@@ -237,16 +237,18 @@ demo_exec(struct tui_ctx *c, int argc, char **argv)
 		return rc;
 	/* Nothing is started for a console that could not open. */
 	if (console && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		return tui_err(c, "the console needs a terminal; nothing was "
+		return tui_ctx_err(c,
+		    "the console needs a terminal; nothing was "
 		    "started ('corral demo --no-console' starts the agents "
 		    "without it)");
 	memset(&d, 0, sizeof d);
-	d.agents = tui_data_path(c, "demo/agents");
-	d.repo_sh = tui_data_path(c, "demo/repo.sh");
-	d.config = tui_data_path(c, "demo/config");
+	d.agents = tui_ctx_data_path(c, "demo/agents");
+	d.repo_sh = tui_ctx_data_path(c, "demo/repo.sh");
+	d.config = tui_ctx_data_path(c, "demo/config");
 	if (d.agents == NULL || d.repo_sh == NULL || d.config == NULL) {
 		demo_clear(&d);
-		return tui_err(c, "demo files not found (set CORRAL_DATA_DIR "
+		return tui_ctx_err(c,
+		    "demo files not found (set CORRAL_DATA_DIR "
 		    "to the directory holding demo/)");
 	}
 	if ((rc = demo_repo(c, &d)) != 0)

@@ -81,7 +81,7 @@ report_text(const struct sbx_doctor_report *r, const char *init)
 		else
 			printf("FAIL  %-12s %s (%d): ", k->name,
 			    sbx_halt_name(k->halt), k->halt);
-		tui_put_escaped(stdout, k->detail, strlen(k->detail));
+		tui_ctx_put_escaped(stdout, k->detail, strlen(k->detail));
 		printf("\n");
 	}
 	if (r->halt != 0)
@@ -95,7 +95,7 @@ report_text(const struct sbx_doctor_report *r, const char *init)
 static int
 adversarial(struct tui_ctx *c)
 {
-	char *suite = tui_data_path(c, "tests/adversarial/run.sh");
+	char *suite = tui_ctx_data_path(c, "tests/adversarial/run.sh");
 	char *argv[] = { "/bin/bash", suite, NULL };
 	pid_t pid;
 	int st, rc;
@@ -148,25 +148,27 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		case 'a': adv = true; break;
 		case 'j': c->json = true; break;
 		default:
-			return tui_usage(c, "unknown or incomplete option "
+			return tui_ctx_usage(c, "unknown or incomplete option "
 			    "'%.64s'", argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
-		return tui_usage(c, "unexpected argument '%.64s'",
+		return tui_ctx_usage(c, "unexpected argument '%.64s'",
 		    argv[optind]);
 	if ((rc = tui_sbx_policy(file, &pol, &perr)) < 0) {
 		const char *reason = rc == SBX_EWIDER ? "policy_wider" :
 		    "policy_invalid";
 
 		if (perr.line > 0)
-			return tui_err(c, "%s: %s:%d: %s", reason, perr.file,
+			return tui_ctx_err(c,
+			    "%s: %s:%d: %s", reason, perr.file,
 			    perr.line, perr.msg);
-		return tui_err(c, "%s: %s: %s", reason, perr.file, perr.msg);
+		return tui_ctx_err(c,
+		    "%s: %s: %s", reason, perr.file, perr.msg);
 	}
 	if ((rep = calloc(1, sizeof *rep)) == NULL) {
 		sbx_policy_free(pol);
-		return tui_err(c, "out of memory");
+		return tui_ctx_err(c, "out of memory");
 	}
 	init = tui_sbx_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
 	probe = tui_sbx_helper_path(c, "corral-sbx-probe", "CORRAL_SBX_PROBE");
@@ -180,7 +182,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	o.ssh_auth_sock = getenv("SSH_AUTH_SOCK");
 	rc = sbx_doctor_run(&o, rep);
 	if (rc < 0 && rc != SBX_EPROBE) {
-		rc = tui_err(c, "preflight: %s", sbx_strerror(rc));
+		rc = tui_ctx_err(c, "preflight: %s", sbx_strerror(rc));
 		goto out;
 	}
 	if (geteuid() != 0 && rep->halt == 0) {
@@ -189,7 +191,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		    "root to give each sandboxed lease a uid of its own");
 	}
 	if (c->json)
-		tui_print_json(report_json(rep, init));
+		tui_ctx_print_json(report_json(rep, init));
 	else
 		report_text(rep, init);
 	rc = rep->halt;
@@ -203,13 +205,14 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	} else if (rc == 0) {
 		if ((rc = sbx_doctor_mark_verified(c->state_dir,
 		    &rep->facts)) < 0)
-			rc = tui_err(c, "cannot record the verification: %s",
+			rc = tui_ctx_err(c,
+			    "cannot record the verification: %s",
 			    sbx_strerror(rc));
 		else
 			printf("adversarial suite passed: this configuration "
 			       "is verified\n");
 	} else {
-		rc = tui_err(c, "adversarial suite failed (%d): this "
+		rc = tui_ctx_err(c, "adversarial suite failed (%d): this "
 		    "configuration stays unverified", rc);
 	}
 out:

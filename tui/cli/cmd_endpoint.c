@@ -48,7 +48,7 @@ row_out(const struct pty_cell *cells, int n, json_t *arr)
 		json_t *t = json_stringn(line, keep);
 		json_array_append_new(arr, t ? t : json_string("?"));
 	} else {
-		tui_put_escaped(stdout, line, keep);
+		tui_ctx_put_escaped(stdout, line, keep);
 		fputc('\n', stdout);
 	}
 	free(line);
@@ -148,7 +148,7 @@ emit_mirror(struct tui_ctx *c, const struct pty_mirror *m, json_t *sb)
 	}
 	o = mirror_json(m);
 	json_object_set(o, "scrollback", sb ? sb : json_null());
-	tui_print_json(o);
+	tui_ctx_print_json(o);
 }
 
 static int
@@ -183,7 +183,7 @@ print_sb_frame(const uint8_t *p, size_t len, uint32_t *next, uint32_t *total,
 static int
 screen_from_file(struct tui_ctx *c, const char *id, bool sb)
 {
-	char *dir = tui_lease_dir(c, id), *path = NULL, *buf = NULL;
+	char *dir = tui_ctx_lease_dir(c, id), *path = NULL, *buf = NULL;
 	struct pty_wire_dec dec;
 	struct pty_mirror m;
 	const uint8_t *p;
@@ -199,7 +199,8 @@ screen_from_file(struct tui_ctx *c, const char *id, bool sb)
 	free(dir);
 	if (path == NULL || (f = fopen(path, "rb")) == NULL) {
 		free(path);
-		return tui_err(c, "lease %s has no live holder and no final "
+		return tui_ctx_err(c,
+		    "lease %s has no live holder and no final "
 		    "screen", id);
 	}
 	free(path);
@@ -210,7 +211,7 @@ screen_from_file(struct tui_ctx *c, const char *id, bool sb)
 	    fread(buf, 1, (size_t)sz, f) != (size_t)sz) {
 		fclose(f);
 		free(buf);
-		return tui_err(c, "cannot read the final screen of %s", id);
+		return tui_ctx_err(c, "cannot read the final screen of %s", id);
 	}
 	fclose(f);
 	pty_wire_dec_init(&dec, PTY_WIRE_MAX);
@@ -232,7 +233,7 @@ screen_from_file(struct tui_ctx *c, const char *id, bool sb)
 		emit_mirror(c, &m, sbj);
 		rc = TUI_EXIT_OK;
 	} else {
-		rc = tui_err(c, "the final screen of %s is corrupt", id);
+		rc = tui_ctx_err(c, "the final screen of %s is corrupt", id);
 	}
 out:
 	json_decref(sbj);
@@ -246,7 +247,7 @@ static int
 open_holder(struct tui_ctx *c, const struct lease_record *rec,
     unsigned flags, struct pty_holder_client **out)
 {
-	char *sock = tui_holder_sock(c, rec->id);
+	char *sock = tui_ctx_holder_sock(c, rec->id);
 	int rc;
 
 	if (sock == NULL)
@@ -283,12 +284,12 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 		else if (ch == 'j')
 			c->json = true;
 		else
-			return tui_usage(c, "unknown option '%.64s'",
+			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
 	}
 	if (optind != argc - 1)
-		return tui_usage(c, "expected one lease ID or name");
-	if ((rc = tui_find_lease(c, argv[optind], &rec)) != 0)
+		return tui_ctx_usage(c, "expected one lease ID or name");
+	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
 	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
 		rc = screen_from_file(c, rec.id, sb);
@@ -412,14 +413,15 @@ await_verdict(struct tui_ctx *c, struct pty_holder_client *cl, uint8_t want)
 	    EP_TIMEOUT_MS)) == 1) {
 		if (type == PTY_W_ERROR && plen >= 4) {
 			fprintf(stderr, "corral %s: holder refused: ", c->cmd);
-			tui_put_escaped(stderr, (const char *)p + 4, plen - 4);
+			tui_ctx_put_escaped(stderr, (const char *)p + 4,
+			    plen - 4);
 			fputc('\n', stderr);
 			return TUI_EXIT_FAIL;
 		}
 		if (type == want)
 			return TUI_EXIT_OK;
 	}
-	return tui_err(c, "holder did not answer: %s",
+	return tui_ctx_err(c, "holder did not answer: %s",
 	    rc == 0 ? "timed out" : pty_strerror(rc));
 }
 
@@ -434,18 +436,19 @@ send_exec(struct tui_ctx *c, int argc, char **argv)
 	int rc;
 
 	if (argc != 3 || argv[1][0] == '-')
-		return tui_usage(c, "expected: corral send ID TEXT");
-	if ((rc = tui_find_lease(c, argv[1], &rec)) != 0)
+		return tui_ctx_usage(c, "expected: corral send ID TEXT");
+	if ((rc = tui_ctx_find_lease(c, argv[1], &rec)) != 0)
 		return rc;
 	if ((rc = open_holder(c, &rec, 0, &cl)) < 0) {
 		lease_record_clear(&rec);
-		return tui_err(c, "lease %s has no live holder: %s", argv[1],
+		return tui_ctx_err(c,
+		    "lease %s has no live holder: %s", argv[1],
 		    pty_strerror(rc));
 	}
 	lease_record_clear(&rec);
 	if ((buf = malloc(strlen(argv[2]) + 1)) == NULL) {
 		pty_holder_client_free(cl);
-		return tui_err(c, "out of memory");
+		return tui_ctx_err(c, "out of memory");
 	}
 	n = unescape(argv[2], buf);
 	rc = pty_holder_client_send(cl, PTY_W_INPUT, buf, n);
@@ -453,7 +456,7 @@ send_exec(struct tui_ctx *c, int argc, char **argv)
 	/* A status round trip after the input: any refusal comes first. */
 	if (rc == 0)
 		rc = pty_holder_client_send(cl, PTY_W_STATUS, seq, sizeof seq);
-	rc = rc < 0 ? tui_err(c, "send: %s", pty_strerror(rc)) :
+	rc = rc < 0 ? tui_ctx_err(c, "send: %s", pty_strerror(rc)) :
 		      await_verdict(c, cl, PTY_W_STATUS_REPLY);
 	pty_holder_client_free(cl);
 	return rc;
@@ -477,24 +480,24 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 	int rc;
 
 	if (argc != 2 || argv[1][0] == '-')
-		return tui_usage(c, "expected: corral cancel ID");
-	if ((rc = tui_find_lease(c, argv[1], &rec)) != 0)
+		return tui_ctx_usage(c, "expected: corral cancel ID");
+	if ((rc = tui_ctx_find_lease(c, argv[1], &rec)) != 0)
 		return rc;
 	if (lease_state_final(rec.state)) {
-		rc = tui_err(c, "lease %s already ended (%s)", rec.id,
+		rc = tui_ctx_err(c, "lease %s already ended (%s)", rec.id,
 		    lease_state_name(rec.state));
 		lease_record_clear(&rec);
 		return rc;
 	}
 	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
-		rc = tui_err(c, "lease %s has no live holder (%s): run "
+		rc = tui_ctx_err(c, "lease %s has no live holder (%s): run "
 		    "'corral reconcile'", rec.id, pty_strerror(rc));
 		lease_record_clear(&rec);
 		return rc;
 	}
 	rc = pty_holder_client_send(cl, PTY_W_CANCEL, NULL, 0);
 	if (rc < 0)
-		rc = tui_err(c, "cancel: %s", pty_strerror(rc));
+		rc = tui_ctx_err(c, "cancel: %s", pty_strerror(rc));
 	else
 		rc = await_verdict(c, cl, PTY_W_OK);
 	if (rc == TUI_EXIT_OK) {
@@ -508,7 +511,7 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 		    10000)) == 1 && type != PTY_W_EXIT)
 			;
 		if (r != 1)
-			rc = tui_err(c, "lease %s did not end in time",
+			rc = tui_ctx_err(c, "lease %s did not end in time",
 			    rec.id);
 		else
 			printf("%s cancelled\n", rec.id);

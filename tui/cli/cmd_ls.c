@@ -97,16 +97,16 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		else if (ch == 'j')
 			c->json = true;
 		else
-			return tui_usage(c, "unknown option '%.64s'",
+			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
 	}
 	if (optind < argc)
-		return tui_usage(c, "unexpected argument '%.64s'",
+		return tui_ctx_usage(c, "unexpected argument '%.64s'",
 		    argv[optind]);
 	if ((st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
 	if (lease_store_list(st, all ? LEASE_LIST_ALL : 0, &v, &n) < 0)
-		return tui_err(c, "%s", lease_store_errmsg(st));
+		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	arr = json_array();
 	for (size_t i = 0; i < n; i++) {
 		json_t *o = lease_record_json(&v[i], 0);
@@ -115,7 +115,7 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		json_array_append_new(arr, o);
 	}
 	if (c->json) {
-		tui_print_json(arr);
+		tui_ctx_print_json(arr);
 	} else {
 		printf("%-24s %-16s %-12s %-10s %-13s %s\n", "ID", "NAME",
 		    "STATE", "ACTIVITY", "MODE", "LAST");
@@ -190,7 +190,7 @@ show_policy(const char *text)
 		if (n == 0 || *p == ';' || *p == '#')
 			continue;
 		printf(*p == '[' ? "  " : "    ");
-		tui_put_escaped(stdout, p, n);
+		tui_ctx_put_escaped(stdout, p, n);
 		printf("\n");
 	}
 }
@@ -209,7 +209,7 @@ show_limits(json_t *lim)
 
 		printf("  %-18s = ", k);
 		if (s != NULL)
-			tui_put_escaped(stdout, s, strlen(s));
+			tui_ctx_put_escaped(stdout, s, strlen(s));
 		printf("\n");
 		free(s);
 	}
@@ -236,23 +236,23 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		if (ch == 'j')
 			c->json = true;
 		else
-			return tui_usage(c, "unknown option '%.64s'",
+			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
 	}
 	if (optind != argc - 1)
-		return tui_usage(c, "expected one lease ID or name");
-	if ((rc = tui_find_lease(c, argv[optind], &rec)) != 0)
+		return tui_ctx_usage(c, "expected one lease ID or name");
+	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
 	if (lease_show_json(c->store, rec.id, &o) < 0) {
 		lease_record_clear(&rec);
-		return tui_err(c, "%s", lease_store_errmsg(c->store));
+		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
 	}
 	add_live(c, &rec, o);
 	unseen = rec.unseen;
 	snprintf(id, sizeof id, "%s", rec.id);
 	lease_record_clear(&rec);
 	if (c->json) {
-		tui_print_json(o);
+		tui_ctx_print_json(o);
 		return TUI_EXIT_OK;
 	}
 	json_object_foreach(o, k, val) {
@@ -272,11 +272,11 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		}
 		printf("%-16s ", k);
 		if (json_is_string(val)) {
-			tui_put_escaped(stdout, json_string_value(val),
+			tui_ctx_put_escaped(stdout, json_string_value(val),
 			    json_string_length(val));
 		} else if ((s = json_dumps(val, JSON_COMPACT |
 		    JSON_ENCODE_ANY | JSON_ENSURE_ASCII)) != NULL) {
-			tui_put_escaped(stdout, s, strlen(s));
+			tui_ctx_put_escaped(stdout, s, strlen(s));
 			free(s);
 		}
 		printf("\n");
@@ -288,7 +288,7 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		    JSON_COMPACT | JSON_ENSURE_ASCII);
 		printf("  ");
 		if (s != NULL)
-			tui_put_escaped(stdout, s, strlen(s));
+			tui_ctx_put_escaped(stdout, s, strlen(s));
 		printf("\n");
 		free(s);
 	}

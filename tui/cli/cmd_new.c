@@ -87,18 +87,19 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 
 	ad = sbx_adapters_find(a->sandbox);
 	if (ad == NULL)
-		return tui_usage(c, "unknown sandbox '%.64s' (bwrap, "
+		return tui_ctx_usage(c, "unknown sandbox '%.64s' (bwrap, "
 		    "trusted_local, command)", a->sandbox);
 	if (a->name != NULL && (strlen(a->name) > 128 || *a->name == '\0'))
-		return tui_usage(c, "--name must be 1 to 128 bytes");
+		return tui_ctx_usage(c, "--name must be 1 to 128 bytes");
 	if (a->agent != NULL) {
-		struct pty_rules *r = tui_rules_load(c, NULL, NULL);
+		struct pty_rules *r = tui_ctx_rules_load(c, NULL, NULL);
 		bool known = r != NULL && pty_rules_find(r, a->agent) != NULL;
 
 		pty_rules_free(r);
 		if (!known)
-			return tui_usage(c, "unknown agent profile '%.64s' (see "
-			    "the rule files in agents/ and "
+			return tui_ctx_usage(c,
+			    "unknown agent profile '%.64s' (see the rule "
+			    "files in agents/ and "
 			    "$XDG_CONFIG_HOME/corral/agents)", a->agent);
 	}
 	if (strcmp(ad->name, "trusted_local") != 0) {
@@ -117,10 +118,10 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		return tui_provision_sandboxed(c, &rq, id);
 	}
 	if (a->policy != NULL || a->prompt != NULL)
-		return tui_usage(c, "--policy and --prompt-file apply to "
+		return tui_ctx_usage(c, "--policy and --prompt-file apply to "
 		    "sandboxed leases only");
 	if (getcwd(cwd, sizeof cwd) == NULL)
-		return tui_err(c, "getcwd: %s", strerror(errno));
+		return tui_ctx_err(c, "getcwd: %s", strerror(errno));
 	if ((st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
 	/*
@@ -129,7 +130,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	 * The lock fd is close-on-exec: the holder does not inherit it.
 	 */
 	if ((rc = lease_lock_acquire(c->state_dir, 10000, &lk)) < 0)
-		return tui_err(c, "state lock: %s", lease_strerror(rc));
+		return tui_ctx_err(c, "state lock: %s", lease_strerror(rc));
 
 	memset(&spec, 0, sizeof spec);
 	spec.name = a->name;
@@ -139,21 +140,21 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	spec.cmd = a->cmd;
 	if ((rc = lease_store_insert(st, &spec, id)) < 0) {
 		lease_lock_release(lk);
-		return tui_err(c, "%s", lease_store_errmsg(st));
+		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	}
 
 	/* The lease directory: identity journaled before it exists. */
-	dir = tui_lease_dir(c, id);
-	sock = tui_holder_sock(c, id);
+	dir = tui_ctx_lease_dir(c, id);
+	sock = tui_ctx_holder_sock(c, id);
 	if (dir == NULL || sock == NULL) {
-		rc = tui_err(c, "out of memory");
+		rc = tui_ctx_err(c, "out of memory");
 		goto out;
 	}
 	if ((rc = lease_store_resource_plan(st, id, LEASE_RES_LEASE_DIR, dir,
 		 NULL)) < 0 ||
 	    (rc = lease_store_resource_plan(st, id, LEASE_RES_SOCKET, sock,
 		 NULL)) < 0) {
-		rc = tui_err(c, "%s", lease_store_errmsg(st));
+		rc = tui_ctx_err(c, "%s", lease_store_errmsg(st));
 		goto out;
 	}
 	{
@@ -163,7 +164,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		free(parent);
 	}
 	if (mkdir(dir, 0700) < 0) {
-		rc = tui_err(c, "%s: %s", dir, strerror(errno));
+		rc = tui_ctx_err(c, "%s: %s", dir, strerror(errno));
 		TUI_BEST_EFFORT(lease_store_transition(st, id, LEASE_EV_FAIL,
 		    "provision_error", NULL));
 		goto out;
@@ -189,7 +190,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 				    LEASE_EV_FAIL, "holder_start_failed", NULL));
 			lease_record_clear(&rec);
 		}
-		rc = tui_err(c, "cannot start '%s': %s", a->cmd[0], err);
+		rc = tui_ctx_err(c, "cannot start '%s': %s", a->cmd[0], err);
 		goto out;
 	}
 	rc = TUI_EXIT_OK;
@@ -232,21 +233,23 @@ parse_new(struct tui_ctx *c, int argc, char **argv, struct new_args *a,
 		case 'f': a->prompt = optarg; break;
 		case 'C': a->allow_control = true; break;
 		default:
-			return tui_usage(c, "unknown or incomplete option "
+			return tui_ctx_usage(c, "unknown or incomplete option "
 			    "'%.64s'", argv[optind - 1]);
 		}
 		if (wrap && (ch == 'R' || ch == 'b' || ch == 's' ||
 		    ch == 'p' || ch == 'f'))
-			return tui_usage(c, "wrap takes only --name, --agent "
+			return tui_ctx_usage(c,
+			    "wrap takes only --name, --agent "
 			    "and --allow-control");
 	}
 	if (optind >= argc)
-		return tui_usage(c, "missing the command: corral %s [OPTIONS] "
+		return tui_ctx_usage(c,
+		    "missing the command: corral %s [OPTIONS] "
 		    "-- CMD [ARG...]", wrap ? "wrap" : "new");
 	a->cmd = argv + optind;
 	if (strcmp(a->sandbox, "trusted_local") == 0 &&
 	    (a->repo != NULL || a->base != NULL))
-		return tui_usage(c, "a trusted_local lease has no clone: "
+		return tui_ctx_usage(c, "a trusted_local lease has no clone: "
 		    "--repo and --base do not apply");
 	return 0;
 }
@@ -263,7 +266,7 @@ new_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = create_lease(c, &a, -1, id)) != 0)
 		return rc;
 	if (c->json) {
-		tui_print_json(json_pack("{s:s}", "id", id));
+		tui_ctx_print_json(json_pack("{s:s}", "id", id));
 	} else {
 		printf("%s\n", id);
 	}
@@ -298,9 +301,10 @@ wrap_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = parse_new(c, argc, argv, &a, true)) != 0)
 		return rc;
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
-		return tui_err(c, "wrap needs a terminal on stdin and stdout");
+		return tui_ctx_err(c,
+		    "wrap needs a terminal on stdin and stdout");
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return tui_err(c, "socketpair: %s", strerror(errno));
+		return tui_ctx_err(c, "socketpair: %s", strerror(errno));
 	rc = create_lease(c, &a, sv[1], id);
 	close(sv[1]);
 	if (rc != 0) {

@@ -64,7 +64,7 @@ forget_holder(struct tui_ctx *c, const struct lease_record *r)
 		    LEASE_RES_HOLDER, ident));
 		TUI_BEST_EFFORT(lease_store_set_holder(c->store, r->id, 0, 0));
 	}
-	if ((sock = tui_holder_sock(c, r->id)) != NULL &&
+	if ((sock = tui_ctx_holder_sock(c, r->id)) != NULL &&
 	    (unlink(sock) == 0 || errno == ENOENT))
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, r->id,
 		    LEASE_RES_SOCKET, sock));
@@ -96,7 +96,7 @@ stop_lost(struct tui_ctx *c, const char *id)
 		 * What the holder would have done: stop, then extract, with
 		 * the stored credential (revoked after this) for the gate.
 		 */
-		char *dir = tui_lease_dir(c, id), *secret = NULL;
+		char *dir = tui_ctx_lease_dir(c, id), *secret = NULL;
 
 		if (dir == NULL || sbx_cred_read(dir, &secret) < 0)
 			secret = NULL;
@@ -135,7 +135,7 @@ ever_ran(struct tui_ctx *c, const char *id)
 static void
 forget_socket(struct tui_ctx *c, const char *id)
 {
-	char *sock = tui_holder_sock(c, id);
+	char *sock = tui_ctx_holder_sock(c, id);
 
 	if (sock != NULL && access(sock, F_OK) != 0)
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
@@ -223,23 +223,23 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 		else if (ch == 'j')
 			c->json = true;
 		else
-			return tui_usage(c, "unknown option '%.64s'",
+			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
 	}
 	if (optind != argc)
-		return tui_usage(c, "unexpected argument '%.64s'",
+		return tui_ctx_usage(c, "unexpected argument '%.64s'",
 		    argv[optind]);
 	if (tui_ctx_store(c) == NULL)
 		return TUI_EXIT_FAIL;
 	if ((rc = lease_lock_acquire(c->state_dir, RECOVER_LOCK_MS, &lk)) < 0)
-		return tui_err(c, "state lock: %s", lease_strerror(rc));
+		return tui_ctx_err(c, "state lock: %s", lease_strerror(rc));
 	lease_git_init();
 	if (!dry)
 		sandbox_prepass(c);
 	rc = lease_reconcile_with(c->store, lk, c->state_dir, probe, c,
 	    dry ? LEASE_RECONCILE_DRY_RUN : 0, &src, &rep);
 	if (rc < 0) {
-		rc = tui_err(c, "%s", lease_store_errmsg(c->store));
+		rc = tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
 		goto out;
 	}
 	for (size_t i = 0; !dry && i < rep->n; i++) {
@@ -250,7 +250,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	if (!dry)
 		tui_sbx_cred_reconcile(c);
 	if (c->json) {
-		tui_print_json(lease_report_json(rep));
+		tui_ctx_print_json(lease_report_json(rep));
 	} else {
 		for (size_t i = 0; i < rep->n; i++) {
 			const struct lease_finding *f = &rep->v[i];
@@ -258,7 +258,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 			printf("%-16s %-24s ", lease_finding_name(f->kind),
 			    f->id[0] ? f->id : "-");
 			if (f->detail != NULL)
-				tui_put_escaped(stdout, f->detail,
+				tui_ctx_put_escaped(stdout, f->detail,
 				    strlen(f->detail));
 			printf("\n");
 		}
@@ -307,19 +307,20 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 		if (ch == 'o')
 			older = optarg;
 		else
-			return tui_usage(c, "unknown or incomplete option "
+			return tui_ctx_usage(c, "unknown or incomplete option "
 			    "'%.64s'", argv[optind - 1]);
 	}
 	if ((older == NULL) == (optind == argc) ||
 	    (older == NULL && optind != argc - 1))
-		return tui_usage(c, "expected exactly one of: ID, "
+		return tui_ctx_usage(c, "expected exactly one of: ID, "
 		    "--older-than DURATION");
 	if (older != NULL && tui_duration_parse(older, &age) < 0)
-		return tui_usage(c, "bad duration '%.64s' (e.g. 90s, 10m, 2h, "
+		return tui_ctx_usage(c,
+		    "bad duration '%.64s' (e.g. 90s, 10m, 2h, "
 		    "7d)", older);
 	if (older == NULL && !lease_id_valid(argv[optind])) {
 		fprintf(stderr, "corral gc: '");
-		tui_put_escaped(stderr, argv[optind], strlen(argv[optind]));
+		tui_ctx_put_escaped(stderr, argv[optind], strlen(argv[optind]));
 		fprintf(stderr, "' is not a lease ID (gc takes an exact ID, "
 				"never a name or pattern)\n");
 		return TUI_EXIT_USAGE;
@@ -327,7 +328,7 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 	if (tui_ctx_store(c) == NULL)
 		return TUI_EXIT_FAIL;
 	if ((rc = lease_lock_acquire(c->state_dir, RECOVER_LOCK_MS, &lk)) < 0)
-		return tui_err(c, "state lock: %s", lease_strerror(rc));
+		return tui_ctx_err(c, "state lock: %s", lease_strerror(rc));
 	lease_git_init();
 	if (older != NULL) {
 		/* Stored credentials of dead holders: revoked first. */
@@ -359,8 +360,9 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	lease_git_shutdown();
 	lease_lock_release(lk);
-	if (rc < 0)	/* tui_err gives the exit code: a refusal fails */
-		return tui_err(c, "%s", lease_store_errmsg(c->store)[0] ?
+	/* tui_ctx_err gives the exit code: a refusal fails */
+	if (rc < 0)
+		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store)[0] ?
 		    lease_store_errmsg(c->store) : lease_strerror(rc));
 	if (older != NULL)
 		printf("removed %zu lease(s)\n", removed);

@@ -440,12 +440,12 @@ review_exec(struct tui_ctx *c, int argc, char **argv)
 		if (ch == 'j')
 			c->json = true;
 		else
-			return tui_usage(c, "unknown option '%.64s'",
+			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
 	}
 	if (optind != argc - 1)
-		return tui_usage(c, "expected one lease ID or name");
-	if ((rc = tui_find_lease(c, argv[optind], &rec)) != 0)
+		return tui_ctx_usage(c, "expected one lease ID or name");
+	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
 	lease_git_init();
 	rc = lease_result_review(c->store, c->state_dir, rec.id,
@@ -453,9 +453,9 @@ review_exec(struct tui_ctx *c, int argc, char **argv)
 	lease_git_shutdown();
 	lease_record_clear(&rec);
 	if (doc == NULL)
-		return tui_err(c, "%s", lease_store_errmsg(c->store));
+		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
 	if (c->json) {
-		tui_print_json(doc);
+		tui_ctx_print_json(doc);
 	} else {
 		o.f = stdout;
 		o.color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
@@ -469,7 +469,7 @@ review_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	if (rc == LEASE_ESTALE) {
 		fprintf(stderr, "corral review: ");
-		tui_put_escaped(stderr, lease_store_errmsg(c->store),
+		tui_ctx_put_escaped(stderr, lease_store_errmsg(c->store),
 		    strlen(lease_store_errmsg(c->store)));
 		fprintf(stderr, " (not recorded as reviewed)\n");
 		return TUI_EXIT_FAIL;
@@ -499,8 +499,8 @@ reject_exec(struct tui_ctx *c, int argc, char **argv)
 	int rc;
 
 	if (argc != 2 || argv[1][0] == '-')
-		return tui_usage(c, "expected one lease ID or name");
-	if ((rc = tui_find_lease(c, argv[1], &rec)) != 0)
+		return tui_ctx_usage(c, "expected one lease ID or name");
+	if ((rc = tui_ctx_find_lease(c, argv[1], &rec)) != 0)
 		return rc;
 	lease_git_init();
 	rc = lease_result_reject_ex(c->store, c->state_dir, rec.id,
@@ -508,7 +508,7 @@ reject_exec(struct tui_ctx *c, int argc, char **argv)
 	lease_git_shutdown();
 	if (rc < 0) {
 		lease_record_clear(&rec);
-		return tui_err(c, "%s", lease_store_errmsg(c->store)[0] ?
+		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store)[0] ?
 		    lease_store_errmsg(c->store) : lease_strerror(rc));
 	}
 	printf("rejected %s: runtime resources removed; the result, "
@@ -553,16 +553,16 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 		else if (ch == 'h')
 			ao.hunks = optarg;
 		else
-			return tui_usage(c, "unknown or incomplete option "
+			return tui_ctx_usage(c, "unknown or incomplete option "
 			    "'%.64s'", argv[optind - 1]);
 	}
 	if (optind != argc - 1)
-		return tui_usage(c, "expected one lease ID or name");
-	if ((rc = tui_find_lease(c, argv[optind], &rec)) != 0)
+		return tui_ctx_usage(c, "expected one lease ID or name");
+	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
 	if (tui_result_env_new(&rec, &env, err, sizeof err) < 0) {
 		lease_record_clear(&rec);
-		return tui_err(c, "%s", err);
+		return tui_ctx_err(c, "%s", err);
 	}
 	ao.policy = tui_result_env_policy(env);
 	ao.run_check = tui_result_run_check;
@@ -585,13 +585,13 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 		return TUI_EXIT_OK;
 	}
 	fprintf(stderr, "corral apply: ");
-	tui_put_escaped(stderr, lease_store_errmsg(c->store),
+	tui_ctx_put_escaped(stderr, lease_store_errmsg(c->store),
 	    strlen(lease_store_errmsg(c->store)));
 	fputc('\n', stderr);
 	if (rc == LEASE_ECHECKEDOUT) {
 		/* the command the owner can run where the branch is out */
 		fprintf(stderr, "  cd ");
-		tui_put_escaped(stderr, out.checked_out,
+		tui_ctx_put_escaped(stderr, out.checked_out,
 		    strlen(out.checked_out));
 		fprintf(stderr, " && git merge --ff-only corral/%s\n", rec.id);
 	}

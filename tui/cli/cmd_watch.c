@@ -46,8 +46,8 @@ explain_exec(struct tui_ctx *c, int argc, char **argv)
 		argc = 2;
 	}
 	if (argc != 2 || argv[1][0] == '-')
-		return tui_usage(c, "expected: corral explain ID [--json]");
-	if ((rc = tui_find_lease(c, argv[1], &rec)) != 0)
+		return tui_ctx_usage(c, "expected: corral explain ID [--json]");
+	if ((rc = tui_ctx_find_lease(c, argv[1], &rec)) != 0)
 		return rc;
 	o = json_pack("{s:s, s:s}", "id", rec.id, "activity",
 	    lease_activity_name(rec.activity));
@@ -91,7 +91,7 @@ explain_exec(struct tui_ctx *c, int argc, char **argv)
 	free(js);
 	lease_record_clear(&rec);
 	if (c->json) {
-		tui_print_json(o);
+		tui_ctx_print_json(o);
 		return TUI_EXIT_OK;
 	}
 	printf("activity: %s\n", json_string_value(json_object_get(o,
@@ -99,7 +99,7 @@ explain_exec(struct tui_ctx *c, int argc, char **argv)
 	printf("decided by: ");
 	{
 		const char *s = json_string_value(json_object_get(o, "signal"));
-		tui_put_escaped(stdout, s ? s : "-", s ? strlen(s) : 1);
+		tui_ctx_put_escaped(stdout, s ? s : "-", s ? strlen(s) : 1);
 	}
 	printf(" (%s)\n", json_string_value(json_object_get(o, "source")));
 	if (json_is_string(json_object_get(o, "explain"))) {
@@ -171,11 +171,11 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 		else if (ch == 't' && tui_duration_parse(optarg, &timeout) == 0)
 			continue;
 		else
-			return tui_usage(c, "bad option '%.64s'",
+			return tui_ctx_usage(c, "bad option '%.64s'",
 			    argv[optind - 1]);
 	}
 	if (until == NULL || optind != argc - 1)
-		return tui_usage(c, "expected: corral wait ID --until "
+		return tui_ctx_usage(c, "expected: corral wait ID --until "
 		    "STATE[,STATE...] [--timeout SEC]");
 	/* Every word must be an activity or a lease state (SPEC 5.1, 5.2). */
 	for (const char *p = until; *p != '\0';) {
@@ -185,15 +185,16 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 		enum lease_state s;
 
 		if (len == 0 || len >= sizeof w)
-			return tui_usage(c, "bad state list '%.64s'", until);
+			return tui_ctx_usage(c,
+			    "bad state list '%.64s'", until);
 		memcpy(w, p, len);
 		w[len] = '\0';
 		if (lease_activity_parse(w, &a) < 0 &&
 		    lease_state_parse(w, &s) < 0)
-			return tui_usage(c, "unknown state '%s'", w);
+			return tui_ctx_usage(c, "unknown state '%s'", w);
 		p += len + (p[len] == ',');
 	}
-	if ((rc = tui_find_lease(c, argv[optind], &rec)) != 0)
+	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
 	memcpy(id, rec.id, sizeof id);
 	for (;;) {
@@ -217,7 +218,8 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 			return TUI_EXIT_TIMEOUT;
 		sleep_ms(WATCH_POLL_MS);
 		if (lease_store_get(c->store, id, &rec) < 0)
-			return tui_err(c, "%s", lease_store_errmsg(c->store));
+			return tui_ctx_err(c,
+			    "%s", lease_store_errmsg(c->store));
 	}
 }
 
@@ -267,7 +269,8 @@ print_event(const struct lease_event_row *e, void *ud)
 		    e->to ? e->to : "-");
 		if (e->reason != NULL) {
 			printf("  ");
-			tui_put_escaped(stdout, e->reason, strlen(e->reason));
+			tui_ctx_put_escaped(stdout, e->reason,
+			    strlen(e->reason));
 		}
 		printf("\n");
 	}
@@ -293,7 +296,7 @@ events_exec(struct tui_ctx *c, int argc, char **argv)
 	while ((ch = getopt_long(argc, argv, "s:fj", opts, NULL)) != -1) {
 		if (ch == 's') {
 			if (tui_duration_parse(optarg, &d) < 0)
-				return tui_usage(c, "bad duration '%.64s'",
+				return tui_ctx_usage(c, "bad duration '%.64s'",
 				    optarg);
 			since = lease_now_ms() - d;
 		} else if (ch == 'f') {
@@ -301,19 +304,20 @@ events_exec(struct tui_ctx *c, int argc, char **argv)
 		} else if (ch == 'j') {
 			pp.json = true;
 		} else {
-			return tui_usage(c, "unknown option '%.64s'",
+			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
 		}
 	}
 	if (optind != argc)
-		return tui_usage(c, "unexpected argument '%.64s'",
+		return tui_ctx_usage(c, "unexpected argument '%.64s'",
 		    argv[optind]);
 	if (tui_ctx_store(c) == NULL)
 		return TUI_EXIT_FAIL;
 	do {
 		if (lease_store_events(c->store, NULL, since, pp.last,
 		    print_event, &pp, NULL) < 0)
-			return tui_err(c, "%s", lease_store_errmsg(c->store));
+			return tui_ctx_err(c,
+			    "%s", lease_store_errmsg(c->store));
 		fflush(stdout);
 		if (follow)
 			sleep_ms(250);
@@ -338,18 +342,19 @@ report_exec(struct tui_ctx *c, int argc, char **argv)
 	int fd, n;
 
 	if (argc != 2)
-		return tui_usage(c, "expected: corral report STATE");
+		return tui_ctx_usage(c, "expected: corral report STATE");
 	n = pty_detect_report_seq(argv[1], seq, sizeof seq);
 	if (n < 0)
-		return tui_usage(c, "a report is one of working, prompt, "
+		return tui_ctx_usage(c, "a report is one of working, prompt, "
 		    "blocked, done, failed");
 	/* Our own terminal: the report travels on the lease's PTY. */
 	if ((fd = open("/dev/tty", O_WRONLY | O_NOCTTY | O_CLOEXEC)) < 0)
-		return tui_err(c, "no terminal to report on (run it inside a "
+		return tui_ctx_err(c,
+		    "no terminal to report on (run it inside a "
 		    "lease): %s", strerror(errno));
 	if (write(fd, seq, (size_t)n) != n) {
 		close(fd);
-		return tui_err(c, "write: %s", strerror(errno));
+		return tui_ctx_err(c, "write: %s", strerror(errno));
 	}
 	close(fd);
 	return TUI_EXIT_OK;

@@ -568,7 +568,7 @@ static struct tui_conn *
 app_connect(struct tui_app *a, struct tui_session *s, unsigned flags)
 {
 	struct tui_conn *c = NULL;
-	char *path = tui_holder_sock(a->ctx, s->id), why[160];
+	char *path = tui_ctx_holder_sock(a->ctx, s->id), why[160];
 	int rc;
 
 	if (path == NULL)
@@ -601,7 +601,7 @@ app_close_conns(struct tui_app *a, struct tui_session *s)
 static void
 load_final(struct tui_app *a, struct tui_session *s)
 {
-	char *dir = tui_lease_dir(a->ctx, s->id), *path = NULL, buf[65536];
+	char *dir = tui_ctx_lease_dir(a->ctx, s->id), *path = NULL, buf[65536];
 	struct pty_wire_dec dec;
 	const uint8_t *p;
 	size_t plen, total = 0, n;
@@ -987,7 +987,7 @@ load_theme(struct tui_app *a, char *err, size_t errsz)
 			path = strdup(name);
 		} else {
 			snprintf(rel, sizeof rel, "themes/%.64s.theme", name);
-			path = tui_data_path(a->ctx, rel);
+			path = tui_ctx_data_path(a->ctx, rel);
 		}
 		if (path == NULL) {
 			snprintf(err, errsz, "theme '%.64s' not found", name);
@@ -1117,9 +1117,9 @@ tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
 	if (tui_ctx_store(c) == NULL)
 		return TUI_EXIT_FAIL;
 	if (focus_id != NULL && !lease_id_valid(focus_id))
-		return tui_err(c, "not a lease ID: %.64s", focus_id);
+		return tui_ctx_err(c, "not a lease ID: %.64s", focus_id);
 	if ((a = calloc(1, sizeof *a)) == NULL)
-		return tui_err(c, "out of memory");
+		return tui_ctx_err(c, "out of memory");
 	a->ctx = c;
 	a->opts = opts;
 	open_log(a);
@@ -1158,7 +1158,7 @@ tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
 			if (strcmp(a->s[i]->id, focus_id) == 0)
 				at = (long)i;
 		if (at < 0) {
-			rc = tui_err(c, "no lease %s", focus_id);
+			rc = tui_ctx_err(c, "no lease %s", focus_id);
 			goto out;
 		}
 	} else if (a->n > 0) {
@@ -1166,7 +1166,7 @@ tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
 	}
 	if ((rc = app_start(a, err, sizeof err)) < 0) {
 		app_stop(a);
-		rc = tui_err(c, "%s", err);
+		rc = tui_ctx_err(c, "%s", err);
 		goto out;
 	}
 	tui_app_log(a, "console started with %zu lease(s)", a->n);

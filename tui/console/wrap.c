@@ -313,7 +313,7 @@ tui_wrap_attach(struct tui_ctx *c, const char *id, int sockfd)
 
 	if (w == NULL) {
 		close(sockfd);
-		return tui_err(c, "out of memory");
+		return tui_ctx_err(c, "out of memory");
 	}
 	w->id = id;
 	pty_wire_dec_init(&w->dec, PTY_WIRE_MAX);

@@ -67,7 +67,7 @@ fail_lease(struct prov *p, const char *reason)
 static void
 undo(struct prov *p)
 {
-	char err[512], *sock = tui_holder_sock(p->c, p->id);
+	char err[512], *sock = tui_ctx_holder_sock(p->c, p->id);
 
 	/* A holder that never started leaves no socket (its directory goes
 	 * with the lease directory below). */
@@ -255,7 +255,7 @@ command_preflight(struct prov *p, struct tui_config *cf,
 
 	if ((rc = tui_sbx_command_config(cf, cc, why, sizeof why)) < 0) {
 		fail_lease(p, "adapter_config_invalid");
-		return tui_err(p->c, "adapter_config_invalid: %s; nothing "
+		return tui_ctx_err(p->c, "adapter_config_invalid: %s; nothing "
 		    "was started (no fallback to another adapter)", why);
 	}
 	rc = sbx_command_probe(cc, why, sizeof why);
@@ -380,7 +380,7 @@ static int
 lease_file(struct prov *p, const char *name, const void *buf, size_t len,
     char *err, size_t errsz)
 {
-	char *dir = tui_lease_dir(p->c, p->id), *path = NULL;
+	char *dir = tui_ctx_lease_dir(p->c, p->id), *path = NULL;
 	int rc;
 
 	if (dir == NULL || asprintf(&path, "%s/%s", dir, name) < 0) {
@@ -446,7 +446,7 @@ provision(struct prov *p, struct lease_lock *lk)
 	}
 	/* The adapter's resources, each journaled (SPEC 6, 9.2). */
 	if ((ws = lease_path_workspace(p->c->state_dir, p->id)) == NULL ||
-	    (dir = tui_lease_dir(p->c, p->id)) == NULL) {
+	    (dir = tui_ctx_lease_dir(p->c, p->id)) == NULL) {
 		rc = -ENOMEM;
 		snprintf(err, sizeof err, "out of memory");
 		goto fail;
@@ -499,7 +499,7 @@ provision(struct prov *p, struct lease_lock *lk)
 	lease_fault_point("provision.bound.after");
 
 	/* Step 6: the holder (its socket journaled first), then the agent. */
-	if ((sock = tui_holder_sock(p->c, p->id)) == NULL ||
+	if ((sock = tui_ctx_holder_sock(p->c, p->id)) == NULL ||
 	    (rc = lease_store_resource_plan(p->st, p->id, LEASE_RES_SOCKET,
 	    sock, NULL)) < 0) {
 		rc = sock == NULL ? -ENOMEM : rc;
@@ -561,7 +561,7 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	p.ad = sbx_adapters_find(rq->sandbox != NULL ? rq->sandbox : "bwrap");
 	if (p.ad == NULL || p.ad->provision == NULL ||
 	    strcmp(p.ad->name, "trusted_local") == 0)
-		return tui_err(c, "sandbox adapter '%s' cannot provision a "
+		return tui_ctx_err(c, "sandbox adapter '%s' cannot provision a "
 		    "sandboxed lease", rq->sandbox);
 	if ((p.st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
@@ -572,7 +572,7 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	 */
 	if ((rc = lease_lock_acquire(c->state_dir, LOCK_MS, &lk)) < 0) {
 		free(p.init);
-		return tui_err(c, "state lock: %s", lease_strerror(rc));
+		return tui_ctx_err(c, "state lock: %s", lease_strerror(rc));
 	}
 	/* Step 1: persist the lease in provisioning... */
 	memset(&spec, 0, sizeof spec);
@@ -582,13 +582,13 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 	spec.isolation = p.ad->isolation;
 	spec.cmd = rq->cmd;
 	if ((rc = lease_store_insert(p.st, &spec, id)) < 0) {
-		rc = tui_err(c, "%s", lease_store_errmsg(p.st));
+		rc = tui_ctx_err(c, "%s", lease_store_errmsg(p.st));
 		goto out;
 	}
 	/* ...validate the request and the policy... */
 	if (read_prompt(&p, err, sizeof err) < 0) {
 		fail_lease(&p, "request_invalid");
-		rc = tui_err(c, "request_invalid: %s", err);
+		rc = tui_ctx_err(c, "request_invalid: %s", err);
 		goto out;
 	}
 	if ((rc = tui_sbx_policy_read(rq->policy_file, &p.src, &perr)) == 0)
@@ -597,16 +597,16 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 		reason = rc == SBX_EWIDER ? "policy_wider" : "policy_invalid";
 		fail_lease(&p, reason);
 		if (perr.line > 0)
-			rc = tui_err(c, "%s: %s:%d: %s", reason, perr.file,
+			rc = tui_ctx_err(c, "%s: %s:%d: %s", reason, perr.file,
 			    perr.line, perr.msg);
 		else
-			rc = tui_err(c, "%s: %s: %s", reason, perr.file,
+			rc = tui_ctx_err(c, "%s: %s: %s", reason, perr.file,
 			    perr.msg);
 		goto out;
 	}
 	if ((rc = policy_text(&p, err, sizeof err)) < 0) {
 		fail_lease(&p, "provision_error");
-		rc = tui_err(c, "%s", err);
+		rc = tui_ctx_err(c, "%s", err);
 		goto out;
 	}
 	/* The repository's own policy, from the base commit (SPEC 8.6). */
@@ -614,7 +614,7 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 		reason = rc == SBX_EWIDER ? "policy_wider" : rc == SBX_EPOLICY ?
 		    "policy_invalid" : "provision_error";
 		fail_lease(&p, reason);
-		rc = tui_err(c, "%s: %s", reason, err);
+		rc = tui_ctx_err(c, "%s: %s", reason, err);
 		goto out;
 	}
 	if (strcmp(p.ad->name, "command") == 0) {

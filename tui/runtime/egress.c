@@ -26,7 +26,7 @@ tui_sbx_agent_endpoints(struct tui_ctx *c, const char *agent,
 	*out = NULL;
 	if (namesz > 0)
 		name[0] = '\0';
-	if ((rules = tui_rules_load(c, NULL, NULL)) == NULL)
+	if ((rules = tui_ctx_rules_load(c, NULL, NULL)) == NULL)
 		return -ENOMEM;
 	if (agent != NULL)
 		a = pty_rules_find(rules, agent);

@@ -152,7 +152,7 @@ tui_sbx_cred_revoke(struct tui_ctx *ctx, const char *id, char *err,
     size_t errsz)
 {
 	struct tui_sbx_cred_cfg c;
-	char *dir = tui_lease_dir(ctx, id);
+	char *dir = tui_ctx_lease_dir(ctx, id);
 	json_t *j;
 	int rc;
 

@@ -416,7 +416,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		return TUI_EXIT_FAIL;
 	}
 	memset(&req, 0, sizeof req);
-	dir = tui_lease_dir(c, id);
+	dir = tui_ctx_lease_dir(c, id);
 	req.id = id;
 	req.lease_dir = dir;
 	req.cmd = argv + optind;
@@ -442,7 +442,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	m.ctx = c;
 	m.id = id;
 	m.trusted_local = strcmp(ad->name, "trusted_local") == 0;
-	m.sock = tui_holder_sock(c, id);
+	m.sock = tui_ctx_holder_sock(c, id);
 
 	memset(&ho, 0, sizeof ho);
 	ho.id = id;
@@ -473,7 +473,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		ho.hooks.closing = on_closing;
 		ho.hooks.signal_agent = on_signal_agent;
 	}
-	rules = tui_rules_load(c, rules_error, &m);
+	rules = tui_ctx_rules_load(c, rules_error, &m);
 	ho.rules = rules;
 	ho.agent = agent;
 	ho.hooks.ud = &m;
@@ -555,7 +555,7 @@ tui_holder_main_run(int argc, char **argv)
 	struct tui_ctx ctx;
 	int rc;
 
-	if (tui_wants_help(argc - 1, argv + 1)) {
+	if (tui_ctx_wants_help(argc - 1, argv + 1)) {
 		fputs(holder_usage, stdout);
 		return TUI_EXIT_OK;
 	}

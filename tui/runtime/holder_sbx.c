@@ -99,7 +99,7 @@ receipt(struct tui_holder_sbx *h, const char *kind, json_t *fields)
 static char *
 lease_file(struct tui_holder_sbx *h, const char *name)
 {
-	char *dir = tui_lease_dir(h->ctx, h->id), *p = NULL;
+	char *dir = tui_ctx_lease_dir(h->ctx, h->id), *p = NULL;
 
 	if (dir != NULL && asprintf(&p, "%s/%s", dir, name) < 0)
 		p = NULL;
@@ -285,7 +285,7 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 	if ((rc = from_journal(h, err, errsz)) < 0 ||
 	    (rc = load_policy(h, err, errsz)) < 0)
 		return rc;
-	if ((h->dir = tui_lease_dir(c, id)) == NULL)
+	if ((h->dir = tui_ctx_lease_dir(c, id)) == NULL)
 		return -ENOMEM;
 	h->egress = h->pol->nnet_allow > 0 || h->pol->loopback_port != 0;
 	if ((rc = mint(h, err, errsz)) < 0)

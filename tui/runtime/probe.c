@@ -33,7 +33,7 @@ tui_probe_holder(const struct tui_ctx *c, const struct lease_record *r,
 		    (long long)r->holder_pid);
 		return TUI_HOLDER_DEAD;
 	}
-	if ((sock = tui_holder_sock(c, r->id)) == NULL)
+	if ((sock = tui_ctx_holder_sock(c, r->id)) == NULL)
 		return TUI_HOLDER_WEDGED;
 	rc = pty_holder_client_open(&cl, sock, 0, timeout_ms);
 	free(sock);

@@ -24,7 +24,7 @@ static void
 grandchild(struct tui_ctx *c, const struct tui_spawn *sp, char **argv,
     int ready_fd)
 {
-	char *dir = tui_lease_dir(c, sp->id), *log = NULL;
+	char *dir = tui_ctx_lease_dir(c, sp->id), *log = NULL;
 	int hi_ready, hi_owner = -1, fd;
 
 	hi_ready = fcntl(ready_fd, F_DUPFD, 100);
