@@ -157,7 +157,7 @@ untouched(const struct tui_rect *r, int *inside, int *outside)
 	for (y = 0; y < ms.h; y++)
 		for (x = 0; x < ms.w; x++)
 			if (strcmp(at(&ms, x, y)->text, "~") == 0) {
-				if (tui_rect_contains(r, x, y))
+				if (tui_layout_rect_contains(r, x, y))
 					(*inside)++;
 				else
 					(*outside)++;
@@ -713,7 +713,7 @@ START_TEST(test_draw_review)
 	rv.cur = rv.files[0].hline[0];
 	ck_assert(tui_review_toggle(&rv));
 	rv.cur = 0;
-	tui_draw_review(&dr, &r, &rv, NULL);
+	tui_draw_view_review(&dr, &r, &rv, NULL);
 	all_rows(all, sizeof all);
 	ck_assert_ptr_nonnull(strstr(all, "review L1: 1 of 2 hunk(s) kept"));
 	ck_assert_ptr_nonnull(strstr(all, "\\x1b]52;c;x\\x07"));
@@ -736,7 +736,7 @@ START_TEST(test_draw_review)
 	ck_assert(at(&ms, 3, y)->st.attrs & PTY_ATTR_STRIKE);
 	/* loading: the message alone */
 	surface(80, 24);
-	tui_draw_review(&dr, &r, NULL, " loading...");
+	tui_draw_view_review(&dr, &r, NULL, " loading...");
 	all_rows(all, sizeof all);
 	ck_assert_ptr_nonnull(strstr(all, "loading..."));
 	assert_clean();
@@ -763,7 +763,7 @@ START_TEST(test_draw_timeline)
 	tui_timeline_add(&tl, "A", 30 * min, TUI_ACTIVITY_BLOCKED);
 	tui_timeline_add(&tl, "A", 45 * min, TUI_ACTIVITY_WORKING);
 	tui_timeline_add(&tl, "B", 50 * min, TUI_ACTIVITY_DONE);
-	tui_draw_timeline(&dr, &r, &tl, rows, 2, 0, 60 * min, NULL);
+	tui_draw_view_timeline(&dr, &r, &tl, rows, 2, 0, 60 * min, NULL);
 	ck_assert_ptr_nonnull(strstr(row_text(0), "timeline"));
 	ck_assert_ptr_nonnull(strstr(row_text(0), "(1h00m)"));
 	ck_assert_ptr_nonnull(strstr(row_text(1), "> alpha\\x1b]2;t\\x07"));

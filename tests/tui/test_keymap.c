@@ -35,13 +35,13 @@ START_TEST(test_keymap_defaults_are_tmux_like)
 	struct tui_keys k;
 
 	tui_keys_init(&k);
-	ck_assert_int_eq(press(&k, tui_key_char('b', PTY_MOD_CTRL)),
+	ck_assert_int_eq(press(&k, tui_keys_char('b', PTY_MOD_CTRL)),
 	    TUI_ACT_MODE);
 	ck_assert_int_eq(k.mode, TUI_MODE_PREFIX);
-	ck_assert_int_eq(press(&k, tui_key_char('d', 0)), TUI_ACT_QUIT);
-	ck_assert_int_eq(press(&k, tui_key_char('t', 0)), TUI_ACT_TIMELINE);
+	ck_assert_int_eq(press(&k, tui_keys_char('d', 0)), TUI_ACT_QUIT);
+	ck_assert_int_eq(press(&k, tui_keys_char('t', 0)), TUI_ACT_TIMELINE);
 	ck_assert_int_eq(k.mode, TUI_MODE_TIMELINE);
-	ck_assert_int_eq(press(&k, tui_key_char('q', 0)), TUI_ACT_VIEW_CLOSE);
+	ck_assert_int_eq(press(&k, tui_keys_char('q', 0)), TUI_ACT_VIEW_CLOSE);
 	ck_assert_int_eq(k.mode, TUI_MODE_NORMAL);
 }
 END_TEST
@@ -56,44 +56,44 @@ START_TEST(test_keymap_bind_and_unbind)
 	    "unbind t\r\nbind -T review J hunk-next  # trailing\n"
 	    "bind -T normal C-r review\n", err, sizeof err), 0);
 	ck_assert_str_eq(err, "");
-	ck_assert_int_eq(press(&k, tui_key_char('t', 0)), TUI_ACT_NONE);
+	ck_assert_int_eq(press(&k, tui_keys_char('t', 0)), TUI_ACT_NONE);
 	ck_assert_int_eq(k.mode, TUI_MODE_NORMAL);
-	ck_assert_int_eq(press(&k, tui_key_char('T', PTY_MOD_SHIFT)),
+	ck_assert_int_eq(press(&k, tui_keys_char('T', PTY_MOD_SHIFT)),
 	    TUI_ACT_TIMELINE);
-	ck_assert_int_eq(press(&k, tui_key_char('q', 0)), TUI_ACT_VIEW_CLOSE);
-	ck_assert_int_eq(press(&k, tui_key_char('r', PTY_MOD_CTRL)),
+	ck_assert_int_eq(press(&k, tui_keys_char('q', 0)), TUI_ACT_VIEW_CLOSE);
+	ck_assert_int_eq(press(&k, tui_keys_char('r', PTY_MOD_CTRL)),
 	    TUI_ACT_REVIEW);
 	ck_assert_int_eq(k.mode, TUI_MODE_REVIEW);
-	ck_assert_int_eq(press(&k, tui_key_char('J', 0)), TUI_ACT_HUNK_NEXT);
+	ck_assert_int_eq(press(&k, tui_keys_char('J', 0)), TUI_ACT_HUNK_NEXT);
 	/* the review's own defaults stay */
-	ck_assert_int_eq(press(&k, tui_key_char('n', 0)), TUI_ACT_HUNK_NEXT);
+	ck_assert_int_eq(press(&k, tui_keys_char('n', 0)), TUI_ACT_HUNK_NEXT);
 	ck_assert_int_eq(k.mode, TUI_MODE_REVIEW);
 	/* a command bound with STAY keeps the mode it was pressed in */
-	ck_assert_int_eq(press(&k, tui_key_char(' ', 0)),
+	ck_assert_int_eq(press(&k, tui_keys_char(' ', 0)),
 	    TUI_ACT_HUNK_TOGGLE);
 	ck_assert_int_eq(k.mode, TUI_MODE_REVIEW);
 	/* a later binding of the same key replaces the earlier one */
 	ck_assert_int_eq(parse(&k, "bind T review\n", err, sizeof err), 0);
 	tui_keys_set_mode(&k, TUI_MODE_NORMAL);
-	ck_assert_int_eq(press(&k, tui_key_char('T', 0)), TUI_ACT_REVIEW);
+	ck_assert_int_eq(press(&k, tui_keys_char('T', 0)), TUI_ACT_REVIEW);
 	tui_keys_unbind_all(&k);
 	tui_keys_set_mode(&k, TUI_MODE_NORMAL);
-	ck_assert_int_eq(press(&k, tui_key_char('t', 0)), TUI_ACT_TIMELINE);
+	ck_assert_int_eq(press(&k, tui_keys_char('t', 0)), TUI_ACT_TIMELINE);
 }
 END_TEST
 
 START_TEST(test_keymap_prefix)
 {
 	struct tui_keys k;
-	struct tui_key ca = tui_key_char('a', PTY_MOD_CTRL);
+	struct tui_key ca = tui_keys_char('a', PTY_MOD_CTRL);
 	char err[256];
 
 	tui_keys_init(&k);
 	ck_assert_int_eq(parse(&k, "prefix C-a\nbind -T prefix x cancel\n",
 	    err, sizeof err), 0);
-	ck_assert(tui_key_eq(&k.prefix, &ca));
+	ck_assert(tui_keys_eq(&k.prefix, &ca));
 	ck_assert_int_eq(press(&k, ca), TUI_ACT_MODE);
-	ck_assert_int_eq(press(&k, tui_key_char('x', 0)),
+	ck_assert_int_eq(press(&k, tui_keys_char('x', 0)),
 	    TUI_ACT_CONFIRM_ASK);
 	ck_assert_int_eq(k.mode, TUI_MODE_CONFIRM);
 }
@@ -126,7 +126,7 @@ START_TEST(test_keymap_malformed_keeps_defaults)
 	ck_assert_msg(strstr(err, bad[_i].want) != NULL, "got '%s', want "
 	    "'%s'", err, bad[_i].want);
 	ck_assert_uint_eq(k.nuser, 0);
-	ck_assert_int_eq(press(&k, tui_key_char('t', 0)), TUI_ACT_TIMELINE);
+	ck_assert_int_eq(press(&k, tui_keys_char('t', 0)), TUI_ACT_TIMELINE);
 }
 END_TEST
 
@@ -172,7 +172,7 @@ START_TEST(test_keymap_load_file)
 	ck_assert_uint_eq(k.nuser, 0);
 	ck_assert_int_eq(cu_write_file(path, "bind Z zoom\n", 12), 0);
 	ck_assert_int_eq(tui_keymap_load(&k, NULL, err, sizeof err), 0);
-	ck_assert_int_eq(press(&k, tui_key_char('Z', 0)),
+	ck_assert_int_eq(press(&k, tui_keys_char('Z', 0)),
 	    TUI_ACT_ZOOM_TOGGLE);
 	ck_assert_int_eq(cu_write_file(path, "bind Z\n", 7), 0);
 	tui_keys_init(&k);

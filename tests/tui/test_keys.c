@@ -16,19 +16,19 @@ Suite *keys_suite(void);
 static struct tui_key
 ch(uint32_t c)
 {
-	return tui_key_char(c, 0);
+	return tui_keys_char(c, 0);
 }
 
 static struct tui_key
 ctrl(uint32_t c)
 {
-	return tui_key_char(c, PTY_MOD_CTRL);
+	return tui_keys_char(c, PTY_MOD_CTRL);
 }
 
 static struct tui_key
 sp(int code)
 {
-	return tui_key_special(code, 0);
+	return tui_keys_special(code, 0);
 }
 
 static enum tui_action
@@ -46,15 +46,15 @@ universe(struct tui_key *keys, size_t max)
 	int code;
 
 	for (c = 0; c < 0x80 && n < max; c++)
-		keys[n++] = tui_key_from_char(c);
+		keys[n++] = tui_keys_from_char(c);
 	for (c = 'a'; c <= 'z' && n < max; c++)
-		keys[n++] = tui_key_char(c, PTY_MOD_ALT);
+		keys[n++] = tui_keys_char(c, PTY_MOD_ALT);
 	for (code = PTY_KEY_ENTER; code < PTY_KEY_MAX && n < max; code++)
 		keys[n++] = sp(code);
 	keys[n++] = sp(TUI_KEY_WHEEL_UP);
 	keys[n++] = sp(TUI_KEY_WHEEL_DOWN);
 	keys[n++] = sp(TUI_KEY_CLICK);
-	keys[n++] = tui_key_char(0xe9, 0);
+	keys[n++] = tui_keys_char(0xe9, 0);
 	return n;
 }
 
@@ -65,7 +65,7 @@ START_TEST(test_keys_init)
 
 	tui_keys_init(&k);
 	ck_assert_int_eq(k.mode, TUI_MODE_NORMAL);
-	ck_assert(tui_key_eq(&k.prefix, &cb));
+	ck_assert(tui_keys_eq(&k.prefix, &cb));
 	ck_assert_str_eq(tui_keys_mode_name(k.mode), "NORMAL");
 }
 END_TEST
@@ -148,14 +148,14 @@ START_TEST(test_keys_typing_start_and_send)
 	/* every key but the prefix and the wheel goes to the agent */
 	n = universe(keys, 200);
 	for (i = 0; i < n; i++) {
-		if (tui_key_eq(&keys[i], &k.prefix) ||
+		if (tui_keys_eq(&keys[i], &k.prefix) ||
 		    keys[i].code == TUI_KEY_WHEEL_UP ||
 		    keys[i].code == TUI_KEY_WHEEL_DOWN ||
 		    keys[i].code == TUI_KEY_CLICK)
 			continue;
 		ck_assert_int_eq(tui_keys_feed(&k, &keys[i], &a),
 		    TUI_ACT_SEND_KEY);
-		ck_assert(tui_key_eq(&a.key, &keys[i]));
+		ck_assert(tui_keys_eq(&a.key, &keys[i]));
 		ck_assert_int_eq(a.arg, 1);
 		ck_assert_int_eq(k.mode, TUI_MODE_TYPING);
 	}
@@ -196,7 +196,7 @@ START_TEST(test_keys_prefix_twice_sends_prefix)
 	feed(&k, ch('i'), &a);
 	feed(&k, ctrl('b'), &a);
 	ck_assert_int_eq(feed(&k, ctrl('b'), &a), TUI_ACT_SEND_KEY);
-	ck_assert(tui_key_eq(&a.key, &cb));
+	ck_assert(tui_keys_eq(&a.key, &cb));
 	ck_assert_int_eq(k.mode, TUI_MODE_TYPING);
 	/* from NORMAL the double prefix sends nothing */
 	tui_keys_init(&k);
@@ -205,7 +205,7 @@ START_TEST(test_keys_prefix_twice_sends_prefix)
 	ck_assert_int_eq(k.mode, TUI_MODE_NORMAL);
 	/* the raw byte 0x02 from the terminal is the same key */
 	tui_keys_init(&k);
-	feed(&k, tui_key_from_char(0x02), &a);
+	feed(&k, tui_keys_from_char(0x02), &a);
 	ck_assert_int_eq(k.mode, TUI_MODE_PREFIX);
 }
 END_TEST
@@ -386,19 +386,19 @@ START_TEST(test_keys_custom_prefix)
 	struct tui_key p, none = sp(PTY_KEY_NONE), res = sp(TUI_KEY_RESIZE);
 
 	tui_keys_init(&k);
-	ck_assert_int_eq(tui_key_parse("C-a", &p), 0);
+	ck_assert_int_eq(tui_keys_parse("C-a", &p), 0);
 	ck_assert_int_eq(tui_keys_set_prefix(&k, &p), 0);
 	feed(&k, ch('i'), &a);
 	/* C-b is an ordinary key now */
 	ck_assert_int_eq(feed(&k, ctrl('b'), &a), TUI_ACT_SEND_KEY);
-	ck_assert_int_eq(feed(&k, tui_key_from_char(0x01), &a), TUI_ACT_MODE);
+	ck_assert_int_eq(feed(&k, tui_keys_from_char(0x01), &a), TUI_ACT_MODE);
 	ck_assert_int_eq(k.mode, TUI_MODE_PREFIX);
 	ck_assert_int_eq(feed(&k, ctrl('a'), &a), TUI_ACT_SEND_KEY);
 	ck_assert_uint_eq(a.key.cp, 'a');
 	ck_assert_int_eq(tui_keys_set_prefix(&k, &none), -EINVAL);
 	ck_assert_int_eq(tui_keys_set_prefix(&k, &res), -EINVAL);
 	ck_assert_int_eq(tui_keys_set_prefix(&k, NULL), -EINVAL);
-	ck_assert(tui_key_eq(&k.prefix, &p));
+	ck_assert(tui_keys_eq(&k.prefix, &p));
 }
 END_TEST
 
@@ -406,23 +406,23 @@ START_TEST(test_keys_from_char)
 {
 	struct tui_key k;
 
-	k = tui_key_from_char('\r');
+	k = tui_keys_from_char('\r');
 	ck_assert_int_eq(k.code, PTY_KEY_ENTER);
-	k = tui_key_from_char('\n');
+	k = tui_keys_from_char('\n');
 	ck_assert_int_eq(k.code, PTY_KEY_ENTER);
-	k = tui_key_from_char(0x7f);
+	k = tui_keys_from_char(0x7f);
 	ck_assert_int_eq(k.code, PTY_KEY_BACKSPACE);
-	k = tui_key_from_char(0x1b);
+	k = tui_keys_from_char(0x1b);
 	ck_assert_int_eq(k.code, PTY_KEY_ESCAPE);
-	k = tui_key_from_char('\t');
+	k = tui_keys_from_char('\t');
 	ck_assert_int_eq(k.code, PTY_KEY_TAB);
-	k = tui_key_from_char(0x1f);
+	k = tui_keys_from_char(0x1f);
 	ck_assert_uint_eq(k.cp, '_');
 	ck_assert_uint_eq(k.mods, PTY_MOD_CTRL);
-	k = tui_key_from_char(0x03);
+	k = tui_keys_from_char(0x03);
 	ck_assert_uint_eq(k.cp, 'c');
 	ck_assert_uint_eq(k.mods, PTY_MOD_CTRL);
-	k = tui_key_from_char('A');
+	k = tui_keys_from_char('A');
 	ck_assert_uint_eq(k.cp, 'A');
 	ck_assert_uint_eq(k.mods, 0);
 }
@@ -447,17 +447,17 @@ START_TEST(test_keys_parse_and_name)
 	size_t i;
 
 	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-		ck_assert_msg(tui_key_parse(ok[i].in, &k) == 0, "%s",
+		ck_assert_msg(tui_keys_parse(ok[i].in, &k) == 0, "%s",
 		    ok[i].in);
-		tui_key_name(&k, buf, sizeof buf);
+		tui_keys_name(&k, buf, sizeof buf);
 		ck_assert_str_eq(buf, ok[i].name);
 	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(tui_key_parse(bad[i], &k) == -EINVAL, "'%s'",
+		ck_assert_msg(tui_keys_parse(bad[i], &k) == -EINVAL, "'%s'",
 		    bad[i]);
 	/* a short buffer is truncated, not overrun */
 	k = ctrl('b');
-	ck_assert_uint_eq(tui_key_name(&k, buf, 2), 1);
+	ck_assert_uint_eq(tui_keys_name(&k, buf, 2), 1);
 	ck_assert_str_eq(buf, "C");
 }
 END_TEST

@@ -39,8 +39,8 @@ START_TEST(test_layout_80x24_list_on_top)
 	ck_assert_rect(l.sep_h, 0, 3, 80, 1);
 	ck_assert_rect(l.pane, 0, 4, 80, 19);
 	ck_assert_rect(l.status, 0, 23, 80, 1);
-	ck_assert(tui_rect_empty(&l.detail));
-	ck_assert(tui_rect_empty(&l.sep_v));
+	ck_assert(tui_layout_rect_empty(&l.detail));
+	ck_assert(tui_layout_rect_empty(&l.sep_v));
 	/* many leases: the list is capped and scrolls */
 	l = lay(80, 24, 40, false, false, false);
 	ck_assert_rect(l.list, 0, 0, 80, 5);
@@ -87,9 +87,9 @@ START_TEST(test_layout_zoom)
 	struct tui_layout l = lay(120, 40, 3, true, true, false);
 
 	ck_assert_rect(l.pane, 0, 0, 120, 39);
-	ck_assert(tui_rect_empty(&l.list));
-	ck_assert(tui_rect_empty(&l.detail));
-	ck_assert(tui_rect_empty(&l.sep_v));
+	ck_assert(tui_layout_rect_empty(&l.list));
+	ck_assert(tui_layout_rect_empty(&l.detail));
+	ck_assert(tui_layout_rect_empty(&l.sep_v));
 	ck_assert_rect(l.status, 0, 39, 120, 1);
 }
 END_TEST
@@ -105,18 +105,18 @@ START_TEST(test_layout_tiny)
 	l = lay(10, 3, 3, true, false, true);
 	ck_assert_rect(l.list, 0, 0, 10, 1);
 	ck_assert_rect(l.pane, 0, 1, 10, 1);
-	ck_assert(tui_rect_empty(&l.help));
+	ck_assert(tui_layout_rect_empty(&l.help));
 	l = lay(10, 2, 3, false, false, false);
 	ck_assert_rect(l.pane, 0, 0, 10, 1);
-	ck_assert(tui_rect_empty(&l.list));
+	ck_assert(tui_layout_rect_empty(&l.list));
 	l = lay(10, 1, 3, false, false, false);
-	ck_assert(tui_rect_empty(&l.pane));
+	ck_assert(tui_layout_rect_empty(&l.pane));
 	ck_assert_rect(l.status, 0, 0, 10, 1);
 	l = lay(0, 0, 3, true, true, true);
-	ck_assert(tui_rect_empty(&l.status));
-	ck_assert(tui_rect_empty(&l.pane));
+	ck_assert(tui_layout_rect_empty(&l.status));
+	ck_assert(tui_layout_rect_empty(&l.pane));
 	l = lay(-5, 10, 3, false, false, false);
-	ck_assert(tui_rect_empty(&l.status));
+	ck_assert(tui_layout_rect_empty(&l.status));
 }
 END_TEST
 
@@ -154,9 +154,9 @@ check_partition(int w, int h, size_t n, bool detail, bool zoom)
 
 		if (r->w < 0 || r->h < 0)
 			bad = "negative size";
-		else if (tui_rect_empty(r) && r->w * r->h != 0)
+		else if (tui_layout_rect_empty(r) && r->w * r->h != 0)
 			bad = "half-empty rect";
-		else if (tui_rect_empty(r))
+		else if (tui_layout_rect_empty(r))
 			continue;
 		else if (r->x < 0 || r->y < 0 || r->x + r->w > w ||
 		    r->y + r->h > h)
@@ -173,13 +173,13 @@ check_partition(int w, int h, size_t n, bool detail, bool zoom)
 				bad = "a cell owned by none or by two parts";
 	for (i = 0; i < np && bad == NULL; i++)
 		for (j = i + 1; j < np; j++)
-			if (tui_rect_overlap(parts[i], parts[j]))
+			if (tui_layout_rect_overlap(parts[i], parts[j]))
 				bad = "overlapping parts";
 	/* the pane exists whenever there is a body */
-	if (bad == NULL && w > 0 && h > 1 && tui_rect_empty(&l.pane))
+	if (bad == NULL && w > 0 && h > 1 && tui_layout_rect_empty(&l.pane))
 		bad = "no pane";
 	/* the help overlay, when there, is inside the body */
-	if (bad == NULL && !tui_rect_empty(&l.help) && (l.help.x < 0 ||
+	if (bad == NULL && !tui_layout_rect_empty(&l.help) && (l.help.x < 0 ||
 	    l.help.y < 0 || l.help.x + l.help.w > w ||
 	    l.help.y + l.help.h > h - 1))
 		bad = "help outside the body";
@@ -223,12 +223,12 @@ START_TEST(test_layout_rect_helpers)
 	struct tui_rect a = { 0, 0, 4, 4 }, b = { 3, 3, 2, 2 },
 			c = { 4, 0, 2, 2 }, e = { 1, 1, 0, 5 };
 
-	ck_assert(tui_rect_overlap(&a, &b));
-	ck_assert(!tui_rect_overlap(&a, &c));
-	ck_assert(!tui_rect_overlap(&a, &e));
-	ck_assert(tui_rect_contains(&a, 3, 3));
-	ck_assert(!tui_rect_contains(&a, 4, 0));
-	ck_assert(!tui_rect_contains(&e, 1, 1));
+	ck_assert(tui_layout_rect_overlap(&a, &b));
+	ck_assert(!tui_layout_rect_overlap(&a, &c));
+	ck_assert(!tui_layout_rect_overlap(&a, &e));
+	ck_assert(tui_layout_rect_contains(&a, 3, 3));
+	ck_assert(!tui_layout_rect_contains(&a, 4, 0));
+	ck_assert(!tui_layout_rect_contains(&e, 1, 1));
 }
 END_TEST
 

@@ -151,13 +151,13 @@ START_TEST(test_timeline_duration)
 {
 	char b[16];
 
-	tui_draw_duration(0, b, sizeof b);
+	tui_draw_view_duration(0, b, sizeof b);
 	ck_assert_str_eq(b, "0s");
-	tui_draw_duration(61000, b, sizeof b);
+	tui_draw_view_duration(61000, b, sizeof b);
 	ck_assert_str_eq(b, "1m01s");
-	tui_draw_duration(3 * 3600000LL + 120000, b, sizeof b);
+	tui_draw_view_duration(3 * 3600000LL + 120000, b, sizeof b);
 	ck_assert_str_eq(b, "3h02m");
-	tui_draw_duration(-5, b, sizeof b);
+	tui_draw_view_duration(-5, b, sizeof b);
 	ck_assert_str_eq(b, "0s");
 }
 END_TEST

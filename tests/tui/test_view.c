@@ -25,18 +25,18 @@ START_TEST(test_view_scroll_clamps)
 {
 	struct tui_scroll s = { .offset = 0, .total = 100 };
 
-	tui_scroll_move(&s, 10);
+	tui_view_scroll_move(&s, 10);
 	ck_assert_uint_eq(s.offset, 10);
-	tui_scroll_move(&s, 1000);
+	tui_view_scroll_move(&s, 1000);
 	ck_assert_uint_eq(s.offset, 100);
-	tui_scroll_move(&s, -30);
+	tui_view_scroll_move(&s, -30);
 	ck_assert_uint_eq(s.offset, 70);
-	tui_scroll_move(&s, -1000);
+	tui_view_scroll_move(&s, -1000);
 	ck_assert_uint_eq(s.offset, 0);
-	tui_scroll_move(&s, -1);
+	tui_view_scroll_move(&s, -1);
 	ck_assert_uint_eq(s.offset, 0);
 	s.total = 0;
-	tui_scroll_move(&s, 5);
+	tui_view_scroll_move(&s, 5);
 	ck_assert_uint_eq(s.offset, 0);
 }
 END_TEST
@@ -46,15 +46,15 @@ START_TEST(test_view_scroll_keeps_text_as_output_grows)
 	struct tui_scroll s = { .offset = 0, .total = 50 };
 
 	/* live: new lines do not move the view */
-	tui_scroll_set_total(&s, 60);
+	tui_view_scroll_set_total(&s, 60);
 	ck_assert_uint_eq(s.offset, 0);
 	ck_assert_uint_eq(s.total, 60);
 	/* browsing: the view stays on the same lines */
-	tui_scroll_move(&s, 20);
-	tui_scroll_set_total(&s, 65);
+	tui_view_scroll_move(&s, 20);
+	tui_view_scroll_set_total(&s, 65);
 	ck_assert_uint_eq(s.offset, 25);
 	/* a cleared scrollback cannot leave the offset past the end */
-	tui_scroll_set_total(&s, 10);
+	tui_view_scroll_set_total(&s, 10);
 	ck_assert_uint_eq(s.offset, 10);
 	ck_assert_uint_eq(s.total, 10);
 }
@@ -67,28 +67,28 @@ START_TEST(test_view_scroll_sources)
 	int row = -1;
 
 	/* live: pane row y is screen row y */
-	ck_assert(!tui_scroll_source(&s, 0, &sb, &row));
+	ck_assert(!tui_view_scroll_source(&s, 0, &sb, &row));
 	ck_assert_int_eq(row, 0);
-	ck_assert(!tui_scroll_source(&s, 7, &sb, &row));
+	ck_assert(!tui_view_scroll_source(&s, 7, &sb, &row));
 	ck_assert_int_eq(row, 7);
-	tui_scroll_needed(&s, 24, &from, &n);
+	tui_view_scroll_needed(&s, 24, &from, &n);
 	ck_assert_uint_eq(n, 0);
 	/* 3 back: three scrollback lines, then the screen from its top */
-	tui_scroll_move(&s, 3);
-	ck_assert(tui_scroll_source(&s, 0, &sb, &row));
+	tui_view_scroll_move(&s, 3);
+	ck_assert(tui_view_scroll_source(&s, 0, &sb, &row));
 	ck_assert_uint_eq(sb, 97);
-	ck_assert(tui_scroll_source(&s, 2, &sb, &row));
+	ck_assert(tui_view_scroll_source(&s, 2, &sb, &row));
 	ck_assert_uint_eq(sb, 99);
-	ck_assert(!tui_scroll_source(&s, 3, &sb, &row));
+	ck_assert(!tui_view_scroll_source(&s, 3, &sb, &row));
 	ck_assert_int_eq(row, 0);
-	tui_scroll_needed(&s, 24, &from, &n);
+	tui_view_scroll_needed(&s, 24, &from, &n);
 	ck_assert_uint_eq(from, 97);
 	ck_assert_uint_eq(n, 3);
 	/* at the top: line 0 first, a whole pane of scrollback */
-	tui_scroll_move(&s, 1000);
-	ck_assert(tui_scroll_source(&s, 0, &sb, &row));
+	tui_view_scroll_move(&s, 1000);
+	ck_assert(tui_view_scroll_source(&s, 0, &sb, &row));
 	ck_assert_uint_eq(sb, 0);
-	tui_scroll_needed(&s, 24, &from, &n);
+	tui_view_scroll_needed(&s, 24, &from, &n);
 	ck_assert_uint_eq(from, 0);
 	ck_assert_uint_eq(n, 24);
 }
@@ -127,7 +127,7 @@ static void
 line_text(const struct tui_sbcache *c, size_t idx, char *out, size_t outsz)
 {
 	struct pty_cell cells[16];
-	int n = tui_sbcache_line(c, idx, cells, 16);
+	int n = tui_view_sbcache_line(c, idx, cells, 16);
 	size_t k = 0;
 
 	ck_assert_int_ge(n, 0);
@@ -144,24 +144,24 @@ START_TEST(test_view_sbcache_extend_and_replace)
 	struct pty_cell cells[4];
 	char t[32];
 
-	tui_sbcache_init(&c);
+	tui_view_sbcache_init(&c);
 	pty_wbuf_init(&wb);
 	sb_payload(&wb, 10, 500, 5);
-	ck_assert_int_eq(tui_sbcache_apply(&c, wb.buf, wb.len), 0);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, wb.buf, wb.len), 0);
 	ck_assert_uint_eq(c.from, 10);
 	ck_assert_uint_eq(c.n, 5);
 	ck_assert_uint_eq(c.total, 500);
-	ck_assert(tui_sbcache_has(&c, 10, 5));
-	ck_assert(tui_sbcache_has(&c, 12, 3));
-	ck_assert(!tui_sbcache_has(&c, 12, 4));
-	ck_assert(!tui_sbcache_has(&c, 9, 1));
+	ck_assert(tui_view_sbcache_has(&c, 10, 5));
+	ck_assert(tui_view_sbcache_has(&c, 12, 3));
+	ck_assert(!tui_view_sbcache_has(&c, 12, 4));
+	ck_assert(!tui_view_sbcache_has(&c, 9, 1));
 	line_text(&c, 13, t, sizeof t);
 	ck_assert_str_eq(t, "L13");
-	ck_assert_int_eq(tui_sbcache_line(&c, 15, cells, 4), -1);
-	ck_assert_int_eq(tui_sbcache_line(&c, 9, cells, 4), -1);
+	ck_assert_int_eq(tui_view_sbcache_line(&c, 15, cells, 4), -1);
+	ck_assert_int_eq(tui_view_sbcache_line(&c, 9, cells, 4), -1);
 	/* a frame that continues the cache extends it */
 	sb_payload(&wb, 15, 500, 3);
-	ck_assert_int_eq(tui_sbcache_apply(&c, wb.buf, wb.len), 0);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, wb.buf, wb.len), 0);
 	ck_assert_uint_eq(c.from, 10);
 	ck_assert_uint_eq(c.n, 8);
 	line_text(&c, 10, t, sizeof t);
@@ -170,20 +170,20 @@ START_TEST(test_view_sbcache_extend_and_replace)
 	ck_assert_str_eq(t, "L17");
 	/* one elsewhere replaces it */
 	sb_payload(&wb, 100, 501, 2);
-	ck_assert_int_eq(tui_sbcache_apply(&c, wb.buf, wb.len), 0);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, wb.buf, wb.len), 0);
 	ck_assert_uint_eq(c.from, 100);
 	ck_assert_uint_eq(c.n, 2);
-	ck_assert(!tui_sbcache_has(&c, 10, 1));
+	ck_assert(!tui_view_sbcache_has(&c, 10, 1));
 	line_text(&c, 101, t, sizeof t);
 	ck_assert_str_eq(t, "L101");
 	/* a narrow unpack is cut to the room given */
-	ck_assert_int_eq(tui_sbcache_line(&c, 101, cells, 2), 2);
-	tui_sbcache_reset(&c);
-	ck_assert(!tui_sbcache_has(&c, 100, 1));
-	ck_assert(tui_sbcache_has(&c, 100, 0));
+	ck_assert_int_eq(tui_view_sbcache_line(&c, 101, cells, 2), 2);
+	tui_view_sbcache_reset(&c);
+	ck_assert(!tui_view_sbcache_has(&c, 100, 1));
+	ck_assert(tui_view_sbcache_has(&c, 100, 0));
 	pty_wbuf_free(&wb);
-	tui_sbcache_free(&c);
-	tui_sbcache_free(NULL);
+	tui_view_sbcache_free(&c);
+	tui_view_sbcache_free(NULL);
 }
 END_TEST
 
@@ -193,16 +193,16 @@ START_TEST(test_view_sbcache_empty_frame)
 	struct pty_wbuf wb;
 
 	/* a final screen with no scrollback carries a frame of 0 lines */
-	tui_sbcache_init(&c);
+	tui_view_sbcache_init(&c);
 	pty_wbuf_init(&wb);
 	sb_payload(&wb, 0, 0, 0);
-	ck_assert_int_eq(tui_sbcache_apply(&c, wb.buf, wb.len), 0);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, wb.buf, wb.len), 0);
 	ck_assert_uint_eq(c.n, 0);
 	ck_assert_uint_eq(c.total, 0);
-	ck_assert(!tui_sbcache_has(&c, 0, 1));
-	ck_assert_int_eq(tui_sbcache_line(&c, 0, NULL, 0), -1);
+	ck_assert(!tui_view_sbcache_has(&c, 0, 1));
+	ck_assert_int_eq(tui_view_sbcache_line(&c, 0, NULL, 0), -1);
 	pty_wbuf_free(&wb);
-	tui_sbcache_free(&c);
+	tui_view_sbcache_free(&c);
 }
 END_TEST
 
@@ -212,26 +212,27 @@ START_TEST(test_view_sbcache_refuses_hostile_frames)
 	struct pty_wbuf wb;
 	uint8_t *bad;
 
-	tui_sbcache_init(&c);
+	tui_view_sbcache_init(&c);
 	pty_wbuf_init(&wb);
 	sb_payload(&wb, 0, 10, 4);
-	ck_assert_int_eq(tui_sbcache_apply(&c, wb.buf, wb.len), 0);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, wb.buf, wb.len), 0);
 	/* truncated, an inflated count, trailing junk: refused, cache kept */
-	ck_assert_int_eq(tui_sbcache_apply(&c, wb.buf, wb.len - 1),
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, wb.buf, wb.len - 1),
 	    PTY_EPROTO);
 	bad = malloc(wb.len + 1);
 	memcpy(bad, wb.buf, wb.len);
 	bad[8] = 5;
-	ck_assert_int_eq(tui_sbcache_apply(&c, bad, wb.len), PTY_EPROTO);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, bad, wb.len), PTY_EPROTO);
 	bad[8] = 4;
 	bad[wb.len] = 0x41;
-	ck_assert_int_eq(tui_sbcache_apply(&c, bad, wb.len + 1), PTY_EPROTO);
-	ck_assert_int_eq(tui_sbcache_apply(&c, bad, 3), PTY_EPROTO);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, bad, wb.len + 1),
+	    PTY_EPROTO);
+	ck_assert_int_eq(tui_view_sbcache_apply(&c, bad, 3), PTY_EPROTO);
 	ck_assert_uint_eq(c.from, 0);
 	ck_assert_uint_eq(c.n, 4);
 	free(bad);
 	pty_wbuf_free(&wb);
-	tui_sbcache_free(&c);
+	tui_view_sbcache_free(&c);
 }
 END_TEST
 
@@ -242,12 +243,12 @@ START_TEST(test_view_sbcache_is_bounded)
 	uint32_t at = 0;
 	int rc = 0;
 
-	tui_sbcache_init(&c);
+	tui_view_sbcache_init(&c);
 	pty_wbuf_init(&wb);
 	/* continuing frames of 2000 lines: it stops at the cap */
 	while (rc == 0 && at <= TUI_SBCACHE_MAX) {
 		sb_payload(&wb, at, 100000, 2000);
-		rc = tui_sbcache_apply(&c, wb.buf, wb.len);
+		rc = tui_view_sbcache_apply(&c, wb.buf, wb.len);
 		if (rc == 0)
 			at += 2000;
 	}
@@ -255,7 +256,7 @@ START_TEST(test_view_sbcache_is_bounded)
 	ck_assert_uint_le(c.n, TUI_SBCACHE_MAX);
 	ck_assert_uint_eq(c.n, at);
 	pty_wbuf_free(&wb);
-	tui_sbcache_free(&c);
+	tui_view_sbcache_free(&c);
 }
 END_TEST
 

@@ -1,7 +1,7 @@
 /*
  * cmd_attach.c: `corral attach ID` (SPEC 11): open the console focused on
  * one lease, found by ID or unique name. `corral` with no arguments opens
- * the console on every live lease (tui_cmd_main calls tui_console_run).
+ * the console on every live lease (tui_cmd_main calls tui_app_run).
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +47,7 @@ tui_console_main(struct tui_ctx *c, int argc, char **argv)
 	if (id != NULL)
 		return tui_ctx_usage(c, "unexpected '%.64s' (corral attach ID "
 		    "focuses a lease)", id);
-	return tui_console_run_opts(c, NULL, &o);
+	return tui_app_run_opts(c, NULL, &o);
 }
 
 static int
@@ -66,7 +66,7 @@ attach_exec(struct tui_ctx *c, int argc, char **argv)
 		    "ID");
 	if ((rc = tui_ctx_find_lease(c, id, &rec)) != 0)
 		return rc;
-	rc = tui_console_run_opts(c, rec.id, &o);
+	rc = tui_app_run_opts(c, rec.id, &o);
 	lease_record_clear(&rec);
 	return rc;
 }

@@ -274,7 +274,7 @@ demo_exec(struct tui_ctx *c, int argc, char **argv)
 		rc = TUI_EXIT_OK;
 		goto out;
 	}
-	rc = tui_console_run(c, d.ids[0]);
+	rc = tui_app_run(c, d.ids[0]);
 out:
 	demo_clear(&d);
 	return rc;

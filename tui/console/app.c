@@ -112,7 +112,7 @@ tui_fatal(const char *fmt, ...)
 	va_list ap;
 
 	if (app_running != NULL)
-		tui_curses_restore(app_running->cur);
+		tui_surface_curses_restore(app_running->cur);
 	fprintf(stderr, "corral: fatal: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -252,7 +252,7 @@ tui_app_focus(struct tui_app *a, long i)
 		old->sent_rows = old->sent_cols = 0;
 	}
 	if (old != s) {
-		tui_sbcache_reset(&a->sb);
+		tui_view_sbcache_reset(&a->sb);
 		memset(&a->scroll, 0, sizeof a->scroll);
 		a->sb_pending = false;
 		if (a->keys.mode != TUI_MODE_NORMAL &&
@@ -439,7 +439,7 @@ resize_focused(struct tui_app *a, struct tui_session *s)
 	uint8_t p[4];
 
 	if (!tui_conn_is_up(s->live) || !s->have_screen || !s->control ||
-	    s->exited || tui_rect_empty(r))
+	    s->exited || tui_layout_rect_empty(r))
 		return;
 	if (s->m.rows == r->h && s->m.cols == r->w)
 		return;
@@ -479,7 +479,7 @@ live_frame(struct tui_app *a, struct tui_session *s, uint8_t type,
 			s->have_screen = s->m.cells != NULL;
 			tui_keys_set_altscreen(&a->keys,
 			    (s->m.meta.modes & PTY_WMODE_ALT) != 0);
-			tui_scroll_set_total(&a->scroll,
+			tui_view_scroll_set_total(&a->scroll,
 			    (size_t)s->m.meta.sb_count);
 			if (first)
 				tui_app_mark(a, TUI_DIRTY_ALL, false);
@@ -499,7 +499,7 @@ live_frame(struct tui_app *a, struct tui_session *s, uint8_t type,
 		return;
 	case PTY_W_SB_LINES:
 		a->sb_pending = false;
-		if ((rc = tui_sbcache_apply(&a->sb, p, len)) < 0)
+		if ((rc = tui_view_sbcache_apply(&a->sb, p, len)) < 0)
 			tui_app_log(a, "%s: scrollback frame: %d", s->id, rc);
 		tui_app_mark_pane(a);
 		tui_app_want_scrollback(a);
@@ -619,7 +619,7 @@ load_final(struct tui_app *a, struct tui_session *s)
 	}
 	free(path);
 	pty_wire_dec_init(&dec, PTY_WIRE_MAX);
-	tui_sbcache_reset(&a->sb);
+	tui_view_sbcache_reset(&a->sb);
 	while (rc >= 0 && total < APP_FINAL_MAX &&
 	    (n = fread(buf, 1, sizeof buf, f)) > 0) {
 		total += n;
@@ -627,7 +627,7 @@ load_final(struct tui_app *a, struct tui_session *s)
 			break;
 		while ((rc = pty_wire_dec_next(&dec, &type, &p, &plen)) == 1) {
 			if (type == PTY_W_SB_LINES)
-				rc = tui_sbcache_apply(&a->sb, p, plen);
+				rc = tui_view_sbcache_apply(&a->sb, p, plen);
 			else
 				rc = pty_mirror_apply(&s->m, type, p, plen);
 			if (rc < 0)
@@ -640,7 +640,8 @@ load_final(struct tui_app *a, struct tui_session *s)
 		tui_app_log(a, "%s: final screen: error %d", s->id, rc);
 	s->have_screen = s->m.cells != NULL;
 	s->m.dirty = false;
-	tui_scroll_set_total(&a->scroll, a->sb.n > 0 ? a->sb.from + a->sb.n :
+	tui_view_scroll_set_total(&a->scroll,
+	    a->sb.n > 0 ? a->sb.from + a->sb.n :
 	    0);
 	tui_app_mark(a, TUI_DIRTY_ALL, false);
 }
@@ -655,8 +656,8 @@ tui_app_want_scrollback(struct tui_app *a)
 	if (s == NULL || a->scroll.offset == 0 || a->sb_pending ||
 	    !tui_conn_is_up(s->live))
 		return;
-	tui_scroll_needed(&a->scroll, a->lay.pane.h, &from, &n);
-	if (tui_sbcache_has(&a->sb, from, n))
+	tui_view_scroll_needed(&a->scroll, a->lay.pane.h, &from, &n);
+	if (tui_view_sbcache_has(&a->sb, from, n))
 		return;
 	/* A window around what is shown, so small moves need no request. */
 	rfrom = from > h ? from - h : 0;
@@ -722,7 +723,8 @@ update_record(struct tui_app *a, struct tui_session *s,
 
 		snprintf(text, sizeof text, "corral: %.100s %s",
 		    tui_app_name(s), lease_activity_name(rec->activity));
-		tui_curses_notify(a->cur, a->cfg.bell, a->cfg.osc9 ? text :
+		tui_surface_curses_notify(a->cur, a->cfg.bell,
+		    a->cfg.osc9 ? text :
 		    NULL);
 	}
 	if (rec->state != s->rec.state || rec->activity != s->rec.activity ||
@@ -823,14 +825,14 @@ tick_cb(uv_prepare_t *p)
 	now = tui_app_now(a);
 	if (a->want_resize) {
 		a->want_resize = false;
-		tui_curses_resize(a->cur);
+		tui_surface_curses_resize(a->cur);
 		a->relayout = true;
 		tui_app_mark(a, TUI_DIRTY_ALL, true);
 	}
 	if (a->want_journal)
 		journal_reload(a, NULL);
 	if (a->relayout) {
-		tui_app_relayout(a);
+		tui_app_draw_relayout(a);
 		tui_app_mark(a, TUI_DIRTY_ALL, false);
 	}
 	tend_sessions(a);
@@ -845,7 +847,7 @@ tick_cb(uv_prepare_t *p)
 		uv_timer_stop(&a->redraw_timer);
 		tui_redraw_fired(&a->rd);
 		tui_redraw_take(&a->rd, now, &set);
-		tui_app_frame(a, &set);
+		tui_app_draw_frame(a, &set);
 		break;
 	case TUI_REDRAW_ARM:
 		uv_timer_start(&a->redraw_timer, redraw_timer_cb, wait, 0);
@@ -935,9 +937,9 @@ input_cb(uv_poll_t *h, int status, int events)
 		tui_app_quit(a);
 		return;
 	}
-	while (!a->quit && tui_curses_read_key(a->cur, &k) == 1) {
+	while (!a->quit && tui_surface_curses_read_key(a->cur, &k) == 1) {
 		got++;
-		tui_app_key(a, &k);
+		tui_app_act_key(a, &k);
 	}
 	/* A terminal that hung up stays readable and gives nothing. */
 	a->empty_reads = got > 0 ? 0 : a->empty_reads + 1;
@@ -1031,12 +1033,12 @@ app_start(struct tui_app *a, char *err, size_t errsz)
 {
 	int rc, fd, fl;
 
-	if ((rc = tui_curses_open(&a->cur, err, errsz)) < 0)
+	if ((rc = tui_surface_curses_open(&a->cur, err, errsz)) < 0)
 		return rc;
 	app_running = a;
-	a->draw.surface = tui_curses_surface(a->cur);
+	a->draw.surface = tui_surface_curses_surface(a->cur);
 	a->draw.theme = &a->theme;
-	a->draw.colors = tui_curses_colors(a->cur);
+	a->draw.colors = tui_surface_curses_colors(a->cur);
 	uv_prepare_init(&a->loop, &a->tick);
 	uv_timer_init(&a->loop, &a->redraw_timer);
 	uv_timer_init(&a->loop, &a->clock);
@@ -1047,7 +1049,7 @@ app_start(struct tui_app *a, char *err, size_t errsz)
 	a->tick.data = a->redraw_timer.data = a->clock.data =
 	    a->sig_winch.data = a->sig_term.data = a->sig_hup.data =
 	    a->sig_int.data = a->input.data = a->watch.data = a;
-	fd = tui_curses_input_fd(a->cur);
+	fd = tui_surface_curses_input_fd(a->cur);
 	if ((rc = uv_poll_init(&a->loop, &a->input, fd)) < 0)
 		tui_fatal("cannot watch the terminal: %s", uv_strerror(rc));
 	/*
@@ -1093,19 +1095,19 @@ app_stop(struct tui_app *a)
 	}
 	/* Let every close callback run (the conns free themselves there). */
 	uv_run(&a->loop, UV_RUN_DEFAULT);
-	tui_curses_close(a->cur);
+	tui_surface_curses_close(a->cur);
 	a->cur = NULL;
 	app_running = NULL;
 }
 
 int
-tui_console_run(struct tui_ctx *c, const char *focus_id)
+tui_app_run(struct tui_ctx *c, const char *focus_id)
 {
-	return tui_console_run_opts(c, focus_id, NULL);
+	return tui_app_run_opts(c, focus_id, NULL);
 }
 
 int
-tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
+tui_app_run_opts(struct tui_ctx *c, const char *focus_id,
     const struct tui_console_opts *opts)
 {
 	struct tui_app *a;
@@ -1148,7 +1150,7 @@ tui_console_run_opts(struct tui_ctx *c, const char *focus_id,
 	tui_review_init(&a->rv);
 	tui_timeline_init(&a->tl);
 	tui_redraw_init(&a->rd, 0);
-	tui_sbcache_init(&a->sb);
+	tui_view_sbcache_init(&a->sb);
 	a->detail = true;
 	journal_reload(a, focus_id);
 	a->started = true;
@@ -1195,7 +1197,7 @@ out:
 		tui_app_log(a, "loop still had handles at exit");
 	free(a->s);
 	tui_app_view_stop(a);
-	tui_sbcache_free(&a->sb);
+	tui_view_sbcache_free(&a->sb);
 	free(a->leases_dir);
 	if (a->log != NULL)
 		fclose(a->log);

@@ -110,7 +110,7 @@ scroll(struct tui_app *a, const struct tui_act *act)
 	case TUI_ACT_SCROLL:
 		n = act->unit == TUI_SCROLL_LINE ? 1 :
 		    act->unit == TUI_SCROLL_HALF ? (h / 2 > 0 ? h / 2 : 1) : h;
-		tui_scroll_move(&a->scroll, n * act->arg);
+		tui_view_scroll_move(&a->scroll, n * act->arg);
 		/* Scrolling down past the live screen leaves scrollback. */
 		if (act->arg < 0 && a->scroll.offset == 0)
 			tui_keys_set_mode(&a->keys, a->keys.scroll_from);
@@ -137,7 +137,7 @@ confirm_ask(struct tui_app *a, const struct tui_act *act)
 
 	if (act->arg == TUI_ACT_APPLY || act->arg == TUI_ACT_REJECT) {
 		/* SPEC 7.5, 7.6: the question names what will happen */
-		if (!tui_app_result_ask(a, (enum tui_action)act->arg))
+		if (!tui_app_view_result_ask(a, (enum tui_action)act->arg))
 			tui_keys_set_mode(&a->keys, a->keys.confirm_from);
 		return;
 	}
@@ -186,7 +186,8 @@ click(struct tui_app *a, const struct tui_key *k)
 	size_t idx;
 
 	/* a view covers the list: a click there selects nothing */
-	if (a->view != TUI_VIEW_NONE || !tui_rect_contains(l, k->x, k->y))
+	if (a->view != TUI_VIEW_NONE || !tui_layout_rect_contains(l, k->x,
+	    k->y))
 		return;
 	idx = a->list_top + (size_t)(k->y - l->y);
 	if (idx < a->n)
@@ -194,7 +195,7 @@ click(struct tui_app *a, const struct tui_key *k)
 }
 
 void
-tui_app_key(struct tui_app *a, const struct tui_key *k)
+tui_app_act_key(struct tui_app *a, const struct tui_key *k)
 {
 	struct tui_act act;
 	long i = tui_app_focus_index(a);
@@ -279,14 +280,14 @@ tui_app_key(struct tui_app *a, const struct tui_key *k)
 		break;
 	case TUI_ACT_REJECT:
 	case TUI_ACT_APPLY:
-		tui_app_result_run(a, act.action);
+		tui_app_view_result_run(a, act.action);
 		tui_app_mark(a, TUI_DIRTY_ALL, true);
 		break;
 	case TUI_ACT_REVIEW:
-		tui_app_review_open(a);
+		tui_app_view_review_open(a);
 		break;
 	case TUI_ACT_TIMELINE:
-		tui_app_timeline_open(a);
+		tui_app_view_timeline_open(a);
 		break;
 	case TUI_ACT_VIEW_CLOSE:
 		tui_app_view_close(a);
@@ -306,7 +307,7 @@ tui_app_key(struct tui_app *a, const struct tui_key *k)
 		a->want_resize = true;
 		break;
 	case TUI_ACT_REDRAW:
-		tui_curses_invalidate(a->cur);
+		tui_surface_curses_invalidate(a->cur);
 		a->relayout = true;
 		tui_app_mark(a, TUI_DIRTY_ALL, true);
 		break;

@@ -13,7 +13,7 @@
 #define DRAW_MAXCOLS 1000	/* the widest screen a holder keeps */
 
 void
-tui_app_relayout(struct tui_app *a)
+tui_app_draw_relayout(struct tui_app *a)
 {
 	const struct tui_surface *sf = a->draw.surface;
 	struct tui_layout_in in;
@@ -47,7 +47,7 @@ draw_list(struct tui_app *a)
 	long sel = tui_app_focus_index(a);
 	char (*prog)[96];
 
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	if ((rows = calloc(a->n ? a->n : 1, sizeof *rows)) == NULL ||
 	    (prog = calloc(a->n ? a->n : 1, sizeof *prog)) == NULL)
@@ -67,7 +67,7 @@ draw_list(struct tui_app *a)
 		row->last_output = s->last_line != NULL ? s->last_line :
 		    s->rec.failed_reason;
 		/* a long step shows its progress, not a frozen row */
-		if (tui_app_progress(a, s, prog[i], sizeof prog[i]))
+		if (tui_app_view_progress(a, s, prog[i], sizeof prog[i]))
 			row->last_output = prog[i];
 		row->lost_reason = s->lost_reason;
 		row->unseen = s->rec.unseen || s->bell_badge;
@@ -89,7 +89,7 @@ draw_detail(struct tui_app *a)
 	char buf[2048], title[200];
 	size_t n;
 
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	if (s == NULL) {
 		tui_draw_detail(&a->draw, r, "no lease focused", NULL, 0);
@@ -147,8 +147,8 @@ draw_scrolled(struct tui_app *a, struct tui_session *s, int first, int last)
 	if ((cells = malloc(sizeof *cells * (size_t)maxc)) == NULL)
 		tui_fatal("out of memory");
 	for (int y = first; y <= last; y++) {
-		if (tui_scroll_source(&a->scroll, y, &sb, &row)) {
-			n = tui_sbcache_line(&a->sb, sb, cells, maxc);
+		if (tui_view_scroll_source(&a->scroll, y, &sb, &row)) {
+			n = tui_view_sbcache_line(&a->sb, sb, cells, maxc);
 			tui_draw_cells(&a->draw, r->x, r->y + y, r->w,
 			    n < 0 ? NULL : cells, n < 0 ? 0 : n, rev);
 		} else if (row < s->m.rows && s->m.cells != NULL) {
@@ -169,7 +169,7 @@ draw_pane(struct tui_app *a, int first, int last)
 	const struct tui_rect *r = &a->lay.pane;
 	struct tui_session *s = tui_app_focused(a);
 
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	if (first < 0 || last < first) {
 		first = 0;
@@ -218,7 +218,7 @@ draw_rules(struct tui_app *a)
 	char label[PTY_SCREEN_TITLE_MAX + 160];
 
 	tui_draw_rule(&a->draw, &a->lay.sep_v, NULL);
-	if (tui_rect_empty(&a->lay.sep_h))
+	if (tui_layout_rect_empty(&a->lay.sep_h))
 		return;
 	label[0] = '\0';
 	if (f != NULL)
@@ -236,7 +236,7 @@ draw_cursor(struct tui_app *a)
 	const struct tui_surface *sf = a->draw.surface;
 	bool show;
 
-	if (f == NULL || !f->have_screen || tui_rect_empty(r)) {
+	if (f == NULL || !f->have_screen || tui_layout_rect_empty(r)) {
 		sf->ops->set_cursor(sf->ud, r->x, r->y, false);
 		return;
 	}
@@ -248,7 +248,7 @@ draw_cursor(struct tui_app *a)
 }
 
 void
-tui_app_frame(struct tui_app *a, const struct tui_redraw_set *set)
+tui_app_draw_frame(struct tui_app *a, const struct tui_redraw_set *set)
 {
 	const struct tui_surface *sf = a->draw.surface;
 	unsigned what = set->what;
@@ -259,7 +259,7 @@ tui_app_frame(struct tui_app *a, const struct tui_redraw_set *set)
 	if (a->view != TUI_VIEW_NONE && what != 0) {
 		/* a view takes the body; the status line stays */
 		if (what & TUI_DIRTY_ALL) {
-			tui_app_relayout(a);
+			tui_app_draw_relayout(a);
 			sf->ops->clear(sf->ud);
 		}
 		sf->ops->size(sf->ud, &w, &h);
@@ -269,18 +269,18 @@ tui_app_frame(struct tui_app *a, const struct tui_redraw_set *set)
 		if (a->help)
 			tui_draw_help(&a->draw, &a->lay.help, &a->keys);
 		sf->ops->set_cursor(sf->ud, 0, 0, false);
-		tui_curses_flush(a->cur);
+		tui_surface_curses_flush(a->cur);
 		return;
 	}
 	if (what & TUI_DIRTY_ALL) {
-		tui_app_relayout(a);
+		tui_app_draw_relayout(a);
 		sf->ops->clear(sf->ud);
 		what |= TUI_DIRTY_LIST | TUI_DIRTY_DETAIL | TUI_DIRTY_PANE |
 		    TUI_DIRTY_STATUS;
 		first = -1;
 		draw_rules(a);
 	} else if ((what & TUI_DIRTY_DETAIL) &&
-	    !tui_rect_empty(&a->lay.sep_h)) {
+	    !tui_layout_rect_empty(&a->lay.sep_h)) {
 		draw_rules(a);	/* the label carries the title */
 	}
 	if (what & TUI_DIRTY_LIST)
@@ -294,5 +294,5 @@ tui_app_frame(struct tui_app *a, const struct tui_redraw_set *set)
 	if (a->help && what != 0)
 		tui_draw_help(&a->draw, &a->lay.help, &a->keys);
 	draw_cursor(a);
-	tui_curses_flush(a->cur);
+	tui_surface_curses_flush(a->cur);
 }

@@ -582,7 +582,7 @@ load_review(struct tui_app *a)
 }
 
 void
-tui_app_review_open(struct tui_app *a)
+tui_app_view_review_open(struct tui_app *a)
 {
 	struct tui_session *s = tui_app_focused(a);
 
@@ -607,7 +607,7 @@ tui_app_review_open(struct tui_app *a)
 }
 
 void
-tui_app_timeline_open(struct tui_app *a)
+tui_app_view_timeline_open(struct tui_app *a)
 {
 	const char *args[] = { "events", "--since", "12h", "--json", NULL };
 	int rc;
@@ -642,7 +642,7 @@ tui_app_view_reload(struct tui_app *a)
 	if (a->view == TUI_VIEW_REVIEW)
 		load_review(a);
 	else if (a->view == TUI_VIEW_TIMELINE)
-		tui_app_timeline_open(a);
+		tui_app_view_timeline_open(a);
 	tui_app_mark(a, TUI_DIRTY_ALL, true);
 }
 
@@ -704,7 +704,7 @@ result_target(struct tui_app *a)
 }
 
 bool
-tui_app_result_ask(struct tui_app *a, enum tui_action what)
+tui_app_view_result_ask(struct tui_app *a, enum tui_action what)
 {
 	struct tui_session *s = result_target(a);
 	char list[256];
@@ -759,7 +759,7 @@ tui_app_result_ask(struct tui_app *a, enum tui_action what)
 }
 
 void
-tui_app_result_run(struct tui_app *a, enum tui_action what)
+tui_app_view_result_run(struct tui_app *a, enum tui_action what)
 {
 	struct tui_session *s = result_target(a);
 	const char *args[6];
@@ -807,7 +807,7 @@ tui_app_result_run(struct tui_app *a, enum tui_action what)
 /* ---- progress in the list row ------------------------------------------ */
 
 bool
-tui_app_progress(struct tui_app *a, const struct tui_session *s, char *buf,
+tui_app_view_progress(struct tui_app *a, const struct tui_session *s, char *buf,
     size_t bufsz)
 {
 	char d[16];
@@ -816,7 +816,8 @@ tui_app_progress(struct tui_app *a, const struct tui_session *s, char *buf,
 	for (struct tui_job *j = a->jobs; j != NULL; j = j->next) {
 		if (strcmp(j->id, s->id) != 0 || j->kind == JOB_EVENTS)
 			continue;
-		tui_draw_duration((int64_t)(tui_app_now(a) - j->started), d,
+		tui_draw_view_duration((int64_t)(tui_app_now(a) - j->started),
+		    d,
 		    sizeof d);
 		snprintf(buf, bufsz, "%s... %s", job_verbs[j->kind], d);
 		return true;
@@ -845,9 +846,9 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 			snprintf(msg, sizeof msg, " %s", a->rv_err);
 		if (a->rv_have && strcmp(a->rv.id, a->rv_id) == 0) {
 			tui_review_scroll(&a->rv, r->h - 1 - (msg[0] != 0));
-			tui_draw_review(&a->draw, r, &a->rv, msg);
+			tui_draw_view_review(&a->draw, r, &a->rv, msg);
 		} else {
-			tui_draw_review(&a->draw, r, NULL, msg);
+			tui_draw_view_review(&a->draw, r, NULL, msg);
 		}
 		return;
 	}
@@ -863,7 +864,7 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 		rows[n].name = a->s[i]->rec.name;
 		rows[n].state = lease_state_name(a->s[i]->rec.state);
 		/* a long step shows its progress here too */
-		if (tui_app_progress(a, a->s[i], prog[i], sizeof prog[i]))
+		if (tui_app_view_progress(a, a->s[i], prog[i], sizeof prog[i]))
 			rows[n].state = prog[i];
 		rows[n].selected = (long)i == sel;
 		n++;
@@ -889,7 +890,7 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 		    "12h --json)...");
 	else if (a->tl_err[0] != '\0')
 		snprintf(msg, sizeof msg, " %s", a->tl_err);
-	tui_draw_timeline(&a->draw, r, &a->tl, rows, n, from, to, msg);
+	tui_draw_view_timeline(&a->draw, r, &a->tl, rows, n, from, to, msg);
 	free(prog);
 	free(rows);
 }

@@ -30,9 +30,9 @@ struct tui_console_opts {
 };
 
 /* The console; focus_id may be NULL. Returns the exit code. */
-int tui_console_run(struct tui_ctx *, const char *focus_id);
+int tui_app_run(struct tui_ctx *, const char *focus_id);
 /* Run the console with options (`corral attach`). */
-int tui_console_run_opts(struct tui_ctx *, const char *focus_id,
+int tui_app_run_opts(struct tui_ctx *, const char *focus_id,
     const struct tui_console_opts *);
 /* `corral [--theme NAME]`: parse the console's options, then run it. */
 int tui_console_main(struct tui_ctx *, int argc, char **argv);
@@ -58,7 +58,7 @@ enum tui_key_code {
  * One input event. code == PTY_KEY_NONE means a character cp; otherwise
  * code is an enum pty_key or enum tui_key_code value. Control characters
  * are a letter with PTY_MOD_CTRL (C-b is cp 'b', CTRL): build them with
- * tui_key_from_char.
+ * tui_keys_from_char.
  */
 struct tui_key {
 	int code;
@@ -234,21 +234,21 @@ int tui_keymap_load(struct tui_keys *k, const char *path, char *err,
     size_t errsz);
 
 /* Key constructors and names. */
-struct tui_key tui_key_char(uint32_t cp, unsigned mods);
-struct tui_key tui_key_special(int code, unsigned mods);
+struct tui_key tui_keys_char(uint32_t cp, unsigned mods);
+struct tui_key tui_keys_special(int code, unsigned mods);
 /*
  * A character as a terminal sends it: CR/LF -> Enter, HT -> Tab, DEL/BS
  * -> Backspace, ESC -> Escape, other C0 -> letter + PTY_MOD_CTRL.
  */
-struct tui_key tui_key_from_char(uint32_t wc);
-bool tui_key_eq(const struct tui_key *, const struct tui_key *);
+struct tui_key tui_keys_from_char(uint32_t wc);
+bool tui_keys_eq(const struct tui_key *, const struct tui_key *);
 /*
  * Parse "C-b", "^b", "M-x", "Enter", "Esc", "Tab", "Space", "F1", "PgUp",
  * a single character...; 0 or -EINVAL.
  */
-int tui_key_parse(const char *s, struct tui_key *out);
-/* Name a key the way tui_key_parse reads it ("C-b"); returns the length. */
-size_t tui_key_name(const struct tui_key *, char *buf, size_t bufsz);
+int tui_keys_parse(const char *s, struct tui_key *out);
+/* Name a key the way tui_keys_parse reads it ("C-b"); returns the length. */
+size_t tui_keys_name(const struct tui_key *, char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ */
 /* layout.c: area -> rectangles                                       */
@@ -288,9 +288,9 @@ struct tui_layout {
  * overlay is drawn on top on purpose).
  */
 void tui_layout_compute(const struct tui_layout_in *, struct tui_layout *out);
-bool tui_rect_empty(const struct tui_rect *);
-bool tui_rect_contains(const struct tui_rect *, int x, int y);
-bool tui_rect_overlap(const struct tui_rect *, const struct tui_rect *);
+bool tui_layout_rect_empty(const struct tui_rect *);
+bool tui_layout_rect_contains(const struct tui_rect *, int x, int y);
+bool tui_layout_rect_overlap(const struct tui_rect *, const struct tui_rect *);
 
 /* ------------------------------------------------------------------ */
 /* redraw.c: one throttled frame timer (STYLE E)                      */
@@ -571,7 +571,7 @@ struct tui_timeline;
  * with the cursor line highlighted, dropped hunks marked "x" and dimmed;
  * every text escaped. rv NULL: the message alone (loading, an error).
  */
-void tui_draw_review(const struct tui_draw *, const struct tui_rect *r,
+void tui_draw_view_review(const struct tui_draw *, const struct tui_rect *r,
     const struct tui_review *rv, const char *msg);
 
 /* One row of the timeline view. */
@@ -587,11 +587,11 @@ struct tui_tl_row {
  * one row per lease with its name, a bar of activity letters coloured
  * like the badges, and the time it spent blocked; then a legend.
  */
-void tui_draw_timeline(const struct tui_draw *, const struct tui_rect *r,
+void tui_draw_view_timeline(const struct tui_draw *, const struct tui_rect *r,
     const struct tui_timeline *tl, const struct tui_tl_row *rows,
     size_t n, int64_t from_ms, int64_t to_ms, const char *msg);
 /* "1h02m", "3m05s", "12s", "0s" into buf (>= 16 bytes). */
-void tui_draw_duration(int64_t ms, char *buf, size_t bufsz);
+void tui_draw_view_duration(int64_t ms, char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ */
 /* view.c: the console's view of leases and scrollback (pure)         */
@@ -605,20 +605,20 @@ struct tui_scroll {
 };
 
 /* Move by lines (positive: back into history), clamped to [0, total]. */
-void tui_scroll_move(struct tui_scroll *, long lines);
+void tui_view_scroll_move(struct tui_scroll *, long lines);
 /*
  * The endpoint now holds total scrollback lines. While browsing
  * (offset > 0) the view stays on the same text as lines are added.
  */
-void tui_scroll_set_total(struct tui_scroll *, size_t total);
+void tui_view_scroll_set_total(struct tui_scroll *, size_t total);
 /*
  * What pane row y shows: true and *sb (a scrollback line, 0 = oldest),
  * or false and *row (a row of the live screen).
  */
-bool tui_scroll_source(const struct tui_scroll *, int y, size_t *sb,
+bool tui_view_scroll_source(const struct tui_scroll *, int y, size_t *sb,
     int *row);
 /* The scrollback lines [*from, *from + *n) that pane_h rows show. */
-void tui_scroll_needed(const struct tui_scroll *, int pane_h, size_t *from,
+void tui_view_scroll_needed(const struct tui_scroll *, int pane_h, size_t *from,
     size_t *n);
 
 /* Scrollback lines received from a holder (SB_LINES), kept packed. */
@@ -631,20 +631,20 @@ struct tui_sbcache {
 	size_t *off;		/* n + 1 offsets into buf */
 	size_t offcap;
 };
-void tui_sbcache_init(struct tui_sbcache *);
-void tui_sbcache_free(struct tui_sbcache *);
-void tui_sbcache_reset(struct tui_sbcache *);
+void tui_view_sbcache_init(struct tui_sbcache *);
+void tui_view_sbcache_free(struct tui_sbcache *);
+void tui_view_sbcache_reset(struct tui_sbcache *);
 /*
  * Take an SB_LINES payload (untrusted: validated here). It extends the
  * cache when it starts where the cache ends, else replaces it. Returns
  * 0, PTY_EPROTO, -E2BIG (over TUI_SBCACHE_MAX lines) or -ENOMEM; the
  * cache is unchanged on error.
  */
-int tui_sbcache_apply(struct tui_sbcache *, const uint8_t *p, size_t len);
+int tui_view_sbcache_apply(struct tui_sbcache *, const uint8_t *p, size_t len);
 /* All of lines [from, from + n) are held. */
-bool tui_sbcache_has(const struct tui_sbcache *, size_t from, size_t n);
+bool tui_view_sbcache_has(const struct tui_sbcache *, size_t from, size_t n);
 /* Unpack line idx into cells[maxcells]: its cell count, or -1 if absent. */
-int tui_sbcache_line(const struct tui_sbcache *, size_t idx,
+int tui_view_sbcache_line(const struct tui_sbcache *, size_t idx,
     struct pty_cell *cells, int maxcells);
 
 /*

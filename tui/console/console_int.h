@@ -27,35 +27,36 @@ struct tui_curses;
  * Call setlocale(LC_ALL, "") first. Returns 0, or -ENOTTY / -EIO with
  * the reason in err; on error the terminal is left as it was.
  */
-int tui_curses_open(struct tui_curses **out, char *err, size_t errsz);
+int tui_surface_curses_open(struct tui_curses **out, char *err, size_t errsz);
 /* Give the terminal back (endwin) and free; NULL is a no-op. */
-void tui_curses_close(struct tui_curses *);
+void tui_surface_curses_close(struct tui_curses *);
 /* Restore the terminal without freeing (fatal paths); idempotent. */
-void tui_curses_restore(struct tui_curses *);
+void tui_surface_curses_restore(struct tui_curses *);
 /* The drawing target (valid until close). */
-const struct tui_surface *tui_curses_surface(struct tui_curses *);
+const struct tui_surface *tui_surface_curses_surface(struct tui_curses *);
 /* Colour depth actually usable: what the terminal and NO_COLOR allow. */
-enum tui_colors tui_curses_colors(const struct tui_curses *);
+enum tui_colors tui_surface_curses_colors(const struct tui_curses *);
 /* The file descriptor keys arrive on (poll it for readability). */
-int tui_curses_input_fd(const struct tui_curses *);
+int tui_surface_curses_input_fd(const struct tui_curses *);
 /*
  * Next key without waiting: 1 and *out, 0 when none is pending. ESC
  * followed at once by a key reads as that key with Alt; the mouse wheel
  * and button 1 give TUI_KEY_WHEEL_UP/DOWN and TUI_KEY_CLICK with x/y.
  */
-int tui_curses_read_key(struct tui_curses *, struct tui_key *out);
+int tui_surface_curses_read_key(struct tui_curses *, struct tui_key *out);
 /* The outer terminal changed size: learn the new size (SIGWINCH). */
-void tui_curses_resize(struct tui_curses *);
+void tui_surface_curses_resize(struct tui_curses *);
 /* Force a full repaint at the next flush (C-l). */
-void tui_curses_invalidate(struct tui_curses *);
+void tui_surface_curses_invalidate(struct tui_curses *);
 /* Put what was drawn on the terminal (one doupdate). */
-void tui_curses_flush(struct tui_curses *);
+void tui_surface_curses_flush(struct tui_curses *);
 /*
  * SPEC 5.6: notify the operator's terminal without taking focus: a bell,
  * and/or an OSC 9 notification with text (control characters dropped,
  * bounded). Written between frames; never moves the cursor.
  */
-void tui_curses_notify(struct tui_curses *, bool bell, const char *osc9);
+void tui_surface_curses_notify(struct tui_curses *, bool bell,
+    const char *osc9);
 
 /* ------------------------------------------------------------------ */
 /* conn.c: one asynchronous connection to a holder socket              */
@@ -221,30 +222,30 @@ void tui_fatal(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 
 /* app_draw.c: one frame of the scene */
-void tui_app_relayout(struct tui_app *);
-void tui_app_frame(struct tui_app *, const struct tui_redraw_set *);
+void tui_app_draw_relayout(struct tui_app *);
+void tui_app_draw_frame(struct tui_app *, const struct tui_redraw_set *);
 
 /* app_act.c: what keys do */
-void tui_app_key(struct tui_app *, const struct tui_key *);
+void tui_app_act_key(struct tui_app *, const struct tui_key *);
 
 /* app_view.c: the review and timeline views, and the commands they run */
 /* Open the review of the focused lease (spawns `corral review --json`). */
-void tui_app_review_open(struct tui_app *);
+void tui_app_view_review_open(struct tui_app *);
 /* Open the timeline (spawns `corral events --since 12h --json`). */
-void tui_app_timeline_open(struct tui_app *);
+void tui_app_view_timeline_open(struct tui_app *);
 void tui_app_view_close(struct tui_app *);
 void tui_app_view_reload(struct tui_app *);
 /* A view key: move, hunk/file, toggle. */
 void tui_app_view_key(struct tui_app *, const struct tui_act *);
 /* The confirmation question for apply/reject; false if refused. */
-bool tui_app_result_ask(struct tui_app *, enum tui_action);
+bool tui_app_view_result_ask(struct tui_app *, enum tui_action);
 /* Confirmed: run `corral apply ID [--hunks LIST]` or `corral reject ID`. */
-void tui_app_result_run(struct tui_app *, enum tui_action);
+void tui_app_view_result_run(struct tui_app *, enum tui_action);
 /*
  * A lease's long step for its list row ("applying... 12s",
  * "provisioning... 3s", "running checks... 40s"); false when none.
  */
-bool tui_app_progress(struct tui_app *, const struct tui_session *,
+bool tui_app_view_progress(struct tui_app *, const struct tui_session *,
     char *buf, size_t bufsz);
 /* Draw the open view into r. */
 void tui_app_view_draw(struct tui_app *, const struct tui_rect *r);

@@ -160,7 +160,7 @@ tui_draw_fill(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL && st != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	for (y = r->y; y < r->y + r->h; y++)
 		blanks(d, r->x, y, r->w, st);
@@ -344,7 +344,7 @@ tui_draw_list(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL && (rows != NULL || n == 0));
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	base = el_style(d, TUI_EL_LIST);
 	if (n == 0) {
@@ -441,7 +441,7 @@ tui_draw_pane(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL && m != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	if (first < 0)
 		first = 0;
@@ -487,7 +487,7 @@ tui_draw_scroll_tag(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	st = el_style(d, TUI_EL_SCROLL);
 	n = snprintf(tag, sizeof tag, "[%zu/%zu]", offset, total);
@@ -507,7 +507,7 @@ tui_draw_detail(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL && (kv != NULL || n == 0));
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	base = el_style(d, TUI_EL_DETAIL);
 	key = el_style(d, TUI_EL_DETAIL_KEY);
@@ -569,7 +569,7 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL && st != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	base = el_style(d, TUI_EL_STATUS);
 	tag = el_style(d, st->mode == TUI_MODE_TYPING ? TUI_EL_STATUS_TYPING :
@@ -620,7 +620,7 @@ tui_draw_rule(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	line = el_style(d, TUI_EL_BORDER);
 	if (r->w == 1 && r->h > 1) {
@@ -657,10 +657,10 @@ tui_draw_help(const struct tui_draw *d, const struct tui_rect *r,
 
 	check_draw(d);
 	assert(r != NULL && k != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	st = el_style(d, TUI_EL_HELP);
-	tui_key_name(&k->prefix, pfx, sizeof pfx);
+	tui_keys_name(&k->prefix, pfx, sizeof pfx);
 	lines = tui_keys_help(&n);
 	if (kw > r->w / 2)
 		kw = r->w / 2;
@@ -683,7 +683,7 @@ tui_draw_help(const struct tui_draw *d, const struct tui_rect *r,
 		char name[32], what[96];
 
 		p = (struct pen){ d, r->x, r->y + row, r->x + r->w };
-		tui_key_name(&k->user[i].key, name, sizeof name);
+		tui_keys_name(&k->user[i].key, name, sizeof name);
 		if (k->user[i].table == TUI_TABLE_PREFIX)
 			snprintf(keys, sizeof keys, "  %s %s", pfx, name);
 		else

@@ -58,7 +58,7 @@ kind_el(enum tui_rv_kind k)
 }
 
 void
-tui_draw_review(const struct tui_draw *d, const struct tui_rect *r,
+tui_draw_view_review(const struct tui_draw *d, const struct tui_rect *r,
     const struct tui_review *rv, const char *msg)
 {
 	struct tui_style st, base = style(d, TUI_EL_LIST);
@@ -67,7 +67,7 @@ tui_draw_review(const struct tui_draw *d, const struct tui_rect *r,
 	int y, gut = 2;
 
 	assert(d != NULL && r != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	tui_draw_fill(d, r, &base);
 	st = style(d, TUI_EL_BORDER_LABEL);
@@ -108,7 +108,7 @@ tui_draw_review(const struct tui_draw *d, const struct tui_rect *r,
 }
 
 void
-tui_draw_duration(int64_t ms, char *buf, size_t bufsz)
+tui_draw_view_duration(int64_t ms, char *buf, size_t bufsz)
 {
 	int64_t s = ms / 1000;
 
@@ -136,7 +136,7 @@ clock_text(int64_t ms, char *buf, size_t bufsz)
 }
 
 void
-tui_draw_timeline(const struct tui_draw *d, const struct tui_rect *r,
+tui_draw_view_timeline(const struct tui_draw *d, const struct tui_rect *r,
     const struct tui_timeline *tl, const struct tui_tl_row *rows,
     size_t n, int64_t from_ms, int64_t to_ms, const char *msg)
 {
@@ -148,14 +148,14 @@ tui_draw_timeline(const struct tui_draw *d, const struct tui_rect *r,
 	size_t i;
 
 	assert(d != NULL && r != NULL && tl != NULL);
-	if (tui_rect_empty(r))
+	if (tui_layout_rect_empty(r))
 		return;
 	tui_draw_fill(d, r, &base);
 	dim = style(d, TUI_EL_LIST_DIM);
 	sel = style(d, TUI_EL_LIST_SELECTED);
 	clock_text(from_ms, a, sizeof a);
 	clock_text(to_ms, b, sizeof b);
-	tui_draw_duration(to_ms - from_ms, span, sizeof span);
+	tui_draw_view_duration(to_ms - from_ms, span, sizeof span);
 	snprintf(text, sizeof text, " timeline %s .. %s (%s): each lease's "
 	    "activity; blocked = waiting on you", a, b, span);
 	st = style(d, TUI_EL_BORDER_LABEL);
@@ -196,7 +196,8 @@ tui_draw_timeline(const struct tui_draw *d, const struct tui_rect *r,
 		}
 		x += barw + 1;
 		if (l != NULL)
-			tui_draw_duration(tui_timeline_blocked_ms(l, to_ms), a,
+			tui_draw_view_duration(tui_timeline_blocked_ms(l,
+			    to_ms), a,
 			    sizeof a);
 		else
 			snprintf(a, sizeof a, "-");

@@ -70,7 +70,7 @@ parse_line(struct tui_keys *k, const char *file, int ln, char *line,
 	if (n == 0)
 		return 0;
 	if (strcmp(w[0], "prefix") == 0) {
-		if (n != 2 || tui_key_parse(w[1], &key) < 0 ||
+		if (n != 2 || tui_keys_parse(w[1], &key) < 0 ||
 		    tui_keys_set_prefix(k, &key) < 0) {
 			say(err, errsz, file, ln, "want: prefix KEY, not",
 			    n >= 2 ? w[1] : "");
@@ -99,7 +99,7 @@ parse_line(struct tui_keys *k, const char *file, int ln, char *line,
 		    "COMMAND" : "want: unbind [-T TABLE] KEY", NULL);
 		return -EINVAL;
 	}
-	if (tui_key_parse(w[i], &key) < 0) {
+	if (tui_keys_parse(w[i], &key) < 0) {
 		say(err, errsz, file, ln, "unknown key", w[i]);
 		return -EINVAL;
 	}

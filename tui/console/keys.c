@@ -318,7 +318,7 @@ static const char *const action_names[TUI_ACT_COUNT] = {
 	[TUI_ACT_VIEW_RELOAD] = "view-reload",
 };
 
-/* Special key names, as tui_key_parse reads and tui_key_name writes. */
+/* Special key names, as tui_keys_parse reads and tui_keys_name writes. */
 static const struct {
 	const char *name;
 	int code;
@@ -352,7 +352,7 @@ static const struct {
 };
 
 struct tui_key
-tui_key_char(uint32_t cp, unsigned mods)
+tui_keys_char(uint32_t cp, unsigned mods)
 {
 	struct tui_key k = { .code = PTY_KEY_NONE, .cp = cp, .mods = mods };
 
@@ -363,7 +363,7 @@ tui_key_char(uint32_t cp, unsigned mods)
 }
 
 struct tui_key
-tui_key_special(int code, unsigned mods)
+tui_keys_special(int code, unsigned mods)
 {
 	struct tui_key k = { .code = code, .mods = mods };
 
@@ -371,35 +371,36 @@ tui_key_special(int code, unsigned mods)
 }
 
 struct tui_key
-tui_key_from_char(uint32_t wc)
+tui_keys_from_char(uint32_t wc)
 {
 	static const char c0_tail[] = "\\]^_";	/* 0x1c..0x1f */
 
 	switch (wc) {
 	case '\r':
 	case '\n':
-		return tui_key_special(PTY_KEY_ENTER, 0);
+		return tui_keys_special(PTY_KEY_ENTER, 0);
 	case '\t':
-		return tui_key_special(PTY_KEY_TAB, 0);
+		return tui_keys_special(PTY_KEY_TAB, 0);
 	case 0x7f:
 	case 0x08:
-		return tui_key_special(PTY_KEY_BACKSPACE, 0);
+		return tui_keys_special(PTY_KEY_BACKSPACE, 0);
 	case 0x1b:
-		return tui_key_special(PTY_KEY_ESCAPE, 0);
+		return tui_keys_special(PTY_KEY_ESCAPE, 0);
 	case 0x00:
-		return tui_key_char(' ', PTY_MOD_CTRL);
+		return tui_keys_char(' ', PTY_MOD_CTRL);
 	default:
 		break;
 	}
 	if (wc >= 0x01 && wc <= 0x1a)
-		return tui_key_char('a' + wc - 1, PTY_MOD_CTRL);
+		return tui_keys_char('a' + wc - 1, PTY_MOD_CTRL);
 	if (wc >= 0x1c && wc <= 0x1f)
-		return tui_key_char((uint32_t)c0_tail[wc - 0x1c], PTY_MOD_CTRL);
-	return tui_key_char(wc, 0);
+		return tui_keys_char((uint32_t)c0_tail[wc - 0x1c],
+		    PTY_MOD_CTRL);
+	return tui_keys_char(wc, 0);
 }
 
 bool
-tui_key_eq(const struct tui_key *a, const struct tui_key *b)
+tui_keys_eq(const struct tui_key *a, const struct tui_key *b)
 {
 	assert(a != NULL && b != NULL);
 	if (a->code != b->code || a->mods != b->mods)
@@ -496,7 +497,7 @@ tui_keys_init(struct tui_keys *k)
 	k->scroll_from = TUI_MODE_NORMAL;
 	k->confirm_from = TUI_MODE_NORMAL;
 	k->pending = TUI_ACT_NONE;
-	k->prefix = tui_key_char('b', PTY_MOD_CTRL);
+	k->prefix = tui_keys_char('b', PTY_MOD_CTRL);
 }
 
 void
@@ -573,7 +574,7 @@ feed_typing(struct tui_keys *k, const struct tui_key *key,
 		if (k->pane_altscreen) {
 			/* full-screen programs scroll themselves */
 			out->action = TUI_ACT_SEND_KEY;
-			out->key = tui_key_special(dir > 0 ? PTY_KEY_UP :
+			out->key = tui_keys_special(dir > 0 ? PTY_KEY_UP :
 			    PTY_KEY_DOWN, 0);
 			out->arg = 3;
 		} else if (dir > 0) {
@@ -601,7 +602,7 @@ feed_prefix(struct tui_keys *k, const struct tui_key *key,
 	const struct binding *b;
 	struct binding tmp;
 
-	if (tui_key_eq(key, &k->prefix)) {
+	if (tui_keys_eq(key, &k->prefix)) {
 		if (k->prefix_from == TUI_MODE_TYPING) {
 			/* C-b C-b: the agent gets a C-b, typing goes on */
 			out->action = TUI_ACT_SEND_KEY;
@@ -670,7 +671,7 @@ tui_keys_feed(struct tui_keys *k, const struct tui_key *key,
 	case TUI_MODE_SCROLL:
 	case TUI_MODE_REVIEW:
 	case TUI_MODE_TIMELINE:
-		if (tui_key_eq(key, &k->prefix)) {
+		if (tui_keys_eq(key, &k->prefix)) {
 			k->prefix_from = k->mode;
 			k->mode = TUI_MODE_PREFIX;
 			out->action = TUI_ACT_MODE;
@@ -724,7 +725,7 @@ tui_keys_hints(const struct tui_keys *k, char *buf, size_t bufsz)
 	int n = 0;
 
 	assert(k != NULL && buf != NULL && bufsz > 0);
-	tui_key_name(&k->prefix, p, sizeof p);
+	tui_keys_name(&k->prefix, p, sizeof p);
 	switch (k->mode) {
 	case TUI_MODE_NORMAL:
 		n = snprintf(buf, bufsz, "j/k move  Enter type  [ scroll  "
@@ -815,7 +816,7 @@ tui_keys_bind(struct tui_keys *k, enum tui_table t, const struct tui_key *key,
 	    cmd >= (int)tui_keys_command_count())
 		return -EINVAL;
 	/* the prefix always means the prefix (it is how typing stops) */
-	if (tui_key_eq(key, &k->prefix) || key->code == TUI_KEY_RESIZE)
+	if (tui_keys_eq(key, &k->prefix) || key->code == TUI_KEY_RESIZE)
 		return -EINVAL;
 	probe = *key;
 	for (i = 0; i < k->nuser; i++) {
@@ -850,7 +851,7 @@ tui_keys_help(size_t *n)
 }
 
 int
-tui_key_parse(const char *s, struct tui_key *out)
+tui_keys_parse(const char *s, struct tui_key *out)
 {
 	unsigned mods = 0;
 	uint32_t cp;
@@ -875,12 +876,12 @@ tui_key_parse(const char *s, struct tui_key *out)
 	}
 	for (i = 0; i < sizeof key_names / sizeof key_names[0]; i++) {
 		if (strcasecmp(s, key_names[i].name) == 0) {
-			*out = tui_key_special(key_names[i].code, mods);
+			*out = tui_keys_special(key_names[i].code, mods);
 			return 0;
 		}
 	}
 	if (strcasecmp(s, "Space") == 0) {
-		*out = tui_key_char(' ', mods);
+		*out = tui_keys_char(' ', mods);
 		return 0;
 	}
 	if ((s[0] == 'F' || s[0] == 'f') && s[1] >= '1' && s[1] <= '9') {
@@ -891,7 +892,7 @@ tui_key_parse(const char *s, struct tui_key *out)
 			return -EINVAL;
 		if (n < 1 || n > 12)
 			return -EINVAL;
-		*out = tui_key_special(PTY_KEY_F1 + n - 1, mods);
+		*out = tui_keys_special(PTY_KEY_F1 + n - 1, mods);
 		return 0;
 	}
 	n = tui_escape_utf8_decode(s, strlen(s), &cp);
@@ -899,12 +900,12 @@ tui_key_parse(const char *s, struct tui_key *out)
 		return -EINVAL;
 	if ((mods & PTY_MOD_CTRL) && (cp < 0x20 || cp > 0x7e))
 		return -EINVAL;
-	*out = tui_key_char(cp, mods);
+	*out = tui_keys_char(cp, mods);
 	return 0;
 }
 
 size_t
-tui_key_name(const struct tui_key *key, char *buf, size_t bufsz)
+tui_keys_name(const struct tui_key *key, char *buf, size_t bufsz)
 {
 	char ch[8];
 	const char *name = NULL;

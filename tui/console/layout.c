@@ -26,25 +26,25 @@ rect(int x, int y, int w, int h)
 }
 
 bool
-tui_rect_empty(const struct tui_rect *r)
+tui_layout_rect_empty(const struct tui_rect *r)
 {
 	assert(r != NULL);
 	return r->w <= 0 || r->h <= 0;
 }
 
 bool
-tui_rect_contains(const struct tui_rect *r, int x, int y)
+tui_layout_rect_contains(const struct tui_rect *r, int x, int y)
 {
 	assert(r != NULL);
-	return !tui_rect_empty(r) && x >= r->x && x < r->x + r->w &&
+	return !tui_layout_rect_empty(r) && x >= r->x && x < r->x + r->w &&
 	    y >= r->y && y < r->y + r->h;
 }
 
 bool
-tui_rect_overlap(const struct tui_rect *a, const struct tui_rect *b)
+tui_layout_rect_overlap(const struct tui_rect *a, const struct tui_rect *b)
 {
 	assert(a != NULL && b != NULL);
-	if (tui_rect_empty(a) || tui_rect_empty(b))
+	if (tui_layout_rect_empty(a) || tui_layout_rect_empty(b))
 		return false;
 	return a->x < b->x + b->w && b->x < a->x + a->w &&
 	    a->y < b->y + b->h && b->y < a->y + a->h;

@@ -234,7 +234,7 @@ setup_colors(struct tui_curses *t)
 }
 
 int
-tui_curses_open(struct tui_curses **out, char *err, size_t errsz)
+tui_surface_curses_open(struct tui_curses **out, char *err, size_t errsz)
 {
 	struct tui_curses *t;
 	const char *cs;
@@ -280,7 +280,7 @@ tui_curses_open(struct tui_curses **out, char *err, size_t errsz)
 }
 
 void
-tui_curses_restore(struct tui_curses *t)
+tui_surface_curses_restore(struct tui_curses *t)
 {
 	if (t == NULL || !t->active)
 		return;
@@ -291,36 +291,36 @@ tui_curses_restore(struct tui_curses *t)
 }
 
 void
-tui_curses_close(struct tui_curses *t)
+tui_surface_curses_close(struct tui_curses *t)
 {
 	if (t == NULL)
 		return;
-	tui_curses_restore(t);
+	tui_surface_curses_restore(t);
 	delscreen(t->scr);
 	free(t);
 }
 
 const struct tui_surface *
-tui_curses_surface(struct tui_curses *t)
+tui_surface_curses_surface(struct tui_curses *t)
 {
 	return &t->surf;
 }
 
 enum tui_colors
-tui_curses_colors(const struct tui_curses *t)
+tui_surface_curses_colors(const struct tui_curses *t)
 {
 	return t->colors;
 }
 
 int
-tui_curses_input_fd(const struct tui_curses *t)
+tui_surface_curses_input_fd(const struct tui_curses *t)
 {
 	(void)t;
 	return STDIN_FILENO;
 }
 
 void
-tui_curses_resize(struct tui_curses *t)
+tui_surface_curses_resize(struct tui_curses *t)
 {
 	struct winsize ws;
 
@@ -332,14 +332,14 @@ tui_curses_resize(struct tui_curses *t)
 }
 
 void
-tui_curses_invalidate(struct tui_curses *t)
+tui_surface_curses_invalidate(struct tui_curses *t)
 {
 	(void)t;
 	clearok(curscr, TRUE);
 }
 
 void
-tui_curses_flush(struct tui_curses *t)
+tui_surface_curses_flush(struct tui_curses *t)
 {
 	if (!t->active)
 		return;
@@ -400,7 +400,7 @@ key_by_name(int code, struct tui_key *out)
 		l = strlen(names[i].name);
 		if (strncmp(kn, names[i].name, l) == 0 && kn[l] >= '2' &&
 		    kn[l] <= '8' && kn[l + 1] == '\0') {
-			*out = tui_key_special(names[i].key,
+			*out = tui_keys_special(names[i].key,
 			    xterm_mods(kn[l] - '0'));
 			return true;
 		}
@@ -443,16 +443,16 @@ key_special(int code, struct tui_key *out)
 
 	for (i = 0; i < sizeof map / sizeof map[0]; i++) {
 		if (map[i].curses == code) {
-			*out = tui_key_special(map[i].key, map[i].mods);
+			*out = tui_keys_special(map[i].key, map[i].mods);
 			return true;
 		}
 	}
 	if (code >= KEY_F(1) && code <= KEY_F(12)) {
-		*out = tui_key_special(PTY_KEY_F1 + (code - KEY_F(1)), 0);
+		*out = tui_keys_special(PTY_KEY_F1 + (code - KEY_F(1)), 0);
 		return true;
 	}
 	if (code >= KEY_F(13) && code <= KEY_F(24)) {	/* xterm: S-F1.. */
-		*out = tui_key_special(PTY_KEY_F1 + (code - KEY_F(13)),
+		*out = tui_keys_special(PTY_KEY_F1 + (code - KEY_F(13)),
 		    PTY_MOD_SHIFT);
 		return true;
 	}
@@ -467,11 +467,11 @@ key_mouse(struct tui_key *out)
 	if (getmouse(&ev) != OK)
 		return false;
 	if (ev.bstate & BUTTON4_PRESSED)
-		*out = tui_key_special(TUI_KEY_WHEEL_UP, 0);
+		*out = tui_keys_special(TUI_KEY_WHEEL_UP, 0);
 	else if (ev.bstate & BUTTON5_PRESSED)
-		*out = tui_key_special(TUI_KEY_WHEEL_DOWN, 0);
+		*out = tui_keys_special(TUI_KEY_WHEEL_DOWN, 0);
 	else if (ev.bstate & BUTTON1_PRESSED)
-		*out = tui_key_special(TUI_KEY_CLICK, 0);
+		*out = tui_keys_special(TUI_KEY_CLICK, 0);
 	else
 		return false;
 	out->x = ev.x;
@@ -493,12 +493,12 @@ read_one(struct tui_key *out)
 			return key_mouse(out) ? 1 : -1;
 		return key_special((int)wc, out) ? 1 : -1;
 	}
-	*out = tui_key_from_char((uint32_t)wc);
+	*out = tui_keys_from_char((uint32_t)wc);
 	return 1;
 }
 
 int
-tui_curses_read_key(struct tui_curses *t, struct tui_key *out)
+tui_surface_curses_read_key(struct tui_curses *t, struct tui_key *out)
 {
 	struct tui_key next;
 	int r;
@@ -528,7 +528,7 @@ tui_curses_read_key(struct tui_curses *t, struct tui_key *out)
 }
 
 void
-tui_curses_notify(struct tui_curses *t, bool bell, const char *osc9)
+tui_surface_curses_notify(struct tui_curses *t, bool bell, const char *osc9)
 {
 	char buf[300];
 	size_t n = 0;

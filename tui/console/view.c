@@ -22,7 +22,7 @@
 /* ---- scrollback window -------------------------------------------------- */
 
 void
-tui_scroll_move(struct tui_scroll *s, long lines)
+tui_view_scroll_move(struct tui_scroll *s, long lines)
 {
 	assert(s != NULL);
 	if (lines < 0) {
@@ -38,7 +38,7 @@ tui_scroll_move(struct tui_scroll *s, long lines)
 }
 
 void
-tui_scroll_set_total(struct tui_scroll *s, size_t total)
+tui_view_scroll_set_total(struct tui_scroll *s, size_t total)
 {
 	assert(s != NULL);
 	if (s->offset > 0 && total > s->total)
@@ -49,7 +49,7 @@ tui_scroll_set_total(struct tui_scroll *s, size_t total)
 }
 
 bool
-tui_scroll_source(const struct tui_scroll *s, int y, size_t *sb, int *row)
+tui_view_scroll_source(const struct tui_scroll *s, int y, size_t *sb, int *row)
 {
 	size_t line;
 
@@ -65,7 +65,7 @@ tui_scroll_source(const struct tui_scroll *s, int y, size_t *sb, int *row)
 }
 
 void
-tui_scroll_needed(const struct tui_scroll *s, int pane_h, size_t *from,
+tui_view_scroll_needed(const struct tui_scroll *s, int pane_h, size_t *from,
     size_t *n)
 {
 	assert(s != NULL && from != NULL && n != NULL);
@@ -77,14 +77,14 @@ tui_scroll_needed(const struct tui_scroll *s, int pane_h, size_t *from,
 /* ---- scrollback cache --------------------------------------------------- */
 
 void
-tui_sbcache_init(struct tui_sbcache *c)
+tui_view_sbcache_init(struct tui_sbcache *c)
 {
 	assert(c != NULL);
 	memset(c, 0, sizeof *c);
 }
 
 void
-tui_sbcache_free(struct tui_sbcache *c)
+tui_view_sbcache_free(struct tui_sbcache *c)
 {
 	if (c == NULL)
 		return;
@@ -94,7 +94,7 @@ tui_sbcache_free(struct tui_sbcache *c)
 }
 
 void
-tui_sbcache_reset(struct tui_sbcache *c)
+tui_view_sbcache_reset(struct tui_sbcache *c)
 {
 	assert(c != NULL);
 	c->from = c->n = c->total = c->len = 0;
@@ -118,7 +118,7 @@ grow(void **p, size_t *cap, size_t need, size_t elem)
 }
 
 int
-tui_sbcache_apply(struct tui_sbcache *c, const uint8_t *p, size_t len)
+tui_view_sbcache_apply(struct tui_sbcache *c, const uint8_t *p, size_t len)
 {
 	struct pty_rd r;
 	uint32_t from, total, n;
@@ -163,7 +163,7 @@ tui_sbcache_apply(struct tui_sbcache *c, const uint8_t *p, size_t len)
 }
 
 bool
-tui_sbcache_has(const struct tui_sbcache *c, size_t from, size_t n)
+tui_view_sbcache_has(const struct tui_sbcache *c, size_t from, size_t n)
 {
 	assert(c != NULL);
 	if (n == 0)
@@ -173,7 +173,7 @@ tui_sbcache_has(const struct tui_sbcache *c, size_t from, size_t n)
 }
 
 int
-tui_sbcache_line(const struct tui_sbcache *c, size_t idx,
+tui_view_sbcache_line(const struct tui_sbcache *c, size_t idx,
     struct pty_cell *cells, int maxcells)
 {
 	size_t k, used;
@@ -308,7 +308,7 @@ limits_summary(const char *text, char *buf, size_t bufsz, size_t *used)
 		return NULL;
 	}
 	if (json_is_integer(x = json_object_get(j, "wall_time_s")))
-		tui_draw_duration(json_integer_value(x) * 1000, wall,
+		tui_draw_view_duration(json_integer_value(x) * 1000, wall,
 		    sizeof wall);
 	if (json_is_integer(x = json_object_get(j, "memory_bytes")))
 		human_bytes(json_integer_value(x), mem, sizeof mem);
@@ -430,7 +430,7 @@ tui_view_progress(const struct lease_record *r, int64_t now_ms, char *buf,
 	assert(r != NULL && buf != NULL && bufsz > 0);
 	buf[0] = '\0';
 	if (r->state == LEASE_STATE_PROVISIONING) {
-		tui_draw_duration(now_ms - r->updated_at, d, sizeof d);
+		tui_draw_view_duration(now_ms - r->updated_at, d, sizeof d);
 		snprintf(buf, bufsz, "provisioning (seeding)... %s", d);
 		return true;
 	}
@@ -446,7 +446,7 @@ tui_view_progress(const struct lease_record *r, int64_t now_ms, char *buf,
 	json_decref(res);
 	if (!checks)
 		return false;
-	tui_draw_duration(now_ms - r->updated_at, d, sizeof d);
+	tui_draw_view_duration(now_ms - r->updated_at, d, sizeof d);
 	snprintf(buf, bufsz, "running checks... %s", d);
 	return true;
 }
