@@ -38,7 +38,7 @@ struct tui_new {
 	char **cmd;
 };
 /* Create a lease and start its holder; id gets the ID (41 bytes ok). */
-int tui_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,
+int tui_cmd_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,
     char id[25]);
 /* cmd_demo.c */
 extern const struct tui_cmd tui_cmd_demo;
@@ -50,7 +50,7 @@ extern const struct tui_cmd tui_cmd_show;
  * terminal): clear its unseen mark if set (SPEC 5.2). --json and output
  * into a pipe or a file are for scripts and leave the mark. Best effort.
  */
-void tui_mark_seen(struct tui_ctx *, const char *id, bool unseen);
+void tui_cmd_ls_mark_seen(struct tui_ctx *, const char *id, bool unseen);
 /* cmd_endpoint.c */
 extern const struct tui_cmd tui_cmd_screen;
 extern const struct tui_cmd tui_cmd_send;

@@ -81,7 +81,7 @@ tui_cmd_main(int argc, char **argv)
 			fprintf(stderr, "corral: out of memory\n");
 			return TUI_EXIT_FAIL;
 		}
-		rc = tui_console_main(&ctx, argc, argv);
+		rc = tui_cmd_attach_console(&ctx, argc, argv);
 		tui_ctx_free(&ctx);
 		return rc;
 	}

@@ -36,7 +36,7 @@ console_opts(struct tui_ctx *c, int argc, char **argv,
 }
 
 int
-tui_console_main(struct tui_ctx *c, int argc, char **argv)
+tui_cmd_attach_console(struct tui_ctx *c, int argc, char **argv)
 {
 	struct tui_console_opts o;
 	const char *id;

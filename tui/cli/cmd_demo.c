@@ -172,7 +172,7 @@ demo_local(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 	nw.sandbox = "trusted_local";
 	nw.allow_control = true;
 	nw.cmd = cmd;
-	return tui_new_lease(c, &nw, -1, id);
+	return tui_cmd_new_lease(c, &nw, -1, id);
 }
 
 static void

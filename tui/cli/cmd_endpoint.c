@@ -294,7 +294,7 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
 		rc = screen_from_file(c, rec.id, sb);
 		if (rc == TUI_EXIT_OK)
-			tui_mark_seen(c, rec.id, rec.unseen);
+			tui_cmd_ls_mark_seen(c, rec.id, rec.unseen);
 		lease_record_clear(&rec);
 		return rc;
 	}
@@ -337,7 +337,7 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 		rc = screen_from_file(c, rec.id, false);
 	}
 	if (rc == TUI_EXIT_OK)
-		tui_mark_seen(c, rec.id, rec.unseen);
+		tui_cmd_ls_mark_seen(c, rec.id, rec.unseen);
 	json_decref(sbj);
 	pty_mirror_free(&m);
 	lease_record_clear(&rec);

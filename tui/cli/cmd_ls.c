@@ -159,7 +159,7 @@ const struct tui_cmd tui_cmd_ls = {
 };
 
 void
-tui_mark_seen(struct tui_ctx *c, const char *id, bool unseen)
+tui_cmd_ls_mark_seen(struct tui_ctx *c, const char *id, bool unseen)
 {
 	if (!unseen || c->json || !isatty(STDOUT_FILENO) || c->store == NULL)
 		return;
@@ -293,7 +293,7 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		free(s);
 	}
 	json_decref(o);
-	tui_mark_seen(c, id, unseen);
+	tui_cmd_ls_mark_seen(c, id, unseen);
 	return TUI_EXIT_OK;
 }
 

@@ -36,7 +36,7 @@ static int create_lease(struct tui_ctx *, const struct new_args *, int,
     char id[LEASE_ID_LEN + 1]);
 
 int
-tui_new_lease(struct tui_ctx *c, const struct tui_new *nw, int owner_fd,
+tui_cmd_new_lease(struct tui_ctx *c, const struct tui_new *nw, int owner_fd,
     char id[LEASE_ID_LEN + 1])
 {
 	struct new_args a;

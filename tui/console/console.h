@@ -35,7 +35,7 @@ int tui_app_run(struct tui_ctx *, const char *focus_id);
 int tui_app_run_opts(struct tui_ctx *, const char *focus_id,
     const struct tui_console_opts *);
 /* `corral [--theme NAME]`: parse the console's options, then run it. */
-int tui_console_main(struct tui_ctx *, int argc, char **argv);
+int tui_cmd_attach_console(struct tui_ctx *, int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
 /* wrap.c: the owner's terminal of a trusted_local lease              */
