@@ -1,6 +1,6 @@
 /*
  * test_result_zone.c: the declared checks of a result run for real in the
- * exec zone (SPEC 7.3, 8.2) through tui_result_finish: the lease's policy
+ * exec zone (SPEC 7.3, 8.2) through tui_checks_finish: the lease's policy
  * gives the checks, each runs under bwrap as a uid slot of its own on a
  * fresh copy of the result tree, hermetic (TZ, SOURCE_DATE_EPOCH at the
  * base commit's time), without network (a host listener is never reached,
@@ -131,7 +131,7 @@ START_TEST(test_result_zone_checks)
 	lt_write(ws, "src/new.c", "int fresh;\n");
 	free(ws);
 
-	rc = tui_result_finish(&ctx, id, NULL, NULL);
+	rc = tui_checks_finish(&ctx, id, NULL, NULL);
 	ck_assert_msg(rc == 0, "finish: %d %s", rc,
 	    lease_store_errmsg(ctx.store));
 	ck_assert_int_eq(lease_store_get(ctx.store, id, &r), 0);

@@ -130,7 +130,7 @@ demo_sandboxed(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 {
 	char script[64], *old = NULL, *cmd[] = { "/bin/sh", script, NULL };
 	const char *env = getenv("XDG_CONFIG_HOME");
-	struct tui_provision rq;
+	struct tui_bringup rq;
 	int rc;
 
 	snprintf(script, sizeof script, "/work/.demo/%s", a->script);
@@ -146,7 +146,7 @@ demo_sandboxed(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 		free(old);
 		return tui_ctx_err(c, "setenv: %s", strerror(errno));
 	}
-	rc = tui_provision_sandboxed(c, &rq, id);
+	rc = tui_bringup_sandboxed(c, &rq, id);
 	if (old != NULL)
 		setenv("XDG_CONFIG_HOME", old, 1);
 	else

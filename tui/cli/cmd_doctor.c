@@ -36,7 +36,7 @@ report_json(const struct sbx_doctor_report *r, const char *init)
 		json_decref(checks);
 		return NULL;
 	}
-	json_object_set_new(j, "facts", tui_sbx_facts_json(&r->facts, init,
+	json_object_set_new(j, "facts", tui_sandbox_facts_json(&r->facts, init,
 	    NULL));
 	for (int i = 0; i < r->nchecks; i++) {
 		const struct sbx_doctor_check *k = &r->checks[i];
@@ -68,7 +68,7 @@ report_text(const struct sbx_doctor_report *r, const char *init)
 	printf("cgroups          %s\n", f->cgroup_mode);
 	printf("landlock abi     %d (report only)\n", f->landlock_abi);
 	printf("legacy_tiocsti   %d\n", f->legacy_tiocsti);
-	if (init != NULL && tui_sbx_sha256_file(init, hex) == 0)
+	if (init != NULL && tui_sandbox_sha256_file(init, hex) == 0)
 		printf("corral-sbx-init  %s sha256:%s\n", init, hex);
 	printf("configuration    %s\n", f->verified ? "verified (the "
 	    "adversarial suite passed here)" : "unverified (run 'corral "
@@ -155,7 +155,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	if (optind != argc)
 		return tui_ctx_usage(c, "unexpected argument '%.64s'",
 		    argv[optind]);
-	if ((rc = tui_sbx_policy(file, &pol, &perr)) < 0) {
+	if ((rc = tui_sandbox_policy(file, &pol, &perr)) < 0) {
 		const char *reason = rc == SBX_EWIDER ? "policy_wider" :
 		    "policy_invalid";
 
@@ -170,8 +170,9 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		sbx_policy_free(pol);
 		return tui_ctx_err(c, "out of memory");
 	}
-	init = tui_sbx_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
-	probe = tui_sbx_helper_path(c, "corral-sbx-probe", "CORRAL_SBX_PROBE");
+	init = tui_sandbox_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
+	probe = tui_sandbox_helper_path(c,
+	    "corral-sbx-probe", "CORRAL_SBX_PROBE");
 	memset(&o, 0, sizeof o);
 	o.policy = pol;
 	o.state_dir = c->state_dir;

@@ -68,7 +68,7 @@ term_size(int *rows, int *cols)
 
 /*
  * SPEC 6 for a lease: a bwrap or command lease goes through
- * tui_provision_sandboxed (provision.c); a trusted_local one has only
+ * tui_bringup_sandboxed (provision.c); a trusted_local one has only
  * steps 1 and 6 (SPEC 3).
  * Returns the exit code.
  */
@@ -103,7 +103,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 			    "$XDG_CONFIG_HOME/corral/agents)", a->agent);
 	}
 	if (strcmp(ad->name, "trusted_local") != 0) {
-		struct tui_provision rq;
+		struct tui_bringup rq;
 
 		memset(&rq, 0, sizeof rq);
 		rq.sandbox = ad->name;
@@ -115,7 +115,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		rq.prompt_file = a->prompt;
 		rq.cmd = a->cmd;
 		term_size(&rq.rows, &rq.cols);
-		return tui_provision_sandboxed(c, &rq, id);
+		return tui_bringup_sandboxed(c, &rq, id);
 	}
 	if (a->policy != NULL || a->prompt != NULL)
 		return tui_ctx_usage(c, "--policy and --prompt-file apply to "

@@ -101,9 +101,9 @@ stop_lost(struct tui_ctx *c, const char *id)
 		if (dir == NULL || sbx_cred_read(dir, &secret) < 0)
 			secret = NULL;
 		free(dir);
-		if (tui_sbx_teardown(c, c->store, id, err, sizeof err) < 0)
+		if (tui_sandbox_teardown(c, c->store, id, err, sizeof err) < 0)
 			fprintf(stderr, "corral reconcile: %s: %s\n", id, err);
-		else if ((rc = tui_result_finish(c, id, "holder_lost",
+		else if ((rc = tui_checks_finish(c, id, "holder_lost",
 		    secret)) < 0 && rc != LEASE_EINVALID) /* quarantined: ok */
 			fprintf(stderr, "corral reconcile: %s: result: %s\n",
 			    id, lease_store_errmsg(c->store));
@@ -179,8 +179,10 @@ sandbox_prepass(struct tui_ctx *c)
 			    !ever_ran(c, r->id));
 		if (!gone)
 			continue;
-		if (tui_sbx_teardown(c, c->store, r->id, err, sizeof err) < 0 ||
-		    tui_sbx_workspace_release(c, r->id, err, sizeof err) < 0)
+		if (tui_sandbox_teardown(c, c->store, r->id, err,
+		    sizeof err) < 0 ||
+		    tui_sandbox_workspace_release(c, r->id, err,
+		    sizeof err) < 0)
 			fprintf(stderr, "corral reconcile: %s: %s\n", r->id,
 			    err);
 		forget_socket(c, r->id);
@@ -192,13 +194,13 @@ sandbox_prepass(struct tui_ctx *c)
 static int
 src_list(void *ud, lease_orphan_add_fn add, void *actx)
 {
-	return tui_sbx_orphans_list(ud, add, actx);
+	return tui_sandbox_orphans_list(ud, add, actx);
 }
 
 static int
 src_remove(void *ud, const char *identity, const char *scope, const char *id)
 {
-	return tui_sbx_orphan_remove(ud, identity, scope, id);
+	return tui_sandbox_orphan_remove(ud, identity, scope, id);
 }
 
 static int
@@ -248,7 +250,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	/* A dead holder's minted credential: revoked now (SPEC 8.5). */
 	if (!dry)
-		tui_sbx_cred_reconcile(c);
+		tui_holder_cred_reconcile(c);
 	if (c->json) {
 		tui_ctx_print_json(lease_report_json(rep));
 	} else {
@@ -332,7 +334,7 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 	lease_git_init();
 	if (older != NULL) {
 		/* Stored credentials of dead holders: revoked first. */
-		tui_sbx_cred_reconcile(c);
+		tui_holder_cred_reconcile(c);
 		rc = lease_gc_older_than(c->store, lk, c->state_dir, age,
 		    &removed);
 	} else {
@@ -345,11 +347,11 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 			/* A stored credential is revoked, or gc refuses. */
 			if (r.mode == LEASE_MODE_SANDBOXED &&
 			    lease_state_final(r.state) &&
-			    ((rc = tui_sbx_cred_revoke(c, r.id, err,
+			    ((rc = tui_holder_cred_revoke(c, r.id, err,
 			    sizeof err)) < 0 ||
-			    (rc = tui_sbx_teardown(c, c->store, r.id, err,
+			    (rc = tui_sandbox_teardown(c, c->store, r.id, err,
 			    sizeof err)) < 0 ||
-			    (rc = tui_sbx_workspace_release(c, r.id, err,
+			    (rc = tui_sandbox_workspace_release(c, r.id, err,
 			    sizeof err)) < 0))
 				fprintf(stderr, "corral gc: %s\n", err);
 			lease_record_clear(&r);

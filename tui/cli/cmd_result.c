@@ -504,7 +504,7 @@ reject_exec(struct tui_ctx *c, int argc, char **argv)
 		return rc;
 	lease_git_init();
 	rc = lease_result_reject_ex(c->store, c->state_dir, rec.id,
-	    tui_result_before_teardown, c);
+	    tui_checks_before_teardown, c);
 	lease_git_shutdown();
 	if (rc < 0) {
 		lease_record_clear(&rec);
@@ -539,7 +539,7 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 	};
 	struct lease_apply_outcome out;
 	struct lease_apply_opts ao;
-	struct tui_result_env *env = NULL;
+	struct tui_checks_env *env = NULL;
 	struct lease_record rec;
 	char err[512];
 	int ch, rc;
@@ -560,20 +560,20 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_usage(c, "expected one lease ID or name");
 	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
-	if (tui_result_env_new(&rec, &env, err, sizeof err) < 0) {
+	if (tui_checks_env_new(&rec, &env, err, sizeof err) < 0) {
 		lease_record_clear(&rec);
 		return tui_ctx_err(c, "%s", err);
 	}
-	ao.policy = tui_result_env_policy(env);
-	ao.run_check = tui_result_run_check;
+	ao.policy = tui_checks_env_policy(env);
+	ao.run_check = tui_checks_run;
 	ao.ud = env;
-	ao.checks_dir = tui_result_checks_dir();
-	ao.before_teardown = tui_result_before_teardown;
+	ao.checks_dir = tui_checks_dir();
+	ao.before_teardown = tui_checks_before_teardown;
 	ao.teardown_ud = c;
 	lease_git_init();
 	rc = lease_apply(c->store, c->state_dir, rec.id, &ao, &out);
 	lease_git_shutdown();
-	tui_result_env_free(env);
+	tui_checks_env_free(env);
 	if (rc == 0) {
 		/* from == to: the owner ran the merge; it was in already */
 		printf("applied %s: %s %.12s..%.12s (%s)\n", rec.id,

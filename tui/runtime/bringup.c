@@ -31,11 +31,11 @@
 struct prov {
 	struct tui_ctx *c;
 	struct lease_store *st;
-	const struct tui_provision *rq;
+	const struct tui_bringup *rq;
 	char *id;
 	struct sbx_policy *pol;
-	struct tui_sbx_policy_src src;	/* the texts it was built from */
-	char *policy_text;	/* tui_sbx_policy_text: the journal's */
+	struct tui_sandbox_policy_src src; /* the texts it was built from */
+	char *policy_text;	/* tui_sandbox_policy_text: the journal's */
 	char policy_sha[SBX_SHA256_HEX];
 	char *prompt;
 	size_t prompt_len;
@@ -75,9 +75,9 @@ undo(struct prov *p)
 		TUI_BEST_EFFORT(lease_store_resource_removed(p->st, p->id,
 		    LEASE_RES_SOCKET, sock));
 	free(sock);
-	if (tui_sbx_teardown(p->c, p->st, p->id, err, sizeof err) < 0)
+	if (tui_sandbox_teardown(p->c, p->st, p->id, err, sizeof err) < 0)
 		fprintf(stderr, "corral new: teardown: %s\n", err);
-	if (tui_sbx_workspace_release(p->c, p->id, err, sizeof err) < 0)
+	if (tui_sandbox_workspace_release(p->c, p->id, err, sizeof err) < 0)
 		fprintf(stderr, "corral new: workspace: %s\n", err);
 	if (p->git_done &&
 	    lease_teardown(p->st, p->c->state_dir, p->id,
@@ -108,7 +108,7 @@ read_prompt(struct prov *p, char *err, size_t errsz)
 
 	if (p->rq->prompt_file == NULL)
 		return 0;
-	rc = tui_sbx_read_file(p->rq->prompt_file, PROMPT_MAX, &p->prompt,
+	rc = tui_sandbox_read_file(p->rq->prompt_file, PROMPT_MAX, &p->prompt,
 	    &len);
 	if (rc < 0) {
 		snprintf(err, errsz, "--prompt-file %s: %s",
@@ -132,7 +132,7 @@ policy_text(struct prov *p, char *err, size_t errsz)
 	char hex[SBX_SHA256_HEX];
 	int rc;
 
-	if ((p->policy_text = tui_sbx_policy_text(p->pol)) == NULL ||
+	if ((p->policy_text = tui_sandbox_policy_text(p->pol)) == NULL ||
 	    sbx_policy_hash(p->pol, p->policy_sha) < 0) {
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
@@ -180,7 +180,7 @@ preflight(struct prov *p, bool *verified)
 {
 	struct sbx_doctor_opts o;
 	struct sbx_doctor_report *rep = calloc(1, sizeof *rep);
-	char *probe = tui_sbx_helper_path(p->c, "corral-sbx-probe",
+	char *probe = tui_sandbox_helper_path(p->c, "corral-sbx-probe",
 	    "CORRAL_SBX_PROBE");
 	json_t *f = NULL, *checks;
 	char agent[64], **eps = NULL;
@@ -202,7 +202,7 @@ preflight(struct prov *p, bool *verified)
 	o.gid = NOBODY;
 	o.ssh_auth_sock = getenv("SSH_AUTH_SOCK");
 	/* The agent's model endpoints, for the egress check (SPEC 8.7). */
-	TUI_BEST_EFFORT(tui_sbx_agent_endpoints(p->c, p->rq->agent,
+	TUI_BEST_EFFORT(tui_egress_agent_endpoints(p->c, p->rq->agent,
 	    p->rq->cmd, agent, sizeof agent, &eps));
 	o.agent = agent[0] != '\0' ? agent : NULL;
 	o.model_endpoints = (const char *const *)eps;
@@ -210,7 +210,7 @@ preflight(struct prov *p, bool *verified)
 	sbx_strv_free(eps);
 	free(probe);
 	/* The facts go into the receipt either way (SPEC 8.7). */
-	f = tui_sbx_facts_json(&rep->facts, p->init, p->rq->cmd[0]);
+	f = tui_sandbox_facts_json(&rep->facts, p->init, p->rq->cmd[0]);
 	if (f != NULL && (checks = json_array()) != NULL) {
 		for (int i = 0; i < rep->nchecks; i++)
 			json_array_append_new(checks, json_pack("{s:s, s:b, "
@@ -253,7 +253,7 @@ command_preflight(struct prov *p, struct tui_config *cf,
 	json_t *j;
 	int rc;
 
-	if ((rc = tui_sbx_command_config(cf, cc, why, sizeof why)) < 0) {
+	if ((rc = tui_sandbox_command_config(cf, cc, why, sizeof why)) < 0) {
 		fail_lease(p, "adapter_config_invalid");
 		return tui_ctx_err(p->c, "adapter_config_invalid: %s; nothing "
 		    "was started (no fallback to another adapter)", why);
@@ -388,7 +388,7 @@ lease_file(struct prov *p, const char *name, const void *buf, size_t len,
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
 	}
-	if ((rc = tui_sbx_write_file(path, buf, len)) < 0)
+	if ((rc = tui_sandbox_write_file(path, buf, len)) < 0)
 		snprintf(err, errsz, "%s: %s", name, strerror(-rc));
 	free(path);
 	free(dir);
@@ -411,7 +411,7 @@ lease_files(struct prov *p, char *err, size_t errsz)
 static int
 provision(struct prov *p, struct lease_lock *lk)
 {
-	const struct tui_provision *rq = p->rq;
+	const struct tui_bringup *rq = p->rq;
 	char err[600], *ws = NULL, *sock = NULL, *dir = NULL;
 	struct sbx_provisioned made;
 	struct sbx_request req;
@@ -458,7 +458,7 @@ provision(struct prov *p, struct lease_lock *lk)
 	req.limits = &p->pol->limits;
 	req.command = p->cmdcfg;
 	req.scope = p->c->state_dir;
-	if ((rc = tui_sbx_provision(p->c, p->st, p->ad, &req, &made, err,
+	if ((rc = tui_sandbox_provision(p->c, p->st, p->ad, &req, &made, err,
 	    sizeof err)) < 0) {
 		if (p->cmdcfg != NULL) {
 			/* The hook's own failure is named (SPEC 8.7). */
@@ -481,11 +481,11 @@ provision(struct prov *p, struct lease_lock *lk)
 	}
 	/* Bytes and inodes bounded exactly (SPEC 8.4), then the lease's. */
 	if (made.has_uid && p->pol->limits.disk > 0 &&
-	    (rc = tui_sbx_workspace_bound(p->c, p->id, &p->pol->limits,
+	    (rc = tui_sandbox_workspace_bound(p->c, p->id, &p->pol->limits,
 	    made.uid, made.gid, err, sizeof err)) < 0)
 		goto fail;
 	if (made.has_uid &&
-	    (rc = tui_sbx_chown_tree(ws, made.uid, made.gid)) < 0) {
+	    (rc = tui_sandbox_chown_tree(ws, made.uid, made.gid)) < 0) {
 		snprintf(err, sizeof err, "%s: %s", ws, strerror(-rc));
 		goto fail;
 	}
@@ -540,7 +540,7 @@ out:
 }
 
 int
-tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
+tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
     char id[LEASE_ID_LEN + 1])
 {
 	struct lease_spec spec;
@@ -565,7 +565,8 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 		    "sandboxed lease", rq->sandbox);
 	if ((p.st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
-	p.init = tui_sbx_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
+	p.init = tui_sandbox_helper_path(c,
+	    "corral-sbx-init", "CORRAL_SBX_INIT");
 	/*
 	 * Hold the state lock from the insert until the holder has
 	 * recorded itself (SPEC 9.2), as for trusted_local leases.
@@ -591,8 +592,8 @@ tui_provision_sandboxed(struct tui_ctx *c, const struct tui_provision *rq,
 		rc = tui_ctx_err(c, "request_invalid: %s", err);
 		goto out;
 	}
-	if ((rc = tui_sbx_policy_read(rq->policy_file, &p.src, &perr)) == 0)
-		rc = tui_sbx_policy_build(&p.src, &p.pol, &perr);
+	if ((rc = tui_sandbox_policy_read(rq->policy_file, &p.src, &perr)) == 0)
+		rc = tui_sandbox_policy_build(&p.src, &p.pol, &perr);
 	if (rc < 0) {
 		reason = rc == SBX_EWIDER ? "policy_wider" : "policy_invalid";
 		fail_lease(&p, reason);
@@ -656,7 +657,7 @@ provision:
 out:
 	lease_lock_release(lk);
 	sbx_policy_free(p.pol);
-	tui_sbx_policy_src_clear(&p.src);
+	tui_sandbox_policy_src_clear(&p.src);
 	free(p.policy_text);
 	free(p.prompt);
 	free(p.init);

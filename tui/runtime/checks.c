@@ -3,7 +3,7 @@
  * module: the lease's policy turned into result caps and checks, the
  * check runner (each check in the exec zone through sbx_bwrap_exec_plan and
  * sbx_exec_run, as a uid slot of its own, on a fresh copy of the result
- * tree) and tui_result_finish, the one call the holder makes when its
+ * tree) and tui_checks_finish, the one call the holder makes when its
  * agent has ended (and reconciliation makes for a lost holder).
  */
 #include <dirent.h>
@@ -28,7 +28,7 @@ extern char **environ;
 #define RESULT_CHECK_TIMEOUT_MS (30ull * 60 * 1000)
 #define RESULT_TREE_DEPTH 512
 
-struct tui_result_env {
+struct tui_checks_env {
 	struct sbx_policy *sbx;
 	struct lease_result_policy pol;
 	struct lease_check *checks;
@@ -37,7 +37,7 @@ struct tui_result_env {
 };
 
 void
-tui_result_env_free(struct tui_result_env *e)
+tui_checks_env_free(struct tui_checks_env *e)
 {
 	if (e == NULL)
 		return;
@@ -49,17 +49,17 @@ tui_result_env_free(struct tui_result_env *e)
 }
 
 const struct lease_result_policy *
-tui_result_env_policy(const struct tui_result_env *e)
+tui_checks_env_policy(const struct tui_checks_env *e)
 {
 	return &e->pol;
 }
 
 int
-tui_result_env_new(const struct lease_record *r, struct tui_result_env **out,
+tui_checks_env_new(const struct lease_record *r, struct tui_checks_env **out,
     char *err, size_t errsz)
 {
 	struct sbx_policy_error perr;
-	struct tui_result_env *e;
+	struct tui_checks_env *e;
 	size_t i;
 	int rc = 0;
 
@@ -76,7 +76,7 @@ tui_result_env_new(const struct lease_record *r, struct tui_result_env **out,
 	if (rc < 0) {
 		snprintf(err, errsz, "policy: %s:%d: %s", perr.file, perr.line,
 		    perr.msg);
-		tui_result_env_free(e);
+		tui_checks_env_free(e);
 		return rc;
 	}
 	if (e->sbx->max_files > 0)
@@ -96,7 +96,7 @@ tui_result_env_new(const struct lease_record *r, struct tui_result_env **out,
 		e->checks = calloc(e->sbx->nchecks, sizeof *e->checks);
 		e->argvs = calloc(e->sbx->nchecks * 4, sizeof *e->argvs);
 		if (e->checks == NULL || e->argvs == NULL) {
-			tui_result_env_free(e);
+			tui_checks_env_free(e);
 			return -ENOMEM;
 		}
 		for (i = 0; i < e->sbx->nchecks; i++) {
@@ -162,10 +162,10 @@ tool_versions(char *out, size_t sz)
 }
 
 int
-tui_result_run_check(const struct lease_check_run *run,
+tui_checks_run(const struct lease_check_run *run,
     struct lease_check_outcome *oc, void *ud)
 {
-	struct tui_result_env *e = ud;
+	struct tui_checks_env *e = ud;
 	struct sbx_exec_opts eo;
 	struct sbx_exec_result res;
 	struct sbx_request req;
@@ -261,7 +261,7 @@ out:
 
 /* Where check copies go: reachable by the check's uid (0711 parents). */
 const char *
-tui_result_checks_dir(void)
+tui_checks_dir(void)
 {
 	if (mkdir(RESULT_RUN_DIR, 0755) < 0 && errno != EEXIST)
 		return NULL;
@@ -271,12 +271,12 @@ tui_result_checks_dir(void)
 }
 
 int
-tui_result_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
+tui_checks_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
     const char *secret)
 {
 	struct lease_result_policy pol;
 	struct lease_result_opts o;
-	struct tui_result_env *e = NULL;
+	struct tui_checks_env *e = NULL;
 	struct lease_record r;
 	char err[512];
 	int rc;
@@ -285,29 +285,29 @@ tui_result_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
 		return -EIO;
 	if ((rc = lease_store_get(c->store, id, &r)) < 0)
 		return rc;
-	rc = tui_result_env_new(&r, &e, err, sizeof err);
+	rc = tui_checks_env_new(&r, &e, err, sizeof err);
 	lease_record_clear(&r);
 	if (rc < 0) {
 		fprintf(stderr, "corral: lease %s: %s\n", id, err);
 		return rc;
 	}
 	memset(&o, 0, sizeof o);
-	pol = *tui_result_env_policy(e);
+	pol = *tui_checks_env_policy(e);
 	pol.secret = secret;	/* SPEC 8.5: refused in any result */
 	o.policy = &pol;
-	o.run_check = tui_result_run_check;
+	o.run_check = tui_checks_run;
 	o.ud = e;
 	o.fail_reason = fail_reason;
-	o.checks_dir = tui_result_checks_dir();
+	o.checks_dir = tui_checks_dir();
 	lease_git_init();
 	rc = lease_result_finish(c->store, c->state_dir, id, &o);
 	lease_git_shutdown();
-	tui_result_env_free(e);
+	tui_checks_env_free(e);
 	return rc;
 }
 
 int
-tui_result_before_teardown(const char *id, void *ud)
+tui_checks_before_teardown(const char *id, void *ud)
 {
 	struct tui_ctx *c = ud;
 	char *ws = lease_path_workspace(c->state_dir, id);

@@ -14,7 +14,7 @@
 #include "tui/runtime/runtime_int.h"
 
 int
-tui_sbx_agent_endpoints(struct tui_ctx *c, const char *agent,
+tui_egress_agent_endpoints(struct tui_ctx *c, const char *agent,
     char *const *cmd, char *name, size_t namesz, char ***out)
 {
 	const struct pty_rules_agent *a = NULL;

@@ -24,7 +24,7 @@ struct tui_holder_cmd {
 };
 
 int
-tui_holder_command_plan(struct tui_ctx *c, const struct sbx_adapter *ad,
+tui_holder_cmd_plan(struct tui_ctx *c, const struct sbx_adapter *ad,
     struct sbx_request *req, struct tui_holder_cmd **out,
     struct sbx_plan **plan)
 {
@@ -37,7 +37,7 @@ tui_holder_command_plan(struct tui_ctx *c, const struct sbx_adapter *ad,
 		return ad->plan(req, plan);
 	if ((h = calloc(1, sizeof *h)) == NULL)
 		return -ENOMEM;
-	if ((rc = tui_sbx_command_config(&h->cf, &h->cc, err,
+	if ((rc = tui_sandbox_command_config(&h->cf, &h->cc, err,
 	    sizeof err)) < 0) {
 		fprintf(stderr, "corral holder %s: %s\n", req->id, err);
 		free(h);
@@ -50,7 +50,7 @@ tui_holder_command_plan(struct tui_ctx *c, const struct sbx_adapter *ad,
 	req->command = &h->cc;
 	req->workspace = h->ws;
 	if ((rc = ad->plan(req, plan)) < 0) {
-		tui_holder_command_free(h);
+		tui_holder_cmd_free(h);
 		return rc;
 	}
 	*out = h;
@@ -58,7 +58,7 @@ tui_holder_command_plan(struct tui_ctx *c, const struct sbx_adapter *ad,
 }
 
 void
-tui_holder_command_finish(struct tui_ctx *c, const char *id, bool ran,
+tui_holder_cmd_finish(struct tui_ctx *c, const char *id, bool ran,
     const char *fail_reason)
 {
 	char err[600];
@@ -67,7 +67,7 @@ tui_holder_command_finish(struct tui_ctx *c, const char *id, bool ran,
 
 	if (tui_ctx_store(c) == NULL)
 		return;
-	rc = tui_sbx_teardown(c, c->store, id, err, sizeof err);
+	rc = tui_sandbox_teardown(c, c->store, id, err, sizeof err);
 	j = json_pack("{s:s, s:b, s:o}", "adapter", "command", "ok", rc == 0,
 	    "error", rc == 0 ? json_null() : json_string(err));
 	if (j != NULL && lease_receipt_append(c->store, id, "teardown", j,
@@ -81,7 +81,7 @@ tui_holder_command_finish(struct tui_ctx *c, const char *id, bool ran,
 	}
 	if (!ran)
 		return;
-	rc = tui_result_finish(c, id, fail_reason, NULL);
+	rc = tui_checks_finish(c, id, fail_reason, NULL);
 	/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
 	if (rc < 0 && rc != LEASE_EINVALID)
 		fprintf(stderr, "corral holder %s: result: %s\n", id,
@@ -89,7 +89,7 @@ tui_holder_command_finish(struct tui_ctx *c, const char *id, bool ran,
 }
 
 void
-tui_holder_command_free(struct tui_holder_cmd *h)
+tui_holder_cmd_free(struct tui_holder_cmd *h)
 {
 	if (h == NULL)
 		return;

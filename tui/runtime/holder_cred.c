@@ -18,7 +18,7 @@
 #include "tui/runtime/runtime_int.h"
 
 struct cparse {
-	struct tui_sbx_cred_cfg *c;
+	struct tui_holder_cred_cfg *c;
 	char *err;
 	size_t errsz;
 	bool bad;
@@ -51,7 +51,7 @@ static int
 handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct cparse *ps = user;
-	struct tui_sbx_cred_cfg *c = ps->c;
+	struct tui_holder_cred_cfg *c = ps->c;
 	int rc = 0;
 
 	if (ps->bad)
@@ -89,13 +89,13 @@ handler(void *user, const char *section, const char *name, const char *value)
 }
 
 int
-tui_sbx_cred_path(char *buf, size_t bufsz)
+tui_holder_cred_path(char *buf, size_t bufsz)
 {
-	return tui_config_file(TUI_SBX_CRED_CONF, buf, bufsz);
+	return tui_config_file(TUI_HOLDER_CRED_CONF, buf, bufsz);
 }
 
 int
-tui_sbx_cred_load(struct tui_sbx_cred_cfg *c, char *err, size_t errsz)
+tui_holder_cred_load(struct tui_holder_cred_cfg *c, char *err, size_t errsz)
 {
 	struct cparse ps = { .c = c, .err = err, .errsz = errsz };
 	char path[4096];
@@ -103,7 +103,7 @@ tui_sbx_cred_load(struct tui_sbx_cred_cfg *c, char *err, size_t errsz)
 	int line, rc;
 
 	memset(c, 0, sizeof *c);
-	if (tui_sbx_cred_path(path, sizeof path) < 0)
+	if (tui_holder_cred_path(path, sizeof path) < 0)
 		return 0;
 	if ((f = fopen(path, "re")) == NULL)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
@@ -119,7 +119,7 @@ tui_sbx_cred_load(struct tui_sbx_cred_cfg *c, char *err, size_t errsz)
 			snprintf(m, sizeof m, "%s", err);
 			snprintf(err, errsz, "%s: %s", path, m);
 		}
-		tui_sbx_cred_clear(c);
+		tui_holder_cred_clear(c);
 		return SBX_EPOLICY;
 	}
 	c->cfg.mint = c->mint;
@@ -128,14 +128,14 @@ tui_sbx_cred_load(struct tui_sbx_cred_cfg *c, char *err, size_t errsz)
 	c->cfg.scope = c->scope;
 	c->cfg.spend_cap = c->spend_cap;
 	if ((rc = sbx_cred_config_check(&c->cfg, err, errsz)) < 0) {
-		tui_sbx_cred_clear(c);
+		tui_holder_cred_clear(c);
 		return rc;
 	}
 	return 0;
 }
 
 void
-tui_sbx_cred_clear(struct tui_sbx_cred_cfg *c)
+tui_holder_cred_clear(struct tui_holder_cred_cfg *c)
 {
 	if (c == NULL)
 		return;
@@ -148,10 +148,10 @@ tui_sbx_cred_clear(struct tui_sbx_cred_cfg *c)
 }
 
 int
-tui_sbx_cred_revoke(struct tui_ctx *ctx, const char *id, char *err,
+tui_holder_cred_revoke(struct tui_ctx *ctx, const char *id, char *err,
     size_t errsz)
 {
-	struct tui_sbx_cred_cfg c;
+	struct tui_holder_cred_cfg c;
 	char *dir = tui_ctx_lease_dir(ctx, id);
 	json_t *j;
 	int rc;
@@ -162,9 +162,9 @@ tui_sbx_cred_revoke(struct tui_ctx *ctx, const char *id, char *err,
 		free(dir);
 		return 0;
 	}
-	if ((rc = tui_sbx_cred_load(&c, err, errsz)) == 0) {
+	if ((rc = tui_holder_cred_load(&c, err, errsz)) == 0) {
 		rc = sbx_cred_revoke(&c.cfg, id, dir, err, errsz);
-		tui_sbx_cred_clear(&c);
+		tui_holder_cred_clear(&c);
 	}
 	j = json_pack("{s:b, s:s, s:s?}", "ok", rc == 0, "by", "reconcile",
 	    "error", rc == 0 ? NULL : err);
@@ -177,7 +177,7 @@ tui_sbx_cred_revoke(struct tui_ctx *ctx, const char *id, char *err,
 }
 
 void
-tui_sbx_cred_reconcile(struct tui_ctx *ctx)
+tui_holder_cred_reconcile(struct tui_ctx *ctx)
 {
 	struct lease_record *v = NULL;
 	char err[512];
@@ -193,7 +193,7 @@ tui_sbx_cred_reconcile(struct tui_ctx *ctx)
 		if (r->mode != LEASE_MODE_SANDBOXED || (r->holder_pid > 0 &&
 		    lease_proc_alive((pid_t)r->holder_pid, r->holder_start)))
 			continue;
-		if (tui_sbx_cred_revoke(ctx, r->id, err, sizeof err) < 0)
+		if (tui_holder_cred_revoke(ctx, r->id, err, sizeof err) < 0)
 			fprintf(stderr, "corral reconcile: %s: credential "
 			    "revoke: %s\n", r->id, err);
 	}

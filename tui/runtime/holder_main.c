@@ -268,7 +268,7 @@ on_closing(void *ud)
  * process of the lease is stopped, the credential revoked), then the
  * result from the kept workspace: a lease that did not succeed goes to
  * quarantine with its reason. An exit 0 left the lease running:
- * tui_result_finish moves it (result_ready, or failed result_invalid);
+ * tui_checks_finish moves it (result_ready, or failed result_invalid);
  * if nothing did, it fails here rather than stay running.
  */
 static void
@@ -286,7 +286,7 @@ finish_sbx(struct hmain *m, struct tui_ctx *c)
 		secret = strdup(s);
 	if (tui_holder_sbx_finish(m->sbx, c) == 0 &&
 	    m->holder_ident[0] != '\0') {
-		frc = tui_result_finish(c, m->id, m->fail_reason[0] != '\0' ?
+		frc = tui_checks_finish(c, m->id, m->fail_reason[0] != '\0' ?
 		    m->fail_reason : NULL, secret);
 		/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
 		if (frc < 0 && frc != LEASE_EINVALID)
@@ -433,7 +433,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 			free(dir);
 			return TUI_EXIT_FAIL;
 		}
-	} else if ((rc = tui_holder_command_plan(c, ad, &req, &m.cmd,
+	} else if ((rc = tui_holder_cmd_plan(c, ad, &req, &m.cmd,
 	    &plan)) < 0) {
 		dprintf(3, "err sandbox plan: %s\n", sbx_strerror(rc));
 		free(dir);
@@ -522,9 +522,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		finish_sbx(&m, c);
 	/* The command adapter: its teardown hook, then the result. */
 	if (m.cmd != NULL)
-		tui_holder_command_finish(c, id, m.holder_ident[0] != '\0',
+		tui_holder_cmd_finish(c, id, m.holder_ident[0] != '\0',
 		    m.fail_reason[0] != '\0' ? m.fail_reason : NULL);
-	tui_holder_command_free(m.cmd);
+	tui_holder_cmd_free(m.cmd);
 	if (m.holder_ident[0] != '\0')
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
 		    LEASE_RES_HOLDER, m.holder_ident));

@@ -72,7 +72,7 @@ struct tui_holder_sbx {
 	unsigned long long egress_denied;
 	unsigned long long egress_lines, egress_unrecorded;
 	/* the minted credential (SPEC 8.5) */
-	struct tui_sbx_cred_cfg ccfg;
+	struct tui_holder_cred_cfg ccfg;
 	struct sbx_cred *cred;
 	char *dir;		/* the lease directory */
 	bool revoked;
@@ -135,7 +135,7 @@ from_journal(struct tui_holder_sbx *h, char *err, size_t errsz)
 		snprintf(err, errsz, "cgroup record: %s", sbx_strerror(rc));
 		return rc;
 	}
-	if (tui_sbx_slot_of_id(h->sid, &slot) < 0 ||
+	if (tui_sandbox_slot_of_id(h->sid, &slot) < 0 ||
 	    sbx_uid_of_slot(slot, &h->uid, &h->gid) < 0 || h->cg == NULL) {
 		snprintf(err, errsz, "the journal names no uid slot or cgroup "
 		    "for this lease");
@@ -157,7 +157,7 @@ read_lease_file(struct tui_holder_sbx *h, const char *name, char *path_out,
 		return -ENOMEM;
 	snprintf(path_out, pathsz, "%s", path);
 	if (access(path, F_OK) == 0)
-		rc = tui_sbx_read_file(path, 1u << 20, text, len);
+		rc = tui_sandbox_read_file(path, 1u << 20, text, len);
 	free(path);
 	return rc;
 }
@@ -207,7 +207,7 @@ mint(struct tui_holder_sbx *h, char *err, size_t errsz)
 	char why[512];
 	int rc;
 
-	if ((rc = tui_sbx_cred_load(&h->ccfg, why, sizeof why)) < 0) {
+	if ((rc = tui_holder_cred_load(&h->ccfg, why, sizeof why)) < 0) {
 		snprintf(err, errsz, "credentials: %s", why);
 		return rc;
 	}
@@ -292,7 +292,7 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 		return rc;
 	if ((h->ws = lease_path_workspace(c->state_dir, id)) == NULL)
 		return -ENOMEM;
-	init = tui_sbx_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
+	init = tui_sandbox_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
 	if (init == NULL) {
 		snprintf(err, errsz, "corral-sbx-init not found");
 		return -ENOENT;
@@ -305,7 +305,7 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 	h->nro = (int)h->pol->nmounts_ro;
 	for (int i = 0; i < h->nro; i++)
 		src[i] = h->pol->mounts_ro[i];
-	rc = tui_sbx_runtime_setup(h->ws, init, h->init_sha, src, h->nro,
+	rc = tui_sandbox_runtime_setup(h->ws, init, h->init_sha, src, h->nro,
 	    h->ro, err, errsz);
 	free(init);
 	if (rc < 0)
@@ -808,7 +808,7 @@ tui_holder_sbx_finish(struct tui_holder_sbx *h, struct tui_ctx *c)
 	j = json_object();
 	add_cgroup_facts(h, j);
 	/* Exact ID: the lease's cgroups and uid slot (SPEC 9.2). */
-	rc = tui_sbx_teardown(c, c->store, h->id, err, sizeof err);
+	rc = tui_sandbox_teardown(c, c->store, h->id, err, sizeof err);
 	if (j != NULL) {
 		json_object_set_new(j, "ok", json_boolean(rc == 0));
 		json_object_set_new(j, "error", rc == 0 ? json_null() :
@@ -831,7 +831,7 @@ tui_holder_sbx_free(struct tui_holder_sbx *h)
 		return;
 	cred_revoke(h, h->ctx->store);
 	sbx_cred_free(h->cred);
-	tui_sbx_cred_clear(&h->ccfg);
+	tui_holder_cred_clear(&h->ccfg);
 	free(h->allow);
 	free(h->dir);
 	sbx_policy_free(h->pol);

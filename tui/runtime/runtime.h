@@ -25,7 +25,7 @@ struct lease_store;
 /* bringup.c: a sandboxed lease, SPEC 6 in order                      */
 
 /* A sandboxed lease request (`corral new`). */
-struct tui_provision {
+struct tui_bringup {
 	const char *sandbox;	/* adapter: NULL or "bwrap", "command" */
 	const char *name, *repo, *base, *policy_file, *agent, *prompt_file;
 	char **cmd;
@@ -35,7 +35,7 @@ struct tui_provision {
  * SPEC 6 for a bwrap or command lease; id gets the ID once inserted.
  * Returns the exit code: 0, 1, or a halt's exit class (SPEC 8.7).
  */
-int tui_provision_sandboxed(struct tui_ctx *, const struct tui_provision *,
+int tui_bringup_sandboxed(struct tui_ctx *, const struct tui_bringup *,
     char id[25]);
 
 /* ------------------------------------------------------------------ */
@@ -122,42 +122,42 @@ struct lease_result_policy;
 
 
 /*
- * tui_result_finish: the end of a sandboxed lease, the one call the
+ * tui_checks_finish: the end of a sandboxed lease, the one call the
  * holder makes once its agent has ended and every process of the lease
  * has stopped, before the workspace is unmounted or removed (and the call
  * reconciliation makes for a lost holder, with fail_reason "holder_lost":
  * the result then goes to quarantine). The lease's policy gives the caps
- * and checks; checks run in the exec zone (tui_result_run_check). Returns
+ * and checks; checks run in the exec zone (tui_checks_run). Returns
  * lease_result_finish's code: 0 result_ready, LEASE_EINVALID quarantined,
  * another negative code on error (message on c->store). secret: the
  * lease's minted credential while the holder still has it, or NULL; a
  * result holding it is refused (LEASE_GATE_CREDENTIAL, SPEC 8.5).
  */
-int tui_result_finish(struct tui_ctx *, const char *id,
+int tui_checks_finish(struct tui_ctx *, const char *id,
     const char *fail_reason, const char *secret);
 
 /* The lease's policy as result caps and checks (sandbox-adapters' INI). */
-struct tui_result_env;
-int tui_result_env_new(const struct lease_record *,
-    struct tui_result_env **out, char *err, size_t errsz);
-void tui_result_env_free(struct tui_result_env *);
-const struct lease_result_policy *tui_result_env_policy(
-    const struct tui_result_env *);
+struct tui_checks_env;
+int tui_checks_env_new(const struct lease_record *,
+    struct tui_checks_env **out, char *err, size_t errsz);
+void tui_checks_env_free(struct tui_checks_env *);
+const struct lease_result_policy *tui_checks_env_policy(
+    const struct tui_checks_env *);
 /*
- * A lease_check_run_cb (ud: the tui_result_env): one check in the exec
+ * A lease_check_run_cb (ud: the tui_checks_env): one check in the exec
  * zone (sbx_bwrap_exec_plan + sbx_exec_run), as a uid slot claimed for the
  * run, on the copy lease/ made; the log is stdout then stderr, capped.
  */
-int tui_result_run_check(const struct lease_check_run *,
+int tui_checks_run(const struct lease_check_run *,
     struct lease_check_outcome *, void *ud);
 /* Where check copies go (/run/corral/checks), or NULL: the lease dir. */
-const char *tui_result_checks_dir(void);
+const char *tui_checks_dir(void);
 /*
  * A lease_teardown_cb (ud: the tui_ctx) for reject and apply: unmounts a
  * bwrap lease's workspace image (sbx_workspace_umount) so lease_teardown
  * can journal it removed.
  */
-int tui_result_before_teardown(const char *id, void *ud);
+int tui_checks_before_teardown(const char *id, void *ud);
 
 /* ------------------------------------------------------------------ */
 /* sandbox.c: the host side of a sandboxed lease                      */
@@ -169,21 +169,22 @@ int tui_result_before_teardown(const char *id, void *ud);
  * build tree). malloc'd absolute path of an executable regular file, or
  * NULL.
  */
-char *tui_sbx_helper_path(const struct tui_ctx *, const char *name,
+char *tui_sandbox_helper_path(const struct tui_ctx *, const char *name,
     const char *env);
 
 /* SHA-256 of a file's bytes as 64 hex digits. 0 or -errno. */
-int tui_sbx_sha256_file(const char *path, char hex[65]);
+int tui_sandbox_sha256_file(const char *path, char hex[65]);
 
 struct sbx_facts;
 /*
  * Everything about the host a receipt records before a lease runs (SPEC
  * 8.7): the doctor's facts (kernel, bwrap path, version and hash, filter,
  * policy, cgroup mode, verified) plus the corral-sbx-init hash and the
- * agent binary's as resolved inside the zone (tui_sbx_zone_program). A new
+ * agent binary's as resolved inside the zone (tui_sandbox_zone_program). A new
  * JSON object; NULL on -ENOMEM.
  */
-struct json_t *tui_sbx_facts_json(const struct sbx_facts *, const char *init,
+struct json_t *tui_sandbox_facts_json(const struct sbx_facts *,
+    const char *init,
     const char *cmd0);
 
 struct sbx_policy;
@@ -194,7 +195,7 @@ struct sbx_policy_error;
  * file (--policy, or NULL) which may only narrow it. 0 and *out, or
  * SBX_EPOLICY / SBX_EWIDER / -errno with err filled (file, line, message).
  */
-int tui_sbx_policy(const char *file, struct sbx_policy **out,
+int tui_sandbox_policy(const char *file, struct sbx_policy **out,
     struct sbx_policy_error *err);
 
 /*
@@ -202,7 +203,7 @@ int tui_sbx_policy(const char *file, struct sbx_policy **out,
  * unmount its bounded filesystem and remove the image. Absent or not
  * mounted: 0. The directory itself is left to lease_teardown.
  */
-int tui_sbx_workspace_release(struct tui_ctx *, const char *id, char *err,
+int tui_sandbox_workspace_release(struct tui_ctx *, const char *id, char *err,
     size_t errsz);
 
 /*
@@ -215,7 +216,7 @@ int tui_sbx_workspace_release(struct tui_ctx *, const char *id, char *err,
  * done. Idempotent. 0, or the first error (message in err) with the
  * unremoved resources left as they are in the journal.
  */
-int tui_sbx_teardown(struct tui_ctx *, struct lease_store *, const char *id,
+int tui_sandbox_teardown(struct tui_ctx *, struct lease_store *, const char *id,
     char *err, size_t errsz);
 
 /*
@@ -225,11 +226,11 @@ int tui_sbx_teardown(struct tui_ctx *, struct lease_store *, const char *id,
  * with identity "<adapter>:<ID>" and scope the adapter. A list
  * that fails is reported and skipped (nothing unnamed is acted on).
  */
-int tui_sbx_orphans_list(struct tui_ctx *, lease_orphan_add_fn add,
+int tui_sandbox_orphans_list(struct tui_ctx *, lease_orphan_add_fn add,
     void *actx);
 /* gc of one such orphan by exact ID: the adapter's .teardown of what it
  * holds (bwrap: the lease cgroups, the slot holding id). */
-int tui_sbx_orphan_remove(struct tui_ctx *, const char *identity,
+int tui_sandbox_orphan_remove(struct tui_ctx *, const char *identity,
     const char *adapter, const char *id);
 
 /* ------------------------------------------------------------------ */
@@ -240,10 +241,10 @@ int tui_sbx_orphan_remove(struct tui_ctx *, const char *identity,
  * (a crashed holder), with a receipt line. 0 (none, or revoked) or the
  * hook's failure (the file stays for the next try).
  */
-int tui_sbx_cred_revoke(struct tui_ctx *, const char *id, char *err,
+int tui_holder_cred_revoke(struct tui_ctx *, const char *id, char *err,
     size_t errsz);
-/* For `corral reconcile`: tui_sbx_cred_revoke for every sandboxed lease
+/* For `corral reconcile`: tui_holder_cred_revoke for every sandboxed lease
  * whose holder is not alive. */
-void tui_sbx_cred_reconcile(struct tui_ctx *);
+void tui_holder_cred_reconcile(struct tui_ctx *);
 
 #endif /* CORRAL_TUI_RUNTIME_H */

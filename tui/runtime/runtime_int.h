@@ -32,7 +32,7 @@ struct json_t;
 #define TUI_SBX_RUN_DIR "/run/corral"
 /*
  * The mount point of each holder's private runtime tmpfs (see
- * tui_sbx_runtime_setup); on the host it stays an empty directory.
+ * tui_sandbox_runtime_setup); on the host it stays an empty directory.
  */
 #define TUI_SBX_RT_DIR "/run/corral/rt"
 #define TUI_SBX_RT_WORK TUI_SBX_RT_DIR "/work"
@@ -48,17 +48,17 @@ struct json_t;
 
 /* Read a whole regular file of at most max bytes (NUL-terminated, malloc'd
  * in *out). 0, -EFBIG, -errno. */
-int tui_sbx_read_file(const char *path, size_t max, char **out,
+int tui_sandbox_read_file(const char *path, size_t max, char **out,
     size_t *len);
 /* Create path (0600, O_EXCL|O_NOFOLLOW) holding len bytes. 0 or -errno. */
-int tui_sbx_write_file(const char *path, const void *buf, size_t len);
+int tui_sandbox_write_file(const char *path, const void *buf, size_t len);
 
 /*
  * The sandbox ID "uid:<uid>" for a slot, and back: 0 or -EINVAL (not a
  * valid slot of SBX_UID_BASE..+SBX_UID_SLOTS).
  */
-void tui_sbx_id_of_slot(unsigned slot, char *buf, size_t sz);
-int tui_sbx_slot_of_id(const char *sandbox_id, unsigned *slot);
+void tui_sandbox_id_of_slot(unsigned slot, char *buf, size_t sz);
+int tui_sandbox_slot_of_id(const char *sandbox_id, unsigned *slot);
 
 struct sbx_adapter;
 struct sbx_request;
@@ -71,7 +71,7 @@ struct sbx_command_config;
  * provision.<kind>.before/created/after in between). 0 and *out, or a
  * negative code with the reason in err.
  */
-int tui_sbx_provision(struct tui_ctx *, struct lease_store *,
+int tui_sandbox_provision(struct tui_ctx *, struct lease_store *,
     const struct sbx_adapter *, const struct sbx_request *,
     struct sbx_provisioned *out, char *err, size_t errsz);
 /*
@@ -79,13 +79,13 @@ int tui_sbx_provision(struct tui_ctx *, struct lease_store *,
  * (pointing into *cf): 0, -EINVAL for a malformed config (err: FILE:LINE:
  * message), SBX_EPOLICY when a hook is missing (err names it), -errno.
  */
-int tui_sbx_command_config(struct tui_config *cf,
+int tui_sandbox_command_config(struct tui_config *cf,
     struct sbx_command_config *cc, char *err, size_t errsz);
 /*
  * adapter's .teardown of lease id's resources res[0..n), each removal
  * journaled (the workspace path and, for `command`, the hooks filled in).
  */
-int tui_sbx_adapter_teardown(struct tui_ctx *, struct lease_store *,
+int tui_sandbox_adapter_teardown(struct tui_ctx *, struct lease_store *,
     const char *adapter, const char *id, const struct sbx_resource *res,
     size_t n, char *err, size_t errsz);
 
@@ -95,7 +95,7 @@ int tui_sbx_adapter_teardown(struct tui_ctx *, struct lease_store *,
  * most TUI_SBX_TREE_DEPTH levels (deeper: -ELOOP, the tree is left as it
  * is). 0 or -errno.
  */
-int tui_sbx_chown_tree(const char *path, uid_t uid, gid_t gid);
+int tui_sandbox_chown_tree(const char *path, uid_t uid, gid_t gid);
 
 /*
  * The holder's private runtime (SPEC 8.3, SANDBOX.md 5): bwrap runs as
@@ -110,7 +110,7 @@ int tui_sbx_chown_tree(const char *path, uid_t uid, gid_t gid);
  * behind: the namespace dies with the holder and its sandbox. 0 or a
  * negative code with the reason in err.
  */
-int tui_sbx_runtime_setup(const char *workspace, const char *init,
+int tui_sandbox_runtime_setup(const char *workspace, const char *init,
     char init_sha[65], const char *const *ro_src, int nro, char **ro_out,
     char *err, size_t errsz);
 
@@ -122,7 +122,7 @@ struct sbx_limits;
  * new` validated from the texts kept in the lease directory (the canonical
  * form is for hashing, not for reading back).
  */
-struct tui_sbx_policy_src {
+struct tui_sandbox_policy_src {
 	char *op_text;		/* NULL: the shipped defaults */
 	char op_name[4096];
 	char *file_text;	/* NULL: no --policy */
@@ -133,12 +133,12 @@ struct tui_sbx_policy_src {
  * same policy (the journal's `policy` column: the holder and the results
  * layer load it from there). malloc'd; NULL on -ENOMEM.
  */
-char *tui_sbx_policy_text(const struct sbx_policy *);
-int tui_sbx_policy_read(const char *file, struct tui_sbx_policy_src *,
+char *tui_sandbox_policy_text(const struct sbx_policy *);
+int tui_sandbox_policy_read(const char *file, struct tui_sandbox_policy_src *,
     struct sbx_policy_error *err);
-int tui_sbx_policy_build(const struct tui_sbx_policy_src *,
+int tui_sandbox_policy_build(const struct tui_sandbox_policy_src *,
     struct sbx_policy **out, struct sbx_policy_error *err);
-void tui_sbx_policy_src_clear(struct tui_sbx_policy_src *);
+void tui_sandbox_policy_src_clear(struct tui_sandbox_policy_src *);
 
 /*
  * Put lease id's workspace (seeded by lease_provision_git) on its own
@@ -147,7 +147,7 @@ void tui_sbx_policy_src_clear(struct tui_sbx_policy_src *);
  * the image mounted at the workspace path and the seed copied in (never
  * following a symlink). 0 or a negative code with err filled.
  */
-int tui_sbx_workspace_bound(struct tui_ctx *, const char *id,
+int tui_sandbox_workspace_bound(struct tui_ctx *, const char *id,
     const struct sbx_limits *limits, uid_t uid, gid_t gid, char *err,
     size_t errsz);
 /*
@@ -156,7 +156,7 @@ int tui_sbx_workspace_bound(struct tui_ctx *, const char *id,
  * bare name searched along the zone's PATH. malloc'd, or NULL when the
  * zone would not find it.
  */
-char *tui_sbx_zone_program(const char *cmd0);
+char *tui_sandbox_zone_program(const char *cmd0);
 
 /* ---- holder_sbx.c: the holder's side ------------------------------------ */
 
@@ -217,43 +217,43 @@ void tui_holder_sbx_free(struct tui_holder_sbx *);
  * *out (NULL-terminated, sbx_strv_free; NULL when it declares none), for
  * the doctor's egress check (SPEC 8.7). 0 or -ENOMEM.
  */
-int tui_sbx_agent_endpoints(struct tui_ctx *, const char *agent,
+int tui_egress_agent_endpoints(struct tui_ctx *, const char *agent,
     char *const *cmd, char *name, size_t namesz, char ***out);
 
 /* ---- holder_cred.c: the operator's credential hooks (SPEC 8.5) -------- */
 
-#define TUI_SBX_CRED_CONF "credentials.ini"
+#define TUI_HOLDER_CRED_CONF "credentials.ini"
 /* sbx_cred_config with its own strings. */
-struct tui_sbx_cred_cfg {
+struct tui_holder_cred_cfg {
 	struct sbx_cred_config cfg;	/* .mint NULL: no credentials */
 	char *mint, *revoke, *variable, *scope, *spend_cap;
 };
 /* $XDG_CONFIG_HOME/corral/credentials.ini (else ~/.config/...). */
-int tui_sbx_cred_path(char *buf, size_t bufsz);
+int tui_holder_cred_path(char *buf, size_t bufsz);
 /*
  * The [credentials] section (mint, revoke, variable, scope, spend_cap,
  * lifetime, timeout; seconds) of the operator's file: never from a
  * repository or a policy. No file: 0 with no mint. SBX_EPOLICY with err
  * naming the file for a malformed one or a bad combination.
  */
-int tui_sbx_cred_load(struct tui_sbx_cred_cfg *, char *err, size_t errsz);
-void tui_sbx_cred_clear(struct tui_sbx_cred_cfg *);
+int tui_holder_cred_load(struct tui_holder_cred_cfg *, char *err, size_t errsz);
+void tui_holder_cred_clear(struct tui_holder_cred_cfg *);
 /* ---- holder_cmd.c: the holder's side of a command lease ------------- */
 
 struct tui_holder_cmd;
 /*
  * The plan of a lease of adapter ad: for `command`, the [command] hooks
  * from the operator's config and the lease's workspace go into req
- * (owned by *out, tui_holder_command_free) before ad->plan; for any other
+ * (owned by *out, tui_holder_cmd_free) before ad->plan; for any other
  * adapter *out is NULL and this is ad->plan. 0 or a negative code.
  */
-int tui_holder_command_plan(struct tui_ctx *, const struct sbx_adapter *ad,
+int tui_holder_cmd_plan(struct tui_ctx *, const struct sbx_adapter *ad,
     struct sbx_request *req, struct tui_holder_cmd **out,
     struct sbx_plan **plan);
 /* After the agent ended: the teardown hook (journaled, a receipt line),
  * then, if the agent ran, the result (SPEC 7.1). */
-void tui_holder_command_finish(struct tui_ctx *, const char *id, bool ran,
+void tui_holder_cmd_finish(struct tui_ctx *, const char *id, bool ran,
     const char *fail_reason);
-void tui_holder_command_free(struct tui_holder_cmd *);
+void tui_holder_cmd_free(struct tui_holder_cmd *);
 
 #endif /* CORRAL_TUI_RUNTIME_INT_H */

@@ -41,7 +41,7 @@ executable(const char *p)
 }
 
 char *
-tui_sbx_helper_path(const struct tui_ctx *c, const char *name,
+tui_sandbox_helper_path(const struct tui_ctx *c, const char *name,
     const char *envname)
 {
 	const char *env = getenv(envname);
@@ -73,7 +73,7 @@ tui_sbx_helper_path(const struct tui_ctx *c, const char *name,
 }
 
 int
-tui_sbx_read_file(const char *path, size_t max, char **out, size_t *len)
+tui_sandbox_read_file(const char *path, size_t max, char **out, size_t *len)
 {
 	struct stat sb;
 	size_t got = 0;
@@ -122,7 +122,7 @@ tui_sbx_read_file(const char *path, size_t max, char **out, size_t *len)
 }
 
 int
-tui_sbx_write_file(const char *path, const void *buf, size_t len)
+tui_sandbox_write_file(const char *path, const void *buf, size_t len)
 {
 	const char *p = buf;
 	int fd, rc = 0;
@@ -151,7 +151,7 @@ tui_sbx_write_file(const char *path, const void *buf, size_t len)
 }
 
 int
-tui_sbx_sha256_file(const char *path, char hex[65])
+tui_sandbox_sha256_file(const char *path, char hex[65])
 {
 	hex[0] = '\0';
 	return sbx_sha256_file(path, hex);
@@ -160,13 +160,13 @@ tui_sbx_sha256_file(const char *path, char hex[65])
 /* ---- uid slots ---------------------------------------------------------- */
 
 void
-tui_sbx_id_of_slot(unsigned slot, char *buf, size_t sz)
+tui_sandbox_id_of_slot(unsigned slot, char *buf, size_t sz)
 {
 	sbx_bwrap_host_sandbox_id(slot, buf, sz);
 }
 
 int
-tui_sbx_slot_of_id(const char *sid, unsigned *slot)
+tui_sandbox_slot_of_id(const char *sid, unsigned *slot)
 {
 	return sbx_bwrap_host_slot_of(sid, slot);
 }
@@ -274,7 +274,7 @@ cfg_error(const char *file, int line, const char *msg, void *ud)
 }
 
 int
-tui_sbx_command_config(struct tui_config *cf, struct sbx_command_config *cc,
+tui_sandbox_command_config(struct tui_config *cf, struct sbx_command_config *cc,
     char *err, size_t errsz)
 {
 	struct cfgerr e = { err, errsz, 0 };
@@ -299,7 +299,7 @@ tui_sbx_command_config(struct tui_config *cf, struct sbx_command_config *cc,
 }
 
 int
-tui_sbx_provision(struct tui_ctx *c, struct lease_store *st,
+tui_sandbox_provision(struct tui_ctx *c, struct lease_store *st,
     const struct sbx_adapter *ad, const struct sbx_request *req,
     struct sbx_provisioned *out, char *err, size_t errsz)
 {
@@ -318,7 +318,7 @@ tui_sbx_provision(struct tui_ctx *c, struct lease_store *st,
 /* ---- the workspace's owner ------------------------------------------- */
 
 int
-tui_sbx_chown_tree(const char *path, uid_t uid, gid_t gid)
+tui_sandbox_chown_tree(const char *path, uid_t uid, gid_t gid)
 {
 	return sbx_workspace_chown_tree(path, uid, gid);
 }
@@ -369,7 +369,7 @@ copy_file(const char *from, const char *to, mode_t mode, char sha[65])
 		rc = -errno;
 	/* Hash what the sandbox will run: the copy, not the source. */
 	if (rc == 0 && sha != NULL)
-		rc = tui_sbx_sha256_file(to, sha);
+		rc = tui_sandbox_sha256_file(to, sha);
 	return rc;
 }
 
@@ -392,7 +392,7 @@ mount_point_for(const char *src, const char *dst)
 }
 
 int
-tui_sbx_runtime_setup(const char *workspace, const char *init,
+tui_sandbox_runtime_setup(const char *workspace, const char *init,
     char init_sha[65], const char *const *ro_src, int nro, char **ro_out,
     char *err, size_t errsz)
 {
@@ -464,7 +464,7 @@ regular(const char *p)
 }
 
 char *
-tui_sbx_zone_program(const char *cmd0)
+tui_sandbox_zone_program(const char *cmd0)
 {
 	static const char *const path[] = { "/usr/local/bin", "/usr/bin",
 		"/bin" };
@@ -513,7 +513,7 @@ tui_sbx_zone_program(const char *cmd0)
 }
 
 json_t *
-tui_sbx_facts_json(const struct sbx_facts *f, const char *init,
+tui_sandbox_facts_json(const struct sbx_facts *f, const char *init,
     const char *cmd0)
 {
 	char hex[65], *prog;
@@ -535,13 +535,13 @@ tui_sbx_facts_json(const struct sbx_facts *f, const char *init,
 	    json_string(f->corral_version));
 	json_object_set_new(j, "verified", json_boolean(f->verified));
 	json_object_set_new(j, "init_sha256", init != NULL &&
-	    tui_sbx_sha256_file(init, hex) == 0 ? json_string(hex) :
+	    tui_sandbox_sha256_file(init, hex) == 0 ? json_string(hex) :
 						   json_null());
-	prog = tui_sbx_zone_program(cmd0);
+	prog = tui_sandbox_zone_program(cmd0);
 	json_object_set_new(j, "agent_path", prog ? json_string(prog) :
 						    json_null());
 	json_object_set_new(j, "agent_sha256", prog != NULL &&
-	    tui_sbx_sha256_file(prog, hex) == 0 ? json_string(hex) :
+	    tui_sandbox_sha256_file(prog, hex) == 0 ? json_string(hex) :
 						   json_null());
 	free(prog);
 	return j;
@@ -560,7 +560,7 @@ policy_path(char *buf, size_t sz)
 static int
 read_policy(const char *path, char **text, struct sbx_policy_error *err)
 {
-	int rc = tui_sbx_read_file(path, POLICY_MAX, text, NULL);
+	int rc = tui_sandbox_read_file(path, POLICY_MAX, text, NULL);
 
 	if (rc < 0) {
 		snprintf(err->file, sizeof err->file, "%s", path);
@@ -572,7 +572,7 @@ read_policy(const char *path, char **text, struct sbx_policy_error *err)
 }
 
 void
-tui_sbx_policy_src_clear(struct tui_sbx_policy_src *src)
+tui_sandbox_policy_src_clear(struct tui_sandbox_policy_src *src)
 {
 	free(src->op_text);
 	free(src->file_text);
@@ -580,7 +580,7 @@ tui_sbx_policy_src_clear(struct tui_sbx_policy_src *src)
 }
 
 int
-tui_sbx_policy_read(const char *file, struct tui_sbx_policy_src *src,
+tui_sandbox_policy_read(const char *file, struct tui_sandbox_policy_src *src,
     struct sbx_policy_error *err)
 {
 	int rc;
@@ -595,7 +595,7 @@ tui_sbx_policy_read(const char *file, struct tui_sbx_policy_src *src,
 	if (file != NULL) {
 		snprintf(src->file_name, sizeof src->file_name, "%s", file);
 		if ((rc = read_policy(file, &src->file_text, err)) < 0) {
-			tui_sbx_policy_src_clear(src);
+			tui_sandbox_policy_src_clear(src);
 			return rc;
 		}
 	}
@@ -603,7 +603,7 @@ tui_sbx_policy_read(const char *file, struct tui_sbx_policy_src *src,
 }
 
 int
-tui_sbx_policy_build(const struct tui_sbx_policy_src *src,
+tui_sandbox_policy_build(const struct tui_sandbox_policy_src *src,
     struct sbx_policy **out, struct sbx_policy_error *err)
 {
 	struct sbx_policy *op = NULL;
@@ -629,17 +629,17 @@ tui_sbx_policy_build(const struct tui_sbx_policy_src *src,
 }
 
 int
-tui_sbx_policy(const char *file, struct sbx_policy **out,
+tui_sandbox_policy(const char *file, struct sbx_policy **out,
     struct sbx_policy_error *err)
 {
-	struct tui_sbx_policy_src src;
+	struct tui_sandbox_policy_src src;
 	int rc;
 
 	*out = NULL;
-	if ((rc = tui_sbx_policy_read(file, &src, err)) < 0)
+	if ((rc = tui_sandbox_policy_read(file, &src, err)) < 0)
 		return rc;
-	rc = tui_sbx_policy_build(&src, out, err);
-	tui_sbx_policy_src_clear(&src);
+	rc = tui_sandbox_policy_build(&src, out, err);
+	tui_sandbox_policy_src_clear(&src);
 	return rc;
 }
 
@@ -689,7 +689,7 @@ tlist(struct tbuf *b, const char *key, char *const *v, size_t n)
 }
 
 char *
-tui_sbx_policy_text(const struct sbx_policy *p)
+tui_sandbox_policy_text(const struct sbx_policy *p)
 {
 	const struct sbx_limits *l = &p->limits;
 	struct tbuf b = { 0 };
@@ -827,7 +827,7 @@ copy_tree(int sfd, int dfd, int depth)
 }
 
 int
-tui_sbx_workspace_bound(struct tui_ctx *c, const char *id,
+tui_sandbox_workspace_bound(struct tui_ctx *c, const char *id,
     const struct sbx_limits *l, uid_t uid, gid_t gid, char *err,
     size_t errsz)
 {
@@ -880,7 +880,7 @@ out:
 }
 
 int
-tui_sbx_workspace_release(struct tui_ctx *c, const char *id, char *err,
+tui_sandbox_workspace_release(struct tui_ctx *c, const char *id, char *err,
     size_t errsz)
 {
 	char *ws = lease_path_workspace(c->state_dir, id);
@@ -908,7 +908,7 @@ lease_adapter(const struct lease_record *r)
 }
 
 int
-tui_sbx_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
+tui_sandbox_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
     const char *adapter, const char *id, const struct sbx_resource *res,
     size_t n, char *err, size_t errsz)
 {
@@ -930,7 +930,8 @@ tui_sbx_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 	if ((req.workspace = lease_path_workspace(c->state_dir, id)) == NULL)
 		return -ENOMEM;
 	if (strcmp(ad->name, "command") == 0) {
-		if ((rc = tui_sbx_command_config(&cf, &cc, err, errsz)) < 0) {
+		if ((rc = tui_sandbox_command_config(&cf, &cc, err,
+		    errsz)) < 0) {
 			free((char *)req.workspace);
 			return rc;
 		}
@@ -944,7 +945,7 @@ tui_sbx_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 }
 
 int
-tui_sbx_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
+tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
     char *err, size_t errsz)
 {
 	struct lease_resource_row *v = NULL;
@@ -985,7 +986,8 @@ tui_sbx_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 			continue;
 		res[k++].identity = v[i].identity;
 	}
-	rc = k == 0 ? 0 : tui_sbx_adapter_teardown(c, st, adapter, id, res, k,
+	rc = k == 0 ? 0 : tui_sandbox_adapter_teardown(c, st, adapter, id, res,
+	    k,
 	    err, errsz);
 	if (rc < 0)
 		TUI_BEST_EFFORT(lease_store_set_cleanup(st, id,
@@ -1000,7 +1002,7 @@ out:
 /* ---- orphan sandboxes (SPEC 9.2) ---------------------------------------- */
 
 int
-tui_sbx_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
+tui_sandbox_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
 {
 	struct sbx_command_config cc;
 	struct tui_config cf;
@@ -1017,7 +1019,7 @@ tui_sbx_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
 		req.scope = c->state_dir;
 		if (strcmp(ad->name, "command") == 0) {
 			/* No [command] hooks configured: nothing of it. */
-			if (tui_sbx_command_config(&cf, &cc, err,
+			if (tui_sandbox_command_config(&cf, &cc, err,
 			    sizeof err) < 0) {
 				if (cf.cmd_provision[0] != '\0' ||
 				    cf.cmd_list[0] != '\0')
@@ -1048,7 +1050,7 @@ tui_sbx_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
 }
 
 int
-tui_sbx_orphan_remove(struct tui_ctx *c, const char *identity,
+tui_sandbox_orphan_remove(struct tui_ctx *c, const char *identity,
     const char *adapter, const char *id)
 {
 	struct sbx_resource res[2];
@@ -1077,7 +1079,7 @@ tui_sbx_orphan_remove(struct tui_ctx *c, const char *identity,
 		res[n].kind = SBX_RES_SANDBOX;
 		res[n++].identity = sid;
 	}
-	rc = tui_sbx_adapter_teardown(c, NULL, adapter, id, res, n, err,
+	rc = tui_sandbox_adapter_teardown(c, NULL, adapter, id, res, n, err,
 	    sizeof err);
 	if (rc < 0)
 		fprintf(stderr, "corral gc: %s\n", err);
