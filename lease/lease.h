@@ -1,11 +1,15 @@
 /*
- * lease.h: the public interface of the lease module (STYLE A): lease IDs
- * (id.c), the pure lease state machine and state names (fsm.c), the SQLite
- * journal (store.c), hash-chained receipts (receipt.c), git through libgit2
- * (git.c), provisioning and teardown building blocks (provision.c), the
- * state-directory lock, reconciliation and gc (recover.c), process facts
- * (proc.c) and JSON views for the command line (json.c). The result
- * pipeline (SPEC 7) is lease/result/, declared in lease/result/result.h.
+ * lease.h: the public interface of the lease module (STYLE A), in blocks
+ * per .c file: error codes (error.c), lease IDs (id.c), the pure lease
+ * state machine and state names (fsm.c), the SQLite journal: its handle
+ * (store.c), the lease rows (record.c), resources (resource.c) and the
+ * transitions log (event.c); hash-chained receipts (receipt.c), git
+ * through libgit2 (git.c), paths under the state directory (path.c),
+ * provisioning and teardown building blocks (provision.c), the crash-test
+ * hook (fault.c), the state-directory lock (lock.c), reconciliation and gc
+ * (recover.c), process facts (proc.c) and JSON views for the command line
+ * (json.c). The result pipeline (SPEC 7) is lease/result/, declared in
+ * lease/result/result.h.
  *
  * Nothing here exposes a libgit2 or SQLite type (STYLE I.6). The core API
  * is synchronous and handle-based; errors are negative ints: -errno or the
@@ -27,6 +31,9 @@ struct json_t;		/* jansson's json_t */
 struct lease_store;
 struct lease_git;
 struct lease_lock;
+
+/* ------------------------------------------------------------------ */
+/* error.c: error codes and their names (STYLE C.1)                   */
 
 /* Errors: negative errno for OS failures, these below for our own. */
 enum {
@@ -51,6 +58,21 @@ enum {
 	LEASE_ENOTREMOVABLE,	/* orphan not yet seen by two inventories */
 };
 
+/* Codes lease/result/ returns (lease_strerror names them too). */
+enum {
+	LEASE_ERESULT_BASE = LEASE_EBASE + 100,
+	LEASE_EINVALID,		/* the result failed the gate: quarantined */
+	LEASE_ENORESULT,	/* the lease has no materialised result */
+	LEASE_ESTALE,		/* corral/<id> or the review worktree no
+				   longer match the recorded commit */
+	LEASE_EUNREVIEWED,	/* the recorded commit was not reviewed */
+	LEASE_ECHECKEDOUT,	/* the target branch is checked out */
+	LEASE_EADVANCED,	/* the target moved: back to review */
+	LEASE_ENOAPPLY,		/* the patch no longer applies */
+	LEASE_EHUNKS,		/* bad --hunks list */
+	LEASE_ETARGET,		/* no usable target branch */
+};
+
 /*
  * lease_strerror: a short static description of any code this module
  * returns (LEASE_E* or -errno). Never NULL.
@@ -58,7 +80,7 @@ enum {
 const char *lease_strerror(int);
 
 /* ------------------------------------------------------------------ */
-/* id.c: lease IDs (SPEC 2)                                            */
+/* id.c: lease IDs (SPEC 2)                                           */
 
 /* "YYYYMMDD-HHMMSS-mmm-xxxx", UTC, 4 lowercase hex random characters. */
 #define LEASE_ID_LEN 24
@@ -100,7 +122,7 @@ LEASE_NODISCARD int lease_id_branch(char out[LEASE_BRANCH_LEN + 1],
 int64_t lease_now_ms(void);
 
 /* ------------------------------------------------------------------ */
-/* fsm.c: lease states, events, activity, cleanup (SPEC 5.1, 5.2)      */
+/* fsm.c: lease states, events, activity, cleanup (SPEC 5.1, 5.2)     */
 
 enum lease_state {
 	LEASE_STATE_PROVISIONING,
@@ -177,12 +199,49 @@ const char *lease_mode_name(enum lease_mode);
 int lease_mode_parse(const char *, enum lease_mode *out);
 
 /* ------------------------------------------------------------------ */
-/* store.c: the journal (SPEC 9.1)                                     */
+/* store.c: the journal's handle (SPEC 9.1)                           */
 
 /* Schema version this build writes (PRAGMA user_version). */
 #define LEASE_SCHEMA_VERSION 2
 /* Default busy timeout: holders and commands write from many processes. */
 #define LEASE_BUSY_MS 5000
+
+struct lease_store_opts {
+	int busy_ms;		/* 0: LEASE_BUSY_MS */
+	int max_version;	/* 0: LEASE_SCHEMA_VERSION; tests: 1 */
+};
+
+/*
+ * lease_store_open: open (creating if absent) the journal at path, set WAL,
+ * synchronous=FULL, foreign keys and the busy timeout, check the file
+ * (quick_check) and migrate the schema to LEASE_SCHEMA_VERSION. An
+ * existing file is never recreated or overwritten: a corrupt, truncated or
+ * foreign file gives LEASE_ECORRUPT, a newer schema LEASE_ESCHEMA, a lock
+ * held past the timeout LEASE_ELOCKED, a read-only directory or file
+ * LEASE_EREADONLY, a full disk -ENOSPC; each message names the file. On
+ * any return *out is set to a handle (NULL only on -ENOMEM, or -EINVAL
+ * for an empty path) that carries the message and must be closed with
+ * lease_store_close; after a failure only errmsg and close may be used.
+ */
+LEASE_NODISCARD int lease_store_open(struct lease_store **out,
+    const char *path);
+LEASE_NODISCARD int lease_store_open_ex(struct lease_store **out,
+    const char *path, const struct lease_store_opts *);
+
+/* lease_store_close: finalize statements and close; NULL is a no-op. */
+void lease_store_close(struct lease_store *);
+
+/* The last error message (never NULL; "" when none), owned by s. */
+const char *lease_store_errmsg(const struct lease_store *);
+/* The database path given to open. */
+const char *lease_store_path(const struct lease_store *);
+/* PRAGMA user_version of the open file. */
+int lease_store_version(struct lease_store *);
+/* Change the busy timeout (ms > 0). Returns 0 or LEASE_EDB. */
+int lease_store_set_busy_timeout(struct lease_store *, int ms);
+
+/* ------------------------------------------------------------------ */
+/* record.c: the lease rows (SPEC 9.1)                                */
 
 /* What a new lease asks for (lease_store_insert). Strings are copied. */
 struct lease_spec {
@@ -244,84 +303,6 @@ enum lease_field {
 	LEASE_FIELD_RESULT,	/* must be JSON */
 	LEASE_FIELD_COUNT
 };
-
-/* Resources whose identity is journaled before they exist (SPEC 9.2). */
-enum lease_resource {
-	LEASE_RES_BRANCH,	/* identity "corral/<id>", scope the repo */
-	LEASE_RES_WORKTREE,	/* review worktree path, scope the repo */
-	LEASE_RES_LEASE_DIR,	/* $STATE/leases/<id> (0700) */
-	LEASE_RES_WORKSPACE,	/* $STATE/leases/<id>/work (detached clone) */
-	LEASE_RES_HOLDER,	/* "pid:start" */
-	LEASE_RES_SOCKET,	/* socket path */
-	LEASE_RES_CGROUP,	/* cgroup path */
-	LEASE_RES_CREDENTIAL,	/* credential file or fingerprint */
-	LEASE_RES_SANDBOX,	/* adapter sandbox ID */
-	LEASE_RES_COUNT
-};
-
-enum lease_res_state {
-	LEASE_RS_PLANNED,
-	LEASE_RS_CREATED,
-	LEASE_RS_REMOVED,
-	LEASE_RS_COUNT
-};
-
-struct lease_resource_row {
-	enum lease_resource kind;
-	enum lease_res_state state;
-	char *identity;
-	char *scope;		/* NULL when none */
-	int64_t at;
-};
-
-/* One row of the transitions table (lease_store_events). */
-struct lease_event_row {
-	int64_t cursor;		/* global, increasing, never reused */
-	const char *id;
-	int64_t seq;		/* per lease, from 1 */
-	int64_t at;		/* ms since the epoch */
-	const char *kind;	/* "lease", "activity" or "cleanup" */
-	const char *from;	/* NULL for the first row of a lease */
-	const char *to;
-	const char *reason;	/* NULL when none */
-};
-
-/* Called once per row; return non-zero to stop (that value is returned). */
-typedef int (*lease_event_cb)(const struct lease_event_row *, void *ud);
-
-struct lease_store_opts {
-	int busy_ms;		/* 0: LEASE_BUSY_MS */
-	int max_version;	/* 0: LEASE_SCHEMA_VERSION; tests: 1 */
-};
-
-/*
- * lease_store_open: open (creating if absent) the journal at path, set WAL,
- * synchronous=FULL, foreign keys and the busy timeout, check the file
- * (quick_check) and migrate the schema to LEASE_SCHEMA_VERSION. An
- * existing file is never recreated or overwritten: a corrupt, truncated or
- * foreign file gives LEASE_ECORRUPT, a newer schema LEASE_ESCHEMA, a lock
- * held past the timeout LEASE_ELOCKED, a read-only directory or file
- * LEASE_EREADONLY, a full disk -ENOSPC; each message names the file. On
- * any return *out is set to a handle (NULL only on -ENOMEM, or -EINVAL
- * for an empty path) that carries the message and must be closed with
- * lease_store_close; after a failure only errmsg and close may be used.
- */
-LEASE_NODISCARD int lease_store_open(struct lease_store **out,
-    const char *path);
-LEASE_NODISCARD int lease_store_open_ex(struct lease_store **out,
-    const char *path, const struct lease_store_opts *);
-
-/* lease_store_close: finalize statements and close; NULL is a no-op. */
-void lease_store_close(struct lease_store *);
-
-/* The last error message (never NULL; "" when none), owned by s. */
-const char *lease_store_errmsg(const struct lease_store *);
-/* The database path given to open. */
-const char *lease_store_path(const struct lease_store *);
-/* PRAGMA user_version of the open file. */
-int lease_store_version(struct lease_store *);
-/* Change the busy timeout (ms > 0). Returns 0 or LEASE_EDB. */
-int lease_store_set_busy_timeout(struct lease_store *, int ms);
 
 /*
  * lease_store_insert: persist a new lease in provisioning (SPEC 6.1) with a
@@ -402,6 +383,45 @@ LEASE_NODISCARD int lease_store_set_holder(struct lease_store *,
     const char *id, pid_t pid, int64_t start);
 
 /*
+ * lease_store_delete: remove a lease row with its transitions, resources
+ * and receipts (gc). Its ID stays in the ids table. Used by lease_gc_*;
+ * refuses a live lease with LEASE_EBUSY.
+ */
+LEASE_NODISCARD int lease_store_delete(struct lease_store *, const char *id);
+
+/* ------------------------------------------------------------------ */
+/* resource.c: journaled resources (SPEC 9.2)                         */
+
+/* Resources whose identity is journaled before they exist (SPEC 9.2). */
+enum lease_resource {
+	LEASE_RES_BRANCH,	/* identity "corral/<id>", scope the repo */
+	LEASE_RES_WORKTREE,	/* review worktree path, scope the repo */
+	LEASE_RES_LEASE_DIR,	/* $STATE/leases/<id> (0700) */
+	LEASE_RES_WORKSPACE,	/* $STATE/leases/<id>/work (detached clone) */
+	LEASE_RES_HOLDER,	/* "pid:start" */
+	LEASE_RES_SOCKET,	/* socket path */
+	LEASE_RES_CGROUP,	/* cgroup path */
+	LEASE_RES_CREDENTIAL,	/* credential file or fingerprint */
+	LEASE_RES_SANDBOX,	/* adapter sandbox ID */
+	LEASE_RES_COUNT
+};
+
+enum lease_res_state {
+	LEASE_RS_PLANNED,
+	LEASE_RS_CREATED,
+	LEASE_RS_REMOVED,
+	LEASE_RS_COUNT
+};
+
+struct lease_resource_row {
+	enum lease_resource kind;
+	enum lease_res_state state;
+	char *identity;
+	char *scope;		/* NULL when none */
+	int64_t at;
+};
+
+/*
  * Resources (SPEC 9.2): _plan records the identity (state planned) BEFORE
  * the caller creates the thing; _created and _removed move it on. Plan is
  * idempotent for the same (kind, identity) and refuses a removed one
@@ -430,6 +450,24 @@ const char *lease_res_state_name(enum lease_res_state);
 /* True for kinds that cleanup must remove (not branch, not lease_dir). */
 bool lease_resource_runtime(enum lease_resource);
 
+/* ------------------------------------------------------------------ */
+/* event.c: the transitions log (SPEC 9.1)                            */
+
+/* One row of the transitions table (lease_store_events). */
+struct lease_event_row {
+	int64_t cursor;		/* global, increasing, never reused */
+	const char *id;
+	int64_t seq;		/* per lease, from 1 */
+	int64_t at;		/* ms since the epoch */
+	const char *kind;	/* "lease", "activity" or "cleanup" */
+	const char *from;	/* NULL for the first row of a lease */
+	const char *to;
+	const char *reason;	/* NULL when none */
+};
+
+/* Called once per row; return non-zero to stop (that value is returned). */
+typedef int (*lease_event_cb)(const struct lease_event_row *, void *ud);
+
 /*
  * lease_store_events: transition rows with at >= since_ms and cursor >
  * after, oldest first, to cb (corral events; for --follow call again with
@@ -440,15 +478,8 @@ LEASE_NODISCARD int lease_store_events(struct lease_store *, const char *id,
     int64_t since_ms, int64_t after, lease_event_cb cb, void *ud,
     int64_t *last);
 
-/*
- * lease_store_delete: remove a lease row with its transitions, resources
- * and receipts (gc). Its ID stays in the ids table. Used by lease_gc_*;
- * refuses a live lease with LEASE_EBUSY.
- */
-LEASE_NODISCARD int lease_store_delete(struct lease_store *, const char *id);
-
 /* ------------------------------------------------------------------ */
-/* receipt.c: hash-chained receipts (SPEC 2, 9.1)                      */
+/* receipt.c: hash-chained receipts (SPEC 2, 9.1)                     */
 
 /*
  * lease_receipt_append: append one entry {"seq","at","kind","fields"} to
@@ -484,7 +515,7 @@ LEASE_NODISCARD int lease_receipt_entries(struct lease_store *,
     const char *id, struct json_t **out);
 
 /* ------------------------------------------------------------------ */
-/* git.c: libgit2 only, trusted side (SPEC 6.2-6.4)                     */
+/* git.c: libgit2 only, trusted side (SPEC 6.2-6.4)                   */
 
 /*
  * lease_git_init / lease_git_shutdown: git_libgit2_init/shutdown. The
@@ -605,13 +636,18 @@ LEASE_NODISCARD int lease_git_read_blob(struct lease_git *,
     size_t *len);
 
 /* ------------------------------------------------------------------ */
-/* provision.c: SPEC 6 steps 2-4 with journaling, and teardown          */
+/* path.c: paths under the state directory (SPEC 9)                   */
 
 /* Paths under the state directory (malloc'd, NULL on -ENOMEM). */
 char *lease_path_db(const char *state_dir);		/* corral.db */
 char *lease_path_worktree(const char *state_dir, const char *id);
 char *lease_path_lease_dir(const char *state_dir, const char *id);
 char *lease_path_workspace(const char *state_dir, const char *id);
+/* $STATE/leases/<id>/result (malloc'd; NULL on a bad ID or -ENOMEM). */
+char *lease_path_result(const char *state_dir, const char *id);
+
+/* ------------------------------------------------------------------ */
+/* provision.c: SPEC 6 steps 2-4 with journaling, and teardown        */
 
 /*
  * lease_provision_git: for a lease in provisioning (inserted by the
@@ -651,6 +687,9 @@ LEASE_NODISCARD int lease_provision_git(struct lease_store *,
 LEASE_NODISCARD int lease_teardown(struct lease_store *,
     const char *state_dir, const char *id, unsigned what);
 
+/* ------------------------------------------------------------------ */
+/* fault.c: the crash-test hook                                       */
+
 /*
  * Fault hook for crash tests: when built with CORRAL_TESTING (the CMake
  * option of the same name, on with CORRAL_TESTS), the environment
@@ -665,7 +704,7 @@ bool lease_fault_enabled(void);
 void lease_fault_point(const char *point);
 
 /* ------------------------------------------------------------------ */
-/* recover.c: the state lock, reconciliation and gc (SPEC 9.2, 9.3)     */
+/* lock.c: the state-directory lock (SPEC 9.2)                        */
 
 /*
  * lease_lock_acquire: take the exclusive lock $STATE/corral.lock (flock,
@@ -677,6 +716,9 @@ void lease_fault_point(const char *point);
 LEASE_NODISCARD int lease_lock_acquire(const char *state_dir, int timeout_ms,
     struct lease_lock **out);
 void lease_lock_release(struct lease_lock *);
+
+/* ------------------------------------------------------------------ */
+/* recover.c: reconciliation and gc (SPEC 9.2, 9.3)                   */
 
 enum lease_holder_status {
 	LEASE_HOLDER_ALIVE,
@@ -804,7 +846,7 @@ LEASE_NODISCARD int lease_gc_older_than(struct lease_store *,
     size_t *removed);
 
 /* ------------------------------------------------------------------ */
-/* proc.c: process facts for holder probes                              */
+/* proc.c: process facts for holder probes                            */
 
 /*
  * lease_proc_start: the start time of pid (field 22 of /proc/<pid>/stat,
@@ -815,7 +857,7 @@ LEASE_NODISCARD int lease_proc_start(pid_t pid, int64_t *start);
 bool lease_proc_alive(pid_t pid, int64_t start);
 
 /* ------------------------------------------------------------------ */
-/* json.c: JSON views (SPEC 11)                                         */
+/* json.c: JSON views (SPEC 11)                                       */
 
 #define LEASE_JSON_FULL 0x1	/* corral show: add base, policy, result... */
 
@@ -840,22 +882,5 @@ LEASE_NODISCARD int lease_show_json(struct lease_store *, const char *id,
 
 /* lease_report_json: a reconcile report as {"dry_run", "findings": [...]} */
 struct json_t *lease_report_json(const struct lease_report *);
-
-/* ------------------------------------------------------------------ */
-/* Codes lease/result/ returns (lease_strerror names them too).        */
-
-enum {
-	LEASE_ERESULT_BASE = LEASE_EBASE + 100,
-	LEASE_EINVALID,		/* the result failed the gate: quarantined */
-	LEASE_ENORESULT,	/* the lease has no materialised result */
-	LEASE_ESTALE,		/* corral/<id> or the review worktree no
-				   longer match the recorded commit */
-	LEASE_EUNREVIEWED,	/* the recorded commit was not reviewed */
-	LEASE_ECHECKEDOUT,	/* the target branch is checked out */
-	LEASE_EADVANCED,	/* the target moved: back to review */
-	LEASE_ENOAPPLY,		/* the patch no longer applies */
-	LEASE_EHUNKS,		/* bad --hunks list */
-	LEASE_ETARGET,		/* no usable target branch */
-};
 
 #endif

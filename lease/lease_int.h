@@ -77,6 +77,11 @@ struct git_repository *lease__git_repo(struct lease_git *);
 int lease__git_owner_off(const struct lease_git *);
 void lease__git_owner_restore(const struct lease_git *, int prev);
 
+/* path.c */
+/* "<state_dir><a><id><b>" (malloc'd); NULL for a bad ID or on -ENOMEM. */
+char *lease__path(const char *state_dir, const char *a, const char *id,
+    const char *b);
+
 /* fs.c */
 /* mkdir -p with mode for each created component. 0 or -errno. */
 int lease__mkdirs(const char *path, mode_t mode);

@@ -3,8 +3,8 @@
  * blocks for the composition root, and their teardown. Every resource's
  * identity is recorded (planned) before it is created and marked created
  * after; every removal is done and then journaled, so a crash at any point
- * leaves the journal naming everything that may exist (SPEC 9.2). Paths are
- * always computed from the state directory and a validated ID.
+ * leaves the journal naming everything that may exist (SPEC 9.2). Paths
+ * come from path.c.
  */
 #include <assert.h>
 #include <errno.h>
@@ -14,46 +14,6 @@
 #include <sys/stat.h>
 
 #include "lease/lease_int.h"
-
-static char *
-path2(const char *state_dir, const char *a, const char *id, const char *b)
-{
-	size_t n;
-	char *p;
-
-	if (state_dir == NULL || (id != NULL && !lease_id_valid(id)))
-		return NULL;
-	n = strlen(state_dir) + strlen(a) + (id ? strlen(id) : 0) +
-	    strlen(b) + 1;
-	if ((p = malloc(n)) == NULL)
-		return NULL;
-	snprintf(p, n, "%s%s%s%s", state_dir, a, id ? id : "", b);
-	return p;
-}
-
-char *
-lease_path_db(const char *state_dir)
-{
-	return path2(state_dir, "/corral.db", NULL, "");
-}
-
-char *
-lease_path_worktree(const char *state_dir, const char *id)
-{
-	return path2(state_dir, "/worktrees/", id, "");
-}
-
-char *
-lease_path_lease_dir(const char *state_dir, const char *id)
-{
-	return path2(state_dir, "/leases/", id, "");
-}
-
-char *
-lease_path_workspace(const char *state_dir, const char *id)
-{
-	return path2(state_dir, "/leases/", id, "/work");
-}
 
 static const char *
 reason_of(int rc)
@@ -132,7 +92,7 @@ struct step {
 static int
 make_parent(struct lease_store *s, const char *state_dir, const char *sub)
 {
-	char *parent = path2(state_dir, sub, NULL, "");
+	char *parent = lease__path(state_dir, sub, NULL, "");
 	int rc;
 
 	if (parent == NULL)

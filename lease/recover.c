@@ -1,11 +1,11 @@
 /*
- * recover.c: the state-directory lock, reconciliation and gc (SPEC 9.2,
- * 9.3). Reconciliation compares the journal with the holders (through the
- * caller's probe), with the disk, and with the corral/ branches of every
- * repository the journal knows; it corrects the journal, fails leases whose
- * holder is gone, resumes unfinished teardown, and inventories orphans,
- * which become removable (by exact ID only) after two consistent
- * inventories kept in the database.
+ * recover.c: reconciliation and gc (SPEC 9.2, 9.3), run under the state
+ * lock (lock.c). Reconciliation compares the journal with the holders
+ * (through the caller's probe), with the disk, and with the corral/
+ * branches of every repository the journal knows; it corrects the journal,
+ * fails leases whose holder is gone, resumes unfinished teardown, and
+ * inventories orphans, which become removable (by exact ID only) after two
+ * consistent inventories kept in the database.
  */
 #include <assert.h>
 #include <dirent.h>
@@ -15,75 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lease/lease_int.h"
 
-#define LOCK_POLL_MS 10
 #define MAX_REPOS 64
-
-struct lease_lock {
-	int fd;
-};
-
-/* ------------------------------------------------------------------ */
-/* The lock                                                            */
-
-int
-lease_lock_acquire(const char *state_dir, int timeout_ms,
-    struct lease_lock **out)
-{
-	struct timespec ts = { 0, LOCK_POLL_MS * 1000000L };
-	struct lease_lock *l;
-	char *path;
-	int fd, waited = 0, e;
-
-	assert(out != NULL);
-	*out = NULL;
-	if (state_dir == NULL || timeout_ms < 0)
-		return -EINVAL;
-	if ((path = malloc(strlen(state_dir) + sizeof "/corral.lock")) ==
-	    NULL)
-		return -ENOMEM;
-	strcpy(path, state_dir);
-	strcat(path, "/corral.lock");
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	e = errno;
-	free(path);
-	if (fd < 0)
-		return e == EROFS || e == EACCES || e == EPERM ?
-		    LEASE_EREADONLY : -e;
-	while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		if (errno == EINTR)
-			continue;
-		if (errno != EWOULDBLOCK || waited >= timeout_ms) {
-			e = errno;
-			close(fd);
-			return e == EWOULDBLOCK ? LEASE_ELOCKED : -e;
-		}
-		nanosleep(&ts, NULL);
-		waited += LOCK_POLL_MS;
-	}
-	if ((l = malloc(sizeof *l)) == NULL) {
-		close(fd);
-		return -ENOMEM;
-	}
-	l->fd = fd;
-	*out = l;
-	return 0;
-}
-
-void
-lease_lock_release(struct lease_lock *l)
-{
-	if (l == NULL)
-		return;
-	close(l->fd);	/* drops the flock */
-	free(l);
-}
 
 /* ------------------------------------------------------------------ */
 /* Reports                                                              */

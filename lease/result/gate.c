@@ -76,17 +76,6 @@ lease_gate_flag_name(unsigned bit)
 	return "?";
 }
 
-void
-lease_result_policy_defaults(struct lease_result_policy *p)
-{
-	assert(p != NULL);
-	memset(p, 0, sizeof *p);
-	p->max_files = LEASE_RESULT_MAX_FILES;
-	p->max_file_bytes = LEASE_RESULT_MAX_FILE_BYTES;
-	p->max_total_bytes = LEASE_RESULT_MAX_TOTAL_BYTES;
-	p->max_patch_bytes = LEASE_RESULT_MAX_PATCH_BYTES;
-}
-
 /* ---- findings ------------------------------------------------------- */
 
 void

@@ -36,19 +36,15 @@ lease_check_status_name(enum lease_check_status st)
 	return (unsigned)st < LEASE_CHECK_STATUS_COUNT ? check_names[st] : "?";
 }
 
-char *
-lease_path_result(const char *state_dir, const char *id)
+void
+lease_result_policy_defaults(struct lease_result_policy *p)
 {
-	char *dir = lease_path_lease_dir(state_dir, id), *p;
-	size_t n;
-
-	if (dir == NULL)
-		return NULL;
-	n = strlen(dir) + 8;
-	if ((p = malloc(n)) != NULL)
-		snprintf(p, n, "%s/result", dir);
-	free(dir);
-	return p;
+	assert(p != NULL);
+	memset(p, 0, sizeof *p);
+	p->max_files = LEASE_RESULT_MAX_FILES;
+	p->max_file_bytes = LEASE_RESULT_MAX_FILE_BYTES;
+	p->max_total_bytes = LEASE_RESULT_MAX_TOTAL_BYTES;
+	p->max_patch_bytes = LEASE_RESULT_MAX_PATCH_BYTES;
 }
 
 /* "<rdir>/<name>" (malloc'd). */

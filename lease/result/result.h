@@ -1,11 +1,13 @@
 /*
  * result.h: the public interface of lease/result/ (STYLE A), the result
- * pipeline of SPEC 7: the pure import-gate rules (gate.c), the quarantine
- * object database and the gate's libgit2 side (gate_odb.c), the manifest
- * (manifest.c), extraction of a workspace as data (extract.c), what
- * happens to a lease's result on the trusted side (result.c) and apply
- * (apply.c). It depends on lease/ only; its error codes (LEASE_EINVALID...)
- * are declared in lease/lease.h with the module's others.
+ * pipeline of SPEC 7, in blocks per .c file: the pure import-gate rules
+ * (gate.c), the manifest (manifest.c), the quarantine object database and
+ * the gate's libgit2 side (gate_odb.c), extraction of a workspace as data
+ * (extract.c, with the gitignore engine ignore.c inside), the patch printer
+ * (patch.c), what happens to a lease's result on the trusted side
+ * (result.c) and apply (apply.c). It depends on lease/ only; its error
+ * codes (LEASE_EINVALID...) are declared in lease/lease.h with the
+ * module's others.
  */
 #ifndef CORRAL_LEASE_RESULT_H
 #define CORRAL_LEASE_RESULT_H
@@ -15,6 +17,9 @@
 #include <stdint.h>
 
 #include "lease/lease.h"
+
+/* ------------------------------------------------------------------ */
+/* Types the blocks share: reasons, flags, caps, checks, the policy    */
 
 /*
  * Why a result (or one of its paths) is refused (SPEC 7.2). Names
@@ -104,8 +109,8 @@ struct lease_result_policy {
 	const char *secret;
 };
 
-/* The defaults above, no ignore patterns, no output dir, no checks. */
-void lease_result_policy_defaults(struct lease_result_policy *);
+/* ------------------------------------------------------------------ */
+/* gate.c: the pure rules of the import gate (SPEC 7.2)               */
 
 /* One refusal: a reason, the path it concerns (raw bytes, may be NULL). */
 struct lease_gate_finding {
@@ -215,6 +220,9 @@ struct lease_gate_scan {
 enum lease_gate_reason lease_gate_patch_scan(const char *buf, size_t len,
     const struct lease_result_policy *, struct lease_gate_scan *out);
 
+/* ------------------------------------------------------------------ */
+/* manifest.c: the result manifest as JSON (SPEC 7.1)                 */
+
 /* One changed path of a manifest (docs/results.md). */
 struct lease_manifest_file {
 	char *path;
@@ -254,8 +262,11 @@ LEASE_NODISCARD int lease_manifest_parse(const char *text, size_t len,
 /* The manifest as JSON text (malloc'd), or NULL on -ENOMEM. */
 char *lease_manifest_dump(const struct lease_manifest *);
 
+/* ------------------------------------------------------------------ */
+/* gate_odb.c: the quarantine and the gate's libgit2 side (SPEC 7.2)  */
+
 /*
- * The quarantine object database of a lease (gate.c): a loose object
+ * The quarantine object database of a lease (gate_odb.c): a loose object
  * store under dir ($STATE/leases/<id>/result/objects) that reads the
  * operator's repository as an alternate and never writes to it, with an
  * empty configuration (no filters, drivers or attributes from anywhere).
@@ -285,6 +296,9 @@ LEASE_NODISCARD int lease_gate_verify(struct lease_gate_odb *q,
     const char *base_hex, const char *patch, size_t len,
     const struct lease_manifest *m, const struct lease_result_policy *,
     struct lease_gate_report *rep);
+
+/* ------------------------------------------------------------------ */
+/* extract.c: the workspace read as data (SPEC 7.1)                   */
 
 /* What extraction produced (extract.c). */
 struct lease_extract {
@@ -322,6 +336,9 @@ LEASE_NODISCARD int lease_extract_snapshot(struct lease_gate_odb *q,
     lease_extract_race_cb race, void *race_ud, struct lease_gate_report *rep,
     struct lease_extract *out);
 
+/* ------------------------------------------------------------------ */
+/* patch.c: the patch printer and its manifest (SPEC 7.1)             */
+
 /*
  * lease_extract_patch: diff(from_hex's tree or a tree ID, to_tree) in q as
  * a git patch written to patch_path (created 0600, replaced), streamed
@@ -335,6 +352,12 @@ LEASE_NODISCARD int lease_extract_patch(struct lease_gate_odb *q,
     const char *from_hex, const char *to_tree,
     const struct lease_result_policy *, const char *patch_path,
     struct lease_gate_report *rep, struct lease_manifest **out);
+
+/* ------------------------------------------------------------------ */
+/* result.c: materialise, check, quarantine, review, reject (SPEC 7)  */
+
+/* The defaults above, no ignore patterns, no output dir, no checks. */
+void lease_result_policy_defaults(struct lease_result_policy *);
 
 /* What a check runner gets (SPEC 7.3, 8.2). */
 struct lease_check_run {
@@ -417,9 +440,6 @@ struct lease_result_opts {
 LEASE_NODISCARD int lease_result_finish(struct lease_store *,
     const char *state_dir, const char *id, const struct lease_result_opts *);
 
-/* $STATE/leases/<id>/result (malloc'd; NULL on a bad ID or -ENOMEM). */
-char *lease_path_result(const char *state_dir, const char *id);
-
 #define LEASE_REVIEW_MARK 0x1	/* record the commit as reviewed */
 
 /*
@@ -459,6 +479,9 @@ typedef int (*lease_teardown_cb)(const char *id, void *ud);
 /* lease_result_reject with such a callback (NULL: none). */
 LEASE_NODISCARD int lease_result_reject_ex(struct lease_store *,
     const char *state_dir, const char *id, lease_teardown_cb, void *ud);
+
+/* ------------------------------------------------------------------ */
+/* apply.c: a reviewed result onto its target branch (SPEC 7.6)       */
 
 struct lease_apply_opts {
 	const char *into;		/* branch name or refs/heads/...; NULL:
