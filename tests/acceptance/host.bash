@@ -1,22 +1,12 @@
 # host.bash: host-side helpers shared by tests/acceptance/*.sh and
-# tests/e2e/demo.sh (sourced after tests/e2e/lib.bash): polls with a
-# deadline, lease fields, and the checks that nothing of a lease's runtime
-# is left on the host (SPEC 9.3, 10.6) -- from the host, never from the
-# journal alone.
+# tests/e2e/demo.sh (sourced after tests/e2e/lib.bash, which has poll):
+# lease fields, and the checks that nothing of a lease's runtime is left on
+# the host (SPEC 9.3, 10.6) -- from the host, never from the journal
+# alone.
 js() { "$CORRAL" show "$1" --json; }
 field() { js "$1" | jq -r "$2"; }
-# poll CMD...: until CMD succeeds, at most 30 s (a deadline, never a bare
-# sleep standing in for a result)
-poll() {
-	local i
-	for i in $(seq 150); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
-}
 has_receipt() { js "$1" | jq -e --arg k "$2" '[.receipts[].kind] | index($k)' >/dev/null; }
-no_holder() { [ -z "$(pgrep -f "__holder --id $1")" ]; }
+no_holder() { holder_gone "$1"; }	# by the PID its receipt records
 no_cgroup() { [ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$1" 2>/dev/null)" ]; }
 no_mount() { ! grep -qF "$1" /proc/self/mountinfo; }
 no_slot() { ! grep -qlx "$1" /run/corral/uids/slot-*/owner 2>/dev/null; }

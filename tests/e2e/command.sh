@@ -50,7 +50,7 @@ cat >"$H/exec" <<'EOF'
 state=$1 log=$2 id=$3 ws=$4
 shift 4
 [ "${1-}" = -- ] && shift
-echo "exec $id tty=$(tty)" >>"$log"
+echo "exec $id tty=$(tty) pid=$$" >>"$log"
 [ -d "$state/$id/work" ] || exit 125
 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
     /usr/bin/bwrap --unshare-all --die-with-parent --new-session \
@@ -148,13 +148,20 @@ check "sandbox resource journaled as removed" jq_eq "$j" \
 idc=$(new --name sleeper -- /bin/sleep 1e9)
 check "a second lease runs" wait_screen "$idc" "" 5
 for i in $(seq 100); do grep -q "^exec $idc" "$LOG" && break; sleep 0.1; done
+# The hooks' bwrap by PID: the exec hook's child (setpriv execs it).
+hook=$(sed -n "s/^exec $idc .* pid=\([0-9]*\)\$/\1/p" "$LOG")
+bw=
+for i in $(seq 100); do bw=$(pgrep -P "${hook:-0}" -x bwrap) && break; sleep 0.1; done
+bw_start=$(pid_start "$bw")
+check "the hooks' bwrap runs the agent (its PID)" test -n "$bw" -a -n "$bw_start"
 "$CORRAL" cancel "$idc" >/dev/null 2>&1
 "$CORRAL" wait "$idc" --until cancelled,failed --timeout 30 >/dev/null 2>&1
 check "cancel ends it" jq_eq "$(js "$idc")" .lease_state cancelled
 settled "$idc"
 check "cancel: the teardown hook ran with its exact ID" grep -qx "teardown $idc" "$LOG"
+bw_gone() { [ -n "$bw_start" ] && pid_gone "$bw" "$bw_start"; }
 check "cancel: nothing of the sandbox runs on (its bwrap, whose pid namespace held the agent)" \
-	bash -c "! pgrep -f '[b]wrap .*$HS/$idc/work' >/dev/null"
+	bw_gone
 
 # --- reconcile: the list hook; a stray "machine" is an orphan ------------------------
 STRAY=20240101-000000-000-beef

@@ -146,10 +146,12 @@ t send-keys -t demo y Enter
 check "console: y Enter answers it; it ends with a patch" "$CORRAL" wait "$Q2" --until result_ready --timeout 30
 t send-keys -t demo C-b Escape
 check "console: C-b Esc stops typing" poll status_has NORMAL
-cpid=$(pgrep -f "$CORRAL demo\$" | head -1)
+# The console by PID: the pane's shell's child (never a command line,
+# another process may match it).
+cpid=$(pgrep -P "$(t display -p -t demo '#{pane_pid}')" -x corral)
 check "the console process runs" test -n "$cpid"
 t send-keys -t demo q
-check "q quits the console" poll bash -c "! kill -0 $cpid 2>/dev/null"
+check "q quits the console" poll bash -c "[ -n '$cpid' ] && ! kill -0 '$cpid' 2>/dev/null"
 check "the agents keep running without it" bash -c "\"$CORRAL\" ls --json | jq -e '[.[] |
 	select(.id == \"$S2\") | select(.lease_state == \"running\" and .lost == null)] | length == 1'"
 # Tidy up the second demo the same way: cancel what runs, reject the rest

@@ -38,15 +38,21 @@ check "... as the sandbox user" wait_screen "$sid" "sbx"
 out=$("$CORRAL" new --sandbox command -- /bin/true 2>&1); rc=$?
 check "the command adapter is refused with a clear message, no fallback" \
 	test "$rc" -eq 1 -a -n "$(echo "$out" | grep -i 'no fallback')"
+known=$("$CORRAL" ls --all --json | jq -c '[.[].id]')
 out=$("$CORRAL" new --sandbox trusted_local -- /nonexistent/agent 2>&1); rc=$?
 check "missing CMD fails with a clear error" \
 	test "$rc" -eq 1 -a -n "$(echo "$out" | grep -i 'No such file')"
+mid=$("$CORRAL" ls --all --json | jq -r --argjson k "$known" \
+	'[.[] | .id as $i | select($k | index($i) | not)][0].id // empty')
 # The holder reports the error, then exits: none may be left once it has
-# (a deadline, not a bare sleep; it is reaped at once in practice).
+# (a deadline, not a bare sleep; it is reaped at once in practice). It
+# never recorded its PID (it did not start), so it is found by its log,
+# which a holder of the lease keeps open.
 no_holder() {
 	local i
+	[ -n "$mid" ] && [ -e "$CORRAL_STATE_DIR/leases/$mid/holder.log" ] || return 1
 	for i in $(seq 100); do
-		[ -z "$(pgrep -f "__holder.*nonexistent/agent")" ] && return 0
+		[ -z "$(holding "$CORRAL_STATE_DIR/leases/$mid/holder.log")" ] && return 0
 		sleep 0.05
 	done
 	return 1

@@ -17,7 +17,7 @@ cleanup() {
 	for s in "$CORRAL_STATE_DIR"/leases/*/holder.sock; do
 		[ -S "$s" ] || continue
 		id=$(basename "$(dirname "$s")")
-		pid=$(pgrep -f "__holder --id $id" | head -1)
+		pid=$("$CORRAL" show "$id" --json 2>/dev/null | jq -r '.holder_pid // empty')
 		[ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null
 	done
 	sleep 0.5
@@ -55,6 +55,17 @@ valid_id() { [[ "$1" =~ ^[0-9]{8}-[0-9]{6}-[0-9]{3}-[0-9a-f]{4}$ ]]; }
 # jq_eq JSON FILTER WANT
 jq_eq() { [ "$(echo "$1" | jq -r "$2")" = "$3" ]; }
 
+# poll CMD...: until CMD succeeds, at most 30 s (a deadline, never a bare
+# sleep standing in for a result)
+poll() {
+	local i
+	for i in $(seq 150); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+
 # wait_screen ID TEXT [SECONDS]: poll `corral screen` until TEXT shows.
 wait_screen() {
 	local id=$1 text=$2 secs=${3:-10} i
@@ -63,6 +74,37 @@ wait_screen() {
 		sleep 0.05
 	done
 	return 1
+}
+
+# Processes are found by the PID the test started or the journal records,
+# never by a command line (another process may match it, SPEC 9.2).
+# pid_gone PID START: the process PID that started at START (field 22 of
+# /proc/PID/stat) has exited: no such PID, a zombie, or another process.
+pid_gone() {
+	local st f
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	read -r -a f <<<"${st##*) }"
+	[ "${f[0]}" = Z ] || [ "${f[0]}" = X ] || [ "${f[19]}" != "$2" ]
+}
+# pid_start PID: its start time (for pid_gone); fails if it is gone
+pid_start() {
+	local st f
+	st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+	read -r -a f <<<"${st##*) }"
+	echo "${f[19]}"
+}
+# holder_gone ID: the lease's holder (the PID and start time of its
+# holder_started receipt) has exited; false if it never started
+holder_gone() {
+	local pid start
+	read -r pid start < <("$CORRAL" show "$1" --json 2>/dev/null | jq -r '[.receipts[] |
+	    select(.kind == "holder_started")][-1].fields // {} |
+	    "\(.holder_pid // "") \(.holder_start // "")"')
+	[ -n "$pid" ] && [ -n "$start" ] && pid_gone "$pid" "$start"
+}
+# holding FILE: the PIDs of the processes that have FILE open
+holding() {
+	find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" 2>/dev/null | cut -d/ -f3 | sort -u
 }
 
 finish() {

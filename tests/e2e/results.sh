@@ -129,10 +129,12 @@ watch_hwm "$MANY"
 SPARSE=$(agent sparse 'sleep 2; truncate -s 2G huge.img && echo small >small.txt')
 watch_hwm "$SPARSE"
 # A background process swapping a file for a symlink, left running when
-# the agent exits (the holder stops every process before extraction).
+# the agent exits (the holder stops every process before extraction). The
+# agent exits once the host has seen its processes (go, or a minute).
 SWAP=$(agent swapper '(while :; do ln -sf /etc/passwd f.tmp && mv -f f.tmp f;
 	echo x >g.tmp && mv -f g.tmp f; done) >/dev/null 2>&1 &
-sleep 1; exit 0')
+i=0; until [ -e go ] || [ $i -ge 600 ]; do sleep 0.1; i=$((i + 1)); done
+rm -f go; exit 0')
 # The workspace changing during extraction, from the host: a loop swapping
 # a file for a symlink and back until the lease has settled.
 RACE=$(agent race 'echo start >f; sleep 2; exit 0')
@@ -165,6 +167,18 @@ FAILS=$(agent fails 'echo half >half.txt; exit 1')
 LOST=$(agent lost 'echo lost >lost.txt; sleep 1000')
 ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER $BIN"
 check "every lease started" test "$(echo $ALL | wc -w)" = 17
+# The swapper's processes by PID ("PID START" a line): its sandbox's tree
+# under the holder's child, once the loop has swapped f; then it may exit.
+tree() {
+	local c
+	echo "$1 $(pid_start "$1")"
+	for c in $(pgrep -P "$1"); do tree "$c"; done
+}
+for _ in $(seq 300); do [ -e "$CORRAL_STATE_DIR/leases/$SWAP/work/f" ] && break; sleep 0.1; done
+SWAP_PROCS=$(tree "$("$CORRAL" ls --json | jq -r ".[] | select(.id == \"$SWAP\") | .child_pid")")
+touch "$CORRAL_STATE_DIR/leases/$SWAP/work/go"
+check "swapper: its loop runs in its sandbox (bwrap, init, the agent, the loop)" \
+	test "$(grep -c . <<<"$SWAP_PROCS")" -ge 5
 settled "$RACE" || fail "race did not settle"
 for _ in $(seq 100); do [ -s "$CORRAL_STATE_DIR/leases/$LOST/work/lost.txt" ] && break; sleep 0.1; done
 kill -9 "$(js "$LOST" | jq -r .holder_pid)"
@@ -230,8 +244,10 @@ else
 		"! git -C '$REPO' ls-tree -r $c | grep -q '^120000'"
 	check "swapper: f is the regular version" test "$(git -C "$REPO" show "$c:f")" = x
 fi
-# (not by uid: the slot may already serve another lease on this machine)
-check "swapper: none of its processes survive" test -z "$(pgrep -f 'f.tmp && mv -f f.tmp f')"
+# (by PID, not by uid: the slot may already serve another lease on this
+# machine)
+survivors() { local p st; while read -r p st; do pid_gone "$p" "$st" || echo "$p"; done <<<"$SWAP_PROCS"; }
+check "swapper: none of its processes survive" test -z "$(survivors)"
 
 # --- the workspace changing during extraction (from the host) ---------------------------
 wait "$RACER"
@@ -472,7 +488,7 @@ for id in $ALL; do
 	    .lease_state == "rejected" or .lease_state == "failed")' >/dev/null <<<"$j" &&
 	    [ -z "$(find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$id" 2>/dev/null)" ] &&
 	    ! grep -qF "$id" /proc/self/mountinfo &&
-	    [ -z "$(pgrep -f "__holder --id $id")" ] &&
+	    holder_gone "$id" &&
 	    ! grep -qlx "$id" /run/corral/uids/slot-*/owner 2>/dev/null &&
 	    [ ! -e "$WT/$id" ] && [ ! -e "$CORRAL_STATE_DIR/leases/$id/work" ] &&
 	    [ ! -e "$CORRAL_STATE_DIR/leases/$id/work.img" ] &&
