@@ -162,7 +162,9 @@ check "new leases join the list" wait_pane charlie
 check "the agent's bell became a toast in the console" wait_pane "bell from charlie"
 check "charlie's title reached its own screen model" \
 	jq_eq "$("$CORRAL" screen "$c" --json)" .title osc0
-sleep 0.3
+# The bell, sent after every escape, is the marker: its toast is drawn from
+# a status of charlie that holds all of them, so the console has handled
+# them when the toast shows.
 after=$(settled_pane)
 check "the focused pane did not change (SPEC 4.2)" test "$before" = "$after"
 check "the cursor did not move" test "$(fmt '#{cursor_x},#{cursor_y}')" = "$cur_before"
@@ -180,19 +182,24 @@ check "a name with escapes is shown escaped" grep -qF 'delta\x1b]2;' <<<"$(scree
 t send-keys -t e2e:con j
 check "j moves the focus to bravo" wait_status bravo
 check "bravo is resized to the pane on focus" agent_sees "$b" "winch 39x83"
-snap=$("$CORRAL" screen "$b")
+# agent_lines ID: its screen's non-blank lines (what the agent printed and
+# its terminal echoed)
+agent_lines() { "$CORRAL" screen "$1" | grep -v '^$'; }
+snap=$(agent_lines "$b")
 t send-keys -t e2e:con e s w	# unbound letters (t opens the timeline)
 t send-keys -t e2e:con j
 check "j moves on to charlie" wait_status charlie
 t send-keys -t e2e:con k
 wait_status bravo
-sleep 0.3
-check "keys before Enter (and selection keys) never reach the agent" \
-	test "$snap" = "$("$CORRAL" screen "$b")"
 t send-keys -t e2e:con Enter
 check "Enter starts typing" wait_pane TYPING
 t send-keys -t e2e:con k e y s Enter
 check "typed text reaches the agent" agent_sees "$b" "keys ready"
+# The typed line is the marker: the console sends it after anything it
+# could have sent before Enter, so once the agent has answered it, its
+# terminal shows every key it got: the typed line alone.
+check "keys before Enter (and selection keys) never reach the agent" \
+	test "$(agent_lines "$b")" = "$snap"$'\n'"keys"$'\n'"keys ready"
 t send-keys -t e2e:con a
 check "a letter arrives as itself" agent_sees "$b" "keys: 61"
 t send-keys -t e2e:con Up
@@ -213,14 +220,21 @@ t send-keys -t e2e:con C-d
 check "C-d ends the agent's key mode" agent_sees "$b" "keys done"
 t send-keys -t e2e:con C-b Escape
 check "the prefix then Esc stops typing" wait_pane NORMAL
-snap=$("$CORRAL" screen "$b")
+snap=$(agent_lines "$b")
 t send-keys -t e2e:con x
 wait_pane "cancel bravo"
 t send-keys -t e2e:con n
 check "cancel asks and a no cancels nothing" wait_pane "not done"
-sleep 0.3
+# The marker again: a line typed after Enter, answered by the agent.
+t send-keys -t e2e:con Enter
+wait_pane TYPING
+t send-keys -t e2e:con -l "echo mark"
+t send-keys -t e2e:con Enter
+agent_sees "$b" "got: mark"
 check "after typing stops, keys stay in the console" \
-	test "$snap" = "$("$CORRAL" screen "$b")"
+	test "$(agent_lines "$b")" = "$snap"$'\n'"echo mark"$'\n'"got: mark"
+t send-keys -t e2e:con C-b Escape
+wait_pane NORMAL
 
 # --- SIGKILL the console; every agent runs on; each screen comes back -----------------
 declare -A shot cur

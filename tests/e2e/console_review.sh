@@ -188,7 +188,7 @@ rows() {	# rows REGEX N: N timeline rows match (the log loads in the background)
 }
 check "the timeline has a row per lease" rows '^[ >] (rv|onmain|asker) ' 3
 check "a lease that waited on the operator shows B and its blocked time" \
-	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] asker ' | grep -qE 'B.* blocked [2-9]s'"
+	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] asker ' | grep -qE 'B.* blocked ([2-9]|[1-9][0-9]+)s'"
 check "a row shows its bar and blocked time" \
 	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -E '^[ >] onmain ' | grep -qE '[SWPD].*blocked 0s'"
 keys q
@@ -198,9 +198,14 @@ keys q
 # --- the keymap ------------------------------------------------------------------
 printf '# my keys\nbind T timeline\nunbind t\nbind -T review J hunk-next\n' >"$XDG_CONFIG_HOME/corral/keys"
 console attach "$id2"
-keys t
-sleep 0.3
-check "an unbound default does nothing" bash -c "! tmux -L '$TS' capture-pane -p -t e2e:con | grep -q 'timeline '"
+keys t '?'
+# ? (help, in either view) is the marker: once its help shows, t has been
+# handled, and the mode on the status line is still NORMAL.
+unbound_did_nothing() { wait_pane "this help" && status_line | grep -q ' NORMAL '; }
+check "an unbound default does nothing" unbound_did_nothing
+keys '?'
+no_timeline() { wait_gone "this help" && ! screen | grep -q 'timeline '; }
+check "... and once the help is closed, no timeline is drawn" no_timeline
 keys T
 check "a rebound key opens the timeline" wait_pane "timeline " 10
 keys q q

@@ -151,10 +151,12 @@ EOF
 : >"$calls"
 idm=$("$CORRAL" new --sandbox trusted_local --name cfgbad -- sh -c 'echo x; sleep 0.3; exit 2')
 "$CORRAL" wait "$idm" --until failed --timeout 10 >/dev/null
-sleep 0.5
+# The holder's exit is the marker: it reaps every hook it ran first.
+check "malformed config: the holder ends" poll holder_gone "$idm"
 check "malformed config: file and line in holder.log" \
 	grep -q "corral/config:3: bad bell 'loud'" "$CORRAL_STATE_DIR/leases/$idm/holder.log"
 check "malformed config: defaults, so no hook ran" test ! -s "$calls"
+check "... none started (holder.log)" bash -c "! grep -q 'hook for' '$CORRAL_STATE_DIR/leases/$idm/holder.log'"
 rm -f "$XDG_CONFIG_HOME/corral/config"
 
 finish
