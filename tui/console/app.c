@@ -1,9 +1,9 @@
 /*
  * app.c: the console (SPEC 4): one libuv loop, a session table keyed by
  * lease ID fed by the journal and by each holder's SUMMARY connection,
- * one LIVE connection for the focused lease, and a tick (uv_prepare) that
- * does the work the callbacks asked for: journal re-reads, connections,
- * and the throttled redraw. Focus moves only on an operator key (SPEC
+ * one LIVE connection for the focused lease (both in app_link.c), and a
+ * tick (uv_prepare) that does the work the callbacks asked for: journal
+ * re-reads, connections, and the throttled redraw. Focus moves only on an operator key (SPEC
  * 4.2); quitting leaves every agent running (SPEC 4.5).
  */
 #include <errno.h>
@@ -22,20 +22,15 @@
 
 #include "tui/console/console_int.h"
 
-#define APP_CONNECT_MS 2000	/* connect plus the holder's first frame */
 #define APP_PING_MS 2000	/* status ping on a quiet summary link */
 #define APP_PING_LATE_MS 3000	/* unanswered this long: lost */
-#define APP_RETRY_MS 2000	/* reconnect to a holder after a failure */
 #define APP_CLOCK_MS 500	/* the housekeeping timer */
 #define APP_JOURNAL_TICKS 4	/* re-read the journal every 4 clock ticks */
 #define APP_TOAST_MS 4000
-#define APP_FINAL_MAX (16u << 20)	/* bytes of final.screen read */
 #define APP_LOG_MAX (1u << 20)
 
 /* The console running in this process, for tui_fatal (STYLE I.2). */
 static struct tui_app *app_running;
-
-static void app_close_conns(struct tui_app *, struct tui_session *);
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -207,7 +202,7 @@ session_remove(struct tui_app *a, size_t i)
 	struct tui_session *s = a->s[i];
 	bool focused = strcmp(s->id, a->sel) == 0;
 
-	app_close_conns(a, s);
+	tui_app_link_close(a, s);
 	session_free(s);
 	memmove(a->s + i, a->s + i + 1, (a->n - i - 1) * sizeof *a->s);
 	a->n--;
@@ -268,443 +263,6 @@ tui_app_focus(struct tui_app *a, long i)
 		mark_seen(a, s);
 	}
 	tui_app_mark(a, TUI_DIRTY_ALL, true);
-}
-
-/* ---- holder status (the list row) --------------------------------------- */
-
-static void
-set_str(char **dst, const char *src, size_t cap)
-{
-	free(*dst);
-	*dst = src != NULL ? strndup(src, cap) : NULL;
-}
-
-static void
-apply_status(struct tui_app *a, struct tui_session *s, const uint8_t *p,
-    size_t len)
-{
-	json_t *j, *v;
-	bool focused = strcmp(s->id, a->sel) == 0, was_exited = s->exited;
-	uint64_t bells;
-
-	if (len < 4 || (j = json_loadb((const char *)p + 4, len - 4, 0,
-	    NULL)) == NULL)
-		return;
-	set_str(&s->title, json_string_value(json_object_get(j, "title")),
-	    PTY_SCREEN_TITLE_MAX);
-	set_str(&s->last_line, json_string_value(json_object_get(j,
-	    "last_line")), 512);
-	set_str(&s->activity, json_string_value(json_object_get(j,
-	    "activity")), 32);
-	v = json_object_get(j, "state");
-	s->exited = json_is_string(v) &&
-	    strcmp(json_string_value(v), "exited") == 0;
-	s->exit_status = (int)json_integer_value(json_object_get(j,
-	    "exit_status"));
-	s->cancelled = json_is_true(json_object_get(j, "cancelled"));
-	s->control = !json_is_true(json_object_get(j, "trusted_local")) ||
-	    json_is_true(json_object_get(j, "allow_control"));
-	bells = (uint64_t)json_integer_value(json_object_get(j, "bells"));
-	if (s->have_status && bells > s->bells) {
-		/* SPEC 4.2/4.7: a badge and a toast, never a beep. */
-		if (!focused)
-			s->bell_badge = true;
-		tui_app_message(a, false, "bell from %s", tui_app_name(s));
-	}
-	s->bells = bells;
-	s->have_status = true;
-	s->status_ms = tui_app_now(a);
-	if (s->lost) {
-		s->lost = false;
-		tui_app_log(a, "%s answers again", s->id);
-	}
-	if (s->exited && !was_exited) {
-		a->want_journal = true;
-		if (!focused)
-			tui_app_message(a, false, "%s ended", tui_app_name(s));
-	}
-	json_decref(j);
-	tui_app_mark(a, TUI_DIRTY_LIST | TUI_DIRTY_STATUS |
-	    (focused ? TUI_DIRTY_DETAIL : 0), false);
-}
-
-static void
-set_lost(struct tui_app *a, struct tui_session *s, const char *why)
-{
-	if (!s->lost || strcmp(s->lost_reason, why) != 0) {
-		tui_app_log(a, "%s lost: %s", s->id, why);
-		tui_app_message(a, true, "%s lost: %s", tui_app_name(s), why);
-	}
-	s->lost = true;
-	snprintf(s->lost_reason, sizeof s->lost_reason, "%s", why);
-	tui_app_mark(a, TUI_DIRTY_LIST | TUI_DIRTY_STATUS |
-	    (strcmp(s->id, a->sel) == 0 ? TUI_DIRTY_DETAIL : 0), false);
-	if (strcmp(s->id, a->sel) == 0)
-		tui_app_mark_pane(a);
-}
-
-/* Why a connection to a holder failed, the most telling reason first. */
-static void
-lost_reason(struct tui_session *s, int err, char *buf, size_t bufsz)
-{
-	if (s->rec.holder_pid > 0 && !lease_proc_alive(
-	    (pid_t)s->rec.holder_pid, s->rec.holder_start))
-		snprintf(buf, bufsz, "holder process %lld is gone",
-		    (long long)s->rec.holder_pid);
-	else
-		tui_conn_reason(err, APP_CONNECT_MS, buf, bufsz);
-}
-
-/* ---- connections -------------------------------------------------------- */
-
-static void
-holder_error(struct tui_app *a, struct tui_session *s, const uint8_t *p,
-    size_t len)
-{
-	struct pty_rd r;
-	int32_t code;
-	char text[160];
-	size_t n;
-
-	pty_rd_init(&r, p, len);
-	code = (int32_t)pty_rd_u32(&r);
-	n = len - r.off < sizeof text - 1 ? len - r.off : sizeof text - 1;
-	memcpy(text, p + r.off, n);
-	text[n] = '\0';
-	tui_app_log(a, "%s: holder error %d: %s", s->id, (int)code, text);
-	if (code == PTY_EDENIED) {
-		s->control = false;
-		/* A refused RESIZE is expected; refused typing is not. */
-		if (a->keys.mode == TUI_MODE_TYPING &&
-		    strcmp(s->id, a->sel) == 0) {
-			tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
-			tui_app_message(a, true, "%s: the owner did not allow "
-			    "control (no --allow-control)", tui_app_name(s));
-		}
-		return;
-	}
-	tui_app_message(a, true, "%s: holder refused: %s", tui_app_name(s),
-	    text);
-}
-
-static void
-sum_event(struct tui_app *a, struct tui_session *s, enum tui_conn_event ev,
-    uint8_t type, const uint8_t *p, size_t len, int err)
-{
-	char why[160];
-	struct pty_rd r;
-
-	switch (ev) {
-	case TUI_CONN_UP:
-		return;
-	case TUI_CONN_DOWN:
-		s->sum = NULL;
-		s->ping_ms = 0;
-		s->retry_ms = tui_app_now(a) + APP_RETRY_MS;
-		a->want_journal = true;
-		if (!s->exited) {
-			lost_reason(s, err, why, sizeof why);
-			set_lost(a, s, why);
-		}
-		return;
-	case TUI_CONN_FRAME:
-		break;
-	}
-	switch (type) {
-	case PTY_W_STATUS_REPLY:
-		pty_rd_init(&r, p, len);
-		if (pty_rd_u32(&r) == s->ping_seq && s->ping_seq != 0)
-			s->ping_ms = 0;
-		apply_status(a, s, p, len);
-		return;
-	case PTY_W_ERROR:
-		holder_error(a, s, p, len);
-		return;
-	case PTY_W_OK:
-		pty_rd_init(&r, p, len);
-		if (pty_rd_u32(&r) == PTY_W_CANCEL)
-			tui_app_message(a, false, "cancelling %s",
-			    tui_app_name(s));
-		return;
-	default:
-		return;
-	}
-}
-
-/* Send RESIZE when the focused endpoint is not the pane's size. */
-static void
-resize_focused(struct tui_app *a, struct tui_session *s)
-{
-	const struct tui_rect *r = &a->lay.pane;
-	uint8_t p[4];
-
-	if (!tui_conn_is_up(s->live) || !s->have_screen || !s->control ||
-	    s->exited || tui_layout_rect_empty(r))
-		return;
-	if (s->m.rows == r->h && s->m.cols == r->w)
-		return;
-	if (s->sent_rows == r->h && s->sent_cols == r->w)
-		return;
-	p[0] = (uint8_t)r->h;
-	p[1] = (uint8_t)(r->h >> 8);
-	p[2] = (uint8_t)r->w;
-	p[3] = (uint8_t)(r->w >> 8);
-	if (tui_conn_send(s->live, PTY_W_RESIZE, p, sizeof p) == 0) {
-		s->sent_rows = r->h;
-		s->sent_cols = r->w;
-	}
-}
-
-static void
-live_frame(struct tui_app *a, struct tui_session *s, uint8_t type,
-    const uint8_t *p, size_t len)
-{
-	int rc;
-
-	switch (type) {
-	case PTY_W_META:
-	case PTY_W_ROWS:
-	case PTY_W_EXIT:
-		if ((rc = pty_mirror_apply(&s->m, type, p, len)) < 0) {
-			tui_app_log(a, "%s: bad screen frame: %s", s->id,
-			    pty_strerror(rc));
-			tui_conn_close(s->live);
-			s->live = NULL;
-			s->retry_ms = tui_app_now(a) + APP_RETRY_MS;
-			return;
-		}
-		if (type == PTY_W_META) {
-			bool first = !s->have_screen;
-
-			s->have_screen = s->m.cells != NULL;
-			tui_keys_set_altscreen(&a->keys,
-			    (s->m.meta.modes & PTY_WMODE_ALT) != 0);
-			tui_view_scroll_set_total(&a->scroll,
-			    (size_t)s->m.meta.sb_count);
-			if (first)
-				tui_app_mark(a, TUI_DIRTY_ALL, false);
-			tui_app_mark(a, TUI_DIRTY_DETAIL, false);
-		}
-		if (type == PTY_W_EXIT)
-			a->want_journal = true;
-		if (s->m.dirty) {
-			if (a->scroll.offset > 0)
-				tui_app_mark_pane(a);
-			else
-				tui_redraw_mark_rows(&a->rd, tui_app_now(a),
-				    (int)s->m.dirty_first,
-				    (int)s->m.dirty_last);
-			s->m.dirty = false;
-		}
-		return;
-	case PTY_W_SB_LINES:
-		a->sb_pending = false;
-		if ((rc = tui_view_sbcache_apply(&a->sb, p, len)) < 0)
-			tui_app_log(a, "%s: scrollback frame: %d", s->id, rc);
-		tui_app_mark_pane(a);
-		tui_app_want_scrollback(a);
-		return;
-	case PTY_W_ERROR:
-		holder_error(a, s, p, len);
-		return;
-	default:
-		return;
-	}
-}
-
-static void
-live_event(struct tui_app *a, struct tui_session *s, enum tui_conn_event ev,
-    uint8_t type, const uint8_t *p, size_t len, int err)
-{
-	char why[160];
-
-	switch (ev) {
-	case TUI_CONN_UP:
-		s->sent_rows = s->sent_cols = 0;
-		return;
-	case TUI_CONN_FRAME:
-		live_frame(a, s, type, p, len);
-		return;
-	case TUI_CONN_DOWN:
-		s->live = NULL;
-		a->sb_pending = false;
-		s->retry_ms = tui_app_now(a) + APP_RETRY_MS;
-		if (s->exited || s->m.exited)
-			snprintf(why, sizeof why, "the agent has ended");
-		else
-			lost_reason(s, err, why, sizeof why);
-		tui_app_log(a, "%s live link down: %s", s->id, why);
-		if (a->keys.mode == TUI_MODE_TYPING &&
-		    strcmp(s->id, a->sel) == 0) {
-			/* Nobody to type to: the keyboard is the console's. */
-			tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
-			tui_app_message(a, !s->m.exited, "%s: %s; typing "
-			    "stopped", tui_app_name(s), why);
-		}
-		a->want_journal = true;
-		tui_app_mark(a, TUI_DIRTY_STATUS, false);
-		tui_app_mark_pane(a);
-		return;
-	}
-}
-
-static void
-on_conn(struct tui_conn *c, enum tui_conn_event ev, uint8_t type,
-    const uint8_t *p, size_t len, int err, void *ud)
-{
-	struct tui_app *a = ud;
-	struct tui_session *s = tui_app_find(a, tui_conn_id(c));
-
-	/* Looked up by ID: the session may have gone in the meantime. */
-	if (s != NULL && c == s->sum)
-		sum_event(a, s, ev, type, p, len, err);
-	else if (s != NULL && c == s->live)
-		live_event(a, s, ev, type, p, len, err);
-	else if (ev != TUI_CONN_DOWN)
-		tui_conn_close(c);
-}
-
-static struct tui_conn *
-app_connect(struct tui_app *a, struct tui_session *s, unsigned flags)
-{
-	struct tui_conn *c = NULL;
-	char *path = tui_ctx_holder_sock(a->ctx, s->id), why[160];
-	int rc;
-
-	if (path == NULL)
-		tui_fatal("out of memory");
-	rc = tui_conn_open(&c, &a->loop, path, s->id, flags, APP_CONNECT_MS,
-	    on_conn, a);
-	free(path);
-	if (rc < 0) {
-		tui_conn_reason(rc, APP_CONNECT_MS, why, sizeof why);
-		set_lost(a, s, why);
-		s->retry_ms = tui_app_now(a) + APP_RETRY_MS;
-		return NULL;
-	}
-	return c;
-}
-
-static void
-app_close_conns(struct tui_app *a, struct tui_session *s)
-{
-	(void)a;
-	tui_conn_close(s->sum);
-	tui_conn_close(s->live);
-	s->sum = s->live = NULL;
-}
-
-/*
- * The final screen a holder left (META, ROWS, then SB_LINES frames) for a
- * focused lease whose agent has ended.
- */
-static void
-load_final(struct tui_app *a, struct tui_session *s)
-{
-	char *dir = tui_ctx_lease_dir(a->ctx, s->id), *path = NULL, buf[65536];
-	struct pty_wire_dec dec;
-	const uint8_t *p;
-	size_t plen, total = 0, n;
-	uint8_t type;
-	FILE *f;
-	int rc = 0;
-
-	s->final_tried = true;
-	if (dir == NULL || asprintf(&path, "%s/final.screen", dir) < 0)
-		path = NULL;
-	free(dir);
-	if (path == NULL || (f = fopen(path, "rb")) == NULL) {
-		free(path);
-		return;
-	}
-	free(path);
-	pty_wire_dec_init(&dec, PTY_WIRE_MAX);
-	tui_view_sbcache_reset(&a->sb);
-	while (rc >= 0 && total < APP_FINAL_MAX &&
-	    (n = fread(buf, 1, sizeof buf, f)) > 0) {
-		total += n;
-		if ((rc = pty_wire_dec_push(&dec, buf, n)) < 0)
-			break;
-		while ((rc = pty_wire_dec_next(&dec, &type, &p, &plen)) == 1) {
-			if (type == PTY_W_SB_LINES)
-				rc = tui_view_sbcache_apply(&a->sb, p, plen);
-			else
-				rc = pty_mirror_apply(&s->m, type, p, plen);
-			if (rc < 0)
-				break;
-		}
-	}
-	fclose(f);
-	pty_wire_dec_free(&dec);
-	if (rc < 0)
-		tui_app_log(a, "%s: final screen: error %d", s->id, rc);
-	s->have_screen = s->m.cells != NULL;
-	s->m.dirty = false;
-	tui_view_scroll_set_total(&a->scroll,
-	    a->sb.n > 0 ? a->sb.from + a->sb.n :
-	    0);
-	tui_app_mark(a, TUI_DIRTY_ALL, false);
-}
-
-void
-tui_app_want_scrollback(struct tui_app *a)
-{
-	struct tui_session *s = tui_app_focused(a);
-	size_t from, n, rfrom, rn, h = (size_t)a->lay.pane.h;
-	uint8_t p[8];
-
-	if (s == NULL || a->scroll.offset == 0 || a->sb_pending ||
-	    !tui_conn_is_up(s->live))
-		return;
-	tui_view_scroll_needed(&a->scroll, a->lay.pane.h, &from, &n);
-	if (tui_view_sbcache_has(&a->sb, from, n))
-		return;
-	/* A window around what is shown, so small moves need no request. */
-	rfrom = from > h ? from - h : 0;
-	rn = n + 2 * h + (from - rfrom);
-	if (rn > 2000)
-		rn = 2000;
-	p[0] = (uint8_t)rfrom;
-	p[1] = (uint8_t)(rfrom >> 8);
-	p[2] = (uint8_t)(rfrom >> 16);
-	p[3] = (uint8_t)(rfrom >> 24);
-	p[4] = (uint8_t)rn;
-	p[5] = (uint8_t)(rn >> 8);
-	p[6] = (uint8_t)(rn >> 16);
-	p[7] = (uint8_t)(rn >> 24);
-	if (tui_conn_send(s->live, PTY_W_SCROLLBACK, p, sizeof p) == 0) {
-		a->sb_pending = true;
-		a->sb_req_from = rfrom;
-		a->sb_req_n = rn;
-	}
-}
-
-/* Open what each lease needs: a summary link, the focused one's screen. */
-static void
-tend_sessions(struct tui_app *a)
-{
-	struct tui_session *f = tui_app_focused(a);
-	uint64_t now = tui_app_now(a);
-
-	for (size_t i = 0; i < a->n; i++) {
-		struct tui_session *s = a->s[i];
-		bool want = tui_view_needs_holder(&s->rec) && !s->exited;
-
-		if (!want || now < s->retry_ms)
-			continue;
-		if (s->sum == NULL)
-			s->sum = app_connect(a, s, PTY_HELLO_SUMMARY);
-		if (s == f && s->live == NULL && !s->m.exited)
-			s->live = app_connect(a, s, PTY_HELLO_LIVE |
-			    PTY_HELLO_CONTROL);
-	}
-	if (f == NULL)
-		return;
-	/* Ended: the holder's final screen, with all of its scrollback. */
-	if (!f->final_tried && f->live == NULL && (f->exited ||
-	    f->m.exited || !tui_view_needs_holder(&f->rec)))
-		load_final(a, f);
-	resize_focused(a, f);
 }
 
 /* ---- the journal -------------------------------------------------------- */
@@ -835,7 +393,7 @@ tick_cb(uv_prepare_t *p)
 		tui_app_draw_relayout(a);
 		tui_app_mark(a, TUI_DIRTY_ALL, false);
 	}
-	tend_sessions(a);
+	tui_app_link_tend(a);
 	if (a->msg_until != 0 && now >= a->msg_until &&
 	    a->keys.mode != TUI_MODE_CONFIRM) {
 		a->msg[0] = '\0';
@@ -867,7 +425,7 @@ ping(struct tui_app *a, struct tui_session *s, uint64_t now)
 		return;
 	if (s->ping_ms != 0) {
 		if (now - s->ping_ms >= APP_PING_LATE_MS && !s->lost)
-			set_lost(a, s, "holder did not answer a status "
+			tui_app_link_lost(a, s, "holder did not answer a status "
 			    "request within 3 s");
 		return;
 	}
@@ -1079,7 +637,7 @@ app_stop(struct tui_app *a)
 {
 	/* Quitting leaves every agent running: only our links close. */
 	for (size_t i = 0; i < a->n; i++)
-		app_close_conns(a, a->s[i]);
+		tui_app_link_close(a, a->s[i]);
 	if (a->cur != NULL) {
 		uv_poll_stop(&a->input);
 		close_handle(a, (uv_handle_t *)&a->input);
@@ -1189,7 +747,7 @@ tui_app_run_opts(struct tui_ctx *c, const char *focus_id,
 	rc = TUI_EXIT_OK;
 out:
 	for (size_t i = 0; i < a->n; i++) {
-		app_close_conns(a, a->s[i]);
+		tui_app_link_close(a, a->s[i]);
 		session_free(a->s[i]);
 	}
 	uv_run(&a->loop, UV_RUN_DEFAULT);

@@ -221,6 +221,15 @@ void tui_app_want_scrollback(struct tui_app *);
 void tui_fatal(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 
+/* app_link.c: the links to the holders */
+/* Open what each lease needs: a summary link, the focused one's screen. */
+void tui_app_link_tend(struct tui_app *);
+/* Close a lease's links (no DOWN events follow). */
+void tui_app_link_close(struct tui_app *, struct tui_session *);
+/* The lease's holder is lost (why: for its row). */
+void tui_app_link_lost(struct tui_app *, struct tui_session *,
+    const char *why);
+
 /* app_draw.c: one frame of the scene */
 void tui_app_draw_relayout(struct tui_app *);
 void tui_app_draw_frame(struct tui_app *, const struct tui_redraw_set *);
