@@ -125,7 +125,7 @@ scroll(struct tui_app *a, const struct tui_act *act)
 	default:
 		break;
 	}
-	tui_app_want_scrollback(a);
+	tui_app_link_want_scrollback(a);
 	tui_app_mark_pane(a);
 	tui_app_mark(a, TUI_DIRTY_STATUS, true);
 }

@@ -250,7 +250,7 @@ live_frame(struct tui_app *a, struct tui_session *s, uint8_t type,
 		if ((rc = tui_view_sbcache_apply(&a->sb, p, len)) < 0)
 			tui_app_log(a, "%s: scrollback frame: %d", s->id, rc);
 		tui_app_mark_pane(a);
-		tui_app_want_scrollback(a);
+		tui_app_link_want_scrollback(a);
 		return;
 	case PTY_W_ERROR:
 		holder_error(a, s, p, len);
@@ -395,7 +395,7 @@ load_final(struct tui_app *a, struct tui_session *s)
 }
 
 void
-tui_app_want_scrollback(struct tui_app *a)
+tui_app_link_want_scrollback(struct tui_app *a)
 {
 	struct tui_session *s = tui_app_focused(a);
 	size_t from, n, rfrom, rn, h = (size_t)a->lay.pane.h;

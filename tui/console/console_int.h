@@ -215,8 +215,6 @@ void tui_app_log(struct tui_app *, const char *fmt, ...)
 void tui_app_focus(struct tui_app *, long i);
 /* The name a lease shows (its name, else its ID). */
 const char *tui_app_name(const struct tui_session *);
-/* Ask the focused holder for the scrollback the pane needs. */
-void tui_app_want_scrollback(struct tui_app *);
 /* Restore the terminal, print the message and exit (STYLE C.5). */
 void tui_fatal(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
@@ -229,6 +227,8 @@ void tui_app_link_close(struct tui_app *, struct tui_session *);
 /* The lease's holder is lost (why: for its row). */
 void tui_app_link_lost(struct tui_app *, struct tui_session *,
     const char *why);
+/* Ask the focused holder for the scrollback the pane needs. */
+void tui_app_link_want_scrollback(struct tui_app *);
 
 /* app_draw.c: one frame of the scene */
 void tui_app_draw_relayout(struct tui_app *);
