@@ -43,6 +43,41 @@ uint8_t *pty__line_run(uint8_t *p, uint32_t fg, uint32_t bg, uint16_t attrs);
 uint8_t *pty__line_text(uint8_t *p, const uint32_t *cps, int n);
 
 /* ------------------------------------------------------------------ */
+/* keys.c: keys, characters and pastes encoded for the program          */
+
+/*
+ * The modes the encoding follows, as libvterm 0.1.4 applies them: a mode
+ * set or reset takes its first parameter only (CSI ? 1 ; 2004 h sets
+ * DECCKM alone), where struct pty_modes reports every parameter, as
+ * xterm reads them.
+ */
+struct pty__keys_modes {
+	bool app_cursor;	/* DECCKM: cursor keys as SS3 */
+	bool newline;		/* LNM: Enter sends CR LF */
+	bool c1_8bit;		/* S8C1T: CSI and SS3 as 8-bit C1 bytes */
+	bool paste_marks;	/* 2004: a paste goes between CSI 200~/201~ */
+};
+
+/* Room for the longest encoding. */
+#define PTY__KEYS_MAX 32
+/*
+ * Encode key (with PTY_MOD_* mods) or character cp into buf (at least
+ * PTY__KEYS_MAX bytes); returns the length, 0 for a key or codepoint that
+ * sends nothing (PTY_KEY_NONE, out of range, a surrogate, 0).
+ */
+size_t pty__keys_key(const struct pty__keys_modes *, enum pty_key,
+    unsigned mods, char *buf);
+size_t pty__keys_unichar(const struct pty__keys_modes *, uint32_t cp,
+    unsigned mods, char *buf);
+/*
+ * Paste len bytes through out. When bracketed (the program set 2004, as
+ * struct pty_modes reports it) every end mark inside the text is dropped
+ * and the text goes between the marks if paste_marks; else it goes as is.
+ */
+void pty__keys_paste(const struct pty__keys_modes *, bool bracketed,
+    const char *buf, size_t len, pty_screen_output_cb out, void *ud);
+
+/* ------------------------------------------------------------------ */
 /* vtfilter.c: the VT stream filter in front of libvterm (screen.c)     */
 
 /* Bytes of an OSC/DCS payload passed on (and reported); the rest dropped. */
@@ -117,6 +152,7 @@ struct pty__vtfilter {
 	bool bracketed_paste;	/* 2004 */
 	bool mouse_sgr;		/* 1006 */
 	bool focus_events;	/* 1004 */
+	struct pty__keys_modes keys;	/* libvterm's reading, for keys.c */
 	/* What the ASCII fast path must know of libvterm. */
 	bool insert;		/* IRM */
 	bool origin;		/* DECOM */

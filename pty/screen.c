@@ -12,7 +12,8 @@
  * a sandboxed agent must not reach. What the filter cannot do without the
  * model comes back here through its sink (filter_sink): REP, a cursor to
  * clamp, a mark to join, and long runs of plain ASCII that we write into
- * the grid ourselves (sink_ascii_run), libvterm's slowest path.
+ * the grid ourselves (sink_ascii_run), libvterm's slowest path. Keys and
+ * pastes are encoded by keys.c from the modes the filter tracked.
  */
 #include <assert.h>
 #include <errno.h>
@@ -1646,100 +1647,33 @@ pty_screen_sb_bytes(const struct pty_screen *s)
 	return s->sb_bytes;
 }
 
-static int
-key_map(enum pty_key k, VTermKey *out)
-{
-	static const VTermKey map[] = {
-		[PTY_KEY_ENTER] = VTERM_KEY_ENTER,
-		[PTY_KEY_TAB] = VTERM_KEY_TAB,
-		[PTY_KEY_BACKSPACE] = VTERM_KEY_BACKSPACE,
-		[PTY_KEY_ESCAPE] = VTERM_KEY_ESCAPE,
-		[PTY_KEY_UP] = VTERM_KEY_UP,
-		[PTY_KEY_DOWN] = VTERM_KEY_DOWN,
-		[PTY_KEY_LEFT] = VTERM_KEY_LEFT,
-		[PTY_KEY_RIGHT] = VTERM_KEY_RIGHT,
-		[PTY_KEY_INS] = VTERM_KEY_INS,
-		[PTY_KEY_DEL] = VTERM_KEY_DEL,
-		[PTY_KEY_HOME] = VTERM_KEY_HOME,
-		[PTY_KEY_END] = VTERM_KEY_END,
-		[PTY_KEY_PAGEUP] = VTERM_KEY_PAGEUP,
-		[PTY_KEY_PAGEDOWN] = VTERM_KEY_PAGEDOWN,
-	};
-
-	if ((int)k >= PTY_KEY_F1 && (int)k <= PTY_KEY_F12) {
-		*out = VTERM_KEY_FUNCTION(1 + (int)k - PTY_KEY_F1);
-		return 0;
-	}
-	if ((int)k <= PTY_KEY_NONE || (size_t)k >= sizeof map / sizeof map[0])
-		return -EINVAL;
-	*out = map[k];
-	return 0;
-}
-
-static VTermModifier
-mod_map(unsigned mods)
-{
-	unsigned m = 0;
-
-	if (mods & PTY_MOD_SHIFT)
-		m |= VTERM_MOD_SHIFT;
-	if (mods & PTY_MOD_ALT)
-		m |= VTERM_MOD_ALT;
-	if (mods & PTY_MOD_CTRL)
-		m |= VTERM_MOD_CTRL;
-	return (VTermModifier)m;
-}
-
+/* Keys, characters and pastes: encoded by keys.c, sent to the program. */
 void
 pty_screen_key(struct pty_screen *s, enum pty_key key, unsigned mods)
 {
-	VTermKey vk;
+	char buf[PTY__KEYS_MAX];
 
 	assert(s != NULL);
-	if (key_map(key, &vk) < 0)
-		return;
-	vterm_keyboard_key(s->vt, vk, mod_map(mods));
+	cb_output(buf, pty__keys_key(&s->f.keys, key, mods, buf), s);
 }
 
 void
 pty_screen_unichar(struct pty_screen *s, uint32_t cp, unsigned mods)
 {
+	char buf[PTY__KEYS_MAX];
+
 	assert(s != NULL);
-	if (cp == 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return;
-	vterm_keyboard_unichar(s->vt, cp, mod_map(mods));
+	cb_output(buf, pty__keys_unichar(&s->f.keys, cp, mods, buf), s);
 }
 
 void
 pty_screen_paste(struct pty_screen *s, const char *buf, size_t len)
 {
-	static const char end[] = "\033[201~";
-	const size_t endlen = sizeof end - 1;
-	size_t i = 0, from = 0;
-
 	assert(s != NULL);
 	if (s->out == NULL || buf == NULL)
 		return;
-	if (!s->f.bracketed_paste) {
-		if (len > 0)
-			s->out(buf, len, s->out_ud);
-		return;
-	}
-	vterm_keyboard_start_paste(s->vt);
-	/* The text cannot end the bracket early: drop embedded end marks. */
-	while (i + endlen <= len) {
-		if (buf[i] == '\033' && memcmp(buf + i, end, endlen) == 0) {
-			if (i > from)
-				s->out(buf + from, i - from, s->out_ud);
-			i += endlen;
-			from = i;
-		} else {
-			i++;
-		}
-	}
-	if (len > from)
-		s->out(buf + from, len - from, s->out_ud);
-	vterm_keyboard_end_paste(s->vt);
+	pty__keys_paste(&s->f.keys, s->f.bracketed_paste, buf, len, s->out,
+	    s->out_ud);
 }
 
 size_t

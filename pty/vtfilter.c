@@ -134,6 +134,7 @@ utf8_tail(const uint8_t *p, size_t n)
 static void
 modes_reset(struct pty__vtfilter *f)
 {
+	memset(&f->keys, 0, sizeof f->keys);
 	f->app_cursor = false;
 	f->app_keypad = false;
 	f->bracketed_paste = false;
@@ -181,6 +182,13 @@ csi_final(struct pty__vtfilter *f, uint8_t c)
 	/* DECSTR (CSI ! p) is left alone: libvterm 0.1.4 ignores it too. */
 	if (f->csi_inter != 0 || (c != 'h' && c != 'l'))
 		return;
+	/* The keys' modes: 0.1.4 sets a mode from the first parameter. */
+	if (!f->csi_priv && f->param[0] == 20)
+		f->keys.newline = c == 'h';
+	else if (f->csi_priv && f->param[0] == 1)
+		f->keys.app_cursor = c == 'h';
+	else if (f->csi_priv && f->param[0] == 2004)
+		f->keys.paste_marks = c == 'h';
 	for (i = 0; i <= f->np; i++) {
 		if (f->csi_priv)
 			dec_mode(f, f->param[i], c == 'h');
@@ -207,6 +215,12 @@ esc_final(struct pty__vtfilter *f, uint8_t c)
 
 	if (f->esc_ninter != 1)
 		return;
+	if (f->esc_inter == ' ') {
+		/* S7C1T, S8C1T: how keys send CSI and SS3. */
+		if (c == 'F' || c == 'G')
+			f->keys.c1_8bit = c == 'G';
+		return;
+	}
 	switch (f->esc_inter) {
 	case '(':
 	case ')':

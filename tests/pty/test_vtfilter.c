@@ -243,6 +243,9 @@ run_command(struct pty__vtfilter *f, struct out *o, const char *line)
 		    "mousesgr=%d focus=%d irm=%d decom=%d\n", f->app_cursor,
 		    f->app_keypad, f->bracketed_paste, f->mouse_sgr,
 		    f->focus_events, f->insert, f->origin);
+		out_printf(o, "keys decckm=%d lnm=%d c1=%d marks=%d\n",
+		    f->keys.app_cursor, f->keys.newline, f->keys.c1_8bit,
+		    f->keys.paste_marks);
 	} else if (strcmp(line, "CUT") == 0) {
 		pty__vtfilter_cut(f);
 	} else {
