@@ -1,7 +1,8 @@
 #!/bin/sh
 # check-user-text.sh: user-facing text never cites "SPEC n.m" (the user has
 # no SPEC; text names the docs section, the command or the key instead).
-# Scans README.md, every file under docs/, `corral --help`, every command's
+# Scans README.md, every file under docs/, the shipped policies/, agents/,
+# themes/ and demo/config/ files, `corral --help`, every command's
 # `corral help CMD` and `corral CMD --help`, the generated man page, and the
 # C string literals of tui/, lease/, sandbox-adapters/ and pty/ (comments
 # keep their citations). Run by CTest as style/user_text; prints every hit
@@ -34,8 +35,10 @@ report() {
 	bad=$((bad + n))
 }
 
-# README.md and everything under docs/ (CODE-MAP, corral.1 if made there).
-for f in README.md $(find docs -type f | sort); do
+# README.md, everything under docs/ (CODE-MAP, corral.1 if made there),
+# and the files corral ships for the user to read and edit: the default
+# policy, agent rule files, themes, the demo's config.
+for f in README.md $(find docs policies agents themes demo/config -type f 2>/dev/null | sort); do
 	[ -f "$f" ] && report "$f" "$f"
 done
 

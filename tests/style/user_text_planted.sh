@@ -33,6 +33,8 @@ check "docs/: a citation" plant docs/zz_plant.md docs/zz_plant.md:2 \
     '# plant\nSee SPEC 7.2 for the rules.\n'
 check "docs/: a citation wrapped over two lines" plant docs/zz_plant.md docs/zz_plant.md \
     '# plant\nthe gate (SPEC\n7.2) says no.\n'
+check "a shipped theme's comment" plant themes/zz_plant.theme themes/zz_plant.theme:1 \
+    '# zz_plant.theme: dark (SPEC 4.6)\nname = zz\n'
 check "a C string in tui/" plant tui/cli/zz_plant.c tui/cli/zz_plant.c:2 \
     '/* planted */\nstatic const char *h = "Cancel (SPEC 5.5): SIGINT";\n'
 check "a C string split over two literals" plant lease/zz_plant.c lease/zz_plant.c:3 \
