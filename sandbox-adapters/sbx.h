@@ -381,6 +381,10 @@ bool sbx_uid_free(const char *dir, unsigned n);
  */
 SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
     unsigned *slot);
+/* The same, considering only slots first and above (a caller that planned
+ * slot `first` never gets a lower one it did not plan). */
+SBX_NODISCARD int sbx_uid_claim_from(const char *dir, const char *id,
+    unsigned first, unsigned *slot);
 /*
  * mkdir path (mode) unless it exists; either way it must be a directory
  * owned by root (someone else's is not ours to use): 0, -EPERM, -errno.

@@ -62,9 +62,9 @@ step(int (*fn)(void *, const char *, const char *), void *ud,
 
 /* The lowest slot free to claim now (a prediction: sbx_uid_free). */
 static int
-free_slot(unsigned *slot)
+free_slot(unsigned first, unsigned *slot)
 {
-	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
+	for (unsigned n = first; n < SBX_UID_SLOTS; n++) {
 		if (sbx_uid_free(SBX_UID_DIR, n)) {
 			*slot = n;
 			return 0;
@@ -76,14 +76,16 @@ free_slot(unsigned *slot)
 /*
  * The uid slot: the identity of the slot that will be claimed is planned
  * before the claim, created after; a slot taken meanwhile by another
- * state directory is released again and the next one tried.
+ * state directory is released again and the next one up tried. The
+ * prediction only moves up, so no identity is planned twice (the journal
+ * never plans a removed one again).
  */
 static int
 claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
     char *err, size_t errsz)
 {
 	char sid[64];
-	unsigned want, got;
+	unsigned want, got, next = 0;
 	int rc;
 
 	if ((rc = sbx_uid_mkdir_root(RUN_DIR, 0755)) < 0 ||
@@ -92,7 +94,7 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 		return rc;
 	}
 	for (int i = 0; i < CLAIM_TRIES; i++) {
-		if ((rc = free_slot(&want)) < 0) {
+		if ((rc = free_slot(next, &want)) < 0) {
 			snprintf(err, errsz, "no free uid slot (%u in use)",
 			    SBX_UID_SLOTS);
 			return rc;
@@ -102,7 +104,7 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 			snprintf(err, errsz, "journal: %s", strerror(-rc));
 			return rc;
 		}
-		if ((rc = sbx_uid_claim(SBX_UID_DIR, id, &got)) < 0) {
+		if ((rc = sbx_uid_claim_from(SBX_UID_DIR, id, want, &got)) < 0) {
 			snprintf(err, errsz, "uid slot: %s", strerror(-rc));
 			(void)step(s->removed, s->ud, SBX_RES_SANDBOX, sid);
 			return rc;
@@ -125,6 +127,7 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 			/* left to the orphan inventory (.list) */
 		}
 		(void)step(s->removed, s->ud, SBX_RES_SANDBOX, sid);
+		next = want + 1;
 	}
 	snprintf(err, errsz, "uid slots are contended; try again");
 	return -EAGAIN;

@@ -128,6 +128,13 @@ reclaim_stale(const char *dir, unsigned n)
 int
 sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 {
+	return sbx_uid_claim_from(dir, id, 0, slot);
+}
+
+int
+sbx_uid_claim_from(const char *dir, const char *id, unsigned first,
+    unsigned *slot)
+{
 	char path[4096], owner[4200];
 	int rc;
 
@@ -149,7 +156,7 @@ sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
 	} else if (access(dir, W_OK | X_OK) < 0) {
 		return -errno;
 	}
-	for (unsigned n = 0; n < SBX_UID_SLOTS; n++) {
+	for (unsigned n = first; n < SBX_UID_SLOTS; n++) {
 		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
 		if (mkdir(path, 0700) < 0) {
 			if (errno != EEXIST)

@@ -189,6 +189,17 @@ START_TEST(test_adapters_slots)
 	ck_assert_int_eq(sbx_uid_list(dir, NULL, &ids), 0);
 	ck_assert_ptr_null(ids[0]);
 	sbx_strv_free(ids);
+	/* A claim from slot N never hands out a lower one (the bwrap
+	 * adapter planned N in the journal: a lower slot is unplanned). A
+	 * slot whose uid runs something is skipped, so only ">=" holds. */
+	ck_assert_int_eq(sbx_uid_claim_from(dir, "lease-e", 5, &a), 0);
+	ck_assert_uint_ge(a, 5);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, "lease-f", a, &b), 0);
+	ck_assert_uint_gt(b, a);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, "lease-g", SBX_UID_SLOTS,
+	    &found), -ENOSPC);
+	ck_assert_int_eq(sbx_uid_release(dir, a, "lease-e"), 0);
+	ck_assert_int_eq(sbx_uid_release(dir, b, "lease-f"), 0);
 	cu_rmrf(dir);
 	free(dir);
 }
