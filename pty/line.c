@@ -1,7 +1,7 @@
 /*
  * line.c: the packed line codec shared by the scrollback ring (screen.c)
- * and the holder->client wire protocol (ROWS / SB_LINES frames), plus the
- * small cell helpers and pty_strerror. pty_line_unpack reads untrusted
+ * and the holder->client wire protocol (ROWS / SB_LINES frames).
+ * pty_line_unpack reads untrusted
  * bytes: every read is bounds-checked and anything malformed is refused.
  *
  * A packed line (all integers little-endian):
@@ -28,90 +28,6 @@
 
 #include "pty/pty.h"
 #include "pty/pty_int.h"
-
-const char *
-pty_strerror(int err)
-{
-	switch (err) {
-	case 0:
-		return "success";
-	case PTY_EPROTO:
-		return "malformed frame or packed line";
-	case PTY_ETOOBIG:
-		return "frame or line over its cap";
-	case PTY_EDENIED:
-		return "holder refused the request";
-	case PTY_ETIMEDOUT:
-		return "holder did not answer in time";
-	case PTY_EEXEC:
-		return "the command could not be executed";
-	case PTY_ECLOSED:
-		return "peer went away";
-	default:
-		break;
-	}
-	if (err < 0 && err > PTY_EBASE)
-		return strerror(-err);
-	return "unknown error";
-}
-
-void
-pty_cell_blank(struct pty_cell *cells, int n)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		memset(&cells[i], 0, sizeof cells[i]);
-		cells[i].width = 1;
-	}
-}
-
-int
-pty__utf8_put(uint8_t *p, uint32_t cp)
-{
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		cp = 0xfffd;
-	if (cp < 0x80) {
-		p[0] = (uint8_t)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		p[0] = (uint8_t)(0xc0 | (cp >> 6));
-		p[1] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		p[0] = (uint8_t)(0xe0 | (cp >> 12));
-		p[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		p[2] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	p[0] = (uint8_t)(0xf0 | (cp >> 18));
-	p[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-	p[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-	p[3] = (uint8_t)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
-size_t
-pty_cell_utf8(const struct pty_cell *c, char *buf, size_t bufsz)
-{
-	uint8_t tmp[4];
-	size_t len = 0;
-	int i, n;
-
-	if (bufsz == 0)
-		return 0;
-	for (i = 0; i < PTY_CELL_MAXCP && c->cp[i] != 0; i++) {
-		n = pty__utf8_put(tmp, c->cp[i]);
-		if (len + (size_t)n + 1 > bufsz)
-			break;
-		memcpy(buf + len, tmp, (size_t)n);
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	return len;
-}
 
 void
 pty__put16(uint8_t *p, uint16_t v)

@@ -1,7 +1,7 @@
 /*
  * wire.c: the framing of the holder socket protocol (SPEC 9.5): a frame
- * decoder that never trusts a length, bounds-checked readers, frame
- * builders, and per-type payload validation shared by both ends and the
+ * decoder that never trusts a length, frame builders (over wbuf.c), and
+ * per-type payload validation (over rd.c) shared by both ends and the
  * fuzz target. Frames: u32 little-endian payload length, u8 type, payload.
  */
 #include <assert.h>
@@ -90,87 +90,6 @@ pty_wire_dec_next(struct pty_wire_dec *d, uint8_t *type,
 	return 1;
 }
 
-void
-pty_wbuf_init(struct pty_wbuf *b)
-{
-	memset(b, 0, sizeof *b);
-}
-
-void
-pty_wbuf_free(struct pty_wbuf *b)
-{
-	free(b->buf);
-	memset(b, 0, sizeof *b);
-}
-
-void
-pty_wbuf_reset(struct pty_wbuf *b)
-{
-	b->len = 0;
-	b->oom = false;
-}
-
-static bool
-wbuf_reserve(struct pty_wbuf *b, size_t n)
-{
-	size_t ncap;
-	uint8_t *nb;
-
-	if (b->oom)
-		return false;
-	if (b->len + n <= b->cap)
-		return true;
-	ncap = b->cap ? b->cap : 1024;
-	while (ncap < b->len + n)
-		ncap *= 2;
-	if ((nb = realloc(b->buf, ncap)) == NULL) {
-		b->oom = true;
-		return false;
-	}
-	b->buf = nb;
-	b->cap = ncap;
-	return true;
-}
-
-void
-pty_wbuf_put(struct pty_wbuf *b, const void *p, size_t n)
-{
-	if (n == 0 || !wbuf_reserve(b, n))
-		return;
-	memcpy(b->buf + b->len, p, n);
-	b->len += n;
-}
-
-void
-pty_wbuf_u8(struct pty_wbuf *b, uint8_t v)
-{
-	pty_wbuf_put(b, &v, 1);
-}
-
-void
-pty_wbuf_u16(struct pty_wbuf *b, uint16_t v)
-{
-	uint8_t p[2] = { (uint8_t)v, (uint8_t)(v >> 8) };
-
-	pty_wbuf_put(b, p, 2);
-}
-
-void
-pty_wbuf_u32(struct pty_wbuf *b, uint32_t v)
-{
-	uint8_t p[4] = { (uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16),
-		(uint8_t)(v >> 24) };
-
-	pty_wbuf_put(b, p, 4);
-}
-
-void
-pty_wbuf_u64(struct pty_wbuf *b, uint64_t v)
-{
-	pty_wbuf_u32(b, (uint32_t)v);
-	pty_wbuf_u32(b, (uint32_t)(v >> 32));
-}
-
 size_t
 pty_wire_begin(struct pty_wbuf *b, uint8_t type)
 {
@@ -193,61 +112,6 @@ pty_wire_end(struct pty_wbuf *b, size_t start)
 	b->buf[start + 1] = (uint8_t)(n >> 8);
 	b->buf[start + 2] = (uint8_t)(n >> 16);
 	b->buf[start + 3] = (uint8_t)(n >> 24);
-}
-
-void
-pty_rd_init(struct pty_rd *r, const uint8_t *p, size_t len)
-{
-	r->p = p;
-	r->len = len;
-	r->off = 0;
-	r->bad = false;
-}
-
-const uint8_t *
-pty_rd_bytes(struct pty_rd *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->bad || n > r->len - r->off) {
-		r->bad = true;
-		return NULL;
-	}
-	p = r->p + r->off;
-	r->off += n;
-	return p;
-}
-
-uint8_t
-pty_rd_u8(struct pty_rd *r)
-{
-	const uint8_t *p = pty_rd_bytes(r, 1);
-
-	return p ? p[0] : 0;
-}
-
-uint16_t
-pty_rd_u16(struct pty_rd *r)
-{
-	const uint8_t *p = pty_rd_bytes(r, 2);
-
-	return p ? (uint16_t)(p[0] | p[1] << 8) : 0;
-}
-
-uint32_t
-pty_rd_u32(struct pty_rd *r)
-{
-	const uint8_t *p = pty_rd_bytes(r, 4);
-
-	return p ? get_u32(p) : 0;
-}
-
-uint64_t
-pty_rd_u64(struct pty_rd *r)
-{
-	uint64_t lo = pty_rd_u32(r);
-
-	return lo | (uint64_t)pty_rd_u32(r) << 32;
 }
 
 void
