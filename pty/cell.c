@@ -21,7 +21,7 @@ pty_cell_blank(struct pty_cell *cells, int n)
 }
 
 int
-pty__utf8_put(uint8_t *p, uint32_t cp)
+pty__cell_utf8_put(uint8_t *p, uint32_t cp)
 {
 	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
 		cp = 0xfffd;
@@ -57,7 +57,7 @@ pty_cell_utf8(const struct pty_cell *c, char *buf, size_t bufsz)
 	if (bufsz == 0)
 		return 0;
 	for (i = 0; i < PTY_CELL_MAXCP && c->cp[i] != 0; i++) {
-		n = pty__utf8_put(tmp, c->cp[i]);
+		n = pty__cell_utf8_put(tmp, c->cp[i]);
 		if (len + (size_t)n + 1 > bufsz)
 			break;
 		memcpy(buf + len, tmp, (size_t)n);

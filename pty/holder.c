@@ -209,7 +209,7 @@ agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 	/* Leftover processes of the session go with the agent. */
 	if (h->cancelled)
 		pty_proc_signal(h->proc, SIGKILL);
-	pty__holder_write_final(h);
+	pty__holder_frames_write_final(h);
 	pty__holder_detect_exit(h, wstatus);
 	if (h->o->hooks.exited != NULL)
 		h->o->hooks.exited(wstatus, h->cancelled, h->o->hooks.ud);

@@ -13,7 +13,7 @@
 #include "pty/pty_holder_int.h"
 
 void
-pty__holder_meta(struct pty_screen *s, enum pty_run_state state,
+pty__holder_frames_meta(struct pty_screen *s, enum pty_run_state state,
     int32_t exit_status, struct pty_wire_meta *m)
 {
 	struct pty_cursor c;
@@ -47,7 +47,7 @@ pty__holder_meta(struct pty_screen *s, enum pty_run_state state,
 
 /* Append META then ROWS [first, last] of the screen to wb. */
 void
-pty__holder_frame(struct pty_wbuf *wb, struct pty_screen *s,
+pty__holder_frames_screen(struct pty_wbuf *wb, struct pty_screen *s,
     enum pty_run_state state, int32_t exit_status, int first, int last)
 {
 	struct pty_wire_meta m;
@@ -56,7 +56,7 @@ pty__holder_frame(struct pty_wbuf *wb, struct pty_screen *s,
 	size_t start, lmax;
 	int rows, cols;
 
-	pty__holder_meta(s, state, exit_status, &m);
+	pty__holder_frames_meta(s, state, exit_status, &m);
 	start = pty_wire_begin(wb, PTY_W_META);
 	pty_wire_meta_put(wb, &m, pty_screen_title(s));
 	pty_wire_end(wb, start);
@@ -93,7 +93,7 @@ out:
 
 /* Append an SB_LINES frame for scrollback lines [from, from+count). */
 void
-pty__holder_sb(struct pty_wbuf *wb, struct pty_screen *s, uint32_t from,
+pty__holder_frames_sb(struct pty_wbuf *wb, struct pty_screen *s, uint32_t from,
     uint32_t count)
 {
 	size_t total = pty_screen_sb_count(s), start, lmax;
@@ -136,7 +136,7 @@ pty__holder_sb(struct pty_wbuf *wb, struct pty_screen *s, uint32_t from,
 }
 
 void
-pty__holder_write_final(struct holder *h)
+pty__holder_frames_write_final(struct holder *h)
 {
 	struct pty_wbuf wb;
 	int rows, cols, fd;
@@ -144,11 +144,11 @@ pty__holder_write_final(struct holder *h)
 
 	pty_screen_size(h->screen, &rows, &cols);
 	pty_wbuf_init(&wb);
-	pty__holder_frame(&wb, h->screen, PTY_RUN_EXITED, (int32_t)h->wstatus,
-	    0, rows - 1);
+	pty__holder_frames_screen(&wb, h->screen, PTY_RUN_EXITED,
+	    (int32_t)h->wstatus, 0, rows - 1);
 	total = pty_screen_sb_count(h->screen);
 	do {
-		pty__holder_sb(&wb, h->screen, (uint32_t)off, 2000);
+		pty__holder_frames_sb(&wb, h->screen, (uint32_t)off, 2000);
 		off += 2000;
 	} while (off < total);
 	if (!wb.oom && (fd = open("final.screen.tmp",

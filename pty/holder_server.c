@@ -276,8 +276,8 @@ pty__holder_server_conn_flush(struct holder *h, struct hclient *c)
 	}
 	pty_wbuf_reset(&h->wb);
 	/* META always goes out (cursor, modes, title may have changed). */
-	pty__holder_frame(&h->wb, h->screen, h->state, (int32_t)h->wstatus,
-	    c->dfirst, c->dlast);
+	pty__holder_frames_screen(&h->wb, h->screen, h->state,
+	    (int32_t)h->wstatus, c->dfirst, c->dlast);
 	c->dfirst = c->dlast = -1;
 	pty__holder_server_conn_send(c, &h->wb);
 }
@@ -365,7 +365,7 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 		a = pty_rd_u32(&r);
 		b = pty_rd_u32(&r);
 		pty_wbuf_reset(&h->wb);
-		pty__holder_sb(&h->wb, h->screen, a, b);
+		pty__holder_frames_sb(&h->wb, h->screen, a, b);
 		pty__holder_server_conn_send(c, &h->wb);
 		return;
 	default:

@@ -161,7 +161,7 @@ pty__keys_unichar(const struct pty__keys_modes *m, uint32_t cp,
 	if (cp != ' ')
 		mods &= ~PTY_MOD_SHIFT;
 	if (mods == 0)
-		return (size_t)pty__utf8_put((uint8_t *)buf, cp);
+		return (size_t)pty__cell_utf8_put((uint8_t *)buf, cp);
 	switch (cp) {
 	case 'i':
 	case 'j':

@@ -30,14 +30,14 @@
 #include "pty/pty_int.h"
 
 void
-pty__put16(uint8_t *p, uint16_t v)
+pty__line_put16(uint8_t *p, uint16_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
 }
 
 void
-pty__put32(uint8_t *p, uint32_t v)
+pty__line_put32(uint8_t *p, uint32_t v)
 {
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
@@ -61,10 +61,10 @@ get32(const uint8_t *p)
 uint8_t *
 pty__line_run(uint8_t *p, uint32_t fg, uint32_t bg, uint16_t attrs)
 {
-	pty__put16(p, 0);
-	pty__put32(p + 2, fg);
-	pty__put32(p + 6, bg);
-	pty__put16(p + 10, attrs);
+	pty__line_put16(p, 0);
+	pty__line_put32(p + 2, fg);
+	pty__line_put32(p + 6, bg);
+	pty__line_put16(p + 10, attrs);
 	return p + PTY__LINE_RUNHDR;
 }
 
@@ -80,7 +80,7 @@ pty__line_text(uint8_t *p, const uint32_t *cps, int n)
 	}
 	q = p + 1;
 	for (i = 0; i < n && i < PTY_CELL_MAXCP; i++)
-		q += pty__utf8_put(q, cps[i]);
+		q += pty__cell_utf8_put(q, cps[i]);
 	*p = (uint8_t)(PTY__LC_TEXT + (q - p - 1));
 	return q;
 }
@@ -136,7 +136,7 @@ pty_line_pack(const struct pty_cell *cells, int ncells, uint8_t *buf,
 		n--;
 	if (bufsz < 2)
 		return 0;
-	pty__put16(buf, (uint16_t)n);
+	pty__line_put16(buf, (uint16_t)n);
 	p = buf + 2;
 	end = buf + bufsz;
 	for (i = 0; i < n; i++) {
@@ -147,7 +147,7 @@ pty_line_pack(const struct pty_cell *cells, int ncells, uint8_t *buf,
 
 		if (run == NULL || cfg != fg || cbg != bg || ca != attrs) {
 			if (run != NULL)
-				pty__put16(run, count);
+				pty__line_put16(run, count);
 			if (end - p < PTY__LINE_RUNHDR)
 				return 0;
 			run = p;
@@ -186,7 +186,7 @@ pty_line_pack(const struct pty_cell *cells, int ncells, uint8_t *buf,
 		}
 	}
 	if (run != NULL)
-		pty__put16(run, count);
+		pty__line_put16(run, count);
 	return (size_t)(p - buf);
 }
 

@@ -1,6 +1,7 @@
 /*
- * pty_holder_int.h: private declarations shared between holder.c and the
- * files that produce or read holder frames (the final-screen file).
+ * pty_holder_int.h: private declarations shared by the holder's files
+ * (holder.c, holder_server.c, holder_frames.c, holder_detect.c): the
+ * holder's state, then one block per file.
  */
 #ifndef CORRAL_PTY_HOLDER_INT_H
 #define CORRAL_PTY_HOLDER_INT_H
@@ -104,6 +105,7 @@ void pty__holder_server_schedule_flush(struct holder *, bool urgent);
 void pty__holder_server_status(struct hclient *, uint32_t seq, bool facts);
 void pty__holder_server_summary_cb(uv_timer_t *);
 void pty__holder_server_summary_changed(struct holder *);
+
 /* holder.c */
 void pty__holder_cancel_step(struct holder *);
 void pty__holder_maybe_stop(struct holder *);
@@ -111,8 +113,14 @@ uint64_t pty__holder_now_ms(void);
 void pty__holder_event(struct holder *, const char *kind, const char *fmt,
     ...) __attribute__((format(printf, 3, 4)));
 
-/* holder_frames.c */
-void pty__holder_write_final(struct holder *);
+/* holder_frames.c: the frames a holder sends, and the final screen */
+void pty__holder_frames_meta(struct pty_screen *, enum pty_run_state, int32_t,
+    struct pty_wire_meta *);
+void pty__holder_frames_screen(struct pty_wbuf *, struct pty_screen *,
+    enum pty_run_state, int32_t, int first, int last);
+void pty__holder_frames_sb(struct pty_wbuf *, struct pty_screen *,
+    uint32_t from, uint32_t count);
+void pty__holder_frames_write_final(struct holder *);
 
 /* holder_detect.c: the lifecycle detector wired to the holder (SPEC 5.3) */
 int pty__holder_detect_init(struct holder *);
@@ -124,12 +132,5 @@ void pty__holder_detect_screen_event(struct holder *,
     enum pty_screen_event_kind, const char *text, size_t len);
 void pty__holder_detect_exit(struct holder *, int64_t wstatus);
 void pty__holder_detect_status(struct holder *, json_t *);
-
-void pty__holder_meta(struct pty_screen *, enum pty_run_state, int32_t,
-    struct pty_wire_meta *);
-void pty__holder_frame(struct pty_wbuf *, struct pty_screen *,
-    enum pty_run_state, int32_t, int first, int last);
-void pty__holder_sb(struct pty_wbuf *, struct pty_screen *, uint32_t from,
-    uint32_t count);
 
 #endif

@@ -27,12 +27,12 @@
 #define PTY__ATTR_ALL 0x00ffu
 
 /* UTF-8 of cp (U+FFFD for surrogates/out of range) at p; returns 1..4. */
-int pty__utf8_put(uint8_t *p, uint32_t cp);
+int pty__cell_utf8_put(uint8_t *p, uint32_t cp);
 /* Write a u16 / u32 little-endian at p. */
-void pty__put16(uint8_t *p, uint16_t v);
-void pty__put32(uint8_t *p, uint32_t v);
+void pty__line_put16(uint8_t *p, uint16_t v);
+void pty__line_put32(uint8_t *p, uint32_t v);
 /*
- * Start a run at p (count patched later with pty__put16 on p); returns the
+ * Start a run at p (count patched later with pty__line_put16 on p); returns the
  * position after the run header.
  */
 uint8_t *pty__line_run(uint8_t *p, uint32_t fg, uint32_t bg, uint16_t attrs);

@@ -365,14 +365,14 @@ row_pack(const struct row *r, int n, uint8_t *buf)
 	bool prev_wide = false;
 	int i;
 
-	pty__put16(buf, (uint16_t)n);
+	pty__line_put16(buf, (uint16_t)n);
 	for (i = 0; i < n; i++) {
 		const struct cell *c = &r->c[i];
 		uint32_t w = c->w, a = w >> W_ASHIFT, cp;
 
 		if (run == NULL || c->fg != fg || c->bg != bg || a != attrs) {
 			if (run != NULL)
-				pty__put16(run, count);
+				pty__line_put16(run, count);
 			run = p;
 			p = pty__line_run(p, c->fg, c->bg, (uint16_t)a);
 			fg = c->fg;
@@ -425,7 +425,7 @@ row_pack(const struct row *r, int n, uint8_t *buf)
 		}
 	}
 	if (run != NULL)
-		pty__put16(run, count);
+		pty__line_put16(run, count);
 	return (size_t)(p - buf);
 }
 
@@ -452,7 +452,7 @@ sb_push(struct pty_screen *s, const struct row *r, int cols)
 		return;
 	assert(s->packbufsz >= 2 + pty_line_packed_max(cols));
 	len = row_pack(r, row_trimmed(r, cols), s->packbuf + 2);
-	pty__put16(s->packbuf, (uint16_t)len);
+	pty__line_put16(s->packbuf, (uint16_t)len);
 	len += 2;
 	if (s->sb_count == s->sb_max) {
 		/* Full: the oldest line's buffer becomes the newest. */
@@ -1083,7 +1083,7 @@ sink_rep(uint32_t count, void *ud)
 	if (s->rep_n == 0)
 		return;
 	for (k = 0; k < s->rep_n; k++)
-		gl += (size_t)pty__utf8_put(g + gl, s->rep_cp[k]);
+		gl += (size_t)pty__cell_utf8_put(g + gl, s->rep_cp[k]);
 	if (count == 0)
 		count = 1;
 	if (count > max)
@@ -1160,7 +1160,7 @@ orc_combining(struct pty_screen *s, uint32_t cp)
 	}
 	buf[0] = '\r';
 	buf[1] = 'a';
-	n = pty__utf8_put(buf + 2, cp);
+	n = pty__cell_utf8_put(buf + 2, cp);
 	s->orc_merged = false;
 	vterm_input_write(s->orc, (const char *)buf, (size_t)n + 2);
 	return s->orc_merged;
@@ -1710,7 +1710,7 @@ pty_screen_row_text(const struct pty_screen *s, int row, char *buf,
 		if (m == 0)
 			tmp[tl++] = ' ';
 		for (k = 0; k < m; k++)
-			tl += (size_t)pty__utf8_put(tmp + tl, cps[k]);
+			tl += (size_t)pty__cell_utf8_put(tmp + tl, cps[k]);
 		if (len + tl + 1 > bufsz)
 			break;
 		memcpy(buf + len, tmp, tl);
