@@ -17,17 +17,17 @@ no() { # no PATTERN FILES... : none of FILES may match PATTERN
 		fi
 	done
 }
-# src GLOB...: '*.c' and '*.h' anywhere, 'DIR/*' every source below DIR;
-# paths relative to the tree, build directories left out.
+# The tree's C sources, once: relative paths, build directories left out.
+ALL=$(find . \( -path './build*' -o -path ./.git -o -path ./fuzz/out \) -prune \
+    -o -type f \( -name '*.c' -o -name '*.h' \) -print | sed 's|^\./||' | sort)
+# src GLOB...: '*.c' or '*.h' anywhere, 'DIR/*' every source below DIR.
 src() {
 	for g in "$@"; do
 		case $g in
-		'*.'*) find . \( -path './build*' -o -path ./.git -o -path ./fuzz/out \) \
-			    -prune -o -type f -name "$g" -print ;;
-		*/'*') [ -d "${g%/\*}" ] && find "./${g%/\*}" -type f \
-			    \( -name '*.c' -o -name '*.h' \) -print ;;
+		'*.'*) printf '%s\n' "$ALL" | grep -E "\\.${g#\*.}\$" ;;
+		*/'*') printf '%s\n' "$ALL" | grep -F "${g%\*}" | grep -E "^${g%\*}" ;;
 		esac
-	done | sed 's|^\./||' | sort -u
+	done | sort -u
 }
 [ -d pty ] && [ -d lease ] && [ -d tui ] || { echo "boundaries: $(pwd) is not a corral tree"; exit 2; }
 inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*'
