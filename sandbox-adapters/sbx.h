@@ -544,7 +544,7 @@ char *sbx_policy_canonical(const struct sbx_policy *);
 SBX_NODISCARD int sbx_policy_hash(const struct sbx_policy *,
     char hex[SBX_SHA256_HEX]);
 /* *_TOKEN, *_KEY, *SECRET*, *PASSWORD*, AWS_*, SSH_AUTH_SOCK, ... */
-bool sbx_env_credential_shaped(const char *name);
+bool sbx_policy_env_credential_shaped(const char *name);
 /*
  * NAME=VALUE for each allowlisted name present in environ (a
  * NULL-terminated "NAME=VALUE" vector, e.g. corral's own environ), never

@@ -169,7 +169,7 @@ env_ok(char *const *env)
 			return -EINVAL;
 		memcpy(name, env[i], n);
 		name[n] = '\0';
-		if (sbx_env_credential_shaped(name) ||
+		if (sbx_policy_env_credential_shaped(name) ||
 		    strncmp(name, "LD_", 3) == 0)
 			return SBX_EPOLICY;
 		for (size_t k = 0; k < sizeof reserved_env /

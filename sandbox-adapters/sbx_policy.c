@@ -429,7 +429,7 @@ ends_with(const char *s, const char *suf)
 }
 
 bool
-sbx_env_credential_shaped(const char *name)
+sbx_policy_env_credential_shaped(const char *name)
 {
 	static const char *const exact[] = { "SSH_AUTH_SOCK", "SSH_AGENT_PID",
 		"GPG_AGENT_INFO", "KRB5CCNAME", "DOCKER_HOST", "DOCKER_CONFIG",
@@ -613,7 +613,7 @@ list_item(struct pctx *c, const struct key *k, const char *item)
 			return fail(c, "[env] allow: '%s' is not a variable "
 			    "name", item);
 		/* Never passed, even if listed (SPEC 8.3). */
-		if (sbx_env_credential_shaped(item)) {
+		if (sbx_policy_env_credential_shaped(item)) {
 			c->p->env_dropped++;
 			return 1;
 		}
@@ -1321,7 +1321,7 @@ sbx_policy_env(const struct sbx_policy *p, char *const *environ,
 		const char *name = p->env_allow[i];
 		size_t len = strlen(name);
 
-		if (sbx_env_credential_shaped(name))
+		if (sbx_policy_env_credential_shaped(name))
 			continue;
 		for (size_t j = 0; environ != NULL && environ[j] != NULL;
 		    j++) {

@@ -242,10 +242,10 @@ START_TEST(test_policy_env_credentials)
 	char **env = NULL;
 
 	for (size_t i = 0; i < sizeof shaped / sizeof shaped[0]; i++)
-		ck_assert_msg(sbx_env_credential_shaped(shaped[i]), "%s",
+		ck_assert_msg(sbx_policy_env_credential_shaped(shaped[i]), "%s",
 		    shaped[i]);
 	for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
-		ck_assert_msg(!sbx_env_credential_shaped(plain[i]), "%s",
+		ck_assert_msg(!sbx_policy_env_credential_shaped(plain[i]), "%s",
 		    plain[i]);
 	/* Listed, yet never passed. */
 	p = load_ok("[env]\nallow = EDITOR GITHUB_TOKEN, SSH_AUTH_SOCK\n"
