@@ -521,6 +521,10 @@ void sbx_policy_free(struct sbx_policy *);
 SBX_NODISCARD int sbx_policy_load(const char *text, const char *name,
     const struct sbx_policy *base, struct sbx_policy **out,
     struct sbx_policy_error *err);
+
+/* ------------------------------------------------------------------ */
+/* sbx_policy_narrow.c: a repository's policy only narrows (SPEC 8.6)  */
+
 /*
  * A repository's policy (text read from the base commit by the caller)
  * over the operator's: each key it sets may only narrow op's (a subset of
@@ -538,11 +542,19 @@ SBX_NODISCARD int sbx_policy_narrow(const struct sbx_policy *op,
  */
 SBX_NODISCARD int sbx_policy_within(const struct sbx_policy *op,
     const struct sbx_policy *p, struct sbx_policy_error *err);
+
+/* ------------------------------------------------------------------ */
+/* sbx_policy_canon.c: the canonical form, for receipts                */
+
 /* The canonical text of p (sorted, normalised), malloc'd; NULL: ENOMEM. */
 char *sbx_policy_canonical(const struct sbx_policy *);
 /* SHA-256 of sbx_policy_canonical(p). 0 or -ENOMEM/-EIO. */
 SBX_NODISCARD int sbx_policy_hash(const struct sbx_policy *,
     char hex[SBX_SHA256_HEX]);
+
+/* ------------------------------------------------------------------ */
+/* sbx_policy_env.c: the environment allowlist                         */
+
 /* *_TOKEN, *_KEY, *SECRET*, *PASSWORD*, AWS_*, SSH_AUTH_SOCK, ... */
 bool sbx_policy_env_credential_shaped(const char *name);
 /*

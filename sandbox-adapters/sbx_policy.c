@@ -1,9 +1,9 @@
 /*
- * sbx_policy.c: the sandbox policy (SPEC 8.6): an INI file parsed with
+ * sbx_policy.c: the sandbox policy (SPEC 8.6), parsed: an INI file read with
  * inih over a base (the shipped defaults or the operator's policy), key by
- * key; the narrowing check for a repository's policy; the canonical form
- * and its hash for receipts; the environment allowlist. Pure: text in,
- * struct out, errors naming the file and line.
+ * key, each value validated. Pure: text in, struct out, errors naming the
+ * file and line. The narrowing check is sbx_policy_narrow.c, the canonical
+ * form sbx_policy_canon.c, the environment allowlist sbx_policy_env.c.
  */
 #include <assert.h>
 #include <ctype.h>
@@ -19,61 +19,39 @@
 #include <ini.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 #include "sbx_default_policy.h"
-
-enum ktype {
-	K_DURATION,	/* seconds; s, m, h, d */
-	K_BYTES,	/* bytes; K, M, G, T */
-	K_COUNT,	/* a positive integer */
-	K_CPU,		/* cores, up to 3 decimals */
-	K_BOOL,
-	K_PORT,		/* 0..65535 */
-	K_EGRESS,	/* fail | record */
-	K_NET,		/* list of host:port */
-	K_ENV,		/* list of names */
-	K_MOUNTS,	/* list of absolute paths */
-	K_RELDIR,	/* one relative directory (char array) */
-};
-
-struct key {
-	const char *section;
-	const char *name;
-	enum ktype type;
-	size_t off;	/* scalars: offset in struct sbx_policy */
-	bool zero_ok;
-};
 
 #define LIM(f) offsetof(struct sbx_policy, limits.f)
 #define POL(f) offsetof(struct sbx_policy, f)
 
-static const struct key keys[] = {
-	{ "network", "allow", K_NET, 0, true },
-	{ "network", "on_egress_violation", K_EGRESS, 0, true },
-	{ "network", "loopback_port", K_PORT, 0, true },
-	{ "limits", "wall_time", K_DURATION, LIM(wall_time), false },
-	{ "limits", "cpu_time", K_DURATION, LIM(cpu_time), false },
-	{ "limits", "cpu", K_CPU, LIM(cpu_milli), false },
-	{ "limits", "memory", K_BYTES, LIM(memory), false },
-	{ "limits", "swap", K_BYTES, LIM(swap), true },
-	{ "limits", "pids", K_COUNT, LIM(pids), false },
-	{ "limits", "disk", K_BYTES, LIM(disk), false },
-	{ "limits", "inodes", K_COUNT, LIM(inodes), false },
-	{ "limits", "output", K_BYTES, LIM(output), false },
-	{ "limits", "file_size", K_BYTES, LIM(file_size), false },
-	{ "limits", "nofile", K_COUNT, LIM(nofile), false },
-	{ "limits", "tmp", K_BYTES, LIM(tmp), false },
-	{ "limits", "home", K_BYTES, LIM(home), false },
-	{ "env", "allow", K_ENV, 0, true },
-	{ "mounts", "ro", K_MOUNTS, 0, true },
-	{ "result", "max_files", K_COUNT, POL(max_files), false },
-	{ "result", "max_file_bytes", K_BYTES, POL(max_file_bytes), false },
-	{ "result", "max_total_bytes", K_BYTES, POL(max_total_bytes), false },
-	{ "result", "allow_binary", K_BOOL, POL(allow_binary), true },
-	{ "result", "allow_symlinks", K_BOOL, POL(allow_symlinks), true },
-	{ "result", "output_dir", K_RELDIR, POL(output_dir), true },
+static const struct sbx__policy_key keys[] = {
+	{ "network", "allow", SBX_PK_NET, 0, true },
+	{ "network", "on_egress_violation", SBX_PK_EGRESS, 0, true },
+	{ "network", "loopback_port", SBX_PK_PORT, 0, true },
+	{ "limits", "wall_time", SBX_PK_DURATION, LIM(wall_time), false },
+	{ "limits", "cpu_time", SBX_PK_DURATION, LIM(cpu_time), false },
+	{ "limits", "cpu", SBX_PK_CPU, LIM(cpu_milli), false },
+	{ "limits", "memory", SBX_PK_BYTES, LIM(memory), false },
+	{ "limits", "swap", SBX_PK_BYTES, LIM(swap), true },
+	{ "limits", "pids", SBX_PK_COUNT, LIM(pids), false },
+	{ "limits", "disk", SBX_PK_BYTES, LIM(disk), false },
+	{ "limits", "inodes", SBX_PK_COUNT, LIM(inodes), false },
+	{ "limits", "output", SBX_PK_BYTES, LIM(output), false },
+	{ "limits", "file_size", SBX_PK_BYTES, LIM(file_size), false },
+	{ "limits", "nofile", SBX_PK_COUNT, LIM(nofile), false },
+	{ "limits", "tmp", SBX_PK_BYTES, LIM(tmp), false },
+	{ "limits", "home", SBX_PK_BYTES, LIM(home), false },
+	{ "env", "allow", SBX_PK_ENV, 0, true },
+	{ "mounts", "ro", SBX_PK_MOUNTS, 0, true },
+	{ "result", "max_files", SBX_PK_COUNT, POL(max_files), false },
+	{ "result", "max_file_bytes", SBX_PK_BYTES, POL(max_file_bytes), false },
+	{ "result", "max_total_bytes", SBX_PK_BYTES, POL(max_total_bytes), false },
+	{ "result", "allow_binary", SBX_PK_BOOL, POL(allow_binary), true },
+	{ "result", "allow_symlinks", SBX_PK_BOOL, POL(allow_symlinks), true },
+	{ "result", "output_dir", SBX_PK_RELDIR, POL(output_dir), true },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
-#define KEY_CHECKS NKEYS	/* "which key" for a check */
 
 static const char *const sections[] = { "network", "limits", "env",
 	"mounts", "checks", "result" };
@@ -130,8 +108,8 @@ fail(struct pctx *c, const char *fmt, ...)
 	return 0;
 }
 
-static void
-err_fmt(struct sbx_policy_error *err, const char *file, int line,
+void
+sbx__policy_errf(struct sbx_policy_error *err, const char *file, int line,
     const char *fmt, ...)
 {
 	va_list ap;
@@ -143,8 +121,8 @@ err_fmt(struct sbx_policy_error *err, const char *file, int line,
 
 /* ---- string vectors -------------------------------------------------- */
 
-static int
-vec_push(char ***v, size_t *n, const char *s)
+int
+sbx__policy_vec_push(char ***v, size_t *n, const char *s)
 {
 	char **nv = realloc(*v, (*n + 2) * sizeof *nv);
 	char *d;
@@ -194,8 +172,8 @@ vec_sort_unique(char **v, size_t *n)
 	v[w] = NULL;
 }
 
-static bool
-vec_has(char *const *v, size_t n, const char *s)
+bool
+sbx__policy_vec_has(char *const *v, size_t n, const char *s)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(v[i], s) == 0)
@@ -210,7 +188,7 @@ vec_copy(char ***dst, size_t *dn, char *const *src, size_t sn)
 	*dst = NULL;
 	*dn = 0;
 	for (size_t i = 0; i < sn; i++) {
-		if (vec_push(dst, dn, src[i]) < 0)
+		if (sbx__policy_vec_push(dst, dn, src[i]) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -420,53 +398,6 @@ env_name_valid(const char *s)
 	return true;
 }
 
-static bool
-ends_with(const char *s, const char *suf)
-{
-	size_t a = strlen(s), b = strlen(suf);
-
-	return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
-bool
-sbx_policy_env_credential_shaped(const char *name)
-{
-	static const char *const exact[] = { "SSH_AUTH_SOCK", "SSH_AGENT_PID",
-		"GPG_AGENT_INFO", "KRB5CCNAME", "DOCKER_HOST", "DOCKER_CONFIG",
-		"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "NETRC",
-		"GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS", "KUBECONFIG" };
-	static const char *const suffix[] = { "TOKEN", "TOKENS", "_KEY",
-		"_KEYS", "APIKEY", "_PAT", "_COOKIE", "_COOKIES" };
-	static const char *const infix[] = { "SECRET", "PASSWORD", "PASSWD",
-		"CREDENTIAL", "API_KEY", "PRIVATE_KEY", "ACCESS_KEY" };
-	static const char *const prefix[] = { "AWS_", "AZURE_", "GOOGLE_",
-		"GCLOUD_", "OPENAI_", "ANTHROPIC_" };
-	char up[256];
-	size_t n;
-
-	if (name == NULL || (n = strlen(name)) == 0 || n >= sizeof up)
-		return true;
-	for (size_t i = 0; i <= n; i++)
-		up[i] = (char)toupper((unsigned char)name[i]);
-	for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
-		if (strcmp(up, exact[i]) == 0)
-			return true;
-	}
-	for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-		if (ends_with(up, suffix[i]))
-			return true;
-	}
-	for (size_t i = 0; i < sizeof infix / sizeof infix[0]; i++) {
-		if (strstr(up, infix[i]) != NULL)
-			return true;
-	}
-	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++) {
-		if (strncmp(up, prefix[i], strlen(prefix[i])) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* A DNS name: labels of [a-z0-9-], 1..63 bytes, not all digits at the end. */
 static bool
 host_valid(const char *h, const char **why)
@@ -596,19 +527,19 @@ mount_item(const char *item, char *out, size_t sz, const char **why)
 /* ---- the INI handler ------------------------------------------------- */
 
 static int
-list_item(struct pctx *c, const struct key *k, const char *item)
+list_item(struct pctx *c, const struct sbx__policy_key *k, const char *item)
 {
 	char norm[4096];
 	const char *why = "";
 	int rc = 0;
 
 	switch (k->type) {
-	case K_NET:
+	case SBX_PK_NET:
 		if (!net_item(item, norm, sizeof norm, &why))
 			return fail(c, "[network] allow: '%s': %s", item, why);
-		rc = vec_push(&c->p->net_allow, &c->p->nnet_allow, norm);
+		rc = sbx__policy_vec_push(&c->p->net_allow, &c->p->nnet_allow, norm);
 		break;
-	case K_ENV:
+	case SBX_PK_ENV:
 		if (!env_name_valid(item))
 			return fail(c, "[env] allow: '%s' is not a variable "
 			    "name", item);
@@ -617,12 +548,12 @@ list_item(struct pctx *c, const struct key *k, const char *item)
 			c->p->env_dropped++;
 			return 1;
 		}
-		rc = vec_push(&c->p->env_allow, &c->p->nenv_allow, item);
+		rc = sbx__policy_vec_push(&c->p->env_allow, &c->p->nenv_allow, item);
 		break;
-	case K_MOUNTS:
+	case SBX_PK_MOUNTS:
 		if (!mount_item(item, norm, sizeof norm, &why))
 			return fail(c, "[mounts] ro: '%s': %s", item, why);
-		rc = vec_push(&c->p->mounts_ro, &c->p->nmounts_ro, norm);
+		rc = sbx__policy_vec_push(&c->p->mounts_ro, &c->p->nmounts_ro, norm);
 		break;
 	default:
 		assert(0);
@@ -635,7 +566,7 @@ list_item(struct pctx *c, const struct key *k, const char *item)
 }
 
 static int
-list_value(struct pctx *c, const struct key *k, const char *value)
+list_value(struct pctx *c, const struct sbx__policy_key *k, const char *value)
 {
 	char item[4096];
 	const char *s = value;
@@ -664,7 +595,7 @@ list_value(struct pctx *c, const struct key *k, const char *value)
  * with '-'; trailing slashes dropped.
  */
 static int
-reldir_value(struct pctx *c, const struct key *k, char *dst,
+reldir_value(struct pctx *c, const struct sbx__policy_key *k, char *dst,
     const char *value)
 {
 	char v[256];
@@ -697,32 +628,32 @@ reldir_value(struct pctx *c, const struct key *k, char *dst,
 }
 
 static int
-scalar_value(struct pctx *c, const struct key *k, const char *value)
+scalar_value(struct pctx *c, const struct sbx__policy_key *k, const char *value)
 {
 	unsigned long long v = 0;
 	bool b, ok;
 	char *base = (char *)c->p;
 
 	switch (k->type) {
-	case K_DURATION:
+	case SBX_PK_DURATION:
 		ok = parse_duration(value, &v);
 		break;
-	case K_BYTES:
+	case SBX_PK_BYTES:
 		ok = parse_bytes(value, &v);
 		break;
-	case K_COUNT:
+	case SBX_PK_COUNT:
 		ok = parse_u64(value, strlen(value), &v);
 		break;
-	case K_CPU:
+	case SBX_PK_CPU:
 		ok = parse_cpu(value, &v);
 		break;
-	case K_PORT:
+	case SBX_PK_PORT:
 		ok = parse_u64(value, strlen(value), &v) && v <= 65535;
 		if (ok)
 			c->p->loopback_port = (unsigned)v;
 		return ok ? 1 : fail(c, "[%s] %s: bad port '%s'", k->section,
 		    k->name, value);
-	case K_EGRESS:
+	case SBX_PK_EGRESS:
 		if (strcmp(value, "fail") == 0)
 			c->p->on_egress = SBX_EGRESS_FAIL;
 		else if (strcmp(value, "record") == 0)
@@ -731,13 +662,13 @@ scalar_value(struct pctx *c, const struct key *k, const char *value)
 			return fail(c, "[network] on_egress_violation: "
 			    "'%s' is not fail or record", value);
 		return 1;
-	case K_BOOL:
+	case SBX_PK_BOOL:
 		if (!parse_bool(value, &b))
 			return fail(c, "[%s] %s: '%s' is not true or false",
 			    k->section, k->name, value);
 		*(bool *)(base + k->off) = b;
 		return 1;
-	case K_RELDIR:
+	case SBX_PK_RELDIR:
 		return reldir_value(c, k, base + k->off, value);
 	default:
 		assert(0);
@@ -839,9 +770,9 @@ handler(void *user, const char *section, const char *name,
 	if (strcmp(section, "checks") == 0)
 		return check_value(c, name, value);
 	for (size_t i = 0; i < NKEYS; i++) {
-		const struct key *k = &keys[i];
-		bool list = k->type == K_NET || k->type == K_ENV ||
-		    k->type == K_MOUNTS;
+		const struct sbx__policy_key *k = &keys[i];
+		bool list = k->type == SBX_PK_NET || k->type == SBX_PK_ENV ||
+		    k->type == SBX_PK_MOUNTS;
 
 		if (strcmp(section, k->section) != 0 ||
 		    strcmp(name, k->name) != 0)
@@ -851,12 +782,12 @@ handler(void *user, const char *section, const char *name,
 		if (c->seen[i] == 0) {
 			c->seen[i] = c->line;
 			/* A file that sets a list replaces the base's. */
-			if (k->type == K_NET)
+			if (k->type == SBX_PK_NET)
 				vec_clear(&c->p->net_allow, &c->p->nnet_allow);
-			else if (k->type == K_ENV) {
+			else if (k->type == SBX_PK_ENV) {
 				vec_clear(&c->p->env_allow, &c->p->nenv_allow);
 				c->p->env_dropped = 0;
-			} else if (k->type == K_MOUNTS)
+			} else if (k->type == SBX_PK_MOUNTS)
 				vec_clear(&c->p->mounts_ro, &c->p->nmounts_ro);
 		}
 		return list ? list_value(c, k, value) :
@@ -1006,335 +937,52 @@ sbx_policy_new_default(void)
 	return p;
 }
 
-/* ---- narrowing ------------------------------------------------------- */
+/* ---- for the narrowing check (sbx_policy_narrow.c) ------------------- */
 
-static int
-key_index(const char *section, const char *name)
+const struct sbx__policy_key *
+sbx__policy_keys(size_t *n)
 {
-	for (size_t i = 0; i < NKEYS; i++) {
-		if (strcmp(keys[i].section, section) == 0 &&
-		    strcmp(keys[i].name, name) == 0)
-			return (int)i;
-	}
-	assert(0);
-	return 0;
+	*n = NKEYS;
+	return keys;
 }
 
-/* Does op's allowlist cover host:port item (exactly or by "*")? */
-static bool
-net_covered(const struct sbx_policy *op, const char *item)
-{
-	const char *colon = strrchr(item, ':');
-	char any[16];
-
-	if (vec_has(op->net_allow, op->nnet_allow, item) ||
-	    vec_has(op->net_allow, op->nnet_allow, "*:*"))
-		return true;
-	snprintf(any, sizeof any, "*%s", colon != NULL ? colon : "");
-	return strlen(colon != NULL ? colon : "") < 8 &&
-	    strcmp(item, "*:*") != 0 && vec_has(op->net_allow,
-	    op->nnet_allow, any);
-}
-
-/*
- * The first key where p is wider than op: its index (KEY_CHECKS for a
- * check, *check its name), with err->msg said; -1 when p is within op.
- */
-static int
-first_wider(const struct sbx_policy *op, const struct sbx_policy *p,
-    struct sbx_policy_error *err, const char **check)
-{
-	const char *base_op = (const char *)op, *base_p = (const char *)p;
-
-	*check = NULL;
-	for (size_t i = 0; i < p->nnet_allow; i++) {
-		if (!net_covered(op, p->net_allow[i])) {
-			err_fmt(err, NULL, 0, "[network] allow: '%s' is not "
-			    "in the operator's allowlist", p->net_allow[i]);
-			return key_index("network", "allow");
-		}
-	}
-	if (p->on_egress == SBX_EGRESS_RECORD &&
-	    op->on_egress == SBX_EGRESS_FAIL) {
-		err_fmt(err, NULL, 0, "[network] on_egress_violation: record "
-		    "is wider than the operator's fail");
-		return key_index("network", "on_egress_violation");
-	}
-	if (p->loopback_port != 0 && p->loopback_port != op->loopback_port) {
-		err_fmt(err, NULL, 0, "[network] loopback_port: %u is not the "
-		    "operator's (%u)", p->loopback_port, op->loopback_port);
-		return key_index("network", "loopback_port");
-	}
-	for (size_t i = 0; i < NKEYS; i++) {
-		const struct key *k = &keys[i];
-		unsigned long long a, b;
-		bool x, y;
-
-		if (k->off == 0)
-			continue;
-		if (k->type == K_RELDIR) {
-			const char *so = base_op + k->off;
-			const char *sp = base_p + k->off;
-
-			if (sp[0] != '\0' && strcmp(so, sp) != 0) {
-				err_fmt(err, NULL, 0, "[%s] %s: '%s' is not "
-				    "the operator's ('%s')", k->section,
-				    k->name, sp, so);
-				return (int)i;
-			}
-			continue;
-		}
-		if (k->type == K_BOOL) {
-			x = *(const bool *)(base_op + k->off);
-			y = *(const bool *)(base_p + k->off);
-			if (y && !x) {
-				err_fmt(err, NULL, 0, "[%s] %s: true is wider "
-				    "than the operator's false", k->section,
-				    k->name);
-				return (int)i;
-			}
-			continue;
-		}
-		a = *(const unsigned long long *)(base_op + k->off);
-		b = *(const unsigned long long *)(base_p + k->off);
-		if (b > a) {
-			err_fmt(err, NULL, 0, "[%s] %s: %llu is above the "
-			    "operator's %llu", k->section, k->name, b, a);
-			return (int)i;
-		}
-	}
-	for (size_t i = 0; i < p->nenv_allow; i++) {
-		if (!vec_has(op->env_allow, op->nenv_allow, p->env_allow[i])) {
-			err_fmt(err, NULL, 0, "[env] allow: '%s' is not in "
-			    "the operator's allowlist", p->env_allow[i]);
-			return key_index("env", "allow");
-		}
-	}
-	for (size_t i = 0; i < p->nmounts_ro; i++) {
-		if (!vec_has(op->mounts_ro, op->nmounts_ro, p->mounts_ro[i])) {
-			err_fmt(err, NULL, 0, "[mounts] ro: '%s' is not one "
-			    "of the operator's mounts", p->mounts_ro[i]);
-			return key_index("mounts", "ro");
-		}
-	}
-	/* Every check of the operator's stays, unchanged. */
-	for (size_t i = 0; i < op->nchecks; i++) {
-		bool same = false;
-
-		for (size_t j = 0; j < p->nchecks; j++) {
-			if (strcmp(op->checks[i].name, p->checks[j].name) == 0)
-				same = strcmp(op->checks[i].cmd,
-				    p->checks[j].cmd) == 0;
-		}
-		if (!same) {
-			err_fmt(err, NULL, 0, "[checks] %s: the operator's "
-			    "check may not be changed or removed",
-			    op->checks[i].name);
-			*check = op->checks[i].name;
-			return (int)KEY_CHECKS;
-		}
-	}
-	return -1;
-}
-
-int
-sbx_policy_within(const struct sbx_policy *op, const struct sbx_policy *p,
-    struct sbx_policy_error *err)
-{
-	const char *check;
-
-	if (op == NULL || p == NULL)
-		return -EINVAL;
-	if (err != NULL)
-		memset(err, 0, sizeof *err);
-	return first_wider(op, p, err, &check) < 0 ? 0 : SBX_EWIDER;
-}
-
-int
-sbx_policy_narrow(const struct sbx_policy *op, const char *text,
-    const char *name, struct sbx_policy **out, struct sbx_policy_error *err)
-{
-	struct sbx_policy_error tmp;
-	struct sbx_policy *p;
-	const char *check;
+struct sbx__policy_parse {
 	struct pctx c;
-	int rc, k;
-
-	if (out != NULL)
-		*out = NULL;
-	if (op == NULL || text == NULL || out == NULL)
-		return -EINVAL;
-	if (err == NULL)
-		err = &tmp;
-	memset(err, 0, sizeof *err);
-	if ((p = sbx_policy_dup(op)) == NULL)
-		return -ENOMEM;
-	memset(&c, 0, sizeof c);
-	if ((rc = parse_into(&c, p, text, name, err)) < 0)
-		goto out;
-	if ((k = first_wider(op, p, err, &check)) >= 0) {
-		snprintf(err->file, sizeof err->file, "%s", name != NULL ?
-		    name : "policy");
-		if (k < (int)NKEYS)
-			err->line = c.seen[k];
-		for (size_t i = 0; k == (int)KEY_CHECKS && i < c.nclines; i++) {
-			if (strcmp(c.clines[i].name, check) == 0)
-				err->line = c.clines[i].line;
-		}
-		rc = SBX_EWIDER;
-	}
-out:
-	pctx_free(&c);
-	if (rc < 0) {
-		sbx_policy_free(p);
-		return rc;
-	}
-	*out = p;
-	return 0;
-}
-
-/* ---- canonical form and hash ----------------------------------------- */
-
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	bool oom;
 };
 
-static void
-sb_add(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (b->oom)
-		return;
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(b->p != NULL ? b->p + b->len : NULL,
-		    b->p != NULL ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if (b->p != NULL && b->len + (size_t)n < b->cap) {
-			b->len += (size_t)n;
-			return;
-		}
-		{
-			size_t cap = (b->cap + (size_t)n + 1) * 2;
-			char *np = realloc(b->p, cap);
-
-			if (np == NULL) {
-				b->oom = true;
-				return;
-			}
-			b->p = np;
-			b->cap = cap;
-		}
-	}
-}
-
-static void
-sb_list(struct sbuf *b, const char *key, char *const *v, size_t n)
-{
-	sb_add(b, "%s =", key);
-	for (size_t i = 0; i < n; i++)
-		sb_add(b, "%s%s", i == 0 ? " " : ",", v[i]);
-	sb_add(b, "\n");
-}
-
-char *
-sbx_policy_canonical(const struct sbx_policy *p)
-{
-	struct sbuf b = { 0 };
-	const char *section = "";
-
-	if (p == NULL)
-		return NULL;
-	sb_add(&b, "# corral policy, canonical form 1\n[network]\n");
-	sb_list(&b, "allow", p->net_allow, p->nnet_allow);
-	sb_add(&b, "on_egress_violation = %s\nloopback_port = %u\n",
-	    p->on_egress == SBX_EGRESS_RECORD ? "record" : "fail",
-	    p->loopback_port);
-	for (size_t i = 0; i < NKEYS; i++) {
-		const struct key *k = &keys[i];
-
-		if (k->off == 0 || strcmp(k->section, "limits") != 0)
-			continue;
-		if (strcmp(section, k->section) != 0)
-			sb_add(&b, "[%s]\n", section = k->section);
-		sb_add(&b, "%s = %llu\n", k->name,
-		    *(const unsigned long long *)((const char *)p + k->off));
-	}
-	sb_add(&b, "[env]\n");
-	sb_list(&b, "allow", p->env_allow, p->nenv_allow);
-	sb_add(&b, "[mounts]\n");
-	sb_list(&b, "ro", p->mounts_ro, p->nmounts_ro);
-	sb_add(&b, "[checks]\n");
-	for (size_t i = 0; i < p->nchecks; i++)
-		sb_add(&b, "%s = %s\n", p->checks[i].name, p->checks[i].cmd);
-	sb_add(&b, "[result]\nmax_files = %llu\nmax_file_bytes = %llu\n"
-	    "max_total_bytes = %llu\nallow_binary = %s\nallow_symlinks = %s\n",
-	    p->max_files, p->max_file_bytes, p->max_total_bytes,
-	    p->allow_binary ? "true" : "false",
-	    p->allow_symlinks ? "true" : "false");
-	if (p->output_dir[0] != '\0')
-		sb_add(&b, "output_dir = %s\n", p->output_dir);
-	if (b.oom) {
-		free(b.p);
-		return NULL;
-	}
-	return b.p;
-}
-
 int
-sbx_policy_hash(const struct sbx_policy *p, char hex[SBX_SHA256_HEX])
+sbx__policy_parse(struct sbx_policy *p, const char *text, const char *name,
+    struct sbx_policy_error *err, struct sbx__policy_parse **out)
 {
-	char *text;
+	struct sbx__policy_parse *pp;
 	int rc;
 
-	if (p == NULL || hex == NULL)
-		return -EINVAL;
-	if ((text = sbx_policy_canonical(p)) == NULL)
+	*out = NULL;
+	if ((pp = calloc(1, sizeof *pp)) == NULL)
 		return -ENOMEM;
-	rc = sbx_sha256_hex(text, strlen(text), hex);
-	free(text);
+	rc = parse_into(&pp->c, p, text, name, err);
+	*out = pp;
 	return rc;
 }
 
-/* ---- the environment allowlist --------------------------------------- */
-
 int
-sbx_policy_env(const struct sbx_policy *p, char *const *environ,
-    char ***out)
+sbx__policy_parse_line(const struct sbx__policy_parse *pp, size_t key,
+    const char *check)
 {
-	char **v = NULL;
-	size_t n = 0;
-
-	if (p == NULL || out == NULL)
-		return -EINVAL;
-	if ((v = calloc(1, sizeof *v)) == NULL)
-		return -ENOMEM;
-	for (size_t i = 0; i < p->nenv_allow; i++) {
-		const char *name = p->env_allow[i];
-		size_t len = strlen(name);
-
-		if (sbx_policy_env_credential_shaped(name))
-			continue;
-		for (size_t j = 0; environ != NULL && environ[j] != NULL;
-		    j++) {
-			if (strncmp(environ[j], name, len) != 0 ||
-			    environ[j][len] != '=')
-				continue;
-			if (vec_push(&v, &n, environ[j]) < 0) {
-				sbx_strv_free(v);
-				return -ENOMEM;
-			}
-			break;
-		}
+	if (key < NKEYS)
+		return pp->c.seen[key];
+	for (size_t i = 0; check != NULL && i < pp->c.nclines; i++) {
+		if (strcmp(pp->c.clines[i].name, check) == 0)
+			return pp->c.clines[i].line;
 	}
-	*out = v;
 	return 0;
+}
+
+void
+sbx__policy_parse_free(struct sbx__policy_parse *pp)
+{
+	if (pp == NULL)
+		return;
+	pctx_free(&pp->c);
+	free(pp);
 }
