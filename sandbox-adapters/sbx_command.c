@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 
 #include "sandbox-adapters/sbx.h"
-#include "sandbox-adapters/sbx_proxy_int.h"
+#include "sandbox-adapters/sbx_int.h"
 
 #define PROVISION_MS (5ull * 60 * 1000)
 #define TEARDOWN_MS (2ull * 60 * 1000)

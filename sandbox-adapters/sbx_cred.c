@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
-#include "sandbox-adapters/sbx_proxy_int.h"
+#include "sandbox-adapters/sbx_int.h"
 
 #define HOOK_OUT_MAX (SBX_CRED_MAX + 2)
 

@@ -16,7 +16,7 @@
 #include <sys/socket.h>
 
 #include "sandbox-adapters/sbx.h"
-#include "sandbox-adapters/sbx_proxy_int.h"
+#include "sandbox-adapters/sbx_int.h"
 
 static const char *const reason_names[] = {
 	[SBX_EGRESS_OK] = "allowed",

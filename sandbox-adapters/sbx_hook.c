@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
-#include "sandbox-adapters/sbx_proxy_int.h"
+#include "sandbox-adapters/sbx_int.h"
 
 extern char **environ;
 
