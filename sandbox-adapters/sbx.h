@@ -316,7 +316,8 @@ extern const struct sbx_adapter sbx_adapter_bwrap;
 #define SBX_BWRAP_ID_PREFIX "uid:"
 void sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz);
 /* 0 and *slot, or -EINVAL (not a slot's sandbox ID). Pure. */
-SBX_NODISCARD int sbx_bwrap_host_slot_of(const char *sandbox_id, unsigned *slot);
+SBX_NODISCARD int sbx_bwrap_host_slot_of(const char *sandbox_id,
+    unsigned *slot);
 #define SBX_BWRAP_PATH "/usr/bin/bwrap"	/* absolute, never from PATH */
 #define SBX_BWRAP_INIT "/run/corral/init" /* corral-sbx-init, inside */
 #define SBX_BWRAP_HOME "/home/sbx"
@@ -704,7 +705,8 @@ SBX_NODISCARD int sbx_workspace_rmtree_safe(const char *path);
  * 0 or -errno.
  */
 #define SBX_TREE_DEPTH 512
-SBX_NODISCARD int sbx_workspace_chown_tree(const char *path, uid_t uid, gid_t gid);
+SBX_NODISCARD int sbx_workspace_chown_tree(const char *path, uid_t uid,
+    gid_t gid);
 
 /* ------------------------------------------------------------------ */
 /* sbx_exec.c: running a plan without a PTY (the exec zone, the doctor)   */

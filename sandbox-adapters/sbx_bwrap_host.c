@@ -163,8 +163,9 @@ make_cgroups(const struct sbx_request *req, const struct sbx_steps *s,
 }
 
 int
-sbx__bwrap_host_provision(const struct sbx_request *req, const struct sbx_steps *s,
-    struct sbx_provisioned *out, char *err, size_t errsz)
+sbx__bwrap_host_provision(const struct sbx_request *req,
+    const struct sbx_steps *s, struct sbx_provisioned *out, char *err,
+    size_t errsz)
 {
 	static const struct sbx_steps none;
 	struct sbx_limits nolimits;
@@ -330,8 +331,9 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 }
 
 int
-sbx__bwrap_host_teardown(const struct sbx_request *req, const struct sbx_resource *res,
-    size_t n, const struct sbx_steps *s, char *err, size_t errsz)
+sbx__bwrap_host_teardown(const struct sbx_request *req,
+    const struct sbx_resource *res, size_t n, const struct sbx_steps *s,
+    char *err, size_t errsz)
 {
 	static const struct sbx_steps none;
 	int rc, first = 0;

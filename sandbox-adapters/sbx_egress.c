@@ -366,8 +366,8 @@ strv_insert(char ***vp, size_t at, const char *const *add, size_t nadd)
 }
 
 int
-sbx__egress_plan_insert(struct sbx_plan *p, const char *const *opts, size_t nopts,
-    const char *const *init_args, size_t ninit)
+sbx__egress_plan_insert(struct sbx_plan *p, const char *const *opts,
+    size_t nopts, const char *const *init_args, size_t ninit)
 {
 	static const char remount[] = "--remount-ro\0/";
 	struct sbx_data *d = NULL;

@@ -16,8 +16,9 @@ struct sbx_steps;
 struct sbx_resource;
 struct sbx_provisioned;
 /* sbx_bwrap_host.c: the bwrap adapter's .provision, .teardown, .list. */
-int sbx__bwrap_host_provision(const struct sbx_request *, const struct sbx_steps *,
-    struct sbx_provisioned *, char *err, size_t errsz);
+int sbx__bwrap_host_provision(const struct sbx_request *,
+    const struct sbx_steps *, struct sbx_provisioned *, char *err,
+    size_t errsz);
 int sbx__bwrap_host_teardown(const struct sbx_request *,
     const struct sbx_resource *, size_t, const struct sbx_steps *, char *err,
     size_t errsz);
@@ -84,8 +85,9 @@ void sbx__policy_errf(struct sbx_policy_error *err, const char *file,
 struct sbx_plan;
 
 /*
- * sbx_egress.c: insert bwrap options into a bwrap plan's --args data, right before its
- * "--remount-ro /" (mounts need the root still writable), and arguments
+ * sbx_egress.c: insert bwrap options into a bwrap plan's --args data,
+ * right before its "--remount-ro /" (mounts need the root still writable),
+ * and arguments
  * for corral-sbx-init right after the helper's path in argv. Before
  * sbx_plan_open_data only: -EBUSY after. 0, -EINVAL (not a bwrap agent
  * zone plan), -ENOMEM; on error the plan is unchanged.
