@@ -497,7 +497,7 @@ for id in $ALL; do
 	    jq -e '.receipt.verified' >/dev/null <<<"$j"; then
 		gone=$((gone + 1))
 	else
-		fail "$n: left: $(jq -c '[.lease_state, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
+		fail "$n: left: $(jq -c '[.lease_state, .failed_reason, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
 	fi
 done
 check "all 17 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 17
