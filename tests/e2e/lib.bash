@@ -102,6 +102,20 @@ holder_gone() {
 	    "\(.holder_pid // "") \(.holder_start // "")"')
 	[ -n "$pid" ] && [ -n "$start" ] && pid_gone "$pid" "$start"
 }
+# proc_tree PID: PID and its descendants now, "PID START" a line (for
+# all_gone)
+proc_tree() {
+	local c
+	echo "$1 $(pid_start "$1")"
+	for c in $(pgrep -P "$1"); do proc_tree "$c"; done
+}
+# all_gone LINES: every process of proc_tree's LINES has exited
+all_gone() {
+	local p st
+	while read -r p st; do
+		[ -z "$p" ] || pid_gone "$p" "$st" || return 1
+	done <<<"$1"
+}
 # holding FILE: the PIDs of the processes that have FILE open
 holding() {
 	find /proc/[0-9]*/fd -maxdepth 1 -lname "$1" 2>/dev/null | cut -d/ -f3 | sort -u

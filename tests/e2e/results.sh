@@ -169,13 +169,8 @@ ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $D
 check "every lease started" test "$(echo $ALL | wc -w)" = 17
 # The swapper's processes by PID ("PID START" a line): its sandbox's tree
 # under the holder's child, once the loop has swapped f; then it may exit.
-tree() {
-	local c
-	echo "$1 $(pid_start "$1")"
-	for c in $(pgrep -P "$1"); do tree "$c"; done
-}
 for _ in $(seq 300); do [ -e "$CORRAL_STATE_DIR/leases/$SWAP/work/f" ] && break; sleep 0.1; done
-SWAP_PROCS=$(tree "$("$CORRAL" ls --json | jq -r ".[] | select(.id == \"$SWAP\") | .child_pid")")
+SWAP_PROCS=$(proc_tree "$("$CORRAL" ls --json | jq -r ".[] | select(.id == \"$SWAP\") | .child_pid")")
 touch "$CORRAL_STATE_DIR/leases/$SWAP/work/go"
 check "swapper: its loop runs in its sandbox (bwrap, init, the agent, the loop)" \
 	test "$(grep -c . <<<"$SWAP_PROCS")" -ge 5
@@ -246,8 +241,7 @@ else
 fi
 # (by PID, not by uid: the slot may already serve another lease on this
 # machine)
-survivors() { local p st; while read -r p st; do pid_gone "$p" "$st" || echo "$p"; done <<<"$SWAP_PROCS"; }
-check "swapper: none of its processes survive" test -z "$(survivors)"
+check "swapper: none of its processes survive" all_gone "$SWAP_PROCS"
 
 # --- the workspace changing during extraction (from the host) ---------------------------
 wait "$RACER"
