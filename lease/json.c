@@ -194,7 +194,7 @@ lease_report_json(const struct lease_report *rep)
 	for (i = 0; i < rep->n; i++) {
 		f = &rep->v[i];
 		e = json_pack("{s:s, s:o, s:o, s:o, s:o, s:i, s:b, s:o}",
-		    "kind", lease_finding_name(f->kind), "id",
+		    "kind", lease_recover_finding_name(f->kind), "id",
 		    f->id[0] != '\0' ? json_string(f->id) : json_null(),
 		    "resource", f->resource < LEASE_RES_COUNT ?
 		    json_string(lease_resource_name(f->resource)) :

@@ -765,15 +765,15 @@ struct lease_report {
 	bool dry_run;
 };
 
-void lease_report_free(struct lease_report *);
-const char *lease_finding_name(enum lease_finding_kind);
+void lease_recover_report_free(struct lease_report *);
+const char *lease_recover_finding_name(enum lease_finding_kind);
 
 #define LEASE_RECONCILE_DRY_RUN 0x1
 
 /*
- * lease_reconcile: SPEC 9.2, under the caller's held lock. For each running
- * lease (and provisioning lease with a holder) call probe (NULL: PID and
- * start time only, lease_proc_alive): alive leaves it running (reported
+ * lease_recover_reconcile: SPEC 9.2, under the caller's held lock. For each
+ * running lease (and provisioning lease with a holder) call probe (NULL: PID
+ * and start time only, lease_proc_alive): alive leaves it running (reported
  * once); dead or wedged fails it with holder_lost and cleanup pending (the
  * caller stops its processes; the workspace is kept for quarantine until
  * reject or gc). A provisioning lease without a holder was interrupted
@@ -787,11 +787,11 @@ const char *lease_finding_name(enum lease_finding_kind);
  * every repository in the journal are inventoried against the journal: a
  * resource without a lease is an orphan; the inventory is kept in the
  * database, and an orphan seen by two consecutive inventories is
- * removable, by lease_gc_id only. With LEASE_RECONCILE_DRY_RUN nothing is
- * written or removed: the report says what would happen. *out (free with
- * lease_report_free) gets the findings. Needs lease_git_init.
+ * removable, by lease_recover_gc_id only. With LEASE_RECONCILE_DRY_RUN nothing
+ * is written or removed: the report says what would happen. *out (free with
+ * lease_recover_report_free) gets the findings. Needs lease_git_init.
  */
-LEASE_NODISCARD int lease_reconcile(struct lease_store *,
+LEASE_NODISCARD int lease_recover_reconcile(struct lease_store *,
     struct lease_lock *held, const char *state_dir,
     lease_holder_probe_cb probe, void *ud, unsigned flags,
     struct lease_report **out);
@@ -814,34 +814,34 @@ struct lease_orphan_src {
 	    const char *id);
 	void *ud;
 };
-/* lease_reconcile, with the sandboxes of src in the inventory. */
-LEASE_NODISCARD int lease_reconcile_with(struct lease_store *,
+/* lease_recover_reconcile, with the sandboxes of src in the inventory. */
+LEASE_NODISCARD int lease_recover_reconcile_with(struct lease_store *,
     struct lease_lock *held, const char *state_dir,
     lease_holder_probe_cb probe, void *ud, unsigned flags,
     const struct lease_orphan_src *src, struct lease_report **out);
-/* lease_gc_id, removing the inventoried sandboxes of id through src. */
-LEASE_NODISCARD int lease_gc_id_with(struct lease_store *,
+/* lease_recover_gc_id, removing the inventoried sandboxes of id through src. */
+LEASE_NODISCARD int lease_recover_gc_id_with(struct lease_store *,
     struct lease_lock *held, const char *state_dir, const char *id,
     const struct lease_orphan_src *src);
 
 /*
- * lease_gc_id: `corral gc ID`, exact and validated (LEASE_EBADID, never a
- * pattern). A lease that is live (provisioning, running, result_ready) is
+ * lease_recover_gc_id: `corral gc ID`, exact and validated (LEASE_EBADID, never
+ * a pattern). A lease that is live (provisioning, running, result_ready) is
  * refused with LEASE_EBUSY; a finished one is torn down completely
  * (LEASE_TEARDOWN_ALL) and its row deleted. An ID without a lease removes
  * that ID's orphans when the last two inventories saw them
  * (LEASE_ENOTREMOVABLE otherwise; LEASE_ENOTFOUND when nothing has that
  * ID).
  */
-LEASE_NODISCARD int lease_gc_id(struct lease_store *,
+LEASE_NODISCARD int lease_recover_gc_id(struct lease_store *,
     struct lease_lock *held, const char *state_dir, const char *id);
 
 /*
- * lease_gc_older_than: gc every finished lease (applied, rejected, failed,
- * cancelled) with cleanup confirmed or none whose last update is older
+ * lease_recover_gc_older_than: gc every finished lease (applied, rejected,
+ * failed, cancelled) with cleanup confirmed or none whose last update is older
  * than age_ms. *removed (optional) gets the count.
  */
-LEASE_NODISCARD int lease_gc_older_than(struct lease_store *,
+LEASE_NODISCARD int lease_recover_gc_older_than(struct lease_store *,
     struct lease_lock *held, const char *state_dir, int64_t age_ms,
     size_t *removed);
 

@@ -37,13 +37,13 @@ static const char *const finding_names[LEASE_FIND_COUNT] = {
 };
 
 const char *
-lease_finding_name(enum lease_finding_kind k)
+lease_recover_finding_name(enum lease_finding_kind k)
 {
 	return (unsigned)k < LEASE_FIND_COUNT ? finding_names[k] : "?";
 }
 
 void
-lease_report_free(struct lease_report *rep)
+lease_recover_report_free(struct lease_report *rep)
 {
 	size_t i;
 
@@ -669,16 +669,17 @@ out:
 }
 
 int
-lease_reconcile(struct lease_store *s, struct lease_lock *held,
+lease_recover_reconcile(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, lease_holder_probe_cb probe, void *ud,
     unsigned flags, struct lease_report **out)
 {
-	return lease_reconcile_with(s, held, state_dir, probe, ud, flags, NULL,
+	return lease_recover_reconcile_with(s, held, state_dir, probe, ud,
+	    flags, NULL,
 	    out);
 }
 
 int
-lease_reconcile_with(struct lease_store *s, struct lease_lock *held,
+lease_recover_reconcile_with(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, lease_holder_probe_cb probe, void *ud,
     unsigned flags, const struct lease_orphan_src *src,
     struct lease_report **out)
@@ -718,7 +719,7 @@ out:
 	repos_free(&rs);
 	lease_records_free(v, n);
 	if (rc < 0) {
-		lease_report_free(rep);
+		lease_recover_report_free(rep);
 		return rc;
 	}
 	*out = rep;
@@ -864,14 +865,14 @@ out:
 }
 
 int
-lease_gc_id(struct lease_store *s, struct lease_lock *held,
+lease_recover_gc_id(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, const char *id)
 {
-	return lease_gc_id_with(s, held, state_dir, id, NULL);
+	return lease_recover_gc_id_with(s, held, state_dir, id, NULL);
 }
 
 int
-lease_gc_id_with(struct lease_store *s, struct lease_lock *held,
+lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, const char *id, const struct lease_orphan_src *src)
 {
 	struct lease_record r;
@@ -911,7 +912,7 @@ lease_gc_id_with(struct lease_store *s, struct lease_lock *held,
 }
 
 int
-lease_gc_older_than(struct lease_store *s, struct lease_lock *held,
+lease_recover_gc_older_than(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, int64_t age_ms, size_t *removed)
 {
 	struct lease_record *v = NULL;
@@ -932,7 +933,8 @@ lease_gc_older_than(struct lease_store *s, struct lease_lock *held,
 		    (v[i].cleanup != LEASE_CLEANUP_CONFIRMED &&
 		    v[i].cleanup != LEASE_CLEANUP_NONE))
 			continue;
-		if ((rc = lease_gc_id(s, held, state_dir, v[i].id)) < 0) {
+		if ((rc = lease_recover_gc_id(s, held, state_dir,
+		    v[i].id)) < 0) {
 			if (first == 0)
 				first = rc;
 			continue;

@@ -142,7 +142,8 @@ rt_reconcile(struct rt *t, lease_holder_probe_cb probe, unsigned flags)
 	int rc;
 
 	ck_assert_int_eq(lease_lock_acquire(t->state, 5000, &lk), 0);
-	rc = lease_reconcile(t->s, lk, t->state, probe, NULL, flags, &rep);
+	rc = lease_recover_reconcile(t->s, lk, t->state, probe, NULL, flags,
+	    &rep);
 	ck_assert_msg(rc == 0, "reconcile: %d %s", rc,
 	    lease_store_errmsg(t->s));
 	lease_lock_release(lk);

@@ -216,8 +216,9 @@ START_TEST(test_recover_provision_reject_gc)
 
 	/* gc: everything goes, the row too */
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, id), 0);
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, id), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, id), 0);
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, id),
+	    LEASE_ENOTFOUND);
 	lease_lock_release(lk);
 	ck_assert(!exists(ld));
 	ck_assert_int_eq(branch_exists(id), 0);
@@ -358,13 +359,14 @@ START_TEST(test_recover_gc_bad_ids)
 
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, bad[i]),
+		ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, bad[i]),
 		    LEASE_EBADID);
 		ck_assert_ptr_nonnull(strstr(lease_store_errmsg(t.s),
 		    "not a lease ID"));
 	}
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, NULL), LEASE_EBADID);
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state,
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, NULL),
+	    LEASE_EBADID);
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state,
 	    "20261129-084512-123-a3f9"), LEASE_ENOTFOUND);
 	lease_lock_release(lk);
 }
@@ -377,7 +379,8 @@ START_TEST(test_recover_gc_refuses_live)
 
 	ck_assert_int_eq(rt_provision(&t, NULL, id), 0);
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, id), LEASE_EBUSY);
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, id),
+	    LEASE_EBUSY);
 	lease_lock_release(lk);
 	ck_assert_int_eq(lease_teardown(t.s, t.state, id,
 	    LEASE_TEARDOWN_ALL), LEASE_EBUSY);
@@ -401,10 +404,10 @@ START_TEST(test_recover_holder_alive_once)
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_LIVE), 1);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 0);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_LIVE), 1);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_RUNNING);
 	lease_record_clear(&r);
@@ -436,7 +439,7 @@ START_TEST(test_recover_holder_lost)
 	    LEASE_RECONCILE_DRY_RUN);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_HOLDER_LOST), 1);
 	ck_assert(rep->dry_run);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_RUNNING);
 	lease_record_clear(&r);
@@ -448,7 +451,7 @@ START_TEST(test_recover_holder_lost)
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
 	    json_object_get(j, "findings"), 0), "kind")), "holder_lost");
 	json_decref(j);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
 	ck_assert_str_eq(r.failed_reason, "holder_lost");
@@ -460,11 +463,11 @@ START_TEST(test_recover_holder_lost)
 	rep = rt_reconcile(&t, rt_dead, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_CLEANUP_PENDING), 1);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_HOLDER_LOST), 0);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
 	/* gc removes it all */
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, id), 0);
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, id), 0);
 	lease_lock_release(lk);
 	ck_assert_uint_eq(rt_invariants(&t), 0);
 }
@@ -494,14 +497,14 @@ START_TEST(test_recover_default_probe)
 	ck_assert_int_eq(lease_store_set_holder(t.s, id, pid, start), 0);
 	rep = rt_reconcile(&t, NULL, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_LIVE), 1);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(lt_wait(pid), 128 + SIGKILL);
 	ck_assert(!lease_proc_alive(pid, start));
 	ck_assert_int_eq(lease_proc_start(pid, &start), -ESRCH);
 	rep = rt_reconcile(&t, NULL, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_HOLDER_LOST), 1);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
 	lease_record_clear(&r);
@@ -557,7 +560,7 @@ START_TEST(test_recover_orphans_two_inventories)
 		ck_assert_ptr_nonnull(f);
 		ck_assert_int_eq(f->seen, 1);
 		ck_assert(!f->removable);
-		lease_report_free(rep);
+		lease_recover_report_free(rep);
 	}
 	/* first inventory: reported, not removable */
 	rep = rt_reconcile(&t, rt_alive, 0);
@@ -565,9 +568,9 @@ START_TEST(test_recover_orphans_two_inventories)
 	ck_assert_ptr_nonnull(f = find_orphan(rep, LEASE_RES_BRANCH));
 	ck_assert(!f->removable);
 	ck_assert_str_eq(f->scope, t.repo);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, ORPHAN_ID),
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, ORPHAN_ID),
 	    LEASE_ENOTREMOVABLE);
 	lease_lock_release(lk);
 	ck_assert(exists(owt));
@@ -584,9 +587,9 @@ START_TEST(test_recover_orphans_two_inventories)
 			ck_assert_str_eq(rep->v[i].id, "");
 			ck_assert(!rep->v[i].removable);
 		}
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
-	ck_assert_int_eq(lease_gc_id(t.s, lk, t.state, ORPHAN_ID), 0);
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, ORPHAN_ID), 0);
 	lease_lock_release(lk);
 	ck_assert(!exists(owt));
 	ck_assert(!exists(old));
@@ -595,7 +598,7 @@ START_TEST(test_recover_orphans_two_inventories)
 	ck_assert_int_eq(branch_exists(id), 1);	/* the lease's own */
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 1);	/* junk */
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	free(owt);
 	free(old);
 	free(junk);
@@ -613,18 +616,18 @@ START_TEST(test_recover_orphan_inconsistent_inventory)
 	ck_assert_int_eq(mkdir(owt, 0700), 0);
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_ptr_nonnull(find_orphan(rep, LEASE_RES_WORKTREE));
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	/* gone from one inventory: the count starts again */
 	ck_assert_int_eq(rmdir(owt), 0);
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_ptr_null(find_orphan(rep, LEASE_RES_WORKTREE));
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_int_eq(mkdir(owt, 0700), 0);
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_ptr_nonnull(f = find_orphan(rep, LEASE_RES_WORKTREE));
 	ck_assert_int_eq(f->seen, 1);
 	ck_assert(!f->removable);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	free(owt);
 	free(parent);
 }
@@ -652,7 +655,7 @@ START_TEST(test_recover_gc_older_than)
 	    "holder_lost", NULL), 0);
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
 	/* nothing is older than an hour */
-	ck_assert_int_eq(lease_gc_older_than(t.s, lk, t.state, 3600000,
+	ck_assert_int_eq(lease_recover_gc_older_than(t.s, lk, t.state, 3600000,
 	    &removed), 0);
 	ck_assert_uint_eq(removed, 0);
 	/*
@@ -664,10 +667,12 @@ START_TEST(test_recover_gc_older_than)
 	clock_frozen_ms = r.updated_at;
 	lease_record_clear(&r);
 	clock_frozen = true;
-	ck_assert_int_eq(lease_gc_older_than(t.s, lk, t.state, 1, &removed),
+	ck_assert_int_eq(lease_recover_gc_older_than(t.s, lk, t.state, 1,
+	    &removed),
 	    0);
 	ck_assert_uint_eq(removed, 0);
-	ck_assert_int_eq(lease_gc_older_than(t.s, lk, t.state, 0, &removed),
+	ck_assert_int_eq(lease_recover_gc_older_than(t.s, lk, t.state, 0,
+	    &removed),
 	    0);
 	clock_frozen = false;
 	lease_lock_release(lk);
@@ -749,7 +754,7 @@ START_TEST(test_recover_crash_during_provisioning)
 	rep = rt_reconcile(&t, rt_dead, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_INTERRUPTED), 1);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 0);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
 	ck_assert_int_eq(lease_store_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_int_eq(v[0].state, LEASE_STATE_FAILED);
@@ -762,7 +767,7 @@ START_TEST(test_recover_crash_during_provisioning)
 	/* a second reconcile finds nothing more to do */
 	rep = rt_reconcile(&t, rt_dead, 0);
 	ck_assert_uint_eq(rep->n, 0);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	/* and a new lease provisions fine afterwards */
 	{
 		char id[LEASE_ID_LEN + 1];
@@ -808,7 +813,7 @@ START_TEST(test_recover_crash_during_teardown)
 	/* resumed, unless the crash came after the last removal */
 	ck_assert_uint_le(rt_count(rep, LEASE_FIND_CLEANED), 1);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 0);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
 	ck_assert_int_eq(lease_store_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_int_eq(v[0].state, LEASE_STATE_REJECTED);
@@ -826,7 +831,7 @@ then_gc(struct lease_store *s, struct lease_lock *lk, const char *state,
 {
 	then_reject_teardown(s, lk, state, id);
 	/* the child holds the state lock (rt_child) */
-	if (lease_gc_id(s, lk, state, id) != 0)
+	if (lease_recover_gc_id(s, lk, state, id) != 0)
 		_exit(8);
 }
 
@@ -850,12 +855,12 @@ START_TEST(test_recover_crash_during_gc)
 	ck_assert_uint_eq(rt_invariants(&t), 1);
 	rep = rt_reconcile(&t, rt_dead, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 0);
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
 	/* gc again: it finishes */
 	ck_assert_int_eq(lease_store_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
-	ck_assert_msg(lease_gc_id(t.s, lk, t.state, v[0].id) == 0, "%s",
+	ck_assert_msg(lease_recover_gc_id(t.s, lk, t.state, v[0].id) == 0, "%s",
 	    lease_store_errmsg(t.s));
 	lease_lock_release(lk);
 	lease_records_free(v, n);

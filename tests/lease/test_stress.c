@@ -87,9 +87,10 @@ console_main(void)
 	for (;;) {
 		if (lease_lock_acquire(t.state, 10000, &lk) != 0)
 			_exit(3);
-		if (lease_reconcile(s, lk, t.state, NULL, NULL, 0, &rep) != 0)
+		if (lease_recover_reconcile(s, lk, t.state, NULL, NULL, 0,
+		    &rep) != 0)
 			_exit(4);
-		lease_report_free(rep);
+		lease_recover_report_free(rep);
 		lease_lock_release(lk);
 	}
 }
@@ -150,7 +151,7 @@ START_TEST(test_stress_random_sigkills)
 		rep = rt_reconcile(&t, NULL, 0);
 		ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 0);
 		ck_assert_uint_eq(rt_count(rep, LEASE_FIND_LIVE), 0);
-		lease_report_free(rep);
+		lease_recover_report_free(rep);
 		/* at most one new lease (none if killed before insert) */
 		nleases = rt_invariants(&t);
 		ck_assert_uint_ge(nleases, before);

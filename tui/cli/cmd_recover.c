@@ -144,8 +144,8 @@ forget_socket(struct tui_ctx *c, const char *id)
 }
 
 /*
- * Before lease_reconcile: a sandboxed lease it will tear down -- one left
- * in provisioning by a `corral new` that died (no holder recorded), or a
+ * Before lease_recover_reconcile: a sandboxed lease it will tear down -- one
+ * left in provisioning by a `corral new` that died (no holder recorded), or a
  * finished one with cleanup pending or failed that was rejected, applied,
  * cancelled or never ran -- first loses its cgroups and uid slot (exact
  * ID) and its bounded workspace's mount, which lease_teardown, never
@@ -238,7 +238,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	lease_git_init();
 	if (!dry)
 		sandbox_prepass(c);
-	rc = lease_reconcile_with(c->store, lk, c->state_dir, probe, c,
+	rc = lease_recover_reconcile_with(c->store, lk, c->state_dir, probe, c,
 	    dry ? LEASE_RECONCILE_DRY_RUN : 0, &src, &rep);
 	if (rc < 0) {
 		rc = tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
@@ -257,7 +257,8 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 		for (size_t i = 0; i < rep->n; i++) {
 			const struct lease_finding *f = &rep->v[i];
 
-			printf("%-16s %-24s ", lease_finding_name(f->kind),
+			printf("%-16s %-24s ",
+			    lease_recover_finding_name(f->kind),
 			    f->id[0] ? f->id : "-");
 			if (f->detail != NULL)
 				tui_ctx_put_escaped(stdout, f->detail,
@@ -269,7 +270,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	rc = TUI_EXIT_OK;
 out:
-	lease_report_free(rep);
+	lease_recover_report_free(rep);
 	lease_git_shutdown();
 	lease_lock_release(lk);
 	return rc;
@@ -335,7 +336,8 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 	if (older != NULL) {
 		/* Stored credentials of dead holders: revoked first. */
 		tui_holder_cred_reconcile(c);
-		rc = lease_gc_older_than(c->store, lk, c->state_dir, age,
+		rc = lease_recover_gc_older_than(c->store, lk, c->state_dir,
+		    age,
 		    &removed);
 	} else {
 		struct lease_record r;
@@ -357,7 +359,8 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 			lease_record_clear(&r);
 		}
 		if (rc == 0)
-			rc = lease_gc_id_with(c->store, lk, c->state_dir,
+			rc = lease_recover_gc_id_with(c->store, lk,
+			    c->state_dir,
 			    argv[optind], &src);
 	}
 	lease_git_shutdown();
