@@ -53,7 +53,7 @@ set(json_t *o, const char *k, json_t *v)
 }
 
 json_t *
-lease_record_json(const struct lease_record *r, unsigned flags)
+lease_json_record(const struct lease_record *r, unsigned flags)
 {
 	json_t *o, *rc;
 	int bad = 0;
@@ -116,7 +116,7 @@ on_transition(const struct lease_event_row *ev, void *ud)
 }
 
 int
-lease_show_json(struct lease_store *s, const char *id, json_t **out)
+lease_json_show(struct lease_store *s, const char *id, json_t **out)
 {
 	struct lease_resource_row *res = NULL;
 	struct lease_record r;
@@ -128,7 +128,7 @@ lease_show_json(struct lease_store *s, const char *id, json_t **out)
 	*out = NULL;
 	if ((rc = lease_store_get(s, id, &r)) < 0)
 		return rc;
-	if ((o = lease_record_json(&r, LEASE_JSON_FULL)) == NULL) {
+	if ((o = lease_json_record(&r, LEASE_JSON_FULL)) == NULL) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -182,7 +182,7 @@ out:
 }
 
 json_t *
-lease_report_json(const struct lease_report *rep)
+lease_json_report(const struct lease_report *rep)
 {
 	const struct lease_finding *f;
 	json_t *o, *a, *e;

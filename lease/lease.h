@@ -862,25 +862,25 @@ bool lease_proc_alive(pid_t pid, int64_t start);
 #define LEASE_JSON_FULL 0x1	/* corral show: add base, policy, result... */
 
 /*
- * lease_record_json: the corral ls --json object (id, name, lease_state,
+ * lease_json_record: the corral ls --json object (id, name, lease_state,
  * activity, unseen, mode, adapter, branch, worktree, workspace,
  * sandbox_id, holder_pid, cleanup, ...; absent values null). With
  * LEASE_JSON_FULL also base, base_ref, policy, limits, result (parsed),
  * failed_reason, cmd and receipt {length, head, verified: null}. New
  * reference; NULL on -ENOMEM.
  */
-struct json_t *lease_record_json(const struct lease_record *,
+struct json_t *lease_json_record(const struct lease_record *,
     unsigned flags);
 
 /*
- * lease_show_json: corral show --json: the full object with the chain
+ * lease_json_show: corral show --json: the full object with the chain
  * verified ("receipt": {"length","head","verified"}), plus "receipts"
  * (entries), "transitions" and "resources". *out is a new reference.
  */
-LEASE_NODISCARD int lease_show_json(struct lease_store *, const char *id,
+LEASE_NODISCARD int lease_json_show(struct lease_store *, const char *id,
     struct json_t **out);
 
-/* lease_report_json: a reconcile report as {"dry_run", "findings": [...]} */
-struct json_t *lease_report_json(const struct lease_report *);
+/* lease_json_report: a reconcile report as {"dry_run", "findings": [...]} */
+struct json_t *lease_json_report(const struct lease_report *);
 
 #endif

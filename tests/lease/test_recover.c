@@ -446,7 +446,7 @@ START_TEST(test_recover_holder_lost)
 
 	rep = rt_reconcile(&t, _i == 0 ? rt_dead : wedged, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_HOLDER_LOST), 1);
-	j = lease_report_json(rep);
+	j = lease_json_report(rep);
 	ck_assert_ptr_nonnull(j);
 	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
 	    json_object_get(j, "findings"), 0), "kind")), "holder_lost");
@@ -694,7 +694,7 @@ START_TEST(test_recover_show_json)
 	ck_assert_int_eq(rt_provision(&t, NULL, id), 0);
 	ck_assert_int_eq(lease_receipt_append(t.s, id, "provision", NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_show_json(t.s, id, &j), 0);
+	ck_assert_int_eq(lease_json_show(t.s, id, &j), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "id")), id);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "lease_state")),
 	    "provisioning");
@@ -716,7 +716,7 @@ START_TEST(test_recover_show_json)
 	ck_assert_uint_ge(json_array_size(json_object_get(j, "transitions")),
 	    1);
 	json_decref(j);
-	ck_assert_int_eq(lease_show_json(t.s, "x", &j), LEASE_EBADID);
+	ck_assert_int_eq(lease_json_show(t.s, "x", &j), LEASE_EBADID);
 }
 END_TEST
 

@@ -109,7 +109,7 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	arr = json_array();
 	for (size_t i = 0; i < n; i++) {
-		json_t *o = lease_record_json(&v[i], 0);
+		json_t *o = lease_json_record(&v[i], 0);
 
 		add_live(c, &v[i], o);
 		json_array_append_new(arr, o);
@@ -243,7 +243,7 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_usage(c, "expected one lease ID or name");
 	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
-	if (lease_show_json(c->store, rec.id, &o) < 0) {
+	if (lease_json_show(c->store, rec.id, &o) < 0) {
 		lease_record_clear(&rec);
 		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
 	}

@@ -252,7 +252,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	if (!dry)
 		tui_holder_cred_reconcile(c);
 	if (c->json) {
-		tui_ctx_print_json(lease_report_json(rep));
+		tui_ctx_print_json(lease_json_report(rep));
 	} else {
 		for (size_t i = 0; i < rep->n; i++) {
 			const struct lease_finding *f = &rep->v[i];

@@ -64,7 +64,7 @@ explain_exec(struct tui_ctx *c, int argc, char **argv)
 		struct { char *reason; } last = { NULL };
 		json_t *tr = NULL;
 
-		if (lease_show_json(c->store, rec.id, &tr) == 0) {
+		if (lease_json_show(c->store, rec.id, &tr) == 0) {
 			json_t *v = json_object_get(tr, "transitions"), *t;
 			size_t i;
 
