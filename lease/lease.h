@@ -586,7 +586,7 @@ LEASE_NODISCARD int lease_git_worktree_add(struct lease_git *,
  * lease_git_worktree_remove: prune git's admin entry for the worktree named
  * <id> (even if its directory still exists). Absent is 0. It never deletes
  * a working tree: the caller removes the directory it created
- * (lease_teardown does, at the path computed from the ID).
+ * (lease_provision_teardown does, at the path computed from the ID).
  */
 LEASE_NODISCARD int lease_git_worktree_remove(struct lease_git *,
     const char *id);
@@ -673,8 +673,8 @@ LEASE_NODISCARD int lease_provision_git(struct lease_store *,
 #define LEASE_TEARDOWN_ALL 0x3		/* both */
 
 /*
- * lease_teardown: remove the lease's git and directory resources named by
- * what, idempotently: each removal is done, then journaled as removed
+ * lease_provision_teardown: remove the lease's git and directory resources
+ * named by what, idempotently: each removal is done, then journaled as removed
  * (re-running after a crash finds it gone and just journals it). Paths
  * are recomputed from state_dir and the ID, never taken from the row, and
  * directories are removed without following symlinks or crossing mounts.
@@ -684,7 +684,7 @@ LEASE_NODISCARD int lease_provision_git(struct lease_store *,
  * sets cleanup failed and returns the error. SPEC 7.5 reject uses
  * LEASE_TEARDOWN_RUNTIME; gc uses LEASE_TEARDOWN_ALL.
  */
-LEASE_NODISCARD int lease_teardown(struct lease_store *,
+LEASE_NODISCARD int lease_provision_teardown(struct lease_store *,
     const char *state_dir, const char *id, unsigned what);
 
 /* ------------------------------------------------------------------ */

@@ -240,7 +240,8 @@ undo:
 	if (lease_store_transition(s, id, LEASE_EV_FAIL, reason_of(rc),
 	    NULL) == 0) {
 		/* a teardown failure leaves cleanup failed, visible */
-		int trc = lease_teardown(s, state_dir, id, LEASE_TEARDOWN_ALL);
+		int trc = lease_provision_teardown(s, state_dir, id,
+		    LEASE_TEARDOWN_ALL);
 
 		(void)trc;
 	}
@@ -360,7 +361,8 @@ mismatch:
 }
 
 int
-lease_teardown(struct lease_store *s, const char *state_dir, const char *id,
+lease_provision_teardown(struct lease_store *s, const char *state_dir,
+    const char *id,
     unsigned what)
 {
 	static const enum lease_resource order[] = {

@@ -301,7 +301,8 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 		if ((rc = lease_store_transition(s, r->id, LEASE_EV_FAIL,
 		    "provisioning_interrupted", NULL)) < 0)
 			return rc;
-		return lease_teardown(s, state_dir, r->id, LEASE_TEARDOWN_ALL);
+		return lease_provision_teardown(s, state_dir, r->id,
+		    LEASE_TEARDOWN_ALL);
 	}
 	if (!lease_state_final(r->state) ||
 	    (r->cleanup != LEASE_CLEANUP_PENDING &&
@@ -325,7 +326,7 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 		return add(rep, LEASE_FIND_CLEANED, r->id, "%s: unfinished "
 		    "teardown would be resumed", lease_state_name(r->state)) ?
 		    0 : -ENOMEM;
-	if ((rc = lease_teardown(s, state_dir, r->id, what)) < 0)
+	if ((rc = lease_provision_teardown(s, state_dir, r->id, what)) < 0)
 		return add(rep, LEASE_FIND_CLEANUP_PENDING, r->id, "teardown "
 		    "failed: %s", lease_store_errmsg(s)) ? 0 : -ENOMEM;
 	return add(rep, LEASE_FIND_CLEANED, r->id, "%s: unfinished teardown "
@@ -901,7 +902,8 @@ lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
 		return LEASE_EBUSY;
 	}
 	lease_record_clear(&r);
-	if ((rc = lease_teardown(s, state_dir, id, LEASE_TEARDOWN_ALL)) < 0)
+	if ((rc = lease_provision_teardown(s, state_dir, id,
+	    LEASE_TEARDOWN_ALL)) < 0)
 		return rc;
 	if (src != NULL && (rc = gc_orphans(s, state_dir, id, src, true)) < 0)
 		return rc;

@@ -555,7 +555,7 @@ applied(struct lease__rctx *c, struct lease_apply_outcome *out,
 	if (opts->before_teardown != NULL &&
 	    (rc = opts->before_teardown(c->id, opts->teardown_ud)) < 0)
 		return rc;
-	return lease_teardown(c->s, c->state_dir, c->id,
+	return lease_provision_teardown(c->s, c->state_dir, c->id,
 	    LEASE_TEARDOWN_RUNTIME);
 }
 

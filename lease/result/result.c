@@ -1475,7 +1475,7 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
 		goto out;
 	if (cb != NULL && (rc = cb(id, ud)) < 0)
 		goto out;
-	rc = lease_teardown(s, state_dir, id, LEASE_TEARDOWN_RUNTIME);
+	rc = lease_provision_teardown(s, state_dir, id, LEASE_TEARDOWN_RUNTIME);
 out:
 	lease__rctx_close(&c);
 	return rc;

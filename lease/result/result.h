@@ -461,9 +461,9 @@ LEASE_NODISCARD int lease_result_review(struct lease_store *,
  * lease_result_reject: SPEC 7.5. A result_ready lease becomes rejected
  * (receipt "rejected"); a failed or cancelled one (holder_lost,
  * result_invalid...) keeps its state. Either way the runtime resources go
- * (lease_teardown LEASE_TEARDOWN_RUNTIME: workspace, review worktree);
- * the branch, lease directory (patch, manifest, quarantine) receipts and
- * history stay. A live lease is LEASE_EBUSY, an applied one
+ * (lease_provision_teardown LEASE_TEARDOWN_RUNTIME: workspace, review
+ * worktree); the branch, lease directory (patch, manifest, quarantine) receipts
+ * and history stay. A live lease is LEASE_EBUSY, an applied one
  * LEASE_EBADTRANSITION. Needs lease_git_init.
  */
 LEASE_NODISCARD int lease_result_reject(struct lease_store *,
@@ -471,9 +471,9 @@ LEASE_NODISCARD int lease_result_reject(struct lease_store *,
 
 /*
  * Called by reject and apply after the journal records the decision and
- * before lease_teardown: the composition root removes what lease/ cannot
- * (a loop-mounted workspace). A negative return stops the teardown, which
- * a later reject, reconcile or gc finishes.
+ * before lease_provision_teardown: the composition root removes what lease/
+ * cannot (a loop-mounted workspace). A negative return stops the teardown,
+ * which a later reject, reconcile or gc finishes.
  */
 typedef int (*lease_teardown_cb)(const char *id, void *ud);
 /* lease_result_reject with such a callback (NULL: none). */

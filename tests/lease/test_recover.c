@@ -201,9 +201,9 @@ START_TEST(test_recover_provision_reject_gc)
 	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_PENDING);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_teardown(t.s, t.state, id,
+	ck_assert_int_eq(lease_provision_teardown(t.s, t.state, id,
 	    LEASE_TEARDOWN_RUNTIME), 0);
-	ck_assert_int_eq(lease_teardown(t.s, t.state, id,
+	ck_assert_int_eq(lease_provision_teardown(t.s, t.state, id,
 	    LEASE_TEARDOWN_RUNTIME), 0);	/* idempotent */
 	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_CONFIRMED);
@@ -382,7 +382,7 @@ START_TEST(test_recover_gc_refuses_live)
 	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, id),
 	    LEASE_EBUSY);
 	lease_lock_release(lk);
-	ck_assert_int_eq(lease_teardown(t.s, t.state, id,
+	ck_assert_int_eq(lease_provision_teardown(t.s, t.state, id,
 	    LEASE_TEARDOWN_ALL), LEASE_EBUSY);
 	ck_assert_int_eq(rt_invariants(&t), 1);
 }
@@ -649,7 +649,7 @@ START_TEST(test_recover_gc_older_than)
 	    NULL), 0);
 	ck_assert_int_eq(lease_store_transition(t.s, a, LEASE_EV_REJECT, NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_teardown(t.s, t.state, a,
+	ck_assert_int_eq(lease_provision_teardown(t.s, t.state, a,
 	    LEASE_TEARDOWN_RUNTIME), 0);
 	ck_assert_int_eq(lease_store_transition(t.s, b, LEASE_EV_FAIL,
 	    "holder_lost", NULL), 0);
@@ -788,7 +788,7 @@ then_reject_teardown(struct lease_store *s, struct lease_lock *lk,
 	    lease_store_transition(s, id, LEASE_EV_REJECT, "operator",
 	    NULL) != 0)
 		_exit(6);
-	if (lease_teardown(s, state, id, LEASE_TEARDOWN_RUNTIME) != 0)
+	if (lease_provision_teardown(s, state, id, LEASE_TEARDOWN_RUNTIME) != 0)
 		_exit(7);
 }
 

@@ -69,7 +69,8 @@ holder_main(void)
 	if (lease_store_transition(s, id, LEASE_EV_RESULT, NULL, NULL) != 0 ||
 	    lease_store_transition(s, id, LEASE_EV_REJECT, "stress",
 	    NULL) != 0 ||
-	    lease_teardown(s, t.state, id, LEASE_TEARDOWN_RUNTIME) != 0)
+	    lease_provision_teardown(s, t.state, id,
+	        LEASE_TEARDOWN_RUNTIME) != 0)
 		_exit(5);
 	lease_store_close(s);
 	_exit(0);

@@ -148,7 +148,7 @@ forget_socket(struct tui_ctx *c, const char *id)
  * left in provisioning by a `corral new` that died (no holder recorded), or a
  * finished one with cleanup pending or failed that was rejected, applied,
  * cancelled or never ran -- first loses its cgroups and uid slot (exact
- * ID) and its bounded workspace's mount, which lease_teardown, never
+ * ID) and its bounded workspace's mount, which lease_provision_teardown, never
  * crossing a mount, could not remove. Leases that ran and failed
  * (holder_lost, a limit) keep their workspace for extraction.
  */

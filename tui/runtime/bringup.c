@@ -80,7 +80,7 @@ undo(struct prov *p)
 	if (tui_sandbox_workspace_release(p->c, p->id, err, sizeof err) < 0)
 		fprintf(stderr, "corral new: workspace: %s\n", err);
 	if (p->git_done &&
-	    lease_teardown(p->st, p->c->state_dir, p->id,
+	    lease_provision_teardown(p->st, p->c->state_dir, p->id,
 	    LEASE_TEARDOWN_ALL) < 0)
 		fprintf(stderr, "corral new: teardown: %s\n",
 		    lease_store_errmsg(p->st));

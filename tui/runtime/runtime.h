@@ -154,8 +154,8 @@ int tui_checks_run(const struct lease_check_run *,
 const char *tui_checks_dir(void);
 /*
  * A lease_teardown_cb (ud: the tui_ctx) for reject and apply: unmounts a
- * bwrap lease's workspace image (sbx_workspace_umount) so lease_teardown
- * can journal it removed.
+ * bwrap lease's workspace image (sbx_workspace_umount) so
+ * lease_provision_teardown can journal it removed.
  */
 int tui_checks_before_teardown(const char *id, void *ud);
 
@@ -201,7 +201,7 @@ int tui_sandbox_policy(const char *file, struct sbx_policy **out,
 /*
  * Before the workspace is removed (reject, gc, a failed provisioning):
  * unmount its bounded filesystem and remove the image. Absent or not
- * mounted: 0. The directory itself is left to lease_teardown.
+ * mounted: 0. The directory itself is left to lease_provision_teardown.
  */
 int tui_sandbox_workspace_release(struct tui_ctx *, const char *id, char *err,
     size_t errsz);
