@@ -49,7 +49,7 @@ lease_id_new(char out[LEASE_ID_LEN + 1])
 		return -errno;
 	if (got != (ssize_t)sizeof r)
 		return -EIO;
-	return lease_id_format(out, lease_now_ms(),
+	return lease_id_format(out, lease_id_now_ms(),
 	    (uint16_t)(r[0] << 8 | r[1]));
 }
 
@@ -118,7 +118,7 @@ lease_id_branch(char out[LEASE_BRANCH_LEN + 1], const char *id)
 }
 
 int64_t
-lease_now_ms(void)
+lease_id_now_ms(void)
 {
 	struct timespec ts;
 

@@ -119,7 +119,7 @@ LEASE_NODISCARD int lease_id_branch(char out[LEASE_BRANCH_LEN + 1],
     const char *id);
 
 /* Milliseconds since the epoch (CLOCK_REALTIME). */
-int64_t lease_now_ms(void);
+int64_t lease_id_now_ms(void);
 
 /* ------------------------------------------------------------------ */
 /* fsm.c: lease states, events, activity, cleanup (SPEC 5.1, 5.2)     */

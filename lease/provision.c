@@ -63,7 +63,7 @@ static int
 record_base(struct lease_store *s, const char *id, const char *repo,
     const char *base, const char *base_ref)
 {
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 	int rc;
 
 	if ((rc = lease__store_begin_lease(s, id)) < 0)

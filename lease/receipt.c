@@ -157,7 +157,7 @@ lease_receipt_append(struct lease_store *s, const char *id, const char *kind,
 	if ((rc = read_head(s, id, head, &len)) < 0)
 		goto fail;
 	seq = len + 1;
-	now = lease_now_ms();
+	now = lease_id_now_ms();
 	/* "o" steals the reference we take here, even on failure */
 	entry = json_pack("{s:I, s:I, s:s, s:o}", "seq", (json_int_t)seq,
 	    "at", (json_int_t)now, "kind", kind, "fields",

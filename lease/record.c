@@ -273,7 +273,7 @@ lease_store_insert(struct lease_store *s, const struct lease_spec *spec,
 			lease__store_msg(s, "getrandom: %s", strerror(-rc));
 			goto fail;
 		}
-		now = lease_now_ms();
+		now = lease_id_now_ms();
 		if ((rc = lease__store_stmt(s, sql_id_claim, &st)) < 0)
 			goto fail;
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
@@ -426,7 +426,7 @@ lease_store_transition(struct lease_store *s, const char *id,
 	enum lease_state cur, to;
 	enum lease_cleanup cleanup;
 	sqlite3_stmt *st;
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
@@ -476,7 +476,7 @@ lease_store_set_activity(struct lease_store *s, const char *id,
 {
 	sqlite3_stmt *st;
 	char cur[32] = "";
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 	const unsigned char *t;
 	int rc;
 
@@ -563,7 +563,7 @@ lease_store_set_cleanup(struct lease_store *s, const char *id,
 		lease__store_rollback(s);
 		return 0;
 	}
-	if ((rc = write_cleanup(s, id, cur, to, reason, lease_now_ms())) < 0)
+	if ((rc = write_cleanup(s, id, cur, to, reason, lease_id_now_ms())) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:
@@ -625,7 +625,8 @@ lease_store_set_text(struct lease_store *s, const char *id,
 	}
 	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = lease__store_set_text(s, id, f, value, lease_now_ms())) < 0) {
+	if ((rc = lease__store_set_text(s, id, f, value,
+	    lease_id_now_ms())) < 0) {
 		lease__store_rollback(s);
 		return rc;
 	}
@@ -655,7 +656,7 @@ lease_store_set_holder(struct lease_store *s, const char *id, pid_t pid,
 		sqlite3_bind_int64(st, 2, pid);
 		sqlite3_bind_int64(st, 3, start);
 	}
-	sqlite3_bind_int64(st, 4, lease_now_ms());
+	sqlite3_bind_int64(st, 4, lease_id_now_ms());
 	if ((rc = lease__store_step_done(s, st, "set holder")) < 0)
 		goto fail;
 	return lease__store_commit(s);

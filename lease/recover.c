@@ -577,7 +577,7 @@ static int
 inventory_store(struct lease_store *s, const struct inventory *inv)
 {
 	sqlite3_stmt *st;
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 	size_t i;
 	int rc;
 
@@ -918,7 +918,7 @@ lease_recover_gc_older_than(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, int64_t age_ms, size_t *removed)
 {
 	struct lease_record *v = NULL;
-	int64_t cutoff = lease_now_ms() - age_ms;
+	int64_t cutoff = lease_id_now_ms() - age_ms;
 	size_t n = 0, i, done = 0;
 	int rc, first = 0;
 

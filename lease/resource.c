@@ -139,7 +139,7 @@ lease_store_resource_plan(struct lease_store *s, const char *id,
     enum lease_resource k, const char *identity, const char *scope)
 {
 	sqlite3_stmt *st;
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 	int rc, cur, f;
 
 	assert(s != NULL && s->db != NULL);
@@ -183,7 +183,7 @@ static int
 res_move(struct lease_store *s, const char *id, enum lease_resource k,
     const char *identity, enum lease_res_state to)
 {
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 	int rc, cur;
 
 	assert(s != NULL && s->db != NULL);

@@ -544,7 +544,7 @@ applied(struct lease__rctx *c, struct lease_apply_outcome *out,
 
 	json_object_set_new(c->result, "applied", json_pack("{s:s, s:s, s:s, "
 	    "s:s, s:I}", "target", out->target, "from", out->from, "to",
-	    out->to, "how", how, "at", (json_int_t)lease_now_ms()));
+	    out->to, "how", how, "at", (json_int_t)lease_id_now_ms()));
 	if ((rc = lease__rctx_save(c)) < 0 ||
 	    (rc = lease__rctx_receipt(c, "applied", json_pack("{s:s, s:s, "
 	    "s:s, s:s}", "target", out->target, "from", out->from, "to",

@@ -481,7 +481,7 @@ archive(struct lease__rctx *c)
 	    old, "via", str_or_null(lease__rctx_str(c, "via")), "patch_sha256",
 	    str_or_null(json_string_value(json_object_get(json_object_get(
 	    c->result, "patch"), "sha256"))), "replaced_at",
-	    (json_int_t)lease_now_ms()));
+	    (json_int_t)lease_id_now_ms()));
 }
 
 /* Read the patch file back and run the gate on it with the manifest. */

@@ -14,7 +14,7 @@
 static struct rt t;
 
 /*
- * The lease library's wall clock (lease_now_ms reads CLOCK_REALTIME),
+ * The lease library's wall clock (lease_id_now_ms reads CLOCK_REALTIME),
  * frozen by a test that needs an exact time: test_lease links with
  * --wrap=clock_gettime (tests/CMakeLists.txt); every other caller and
  * clock passes through.

@@ -462,7 +462,7 @@ START_TEST(test_store_events)
 	ck_assert_int_eq(lease_store_events(s, a, 0, 0, on_event, &acc,
 	    NULL), 0);
 	ck_assert_int_eq(acc.n, 2);
-	t0 = lease_now_ms() + 60000;
+	t0 = lease_id_now_ms() + 60000;
 	memset(&acc, 0, sizeof acc);
 	ck_assert_int_eq(lease_store_events(s, NULL, t0, 0, on_event, &acc,
 	    NULL), 0);

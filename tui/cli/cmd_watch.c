@@ -158,7 +158,7 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *until = NULL;
-	int64_t timeout = -1, start = lease_now_ms();
+	int64_t timeout = -1, start = lease_id_now_ms();
 	struct lease_record rec;
 	char id[LEASE_ID_LEN + 1];
 	int ch, rc;
@@ -214,7 +214,7 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 			return TUI_EXIT_WAIT_OTHER;
 		}
 		lease_record_clear(&rec);
-		if (timeout >= 0 && lease_now_ms() - start >= timeout)
+		if (timeout >= 0 && lease_id_now_ms() - start >= timeout)
 			return TUI_EXIT_TIMEOUT;
 		sleep_ms(WATCH_POLL_MS);
 		if (lease_store_get(c->store, id, &rec) < 0)
@@ -298,7 +298,7 @@ events_exec(struct tui_ctx *c, int argc, char **argv)
 			if (tui_duration_parse(optarg, &d) < 0)
 				return tui_ctx_usage(c, "bad duration '%.64s'",
 				    optarg);
-			since = lease_now_ms() - d;
+			since = lease_id_now_ms() - d;
 		} else if (ch == 'f') {
 			follow = true;
 		} else if (ch == 'j') {

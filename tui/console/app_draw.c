@@ -43,7 +43,7 @@ draw_list(struct tui_app *a)
 {
 	const struct tui_rect *r = &a->lay.list;
 	struct tui_lease_row *rows;
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 	long sel = tui_app_focus_index(a);
 	char (*prog)[96];
 

@@ -419,7 +419,7 @@ static void
 events_parsed(struct tui_app *a, struct parse_work *w)
 {
 	a->tl_loading = false;
-	a->tl_now = lease_now_ms();
+	a->tl_now = lease_id_now_ms();
 	if (w->failed || w->overflow) {
 		snprintf(a->tl_err, sizeof a->tl_err, "events: %.200s",
 		    w->overflow ? "too many" : w->text[0] ? w->text :
@@ -811,7 +811,7 @@ tui_app_view_progress(struct tui_app *a, const struct tui_session *s, char *buf,
     size_t bufsz)
 {
 	char d[16];
-	int64_t now = lease_now_ms();
+	int64_t now = lease_id_now_ms();
 
 	for (struct tui_job *j = a->jobs; j != NULL; j = j->next) {
 		if (strcmp(j->id, s->id) != 0 || j->kind == JOB_EVENTS)
@@ -877,7 +877,7 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 		rows[n].state = a->tl.l[i].ended ? "ended" : "";
 		n++;
 	}
-	to = a->tl_now > 0 ? a->tl_now : lease_now_ms();
+	to = a->tl_now > 0 ? a->tl_now : lease_id_now_ms();
 	from = to - TL_WINDOW_MS;
 	/* zoom to the leases' own span when it is shorter */
 	if (a->tl.oldest_ms > from)
