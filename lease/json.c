@@ -126,7 +126,7 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 
 	assert(s != NULL && out != NULL);
 	*out = NULL;
-	if ((rc = lease_store_get(s, id, &r)) < 0)
+	if ((rc = lease_record_get(s, id, &r)) < 0)
 		return rc;
 	if ((o = lease_json_record(&r, LEASE_JSON_FULL)) == NULL) {
 		rc = -ENOMEM;

@@ -91,7 +91,7 @@ const char *lease_strerror(int);
 /*
  * lease_id_new: write a fresh ID for the current UTC time with 16 bits from
  * getrandom(2) into out (NUL-terminated). IDs sort by time as strings.
- * Uniqueness across the journal is enforced by lease_store_insert, which
+ * Uniqueness across the journal is enforced by lease_record_insert, which
  * also guarantees an ID is never reused. Returns 0 or -errno.
  */
 LEASE_NODISCARD int lease_id_new(char out[LEASE_ID_LEN + 1]);
@@ -243,7 +243,7 @@ int lease_store_set_busy_timeout(struct lease_store *, int ms);
 /* ------------------------------------------------------------------ */
 /* record.c: the lease rows (SPEC 9.1)                                */
 
-/* What a new lease asks for (lease_store_insert). Strings are copied. */
+/* What a new lease asks for (lease_record_insert). Strings are copied. */
 struct lease_spec {
 	const char *name;	/* NULL or "": the ID; at most 128 bytes */
 	enum lease_mode mode;
@@ -286,7 +286,7 @@ struct lease_record {
 	char *cmd;		/* JSON array text or NULL */
 };
 
-/* Text fields settable with lease_store_set_text. */
+/* Text fields settable with lease_record_set_text. */
 enum lease_field {
 	LEASE_FIELD_NAME,
 	LEASE_FIELD_ADAPTER,
@@ -305,20 +305,20 @@ enum lease_field {
 };
 
 /*
- * lease_store_insert: persist a new lease in provisioning (SPEC 6.1) with a
+ * lease_record_insert: persist a new lease in provisioning (SPEC 6.1) with a
  * fresh ID (retried on collision; IDs are kept in an ids table forever, so
  * one is never reused even after gc) and its first transition row, in one
  * transaction. The ID goes to id_out. -EINVAL for a bad spec (limits not
  * JSON, name too long, unknown mode); store errors as for open.
  */
-LEASE_NODISCARD int lease_store_insert(struct lease_store *,
+LEASE_NODISCARD int lease_record_insert(struct lease_store *,
     const struct lease_spec *, char id_out[LEASE_ID_LEN + 1]);
 
 /*
- * lease_store_get: fill *out (which the caller clears with
+ * lease_record_get: fill *out (which the caller clears with
  * lease_record_clear) with the lease's row. LEASE_EBADID, LEASE_ENOTFOUND.
  */
-LEASE_NODISCARD int lease_store_get(struct lease_store *, const char *id,
+LEASE_NODISCARD int lease_record_get(struct lease_store *, const char *id,
     struct lease_record *out);
 
 /* Free the record's strings and zero it; safe on a zeroed record. */
@@ -327,67 +327,67 @@ void lease_record_clear(struct lease_record *);
 #define LEASE_LIST_ALL 0x1	/* include finished leases (corral ls --all) */
 
 /*
- * lease_store_list: every lease in ID (= creation) order into a malloc'd
- * array (*out, *n; free with lease_records_free). Without LEASE_LIST_ALL,
+ * lease_record_list: every lease in ID (= creation) order into a malloc'd
+ * array (*out, *n; free with lease_record_list_free). Without LEASE_LIST_ALL,
  * only live leases: not final, or cleanup pending/failed (SPEC 9.3 keeps
  * those visible).
  */
-LEASE_NODISCARD int lease_store_list(struct lease_store *, unsigned flags,
+LEASE_NODISCARD int lease_record_list(struct lease_store *, unsigned flags,
     struct lease_record **out, size_t *n);
-void lease_records_free(struct lease_record *, size_t n);
+void lease_record_list_free(struct lease_record *, size_t n);
 
 /*
- * lease_store_transition: apply ev through lease_fsm_next and write the
+ * lease_record_transition: apply ev through lease_fsm_next and write the
  * new state plus its transition row (reason, e.g. a halt reason or
  * "holder_lost") in one IMMEDIATE transaction. A fail event stores reason
  * as failed_reason. Entering a final state sets cleanup to pending when
  * any resource of the lease is not yet removed (and records that too).
  * LEASE_EBADTRANSITION leaves the journal untouched. *next optional.
  */
-LEASE_NODISCARD int lease_store_transition(struct lease_store *,
+LEASE_NODISCARD int lease_record_transition(struct lease_store *,
     const char *id, enum lease_event ev, const char *reason,
     enum lease_state *next);
 
 /*
- * lease_store_set_activity: record a new activity and the deciding signal
+ * lease_record_set_activity: record a new activity and the deciding signal
  * (a transition row of kind "activity"); done/failed set unseen. Setting
  * the current activity again writes nothing and returns 0.
  */
-LEASE_NODISCARD int lease_store_set_activity(struct lease_store *,
+LEASE_NODISCARD int lease_record_set_activity(struct lease_store *,
     const char *id, enum lease_activity, const char *signal);
 
-/* lease_store_mark_seen: clear unseen. */
-LEASE_NODISCARD int lease_store_mark_seen(struct lease_store *,
+/* lease_record_mark_seen: clear unseen. */
+LEASE_NODISCARD int lease_record_mark_seen(struct lease_store *,
     const char *id);
 
 /*
- * lease_store_set_cleanup: record a cleanup change with a reason (a
+ * lease_record_set_cleanup: record a cleanup change with a reason (a
  * transition row of kind "cleanup"). Same value: no row, returns 0.
  */
-LEASE_NODISCARD int lease_store_set_cleanup(struct lease_store *,
+LEASE_NODISCARD int lease_record_set_cleanup(struct lease_store *,
     const char *id, enum lease_cleanup, const char *reason);
 
 /*
- * lease_store_set_text: set one text column (NULL clears it). LIMITS and
+ * lease_record_set_text: set one text column (NULL clears it). LIMITS and
  * RESULT must be valid JSON (-EINVAL otherwise).
  */
-LEASE_NODISCARD int lease_store_set_text(struct lease_store *,
+LEASE_NODISCARD int lease_record_set_text(struct lease_store *,
     const char *id, enum lease_field, const char *value);
 
 /*
- * lease_store_set_holder: record the holder's PID and /proc start time
+ * lease_record_set_holder: record the holder's PID and /proc start time
  * (lease_proc_start) so a reused PID is never mistaken for it; pid 0
  * clears both.
  */
-LEASE_NODISCARD int lease_store_set_holder(struct lease_store *,
+LEASE_NODISCARD int lease_record_set_holder(struct lease_store *,
     const char *id, pid_t pid, int64_t start);
 
 /*
- * lease_store_delete: remove a lease row with its transitions, resources
+ * lease_record_delete: remove a lease row with its transitions, resources
  * and receipts (gc). Its ID stays in the ids table. Used by lease_gc_*;
  * refuses a live lease with LEASE_EBUSY.
  */
-LEASE_NODISCARD int lease_store_delete(struct lease_store *, const char *id);
+LEASE_NODISCARD int lease_record_delete(struct lease_store *, const char *id);
 
 /* ------------------------------------------------------------------ */
 /* resource.c: journaled resources (SPEC 9.2)                         */
@@ -779,7 +779,7 @@ const char *lease_recover_finding_name(enum lease_finding_kind);
  * reject or gc). A provisioning lease without a holder was interrupted
  * (its creator held the lock and is gone): it fails with
  * provisioning_interrupted and is torn down; so `corral new` must record
- * the holder (lease_store_set_holder) before it releases the lock. Final
+ * the holder (lease_record_set_holder) before it releases the lock. Final
  * leases with cleanup pending are torn down again (rejected, applied,
  * cancelled) unless their holder is alive (it is still doing it). The
  * journal's planned/created resources are corrected from disk. Then the

@@ -62,10 +62,10 @@ int lease__store_log(struct lease_store *, const char *id, int64_t at,
 /* Inside a transaction: 1 if the lease exists, 0 if not, or an error. */
 int lease__store_exists(struct lease_store *, const char *id);
 /* Inside a transaction: re-evaluate cleanup after a resource change. */
-int lease__store_cleanup_eval(struct lease_store *, const char *id,
+int lease__record_cleanup_eval(struct lease_store *, const char *id,
     int64_t at);
 /* Inside a transaction: set one text column (no validation). */
-int lease__store_set_text(struct lease_store *, const char *id,
+int lease__record_set_text(struct lease_store *, const char *id,
     enum lease_field, const char *value, int64_t at);
 /* malloc'd copy of a text column, or NULL (sets *oom on allocation failure) */
 char *lease__col_text(sqlite3_stmt *, int col, bool *oom);

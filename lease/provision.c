@@ -68,11 +68,11 @@ record_base(struct lease_store *s, const char *id, const char *repo,
 
 	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = lease__store_set_text(s, id, LEASE_FIELD_REPO, repo,
+	if ((rc = lease__record_set_text(s, id, LEASE_FIELD_REPO, repo,
 	    now)) < 0 ||
-	    (rc = lease__store_set_text(s, id, LEASE_FIELD_BASE, base,
+	    (rc = lease__record_set_text(s, id, LEASE_FIELD_BASE, base,
 	    now)) < 0 ||
-	    (rc = lease__store_set_text(s, id, LEASE_FIELD_BASE_REF, base_ref,
+	    (rc = lease__record_set_text(s, id, LEASE_FIELD_BASE_REF, base_ref,
 	    now)) < 0) {
 		lease__store_rollback(s);
 		return rc;
@@ -170,7 +170,7 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 		return -EINVAL;
 	if ((rc = lease_id_branch(branch, id)) < 0)
 		return rc;
-	if ((rc = lease_store_get(s, id, &r)) < 0)
+	if ((rc = lease_record_get(s, id, &r)) < 0)
 		return rc;
 	if (r.state != LEASE_STATE_PROVISIONING ||
 	    r.mode != LEASE_MODE_SANDBOXED) {
@@ -237,7 +237,7 @@ undo:
 	/* Fail the lease, then remove what it created (journaled). */
 	if ((msg = strdup(s->errmsg)) == NULL)
 		goto out;
-	if (lease_store_transition(s, id, LEASE_EV_FAIL, reason_of(rc),
+	if (lease_record_transition(s, id, LEASE_EV_FAIL, reason_of(rc),
 	    NULL) == 0) {
 		/* a teardown failure leaves cleanup failed, visible */
 		int trc = lease_provision_teardown(s, state_dir, id,
@@ -250,7 +250,7 @@ undo:
 refuse:
 	/* Nothing was created: just fail the lease with a named reason. */
 	if ((msg = strdup(s->errmsg)) != NULL) {
-		int trc = lease_store_transition(s, id, LEASE_EV_FAIL,
+		int trc = lease_record_transition(s, id, LEASE_EV_FAIL,
 		    reason_of(rc), NULL);
 
 		(void)trc;
@@ -379,7 +379,7 @@ lease_provision_teardown(struct lease_store *s, const char *state_dir,
 	assert(s != NULL && s->db != NULL);
 	if (state_dir == NULL || (what & ~(unsigned)LEASE_TEARDOWN_ALL) != 0)
 		return -EINVAL;
-	if ((rc = lease_store_get(s, id, &r)) < 0)
+	if ((rc = lease_record_get(s, id, &r)) < 0)
 		return rc;
 	if (!lease_state_final(r.state)) {
 		lease__store_msg(s, "lease %s is %s: finish or cancel it "
@@ -426,7 +426,7 @@ lease_provision_teardown(struct lease_store *s, const char *state_dir,
 	lease_resources_free(v, n);
 	if (first < 0) {
 		char *msg = strdup(s->errmsg);
-		int crc = lease_store_set_cleanup(s, id, LEASE_CLEANUP_FAILED,
+		int crc = lease_record_set_cleanup(s, id, LEASE_CLEANUP_FAILED,
 		    msg != NULL ? msg : "teardown failed");
 
 		(void)crc;

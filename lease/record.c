@@ -58,7 +58,7 @@ lease_record_clear(struct lease_record *r)
 }
 
 void
-lease_records_free(struct lease_record *v, size_t n)
+lease_record_list_free(struct lease_record *v, size_t n)
 {
 	size_t i;
 
@@ -123,7 +123,7 @@ row_to_record(struct lease_store *s, sqlite3_stmt *st, struct lease_record *r)
 }
 
 int
-lease_store_get(struct lease_store *s, const char *id,
+lease_record_get(struct lease_store *s, const char *id,
     struct lease_record *out)
 {
 	sqlite3_stmt *st;
@@ -151,7 +151,7 @@ lease_store_get(struct lease_store *s, const char *id,
 }
 
 int
-lease_store_list(struct lease_store *s, unsigned flags,
+lease_record_list(struct lease_store *s, unsigned flags,
     struct lease_record **out, size_t *n)
 {
 	struct lease_record *v = NULL, *nv;
@@ -189,7 +189,7 @@ lease_store_list(struct lease_store *s, unsigned flags,
 	return 0;
 fail:
 	sqlite3_reset(st);
-	lease_records_free(v, len);
+	lease_record_list_free(v, len);
 	return rc;
 }
 
@@ -239,7 +239,7 @@ static const char sql_insert[] =
     " 0, 'none', ?6, ?7, ?8, ?9, ?10, ?10)";
 
 int
-lease_store_insert(struct lease_store *s, const struct lease_spec *spec,
+lease_record_insert(struct lease_store *s, const struct lease_spec *spec,
     char id_out[LEASE_ID_LEN + 1])
 {
 	char id[LEASE_ID_LEN + 1];
@@ -395,7 +395,7 @@ write_cleanup(struct lease_store *s, const char *id, enum lease_cleanup from,
 }
 
 int
-lease__store_cleanup_eval(struct lease_store *s, const char *id, int64_t at)
+lease__record_cleanup_eval(struct lease_store *s, const char *id, int64_t at)
 {
 	enum lease_state state;
 	enum lease_cleanup cleanup;
@@ -420,7 +420,7 @@ lease__store_cleanup_eval(struct lease_store *s, const char *id, int64_t at)
 }
 
 int
-lease_store_transition(struct lease_store *s, const char *id,
+lease_record_transition(struct lease_store *s, const char *id,
     enum lease_event ev, const char *reason, enum lease_state *next)
 {
 	enum lease_state cur, to;
@@ -452,7 +452,7 @@ lease_store_transition(struct lease_store *s, const char *id,
 	    lease_state_name(to), reason)) < 0)
 		goto fail;
 	if (lease_state_final(to) &&
-	    (rc = lease__store_cleanup_eval(s, id, now)) < 0)
+	    (rc = lease__record_cleanup_eval(s, id, now)) < 0)
 		goto fail;
 	if ((rc = lease__store_commit(s)) < 0)
 		return rc;
@@ -471,7 +471,7 @@ static const char sql_set_activity[] =
     " unseen END, updated_at = ?4 WHERE id = ?1";
 
 int
-lease_store_set_activity(struct lease_store *s, const char *id,
+lease_record_set_activity(struct lease_store *s, const char *id,
     enum lease_activity act, const char *signal)
 {
 	sqlite3_stmt *st;
@@ -524,7 +524,7 @@ static const char sql_seen[] =
     "UPDATE leases SET unseen = 0 WHERE id = ?1";
 
 int
-lease_store_mark_seen(struct lease_store *s, const char *id)
+lease_record_mark_seen(struct lease_store *s, const char *id)
 {
 	sqlite3_stmt *st;
 	int rc;
@@ -545,7 +545,7 @@ lease_store_mark_seen(struct lease_store *s, const char *id)
 }
 
 int
-lease_store_set_cleanup(struct lease_store *s, const char *id,
+lease_record_set_cleanup(struct lease_store *s, const char *id,
     enum lease_cleanup to, const char *reason)
 {
 	enum lease_state state;
@@ -591,7 +591,7 @@ static const char *const sql_set_text[LEASE_FIELD_COUNT] = {
 };
 
 int
-lease__store_set_text(struct lease_store *s, const char *id,
+lease__record_set_text(struct lease_store *s, const char *id,
     enum lease_field f, const char *value, int64_t at)
 {
 	sqlite3_stmt *st;
@@ -606,7 +606,7 @@ lease__store_set_text(struct lease_store *s, const char *id,
 }
 
 int
-lease_store_set_text(struct lease_store *s, const char *id,
+lease_record_set_text(struct lease_store *s, const char *id,
     enum lease_field f, const char *value)
 {
 	int rc;
@@ -625,7 +625,7 @@ lease_store_set_text(struct lease_store *s, const char *id,
 	}
 	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = lease__store_set_text(s, id, f, value,
+	if ((rc = lease__record_set_text(s, id, f, value,
 	    lease_id_now_ms())) < 0) {
 		lease__store_rollback(s);
 		return rc;
@@ -638,7 +638,7 @@ static const char sql_set_holder[] =
     " WHERE id = ?1";
 
 int
-lease_store_set_holder(struct lease_store *s, const char *id, pid_t pid,
+lease_record_set_holder(struct lease_store *s, const char *id, pid_t pid,
     int64_t start)
 {
 	sqlite3_stmt *st;
@@ -668,7 +668,7 @@ fail:
 static const char sql_delete[] = "DELETE FROM leases WHERE id = ?1";
 
 int
-lease_store_delete(struct lease_store *s, const char *id)
+lease_record_delete(struct lease_store *s, const char *id)
 {
 	enum lease_state state;
 	enum lease_cleanup cleanup;

@@ -288,7 +288,7 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 			return -ENOMEM;
 		if (dry)
 			return 0;
-		return lease_store_transition(s, r->id, LEASE_EV_FAIL,
+		return lease_record_transition(s, r->id, LEASE_EV_FAIL,
 		    "holder_lost", NULL);
 	}
 	if (r->state == LEASE_STATE_PROVISIONING) {
@@ -298,7 +298,7 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 			return -ENOMEM;
 		if (dry)
 			return 0;
-		if ((rc = lease_store_transition(s, r->id, LEASE_EV_FAIL,
+		if ((rc = lease_record_transition(s, r->id, LEASE_EV_FAIL,
 		    "provisioning_interrupted", NULL)) < 0)
 			return rc;
 		return lease_provision_teardown(s, state_dir, r->id,
@@ -619,7 +619,7 @@ inventory_run(struct lease_store *s, struct lease_report *rep,
 	size_t n = 0, i, nrepos;
 	int rc;
 
-	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
+	if ((rc = lease_record_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
 		return rc;
 	for (i = 0; i < n; i++)
 		repos_add(rs, v[i].repo);
@@ -665,7 +665,7 @@ inventory_run(struct lease_store *s, struct lease_report *rep,
 		rc = inventory_store(s, &inv);
 out:
 	inventory_free(&inv);
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	return rc;
 }
 
@@ -703,13 +703,13 @@ lease_recover_reconcile_with(struct lease_store *s, struct lease_lock *held,
 		return -ENOMEM;
 	rep->dry_run = dry;
 	memset(&rs, 0, sizeof rs);
-	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
+	if ((rc = lease_record_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
 		goto out;
 	for (i = 0; i < n && rc == 0; i++)
 		rc = fix_resources(s, rep, &rs, v[i].id, dry);
 	for (i = 0; i < n && rc == 0; i++) {
 		/* re-read: fix_resources may have changed cleanup */
-		if ((rc = lease_store_get(s, v[i].id, &r)) < 0)
+		if ((rc = lease_record_get(s, v[i].id, &r)) < 0)
 			break;
 		rc = reconcile_lease(s, rep, state_dir, &r, probe, ud, dry);
 		lease_record_clear(&r);
@@ -718,7 +718,7 @@ lease_recover_reconcile_with(struct lease_store *s, struct lease_lock *held,
 		rc = inventory_run(s, rep, &rs, state_dir, dry, src);
 out:
 	repos_free(&rs);
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	if (rc < 0) {
 		lease_recover_report_free(rep);
 		return rc;
@@ -890,7 +890,7 @@ lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
 	}
 	if ((rc = need_v2(s)) < 0)
 		return rc;
-	rc = lease_store_get(s, id, &r);
+	rc = lease_record_get(s, id, &r);
 	if (rc == LEASE_ENOTFOUND)
 		return gc_orphans(s, state_dir, id, src, false);
 	if (rc < 0)
@@ -908,7 +908,7 @@ lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
 	if (src != NULL && (rc = gc_orphans(s, state_dir, id, src, true)) < 0)
 		return rc;
 	lease_fault_point("gc.delete.before");
-	if ((rc = lease_store_delete(s, id)) < 0)
+	if ((rc = lease_record_delete(s, id)) < 0)
 		return rc;
 	return inventory_drop(s, id);
 }
@@ -926,7 +926,7 @@ lease_recover_gc_older_than(struct lease_store *s, struct lease_lock *held,
 	assert(held != NULL);
 	if (age_ms < 0 || state_dir == NULL)
 		return -EINVAL;
-	if ((rc = lease_store_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
+	if ((rc = lease_record_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
 		return rc;
 	for (i = 0; i < n; i++) {
 		/* updated at the cutoff's millisecond: old enough (age 0) */
@@ -943,7 +943,7 @@ lease_recover_gc_older_than(struct lease_store *s, struct lease_lock *held,
 		}
 		done++;
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	if (removed != NULL)
 		*removed = done;
 	return first;

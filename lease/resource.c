@@ -170,7 +170,7 @@ lease_store_resource_plan(struct lease_store *s, const char *id,
 	if ((rc = lease__store_step_done(s, st, "record resource")) < 0)
 		goto fail;
 	if ((f = res_field(k)) >= 0 &&
-	    (rc = lease__store_set_text(s, id, (enum lease_field)f,
+	    (rc = lease__record_set_text(s, id, (enum lease_field)f,
 	    identity, now)) < 0)
 		goto fail;
 	return lease__store_commit(s);
@@ -212,7 +212,7 @@ res_move(struct lease_store *s, const char *id, enum lease_resource k,
 	if ((rc = res_update(s, id, k, identity, to, now)) < 0)
 		goto fail;
 	if (to == LEASE_RS_REMOVED &&
-	    (rc = lease__store_cleanup_eval(s, id, now)) < 0)
+	    (rc = lease__record_cleanup_eval(s, id, now)) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:

@@ -194,14 +194,14 @@ tui_ctx_find_lease(struct tui_ctx *c, const char *idname,
 	if (st == NULL)
 		return TUI_EXIT_FAIL;
 	if (lease_id_valid(idname)) {
-		rc = lease_store_get(st, idname, rec);
+		rc = lease_record_get(st, idname, rec);
 		if (rc == 0)
 			return 0;
 		if (rc != LEASE_ENOTFOUND)
 			return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	}
 	/* Not an ID: a unique lease name. */
-	if ((rc = lease_store_list(st, LEASE_LIST_ALL, &v, &n)) < 0)
+	if ((rc = lease_record_list(st, LEASE_LIST_ALL, &v, &n)) < 0)
 		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].name != NULL && strcmp(v[i].name, idname) == 0) {
@@ -213,7 +213,7 @@ tui_ctx_find_lease(struct tui_ctx *c, const char *idname,
 		*rec = v[hit];
 		memset(&v[hit], 0, sizeof v[hit]);
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	if (hits == 1)
 		return 0;
 	fprintf(stderr, "corral %s: ", c->cmd ? c->cmd : "");

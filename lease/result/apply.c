@@ -549,7 +549,7 @@ applied(struct lease__rctx *c, struct lease_apply_outcome *out,
 	    (rc = lease__rctx_receipt(c, "applied", json_pack("{s:s, s:s, "
 	    "s:s, s:s}", "target", out->target, "from", out->from, "to",
 	    out->to, "how", how))) < 0 ||
-	    (rc = lease_store_transition(c->s, c->id, LEASE_EV_APPLY, how,
+	    (rc = lease_record_transition(c->s, c->id, LEASE_EV_APPLY, how,
 	    NULL)) < 0)
 		return rc;
 	if (opts->before_teardown != NULL &&

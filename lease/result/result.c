@@ -81,7 +81,7 @@ lease__rctx_open(struct lease__rctx *c, struct lease_store *s,
 		lease_result_policy_defaults(&c->pol);
 	if (state_dir == NULL)
 		return -EINVAL;
-	if ((rc = lease_store_get(s, id, &c->rec)) < 0)
+	if ((rc = lease_record_get(s, id, &c->rec)) < 0)
 		return rc;
 	if ((c->rdir = lease_path_result(state_dir, id)) == NULL)
 		return -ENOMEM;
@@ -130,7 +130,7 @@ lease__rctx_save(struct lease__rctx *c)
 
 	if (text == NULL)
 		return -ENOMEM;
-	rc = lease_store_set_text(c->s, c->id, LEASE_FIELD_RESULT, text);
+	rc = lease_record_set_text(c->s, c->id, LEASE_FIELD_RESULT, text);
 	free(text);
 	return rc;
 }
@@ -992,9 +992,9 @@ fail_lease(struct lease__rctx *c, const char *reason)
 	struct lease_record r;
 	char *msg = strdup(lease_store_errmsg(c->s));
 
-	if (lease_store_get(c->s, c->id, &r) == 0) {
+	if (lease_record_get(c->s, c->id, &r) == 0) {
 		if (r.state == LEASE_STATE_RUNNING) {
-			int trc = lease_store_transition(c->s, c->id,
+			int trc = lease_record_transition(c->s, c->id,
 			    LEASE_EV_FAIL, reason, NULL);
 
 			(void)trc;
@@ -1070,7 +1070,7 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 		goto out;
 	}
 	if (opts->fail_reason != NULL && c.rec.state == LEASE_STATE_RUNNING &&
-	    (rc = lease_store_transition(s, id, LEASE_EV_FAIL,
+	    (rc = lease_record_transition(s, id, LEASE_EV_FAIL,
 	    opts->fail_reason, NULL)) < 0)
 		goto out;
 	/* A fresh result directory (a crashed attempt left half of one). */
@@ -1136,7 +1136,7 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	if (rc < 0)
 		goto fail;
 	if (c.rec.state == LEASE_STATE_RUNNING &&
-	    (rc = lease_store_transition(s, id, LEASE_EV_RESULT,
+	    (rc = lease_record_transition(s, id, LEASE_EV_RESULT,
 	    "result materialised", NULL)) < 0)
 		goto out;
 	rc = lease__result_checks(&c);
@@ -1460,7 +1460,7 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
 		rc = LEASE_EBADTRANSITION;
 		goto out;
 	case LEASE_STATE_RESULT_READY:
-		if ((rc = lease_store_transition(s, id, LEASE_EV_REJECT,
+		if ((rc = lease_record_transition(s, id, LEASE_EV_REJECT,
 		    "rejected by the operator", NULL)) < 0)
 			goto out;
 		/* FALLTHROUGH */

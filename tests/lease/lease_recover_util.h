@@ -55,7 +55,7 @@ rt_insert(struct rt *t, char id[LEASE_ID_LEN + 1])
 		.adapter = "bwrap", .isolation = "bwrap", .repo = t->repo,
 		.cmd = cmd };
 
-	ck_assert_int_eq(lease_store_insert(t->s, &sp, id), 0);
+	ck_assert_int_eq(lease_record_insert(t->s, &sp, id), 0);
 }
 
 /* insert + provision under the lock; returns provision's code. */
@@ -101,7 +101,7 @@ rt_child(struct rt *t, const char *point, bool provision, const char *id_in,
 		if (lease_lock_acquire(t->state, 5000, &lk) != 0)
 			_exit(3);
 		if (provision) {
-			if (lease_store_insert(cs, &sp, id) != 0)
+			if (lease_record_insert(cs, &sp, id) != 0)
 				_exit(4);
 			if (lease_provision_git(cs, lk, t->state, id, t->repo,
 			    NULL) != 0)
@@ -261,7 +261,7 @@ rt_invariants(struct rt *t)
 	struct rt_ctx c = { t->s, 0 };
 	size_t n, i;
 
-	ck_assert_int_eq(lease_store_list(t->s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_int_eq(lease_record_list(t->s, LEASE_LIST_ALL, &v, &n), 0);
 	for (i = 0; i < n; i++) {
 		struct rt_seq q = { 0, 0, "" };
 
@@ -277,7 +277,7 @@ rt_invariants(struct rt *t)
 		ck_assert_int_eq(lease_receipt_verify(t->s, v[i].id, NULL,
 		    NULL), 0);
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	/* nothing on disk without a live journal row */
 	c.bad += rt_scan(t->s, t->state, "worktrees", LEASE_RES_WORKTREE);
 	c.bad += rt_scan(t->s, t->state, "leases", LEASE_RES_LEASE_DIR);

@@ -20,7 +20,7 @@ new_lease(char out[LEASE_ID_LEN + 1])
 {
 	struct lease_spec sp = { .mode = LEASE_MODE_SANDBOXED };
 
-	ck_assert_int_eq(lease_store_insert(s, &sp, out), 0);
+	ck_assert_int_eq(lease_record_insert(s, &sp, out), 0);
 }
 
 static void
@@ -89,7 +89,7 @@ START_TEST(test_receipt_chain_verifies)
 	ck_assert_int_eq(lease_receipt_verify(s, id, &len, head), 0);
 	ck_assert_int_eq(len, 3);
 	ck_assert_uint_eq(strlen(head), 64);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.receipt_len, 3);
 	ck_assert_str_eq(r.receipt_head, head);
 	lease_record_clear(&r);

@@ -160,7 +160,7 @@ START_TEST(test_recover_provision_reject_gc)
 
 	ck_assert_msg(rt_provision(&t, "main", id) == 0, "%s",
 	    lease_store_errmsg(t.s));
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_PROVISIONING);
 	ck_assert_str_eq(r.base, t.c[2]);
 	ck_assert_str_eq(r.base_ref, "refs/heads/main");
@@ -192,20 +192,20 @@ START_TEST(test_recover_provision_reject_gc)
 	lease_resources_free(v, n);
 
 	/* run, result, reject: runtime resources go, the branch stays */
-	ck_assert_int_eq(lease_store_transition(t.s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, id, LEASE_EV_RESULT,
+	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_RESULT,
 	    NULL, NULL), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, id, LEASE_EV_REJECT,
+	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_REJECT,
 	    "operator", NULL), 0);
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_PENDING);
 	lease_record_clear(&r);
 	ck_assert_int_eq(lease_provision_teardown(t.s, t.state, id,
 	    LEASE_TEARDOWN_RUNTIME), 0);
 	ck_assert_int_eq(lease_provision_teardown(t.s, t.state, id,
 	    LEASE_TEARDOWN_RUNTIME), 0);	/* idempotent */
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_CONFIRMED);
 	lease_record_clear(&r);
 	ck_assert(!exists(wt));
@@ -222,7 +222,7 @@ START_TEST(test_recover_provision_reject_gc)
 	lease_lock_release(lk);
 	ck_assert(!exists(ld));
 	ck_assert_int_eq(branch_exists(id), 0);
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), LEASE_ENOTFOUND);
 	ck_assert_uint_eq(rt_invariants(&t), 0);
 	free(wt);
 	free(ws);
@@ -237,8 +237,8 @@ START_TEST(test_recover_two_leases_one_base)
 
 	ck_assert_int_eq(rt_provision(&t, NULL, a), 0);
 	ck_assert_int_eq(rt_provision(&t, NULL, b), 0);
-	ck_assert_int_eq(lease_store_get(t.s, a, &ra), 0);
-	ck_assert_int_eq(lease_store_get(t.s, b, &rb), 0);
+	ck_assert_int_eq(lease_record_get(t.s, a, &ra), 0);
+	ck_assert_int_eq(lease_record_get(t.s, b, &rb), 0);
 	ck_assert_str_eq(ra.base, rb.base);
 	ck_assert_str_ne(ra.branch, rb.branch);
 	ck_assert_str_ne(ra.worktree, rb.worktree);
@@ -271,7 +271,7 @@ expect_refused(const char *repo, const char *base, int want,
 	ck_assert_msg(rc == want, "provision gave %d (%s), want %d", rc,
 	    lease_store_errmsg(t.s), want);
 	ck_assert_str_ne(lease_store_errmsg(t.s), "");
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
 	ck_assert_str_eq(r.failed_reason, reason);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_NONE);
@@ -327,7 +327,7 @@ START_TEST(test_recover_branch_collision)
 	lease_lock_release(lk);
 	ck_assert_ptr_nonnull(strstr(lease_store_errmsg(t.s),
 	    "already exists"));
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
 	ck_assert_str_eq(r.failed_reason, "branch_exists");
 	lease_record_clear(&r);
@@ -398,8 +398,8 @@ START_TEST(test_recover_holder_alive_once)
 	struct lease_record r;
 
 	ck_assert_int_eq(rt_provision(&t, NULL, id), 0);
-	ck_assert_int_eq(lease_store_set_holder(t.s, id, 4242, 1), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_set_holder(t.s, id, 4242, 1), 0);
+	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_LIVE), 1);
@@ -408,7 +408,7 @@ START_TEST(test_recover_holder_alive_once)
 	rep = rt_reconcile(&t, rt_alive, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_LIVE), 1);
 	lease_recover_report_free(rep);
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_RUNNING);
 	lease_record_clear(&r);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
@@ -432,7 +432,7 @@ START_TEST(test_recover_holder_lost)
 	json_t *j;
 
 	ck_assert_int_eq(rt_provision(&t, NULL, id), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
 	/* dry run: reported, nothing written */
 	rep = rt_reconcile(&t, _i == 0 ? rt_dead : wedged,
@@ -440,7 +440,7 @@ START_TEST(test_recover_holder_lost)
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_HOLDER_LOST), 1);
 	ck_assert(rep->dry_run);
 	lease_recover_report_free(rep);
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_RUNNING);
 	lease_record_clear(&r);
 
@@ -452,7 +452,7 @@ START_TEST(test_recover_holder_lost)
 	    json_object_get(j, "findings"), 0), "kind")), "holder_lost");
 	json_decref(j);
 	lease_recover_report_free(rep);
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
 	ck_assert_str_eq(r.failed_reason, "holder_lost");
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_PENDING);
@@ -483,7 +483,7 @@ START_TEST(test_recover_default_probe)
 	pid_t pid;
 
 	ck_assert_int_eq(rt_provision(&t, NULL, id), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -494,7 +494,7 @@ START_TEST(test_recover_default_probe)
 	ck_assert_int_eq(lease_proc_start(pid, &start), 0);
 	ck_assert(lease_proc_alive(pid, start));
 	ck_assert(!lease_proc_alive(pid, start + 1));	/* a reused PID */
-	ck_assert_int_eq(lease_store_set_holder(t.s, id, pid, start), 0);
+	ck_assert_int_eq(lease_record_set_holder(t.s, id, pid, start), 0);
 	rep = rt_reconcile(&t, NULL, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_LIVE), 1);
 	lease_recover_report_free(rep);
@@ -505,7 +505,7 @@ START_TEST(test_recover_default_probe)
 	rep = rt_reconcile(&t, NULL, 0);
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_HOLDER_LOST), 1);
 	lease_recover_report_free(rep);
-	ck_assert_int_eq(lease_store_get(t.s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
 	lease_record_clear(&r);
 }
@@ -543,8 +543,8 @@ START_TEST(test_recover_orphans_two_inventories)
 
 	/* a running lease makes the repository known to the journal */
 	ck_assert_int_eq(rt_provision(&t, NULL, id), 0);
-	ck_assert_int_eq(lease_store_set_holder(t.s, id, 4242, 1), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_set_holder(t.s, id, 4242, 1), 0);
+	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
 	ck_assert_int_eq(mkdir(owt, 0700), 0);
 	ck_assert_int_eq(mkdir(old, 0700), 0);
@@ -643,15 +643,15 @@ START_TEST(test_recover_gc_older_than)
 	ck_assert_int_eq(rt_provision(&t, NULL, a), 0);	/* rejected */
 	ck_assert_int_eq(rt_provision(&t, NULL, b), 0);	/* holder_lost */
 	ck_assert_int_eq(rt_provision(&t, NULL, c), 0);	/* live */
-	ck_assert_int_eq(lease_store_transition(t.s, a, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(t.s, a, LEASE_EV_START, NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, a, LEASE_EV_RESULT, NULL,
+	ck_assert_int_eq(lease_record_transition(t.s, a, LEASE_EV_RESULT, NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, a, LEASE_EV_REJECT, NULL,
+	ck_assert_int_eq(lease_record_transition(t.s, a, LEASE_EV_REJECT, NULL,
 	    NULL), 0);
 	ck_assert_int_eq(lease_provision_teardown(t.s, t.state, a,
 	    LEASE_TEARDOWN_RUNTIME), 0);
-	ck_assert_int_eq(lease_store_transition(t.s, b, LEASE_EV_FAIL,
+	ck_assert_int_eq(lease_record_transition(t.s, b, LEASE_EV_FAIL,
 	    "holder_lost", NULL), 0);
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
 	/* nothing is older than an hour */
@@ -663,7 +663,7 @@ START_TEST(test_recover_gc_older_than)
 	 * fast machine, a tmpfs journal): younger than 1 ms it is not, but
 	 * age 0 takes it.
 	 */
-	ck_assert_int_eq(lease_store_get(t.s, a, &r), 0);
+	ck_assert_int_eq(lease_record_get(t.s, a, &r), 0);
 	clock_frozen_ms = r.updated_at;
 	lease_record_clear(&r);
 	clock_frozen = true;
@@ -677,10 +677,10 @@ START_TEST(test_recover_gc_older_than)
 	clock_frozen = false;
 	lease_lock_release(lk);
 	ck_assert_uint_eq(removed, 1);
-	ck_assert_int_eq(lease_store_get(t.s, a, &r), LEASE_ENOTFOUND);
-	ck_assert_int_eq(lease_store_get(t.s, b, &r), 0);	/* pending */
+	ck_assert_int_eq(lease_record_get(t.s, a, &r), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease_record_get(t.s, b, &r), 0);	/* pending */
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_get(t.s, c, &r), 0);	/* live */
+	ck_assert_int_eq(lease_record_get(t.s, c, &r), 0);	/* live */
 	lease_record_clear(&r);
 	ck_assert_uint_eq(rt_invariants(&t), 2);
 }
@@ -756,14 +756,14 @@ START_TEST(test_recover_crash_during_provisioning)
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 0);
 	lease_recover_report_free(rep);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
-	ck_assert_int_eq(lease_store_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_int_eq(lease_record_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_int_eq(v[0].state, LEASE_STATE_FAILED);
 	ck_assert_str_eq(v[0].failed_reason, "provisioning_interrupted");
 	ck_assert(v[0].cleanup == LEASE_CLEANUP_CONFIRMED ||
 	    v[0].cleanup == LEASE_CLEANUP_NONE);
 	ck_assert(!rt_has_row(t.s, v[0].id, LEASE_RES_BRANCH));
 	ck_assert(!rt_has_row(t.s, v[0].id, LEASE_RES_WORKSPACE));
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	/* a second reconcile finds nothing more to do */
 	rep = rt_reconcile(&t, rt_dead, 0);
 	ck_assert_uint_eq(rep->n, 0);
@@ -783,9 +783,9 @@ then_reject_teardown(struct lease_store *s, struct lease_lock *lk,
     const char *state, const char *id)
 {
 	(void)lk;
-	if (lease_store_transition(s, id, LEASE_EV_START, NULL, NULL) != 0 ||
-	    lease_store_transition(s, id, LEASE_EV_RESULT, NULL, NULL) != 0 ||
-	    lease_store_transition(s, id, LEASE_EV_REJECT, "operator",
+	if (lease_record_transition(s, id, LEASE_EV_START, NULL, NULL) != 0 ||
+	    lease_record_transition(s, id, LEASE_EV_RESULT, NULL, NULL) != 0 ||
+	    lease_record_transition(s, id, LEASE_EV_REJECT, "operator",
 	    NULL) != 0)
 		_exit(6);
 	if (lease_provision_teardown(s, state, id, LEASE_TEARDOWN_RUNTIME) != 0)
@@ -815,13 +815,13 @@ START_TEST(test_recover_crash_during_teardown)
 	ck_assert_uint_eq(rt_count(rep, LEASE_FIND_ORPHAN), 0);
 	lease_recover_report_free(rep);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
-	ck_assert_int_eq(lease_store_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_int_eq(lease_record_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_int_eq(v[0].state, LEASE_STATE_REJECTED);
 	ck_assert_int_eq(v[0].cleanup, LEASE_CLEANUP_CONFIRMED);
 	ck_assert(!exists(v[0].worktree));
 	ck_assert(!exists(v[0].workspace));
 	ck_assert_int_eq(branch_exists(v[0].id), 1);	/* kept until gc */
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 }
 END_TEST
 
@@ -858,12 +858,12 @@ START_TEST(test_recover_crash_during_gc)
 	lease_recover_report_free(rep);
 	ck_assert_uint_eq(rt_invariants(&t), 1);
 	/* gc again: it finishes */
-	ck_assert_int_eq(lease_store_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_int_eq(lease_record_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
 	ck_assert_msg(lease_recover_gc_id(t.s, lk, t.state, v[0].id) == 0, "%s",
 	    lease_store_errmsg(t.s));
 	lease_lock_release(lk);
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	ck_assert_uint_eq(rt_invariants(&t), 0);
 }
 END_TEST

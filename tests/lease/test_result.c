@@ -66,12 +66,12 @@ new_lease(char id[LEASE_ID_LEN + 1], const char *name)
 	spec.mode = LEASE_MODE_SANDBOXED;
 	spec.adapter = "bwrap";
 	spec.isolation = "bwrap";
-	ck_assert_int_eq(lease_store_insert(st, &spec, id), 0);
+	ck_assert_int_eq(lease_record_insert(st, &spec, id), 0);
 	ck_assert_int_eq(lease_lock_acquire(state, 5000, &lk), 0);
 	ck_assert_msg(lease_provision_git(st, lk, state, id, repo, "main") ==
 	    0, "provision: %s", lease_store_errmsg(st));
 	lease_lock_release(lk);
-	ck_assert_int_eq(lease_store_transition(st, id, LEASE_EV_START,
+	ck_assert_int_eq(lease_record_transition(st, id, LEASE_EV_START,
 	    "test", NULL), 0);
 }
 
@@ -174,7 +174,7 @@ record(const char *id)
 {
 	struct lease_record r;
 
-	ck_assert_int_eq(lease_store_get(st, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(st, id, &r), 0);
 	return r;
 }
 
@@ -897,8 +897,8 @@ START_TEST(test_result_states)
 	memset(&spec, 0, sizeof spec);
 	spec.mode = LEASE_MODE_TRUSTED_LOCAL;
 	spec.adapter = "trusted_local";
-	ck_assert_int_eq(lease_store_insert(st, &spec, t), 0);
-	ck_assert_int_eq(lease_store_transition(st, t, LEASE_EV_START, "x",
+	ck_assert_int_eq(lease_record_insert(st, &spec, t), 0);
+	ck_assert_int_eq(lease_record_transition(st, t, LEASE_EV_START, "x",
 	    NULL), 0);
 	ck_assert_int_eq(finish(t, NULL), -EINVAL);
 	ck_assert_int_eq(lease_result_finish(st, state, "nope", NULL),
@@ -1033,7 +1033,7 @@ START_TEST(test_result_ready_without_result)
 
 	new_lease(id, NULL);
 	agent_write(id, "README", "late\n");
-	ck_assert_int_eq(lease_store_transition(st, id, LEASE_EV_RESULT,
+	ck_assert_int_eq(lease_record_transition(st, id, LEASE_EV_RESULT,
 	    "exit 0", NULL), 0);
 	finish_ok(id);
 	res = result_of(id);

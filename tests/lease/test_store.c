@@ -52,7 +52,7 @@ insert_ok(struct lease_store *s, const char *name, char id[LEASE_ID_LEN + 1])
 		.limits = "{\"wall_s\":3600}",
 		.cmd = cmd,
 	};
-	int rc = lease_store_insert(s, &sp, id);
+	int rc = lease_record_insert(s, &sp, id);
 
 	ck_assert_msg(rc == 0, "insert: %s", lease_store_errmsg(s));
 	ck_assert(lease_id_valid(id));
@@ -116,7 +116,7 @@ START_TEST(test_store_insert_get_list)
 	insert_ok(s, "first", a);
 	insert_ok(s, NULL, b);
 	ck_assert_str_ne(a, b);
-	ck_assert_int_eq(lease_store_get(s, a, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, a, &r), 0);
 	ck_assert_str_eq(r.id, a);
 	ck_assert_str_eq(r.name, "first");
 	ck_assert_int_eq(r.state, LEASE_STATE_PROVISIONING);
@@ -133,26 +133,26 @@ START_TEST(test_store_insert_get_list)
 	ck_assert_str_eq(r.receipt_head, "");
 	ck_assert_int_gt(r.created_at, 1600000000000LL);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_get(s, b, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, b, &r), 0);
 	ck_assert_str_eq(r.name, b);	/* defaults to the ID */
 	lease_record_clear(&r);
 	lease_record_clear(&r);		/* idempotent */
 
-	ck_assert_int_eq(lease_store_transition(s, b, LEASE_EV_FAIL, "x",
+	ck_assert_int_eq(lease_record_transition(s, b, LEASE_EV_FAIL, "x",
 	    NULL), 0);
-	ck_assert_int_eq(lease_store_list(s, 0, &v, &n), 0);
+	ck_assert_int_eq(lease_record_list(s, 0, &v, &n), 0);
 	ck_assert_uint_eq(n, 1);
 	ck_assert_str_eq(v[0].id, a);
-	lease_records_free(v, n);
-	ck_assert_int_eq(lease_store_list(s, LEASE_LIST_ALL, &v, &n), 0);
+	lease_record_list_free(v, n);
+	ck_assert_int_eq(lease_record_list(s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_lt(strcmp(v[0].id, v[1].id), 0);
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 
-	ck_assert_int_eq(lease_store_get(s, "20260101-000000-000-0000", &r),
+	ck_assert_int_eq(lease_record_get(s, "20260101-000000-000-0000", &r),
 	    LEASE_ENOTFOUND);
-	ck_assert_int_eq(lease_store_get(s, "../etc", &r), LEASE_EBADID);
-	ck_assert_int_eq(lease_store_get(s, "%", &r), LEASE_EBADID);
+	ck_assert_int_eq(lease_record_get(s, "../etc", &r), LEASE_EBADID);
+	ck_assert_int_eq(lease_record_get(s, "%", &r), LEASE_EBADID);
 	lease_store_close(s);
 }
 END_TEST
@@ -164,15 +164,15 @@ START_TEST(test_store_insert_rejects_bad_spec)
 	struct lease_spec sp = { .mode = LEASE_MODE_SANDBOXED,
 		.limits = "{not json" };
 
-	ck_assert_int_eq(lease_store_insert(s, &sp, id), -EINVAL);
+	ck_assert_int_eq(lease_record_insert(s, &sp, id), -EINVAL);
 	sp.limits = NULL;
 	memset(big, 'x', sizeof big - 1);
 	big[sizeof big - 1] = '\0';
 	sp.name = big;
-	ck_assert_int_eq(lease_store_insert(s, &sp, id), -EINVAL);
+	ck_assert_int_eq(lease_record_insert(s, &sp, id), -EINVAL);
 	sp.name = NULL;
 	sp.mode = LEASE_MODE_COUNT;
-	ck_assert_int_eq(lease_store_insert(s, &sp, id), -EINVAL);
+	ck_assert_int_eq(lease_record_insert(s, &sp, id), -EINVAL);
 	lease_store_close(s);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM leases"), 0);
 }
@@ -186,9 +186,9 @@ START_TEST(test_store_ids_unique_and_kept)
 
 	for (i = 0; i < 300; i++)
 		insert_ok(s, NULL, id);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_CANCEL, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_CANCEL, NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_store_delete(s, id), 0);
+	ck_assert_int_eq(lease_record_delete(s, id), 0);
 	lease_store_close(s);
 	ck_assert_int_eq(raw_int("SELECT count(DISTINCT id) FROM leases"),
 	    299);
@@ -205,23 +205,23 @@ START_TEST(test_store_transitions)
 	enum lease_state next;
 
 	insert_ok(s, NULL, id);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_RESULT, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_RESULT, NULL,
 	    NULL), LEASE_EBADTRANSITION);
 	ck_assert_ptr_nonnull(strstr(lease_store_errmsg(s), "not allowed"));
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_START,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_START,
 	    "holder up", &next), 0);
 	ck_assert_int_eq(next, LEASE_STATE_RUNNING);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_RESULT, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_RESULT, NULL,
 	    &next), 0);
 	ck_assert_int_eq(next, LEASE_STATE_RESULT_READY);
 	/* SPEC 5.1: result_ready -> running is not allowed */
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_START, NULL,
 	    NULL), LEASE_EBADTRANSITION);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_FAIL, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_FAIL, NULL,
 	    NULL), LEASE_EBADTRANSITION);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_REJECT,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_REJECT,
 	    "operator", NULL), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_REJECTED);
 	/* no resources: nothing to clean */
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_NONE);
@@ -249,11 +249,11 @@ START_TEST(test_store_failed_reason_and_cleanup_pending)
 	    "/state/leases/x/work", NULL), 0);
 	ck_assert_int_eq(lease_store_resource_created(s, id,
 	    LEASE_RES_WORKSPACE, "/state/leases/x/work"), 0);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_FAIL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_FAIL,
 	    "holder_lost", NULL), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
 	ck_assert_str_eq(r.failed_reason, "holder_lost");
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_PENDING);
@@ -265,14 +265,14 @@ START_TEST(test_store_failed_reason_and_cleanup_pending)
 		struct lease_record *v;
 		size_t n;
 
-		ck_assert_int_eq(lease_store_list(s, 0, &v, &n), 0);
+		ck_assert_int_eq(lease_record_list(s, 0, &v, &n), 0);
 		ck_assert_uint_eq(n, 1);
-		lease_records_free(v, n);
+		lease_record_list_free(v, n);
 	}
 	/* removing the runtime resource confirms cleanup; branch is kept */
 	ck_assert_int_eq(lease_store_resource_removed(s, id,
 	    LEASE_RES_WORKSPACE, "/state/leases/x/work"), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_CONFIRMED);
 	lease_record_clear(&r);
 	lease_store_close(s);
@@ -288,26 +288,26 @@ START_TEST(test_store_activity_unseen)
 	struct lease_record r;
 
 	insert_ok(s, NULL, id);
-	ck_assert_int_eq(lease_store_set_activity(s, id, LEASE_ACT_WORKING,
+	ck_assert_int_eq(lease_record_set_activity(s, id, LEASE_ACT_WORKING,
 	    "egress"), 0);
-	ck_assert_int_eq(lease_store_set_activity(s, id, LEASE_ACT_WORKING,
+	ck_assert_int_eq(lease_record_set_activity(s, id, LEASE_ACT_WORKING,
 	    "egress"), 0);
-	ck_assert_int_eq(lease_store_set_activity(s, id, LEASE_ACT_BLOCKED,
+	ck_assert_int_eq(lease_record_set_activity(s, id, LEASE_ACT_BLOCKED,
 	    "rule:claude"), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.activity, LEASE_ACT_BLOCKED);
 	ck_assert(!r.unseen);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_set_activity(s, id, LEASE_ACT_DONE,
+	ck_assert_int_eq(lease_record_set_activity(s, id, LEASE_ACT_DONE,
 	    "exit 0"), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert(r.unseen);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_mark_seen(s, id), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_mark_seen(s, id), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert(!r.unseen);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_set_activity(s, id, LEASE_ACT_COUNT,
+	ck_assert_int_eq(lease_record_set_activity(s, id, LEASE_ACT_COUNT,
 	    NULL), -EINVAL);
 	lease_store_close(s);
 	/* the repeated activity wrote no row */
@@ -326,30 +326,30 @@ START_TEST(test_store_fields_holder)
 	struct lease_record r;
 
 	insert_ok(s, NULL, id);
-	ck_assert_int_eq(lease_store_set_text(s, id, LEASE_FIELD_SANDBOX_ID,
+	ck_assert_int_eq(lease_record_set_text(s, id, LEASE_FIELD_SANDBOX_ID,
 	    "sbx-1"), 0);
-	ck_assert_int_eq(lease_store_set_text(s, id, LEASE_FIELD_RESULT,
+	ck_assert_int_eq(lease_record_set_text(s, id, LEASE_FIELD_RESULT,
 	    "{\"status\":\"ok\"}"), 0);
-	ck_assert_int_eq(lease_store_set_text(s, id, LEASE_FIELD_RESULT,
+	ck_assert_int_eq(lease_record_set_text(s, id, LEASE_FIELD_RESULT,
 	    "{oops"), -EINVAL);
-	ck_assert_int_eq(lease_store_set_text(s, id, LEASE_FIELD_NAME, NULL),
+	ck_assert_int_eq(lease_record_set_text(s, id, LEASE_FIELD_NAME, NULL),
 	    -EINVAL);
-	ck_assert_int_eq(lease_store_set_text(s, id, LEASE_FIELD_COUNT, "x"),
+	ck_assert_int_eq(lease_record_set_text(s, id, LEASE_FIELD_COUNT, "x"),
 	    -EINVAL);
-	ck_assert_int_eq(lease_store_set_holder(s, id, 4242, 987654), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_set_holder(s, id, 4242, 987654), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_str_eq(r.sandbox_id, "sbx-1");
 	ck_assert_str_eq(r.result, "{\"status\":\"ok\"}");
 	ck_assert_int_eq(r.holder_pid, 4242);
 	ck_assert_int_eq(r.holder_start, 987654);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_set_holder(s, id, 0, 0), 0);
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_set_holder(s, id, 0, 0), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.holder_pid, 0);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_set_holder(s, "nope", 1, 1),
+	ck_assert_int_eq(lease_record_set_holder(s, "nope", 1, 1),
 	    LEASE_EBADID);
-	ck_assert_int_eq(lease_store_set_holder(s,
+	ck_assert_int_eq(lease_record_set_holder(s,
 	    "20200101-000000-000-0000", 1, 1), LEASE_ENOTFOUND);
 	lease_store_close(s);
 }
@@ -439,7 +439,7 @@ START_TEST(test_store_events)
 
 	insert_ok(s, NULL, a);
 	insert_ok(s, NULL, b);
-	ck_assert_int_eq(lease_store_transition(s, a, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(s, a, LEASE_EV_START, NULL,
 	    NULL), 0);
 	ck_assert_int_eq(lease_store_events(s, NULL, 0, 0, on_event, &acc,
 	    &last), 0);
@@ -451,7 +451,7 @@ START_TEST(test_store_events)
 	    &last), 0);
 	ck_assert_int_eq(acc.n, 0);
 	/* ...until something happens */
-	ck_assert_int_eq(lease_store_set_activity(s, b, LEASE_ACT_PROMPT,
+	ck_assert_int_eq(lease_record_set_activity(s, b, LEASE_ACT_PROMPT,
 	    "osc133"), 0);
 	ck_assert_int_eq(lease_store_events(s, NULL, 0, last, on_event, &acc,
 	    &last), 0);
@@ -481,11 +481,11 @@ START_TEST(test_store_delete_refuses_live)
 	char id[LEASE_ID_LEN + 1];
 
 	insert_ok(s, NULL, id);
-	ck_assert_int_eq(lease_store_delete(s, id), LEASE_EBUSY);
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_CANCEL,
+	ck_assert_int_eq(lease_record_delete(s, id), LEASE_EBUSY);
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_CANCEL,
 	    "operator", NULL), 0);
-	ck_assert_int_eq(lease_store_delete(s, id), 0);
-	ck_assert_int_eq(lease_store_delete(s, id), LEASE_ENOTFOUND);
+	ck_assert_int_eq(lease_record_delete(s, id), 0);
+	ck_assert_int_eq(lease_record_delete(s, id), LEASE_ENOTFOUND);
 	lease_store_close(s);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM transitions"), 0);
 }
@@ -538,7 +538,7 @@ make_populated(void)
 
 	for (i = 0; i < 40; i++) {
 		insert_ok(s, "some fairly long name to fill pages quickly", id);
-		ck_assert_int_eq(lease_store_set_text(s, id,
+		ck_assert_int_eq(lease_record_set_text(s, id,
 		    LEASE_FIELD_POLICY, "[net]\nallow = example.com\n"
 		    "[limits]\nwall = 3600\nmemory = 4G\n"), 0);
 	}
@@ -629,7 +629,7 @@ START_TEST(test_store_locked_write_times_out)
 	ck_assert_int_eq(sqlite3_exec(h, "BEGIN EXCLUSIVE; "
 	    "UPDATE leases SET name = 'held'", NULL, NULL, NULL), SQLITE_OK);
 	t0 = cu_now_ms();
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_START, NULL,
 	    NULL), LEASE_ELOCKED);
 	dt = cu_now_ms() - t0;
 	ck_assert_ptr_nonnull(strstr(lease_store_errmsg(s), "locked"));
@@ -640,7 +640,7 @@ START_TEST(test_store_locked_write_times_out)
 	sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_close(h);
 	/* and the journal is intact: the transition can happen now */
-	ck_assert_int_eq(lease_store_transition(s, id, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
 	lease_store_close(s);
 }
@@ -753,7 +753,7 @@ START_TEST(test_store_disk_full)
 	}
 	memset(big, 'p', 4095);
 	for (i = 0; i < 200 && rc == 0; i++) {
-		rc = lease_store_insert(s, &(struct lease_spec){
+		rc = lease_record_insert(s, &(struct lease_spec){
 		    .mode = LEASE_MODE_SANDBOXED, .policy = big }, id);
 	}
 	ck_assert_msg(rc == -ENOSPC, "rc %d: %s", rc, lease_store_errmsg(s));
@@ -762,10 +762,10 @@ START_TEST(test_store_disk_full)
 	/* free the space: the journal is intact and usable */
 	ck_assert_int_eq(unlink(fill), 0);
 	s = open_ok();
-	ck_assert_int_eq(lease_store_get(s, first, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, first, &r), 0);
 	ck_assert_str_eq(r.name, "survivor");
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_transition(s, first, LEASE_EV_START, NULL,
+	ck_assert_int_eq(lease_record_transition(s, first, LEASE_EV_START, NULL,
 	    NULL), 0);
 	lease_store_close(s);
 	free(fill);
@@ -795,14 +795,14 @@ START_TEST(test_store_commit_survives_sigkill)
 
 		close(p[0]);
 		if (lease_store_open(&cs, db) != 0 ||
-		    lease_store_transition(cs, id, LEASE_EV_START, "up",
+		    lease_record_transition(cs, id, LEASE_EV_START, "up",
 		    NULL) != 0)
 			_exit(1);
 		/* committed: tell the parent, then keep writing activity */
 		if (write(p[1], "k", 1) != 1)
 			_exit(2);
 		for (n = 0;; n++) {
-			int rc = lease_store_set_activity(cs, id, n % 2 ?
+			int rc = lease_record_set_activity(cs, id, n % 2 ?
 			    LEASE_ACT_WORKING : LEASE_ACT_PROMPT, "loop");
 
 			(void)rc;
@@ -814,7 +814,7 @@ START_TEST(test_store_commit_survives_sigkill)
 	ck_assert_int_eq(lt_wait(pid), 128 + SIGKILL);
 	close(p[0]);
 	s = open_ok();
-	ck_assert_int_eq(lease_store_get(s, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_RUNNING);
 	lease_record_clear(&r);
 	lease_store_close(s);
@@ -845,11 +845,12 @@ START_TEST(test_store_concurrent_writers)
 			if (lease_store_open(&cs, db) != 0)
 				_exit(1);
 			for (j = 0; j < 60; j++) {
-				if (lease_store_set_activity(cs, id, (j + i) %
+				if (lease_record_set_activity(cs, id, (j + i) %
 				    2 ? LEASE_ACT_WORKING : LEASE_ACT_PROMPT,
 				    "w") != 0)
 					_exit(2);
-				if (lease_store_insert(cs, &(struct lease_spec){
+				if (lease_record_insert(cs,
+				    &(struct lease_spec){
 				    .mode = LEASE_MODE_TRUSTED_LOCAL }, mine)
 				    != 0)
 					_exit(3);
@@ -881,7 +882,7 @@ fill_fixture(struct lease_store *s)
 	    "corral/fixture", "/src/repo"), 0);
 	ck_assert_int_eq(lease_store_resource_created(s, a, LEASE_RES_BRANCH,
 	    "corral/fixture"), 0);
-	ck_assert_int_eq(lease_store_transition(s, a, LEASE_EV_START, "up",
+	ck_assert_int_eq(lease_record_transition(s, a, LEASE_EV_START, "up",
 	    NULL), 0);
 	f = json_pack("{s:s}", "kernel", "6.1.0");
 	ck_assert_int_eq(lease_receipt_append(s, a, "preflight", f, NULL), 0);
@@ -890,7 +891,7 @@ fill_fixture(struct lease_store *s)
 	insert_ok(s, "fixture-two", b);
 	ck_assert_int_eq(lease_store_resource_plan(s, b, LEASE_RES_WORKSPACE,
 	    "/state/leases/b/work", NULL), 0);
-	ck_assert_int_eq(lease_store_transition(s, b, LEASE_EV_FAIL,
+	ck_assert_int_eq(lease_record_transition(s, b, LEASE_EV_FAIL,
 	    "holder_lost", NULL), 0);
 }
 
@@ -902,7 +903,7 @@ check_fixture(struct lease_store *s)
 	int64_t len;
 	size_t n;
 
-	ck_assert_int_eq(lease_store_list(s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_int_eq(lease_record_list(s, LEASE_LIST_ALL, &v, &n), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_str_eq(v[0].name, "fixture-one");
 	ck_assert_int_eq(v[0].state, LEASE_STATE_RUNNING);
@@ -914,13 +915,13 @@ check_fixture(struct lease_store *s)
 	ck_assert_str_eq(v[1].failed_reason, "holder_lost");
 	ck_assert_int_eq(v[1].cleanup, LEASE_CLEANUP_PENDING);
 	/* the journal keeps working after the migration */
-	ck_assert_int_eq(lease_store_set_activity(s, v[0].id,
+	ck_assert_int_eq(lease_record_set_activity(s, v[0].id,
 	    LEASE_ACT_PROMPT, "after migration"), 0);
 	ck_assert_int_eq(lease_receipt_append(s, v[0].id, "after", NULL,
 	    NULL), 0);
 	ck_assert_int_eq(lease_receipt_verify(s, v[0].id, &len, NULL), 0);
 	ck_assert_int_eq(len, 3);
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 }
 
 START_TEST(test_store_v1_then_v2)

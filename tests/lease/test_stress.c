@@ -48,17 +48,18 @@ holder_main(void)
 
 	if (lease_store_open(&s, t.db) != 0 ||
 	    lease_lock_acquire(t.state, 10000, &lk) != 0 ||
-	    lease_store_insert(s, &sp, id) != 0 ||
+	    lease_record_insert(s, &sp, id) != 0 ||
 	    lease_provision_git(s, lk, t.state, id, t.repo, NULL) != 0 ||
 	    lease_proc_start(getpid(), &start) != 0 ||
-	    lease_store_set_holder(s, id, getpid(), start) != 0)
+	    lease_record_set_holder(s, id, getpid(), start) != 0)
 		_exit(2);
 	/* the holder is recorded before the lock goes (see lease.h) */
 	lease_lock_release(lk);
-	if (lease_store_transition(s, id, LEASE_EV_START, NULL, NULL) != 0)
+	if (lease_record_transition(s, id, LEASE_EV_START, NULL, NULL) != 0)
 		_exit(3);
 	for (i = 0; i < 20; i++) {
-		rc = lease_store_set_activity(s, id, i % 2 ? LEASE_ACT_WORKING :
+		rc = lease_record_set_activity(s, id,
+		    i % 2 ? LEASE_ACT_WORKING :
 		    LEASE_ACT_PROMPT, "stress");
 		f = json_pack("{s:i}", "i", i);
 		if (rc != 0 || lease_receipt_append(s, id, "tick", f, NULL) !=
@@ -66,8 +67,8 @@ holder_main(void)
 			_exit(4);
 		json_decref(f);
 	}
-	if (lease_store_transition(s, id, LEASE_EV_RESULT, NULL, NULL) != 0 ||
-	    lease_store_transition(s, id, LEASE_EV_REJECT, "stress",
+	if (lease_record_transition(s, id, LEASE_EV_RESULT, NULL, NULL) != 0 ||
+	    lease_record_transition(s, id, LEASE_EV_REJECT, "stress",
 	    NULL) != 0 ||
 	    lease_provision_teardown(s, t.state, id,
 	        LEASE_TEARDOWN_RUNTIME) != 0)
@@ -159,7 +160,7 @@ START_TEST(test_stress_random_sigkills)
 		ck_assert_uint_le(nleases, before + 1);
 		before = nleases;
 	}
-	ck_assert_int_eq(lease_store_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_int_eq(lease_record_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	for (k = 0; k < n; k++) {
 		ck_assert(lease_state_final(v[k].state));
 		if (v[k].state == LEASE_STATE_REJECTED)
@@ -175,7 +176,7 @@ START_TEST(test_stress_random_sigkills)
 			ck_assert(v[k].cleanup == LEASE_CLEANUP_CONFIRMED ||
 			    v[k].cleanup == LEASE_CLEANUP_NONE);
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	fig.iterations = iterations;
 	fprintf(stderr, "stress: %d iterations, %d SIGKILLs (holder %d, "
 	    "console %d), holders finished %d; leases: %d rejected, %d "

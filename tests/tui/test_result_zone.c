@@ -107,12 +107,12 @@ START_TEST(test_result_zone_checks)
 	memset(&spec, 0, sizeof spec);
 	spec.mode = LEASE_MODE_SANDBOXED;
 	spec.adapter = "bwrap";
-	ck_assert_int_eq(lease_store_insert(ctx.store, &spec, id), 0);
+	ck_assert_int_eq(lease_record_insert(ctx.store, &spec, id), 0);
 	ck_assert_int_eq(lease_lock_acquire(state, 5000, &lk), 0);
 	ck_assert_int_eq(lease_provision_git(ctx.store, lk, state, id, repo,
 	    "main"), 0);
 	lease_lock_release(lk);
-	ck_assert_int_eq(lease_store_transition(ctx.store, id, LEASE_EV_START,
+	ck_assert_int_eq(lease_record_transition(ctx.store, id, LEASE_EV_START,
 	    "test", NULL), 0);
 	snprintf(policy, sizeof policy,
 	    "[checks]\n"
@@ -125,7 +125,7 @@ START_TEST(test_result_zone_checks)
 	    "failing = echo about to fail; exit 3\n"
 	    "compile = cc -c src/new.c -o /tmp/new.o\n",
 	    ntohs(sa.sin_port));
-	ck_assert_int_eq(lease_store_set_text(ctx.store, id,
+	ck_assert_int_eq(lease_record_set_text(ctx.store, id,
 	    LEASE_FIELD_POLICY, policy), 0);
 	ws = lease_path_workspace(state, id);
 	lt_write(ws, "src/new.c", "int fresh;\n");
@@ -134,7 +134,7 @@ START_TEST(test_result_zone_checks)
 	rc = tui_checks_finish(&ctx, id, NULL, NULL);
 	ck_assert_msg(rc == 0, "finish: %d %s", rc,
 	    lease_store_errmsg(ctx.store));
-	ck_assert_int_eq(lease_store_get(ctx.store, id, &r), 0);
+	ck_assert_int_eq(lease_record_get(ctx.store, id, &r), 0);
 	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
 	res = json_loads(r.result, 0, NULL);
 	lease_record_clear(&r);

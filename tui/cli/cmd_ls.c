@@ -105,7 +105,7 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		    argv[optind]);
 	if ((st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
-	if (lease_store_list(st, all ? LEASE_LIST_ALL : 0, &v, &n) < 0)
+	if (lease_record_list(st, all ? LEASE_LIST_ALL : 0, &v, &n) < 0)
 		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	arr = json_array();
 	for (size_t i = 0; i < n; i++) {
@@ -141,7 +141,7 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		}
 		json_decref(arr);
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	return TUI_EXIT_OK;
 }
 
@@ -163,7 +163,7 @@ tui_cmd_ls_mark_seen(struct tui_ctx *c, const char *id, bool unseen)
 {
 	if (!unseen || c->json || !isatty(STDOUT_FILENO) || c->store == NULL)
 		return;
-	TUI_BEST_EFFORT(lease_store_mark_seen(c->store, id));
+	TUI_BEST_EFFORT(lease_record_mark_seen(c->store, id));
 }
 
 /*

@@ -138,7 +138,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	spec.adapter = ad->name;
 	spec.isolation = ad->isolation;
 	spec.cmd = a->cmd;
-	if ((rc = lease_store_insert(st, &spec, id)) < 0) {
+	if ((rc = lease_record_insert(st, &spec, id)) < 0) {
 		lease_lock_release(lk);
 		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	}
@@ -165,7 +165,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	}
 	if (mkdir(dir, 0700) < 0) {
 		rc = tui_ctx_err(c, "%s: %s", dir, strerror(errno));
-		TUI_BEST_EFFORT(lease_store_transition(st, id, LEASE_EV_FAIL,
+		TUI_BEST_EFFORT(lease_record_transition(st, id, LEASE_EV_FAIL,
 		    "provision_error", NULL));
 		goto out;
 	}
@@ -184,9 +184,9 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		struct lease_record rec;
 
 		/* The holder journals exec failures itself; make sure. */
-		if (lease_store_get(st, id, &rec) == 0) {
+		if (lease_record_get(st, id, &rec) == 0) {
 			if (!lease_state_final(rec.state))
-				TUI_BEST_EFFORT(lease_store_transition(st, id,
+				TUI_BEST_EFFORT(lease_record_transition(st, id,
 				    LEASE_EV_FAIL, "holder_start_failed", NULL));
 			lease_record_clear(&rec);
 		}

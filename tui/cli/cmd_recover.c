@@ -62,14 +62,14 @@ forget_holder(struct tui_ctx *c, const struct lease_record *r)
 		    (long long)r->holder_start);
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, r->id,
 		    LEASE_RES_HOLDER, ident));
-		TUI_BEST_EFFORT(lease_store_set_holder(c->store, r->id, 0, 0));
+		TUI_BEST_EFFORT(lease_record_set_holder(c->store, r->id, 0, 0));
 	}
 	if ((sock = tui_ctx_holder_sock(c, r->id)) != NULL &&
 	    (unlink(sock) == 0 || errno == ENOENT))
 		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, r->id,
 		    LEASE_RES_SOCKET, sock));
 	free(sock);
-	TUI_BEST_EFFORT(lease_store_set_activity(c->store, r->id,
+	TUI_BEST_EFFORT(lease_record_set_activity(c->store, r->id,
 	    LEASE_ACT_FAILED, "holder_lost"));
 }
 
@@ -85,7 +85,7 @@ stop_lost(struct tui_ctx *c, const char *id)
 	char err[512];
 	int rc;
 
-	if (lease_store_get(c->store, id, &r) < 0)
+	if (lease_record_get(c->store, id, &r) < 0)
 		return;
 	if (r.holder_pid > 0 &&
 	    lease_proc_alive((pid_t)r.holder_pid, r.holder_start))
@@ -159,7 +159,7 @@ sandbox_prepass(struct tui_ctx *c)
 	char err[512];
 	size_t n = 0;
 
-	if (lease_store_list(c->store, LEASE_LIST_ALL, &v, &n) < 0)
+	if (lease_record_list(c->store, LEASE_LIST_ALL, &v, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct lease_record *r = &v[i];
@@ -187,7 +187,7 @@ sandbox_prepass(struct tui_ctx *c)
 			    err);
 		forget_socket(c, r->id);
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 }
 
 /* The sandboxes of every adapter in the orphan inventory (SPEC 9.2). */
@@ -345,7 +345,7 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 
 		/* A sandbox's runtime and bounded workspace go first. */
 		rc = 0;
-		if (lease_store_get(c->store, argv[optind], &r) == 0) {
+		if (lease_record_get(c->store, argv[optind], &r) == 0) {
 			/* A stored credential is revoked, or gc refuses. */
 			if (r.mode == LEASE_MODE_SANDBOXED &&
 			    lease_state_final(r.state) &&

@@ -217,7 +217,7 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 		if (timeout >= 0 && lease_id_now_ms() - start >= timeout)
 			return TUI_EXIT_TIMEOUT;
 		sleep_ms(WATCH_POLL_MS);
-		if (lease_store_get(c->store, id, &rec) < 0)
+		if (lease_record_get(c->store, id, &rec) < 0)
 			return tui_ctx_err(c,
 			    "%s", lease_store_errmsg(c->store));
 	}

@@ -223,7 +223,7 @@ mark_seen(struct tui_app *a, struct tui_session *s)
 	s->bell_badge = false;
 	if (!s->rec.unseen)
 		return;
-	if (lease_store_mark_seen(a->ctx->store, s->id) < 0)
+	if (lease_record_mark_seen(a->ctx->store, s->id) < 0)
 		tui_app_log(a, "mark seen %s: %s", s->id,
 		    lease_store_errmsg(a->ctx->store));
 	else
@@ -317,7 +317,7 @@ journal_reload(struct tui_app *a, const char *must)
 	int rc;
 
 	a->want_journal = false;
-	if (lease_store_list(st, a->started ? 0 : LEASE_LIST_ALL, &v, &n) <
+	if (lease_record_list(st, a->started ? 0 : LEASE_LIST_ALL, &v, &n) <
 	    0) {
 		tui_app_log(a, "journal: %s", lease_store_errmsg(st));
 		return;
@@ -342,14 +342,14 @@ journal_reload(struct tui_app *a, const char *must)
 			tui_app_message(a, false, "new lease %s",
 			    tui_app_name(s));
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 	for (i = a->n; i-- > 0;) {
 		struct tui_session *s = a->s[i];
 
 		if (s->marked)
 			continue;
 		memset(&rec, 0, sizeof rec);
-		rc = lease_store_get(st, s->id, &rec);
+		rc = lease_record_get(st, s->id, &rec);
 		if (rc == 0)
 			update_record(a, s, &rec);
 		else if (rc == LEASE_ENOTFOUND)

@@ -53,13 +53,13 @@ fail_lease(struct prov *p, const char *reason)
 {
 	struct lease_record r;
 
-	if (lease_store_get(p->st, p->id, &r) == 0) {
+	if (lease_record_get(p->st, p->id, &r) == 0) {
 		if (!lease_state_final(r.state))
-			TUI_BEST_EFFORT(lease_store_transition(p->st, p->id,
+			TUI_BEST_EFFORT(lease_record_transition(p->st, p->id,
 			    LEASE_EV_FAIL, reason, NULL));
 		lease_record_clear(&r);
 	}
-	TUI_BEST_EFFORT(lease_store_set_activity(p->st, p->id,
+	TUI_BEST_EFFORT(lease_record_set_activity(p->st, p->id,
 	    LEASE_ACT_FAILED, reason));
 }
 
@@ -361,7 +361,7 @@ base_check(struct prov *p, char *err, size_t errsz)
 	struct lease_record r;
 	int rc = 0;
 
-	if ((rc = lease_store_get(p->st, p->id, &r)) < 0) {
+	if ((rc = lease_record_get(p->st, p->id, &r)) < 0) {
 		snprintf(err, errsz, "%s", lease_store_errmsg(p->st));
 		return rc;
 	}
@@ -427,7 +427,7 @@ provision(struct prov *p, struct lease_lock *lk)
 		char *msg = strdup(lease_store_errmsg(p->st));
 
 		/* The named reason first (not_a_repository, unknown_base...). */
-		if (lease_store_get(p->st, p->id, &r) == 0) {
+		if (lease_record_get(p->st, p->id, &r) == 0) {
 			fprintf(stderr, "corral new: %s: %s\n",
 			    r.failed_reason ? r.failed_reason : "provision_error",
 			    msg ? msg : "");
@@ -582,7 +582,7 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 	spec.adapter = p.ad->name;
 	spec.isolation = p.ad->isolation;
 	spec.cmd = rq->cmd;
-	if ((rc = lease_store_insert(p.st, &spec, id)) < 0) {
+	if ((rc = lease_record_insert(p.st, &spec, id)) < 0) {
 		rc = tui_ctx_err(c, "%s", lease_store_errmsg(p.st));
 		goto out;
 	}
@@ -642,12 +642,12 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 provision:
 	/* What `show` and the console display (SPEC 8.7, 11). */
 	limits = limits_json(&p.pol->limits);
-	TUI_BEST_EFFORT(lease_store_set_text(p.st, id, LEASE_FIELD_POLICY,
+	TUI_BEST_EFFORT(lease_record_set_text(p.st, id, LEASE_FIELD_POLICY,
 	    p.policy_text));
 	if (limits != NULL)
-		TUI_BEST_EFFORT(lease_store_set_text(p.st, id,
+		TUI_BEST_EFFORT(lease_record_set_text(p.st, id,
 		    LEASE_FIELD_LIMITS, limits));
-	TUI_BEST_EFFORT(lease_store_set_text(p.st, id, LEASE_FIELD_ISOLATION,
+	TUI_BEST_EFFORT(lease_record_set_text(p.st, id, LEASE_FIELD_ISOLATION,
 	    p.cmdcfg != NULL ? p.ad->isolation : verified ? "bwrap" :
 	    "bwrap unverified"));
 	/* libgit2 for the git steps and for undoing them (lease.h). */

@@ -283,7 +283,7 @@ tui_checks_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
 
 	if (tui_ctx_store(c) == NULL)
 		return -EIO;
-	if ((rc = lease_store_get(c->store, id, &r)) < 0)
+	if ((rc = lease_record_get(c->store, id, &r)) < 0)
 		return rc;
 	rc = tui_checks_env_new(&r, &e, err, sizeof err);
 	lease_record_clear(&r);

@@ -184,7 +184,7 @@ tui_holder_cred_reconcile(struct tui_ctx *ctx)
 	size_t n = 0;
 
 	if (ctx->store == NULL ||
-	    lease_store_list(ctx->store, LEASE_LIST_ALL, &v, &n) < 0)
+	    lease_record_list(ctx->store, LEASE_LIST_ALL, &v, &n) < 0)
 		return;
 	for (size_t i = 0; i < n; i++) {
 		const struct lease_record *r = &v[i];
@@ -197,5 +197,5 @@ tui_holder_cred_reconcile(struct tui_ctx *ctx)
 			fprintf(stderr, "corral reconcile: %s: credential "
 			    "revoke: %s\n", r->id, err);
 	}
-	lease_records_free(v, n);
+	lease_record_list_free(v, n);
 }

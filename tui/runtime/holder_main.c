@@ -120,16 +120,16 @@ on_started(pid_t child, void *ud)
 	snprintf(ident, sizeof ident, "%d:%lld", (int)getpid(),
 	    (long long)start);
 	snprintf(m->holder_ident, sizeof m->holder_ident, "%s", ident);
-	journal_err(m, lease_store_set_holder(st, m->id, getpid(), start));
+	journal_err(m, lease_record_set_holder(st, m->id, getpid(), start));
 	journal_err(m, lease_store_resource_plan(st, m->id, LEASE_RES_HOLDER,
 	    ident, NULL));
 	journal_err(m, lease_store_resource_created(st, m->id,
 	    LEASE_RES_HOLDER, ident));
 	journal_err(m, lease_store_resource_created(st, m->id,
 	    LEASE_RES_SOCKET, m->sock));
-	journal_err(m, lease_store_transition(st, m->id, LEASE_EV_START,
+	journal_err(m, lease_record_transition(st, m->id, LEASE_EV_START,
 	    "endpoint running", NULL));
-	journal_err(m, lease_store_set_activity(st, m->id,
+	journal_err(m, lease_record_set_activity(st, m->id,
 	    LEASE_ACT_STARTING, "spawned"));
 	receipt(m, "holder_started", json_pack("{s:i, s:i, s:I}", "holder_pid",
 	    (int)getpid(), "child_pid", (int)child, "holder_start",
@@ -173,10 +173,10 @@ on_exited(int64_t ws, bool cancelled, void *ud)
 			snprintf(why, sizeof why, "signal %d",
 			    WTERMSIG(status));
 	}
-	journal_err(m, lease_store_set_activity(st, m->id, act, why));
+	journal_err(m, lease_record_set_activity(st, m->id, act, why));
 	/* A sandboxed exit 0 stays running until its result exists. */
 	if (m->sbx == NULL || ev != LEASE_EV_RESULT)
-		journal_err(m, lease_store_transition(st, m->id, ev, why,
+		journal_err(m, lease_record_transition(st, m->id, ev, why,
 		    NULL));
 	if (ev != LEASE_EV_RESULT)
 		snprintf(m->fail_reason, sizeof m->fail_reason, "%s", why);
@@ -211,7 +211,7 @@ on_activity(const char *state, const char *signal, const char *detail,
 		return;
 	snprintf(why, sizeof why, "%s%s%s", signal, detail && *detail ?
 	    ": " : "", detail ? detail : "");
-	journal_err(m, lease_store_set_activity(m->ctx->store, m->id, act,
+	journal_err(m, lease_record_set_activity(m->ctx->store, m->id, act,
 	    why));
 }
 
@@ -293,9 +293,9 @@ finish_sbx(struct hmain *m, struct tui_ctx *c)
 			fprintf(stderr, "corral holder %s: result: %s\n",
 			    m->id, lease_store_errmsg(c->store));
 	}
-	if (lease_store_get(c->store, m->id, &r) == 0) {
+	if (lease_record_get(c->store, m->id, &r) == 0) {
 		if (r.state == LEASE_STATE_RUNNING && m->holder_ident[0])
-			TUI_BEST_EFFORT(lease_store_transition(c->store,
+			TUI_BEST_EFFORT(lease_record_transition(c->store,
 			    m->id, LEASE_EV_FAIL, "finish_failed", NULL));
 		lease_record_clear(&r);
 	}
@@ -402,7 +402,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		return TUI_EXIT_USAGE;
 	}
 	if (tui_ctx_store(c) == NULL ||
-	    lease_store_get(c->store, id, &rec) < 0) {
+	    lease_record_get(c->store, id, &rec) < 0) {
 		dprintf(3, "err journal: %s\n",
 		    c->store ? lease_store_errmsg(c->store) : "unavailable");
 		return TUI_EXIT_FAIL;
@@ -510,12 +510,14 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	tui_holder_sbx_drain(m.sbx, &loop);
 	if (rc < 0) {
 		/* The agent never ran: the lease fails with the reason. */
-		TUI_BEST_EFFORT(lease_store_transition(c->store, id, LEASE_EV_FAIL,
+		TUI_BEST_EFFORT(lease_record_transition(c->store, id,
+		    LEASE_EV_FAIL,
 		    "exec_failed", NULL));
-		TUI_BEST_EFFORT(lease_store_set_activity(c->store, id, LEASE_ACT_FAILED,
+		TUI_BEST_EFFORT(lease_record_set_activity(c->store, id,
+		    LEASE_ACT_FAILED,
 		    "exec_failed"));
 	} else {
-		TUI_BEST_EFFORT(lease_store_set_holder(c->store, id, 0, 0));
+		TUI_BEST_EFFORT(lease_record_set_holder(c->store, id, 0, 0));
 	}
 	/* The sandbox's end, unless the finishing thread did it (SPEC 7). */
 	if (m.sbx != NULL && !m.async)

@@ -171,7 +171,7 @@ load_policy(struct tui_holder_sbx *h, char *err, size_t errsz)
 	char path[4096];
 	int rc;
 
-	if ((rc = lease_store_get(h->ctx->store, h->id, &r)) < 0) {
+	if ((rc = lease_record_get(h->ctx->store, h->id, &r)) < 0) {
 		snprintf(err, errsz, "journal: %s",
 		    lease_store_errmsg(h->ctx->store));
 		return rc;

@@ -959,7 +959,7 @@ tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 		err[0] = '\0';
 	if (!lease_id_valid(id))
 		return LEASE_EBADID;
-	if ((rc = lease_store_get(st, id, &r)) < 0) {
+	if ((rc = lease_record_get(st, id, &r)) < 0) {
 		snprintf(err, errsz, "%s", lease_store_errmsg(st));
 		return rc;
 	}
@@ -990,7 +990,7 @@ tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 	    k,
 	    err, errsz);
 	if (rc < 0)
-		TUI_BEST_EFFORT(lease_store_set_cleanup(st, id,
+		TUI_BEST_EFFORT(lease_record_set_cleanup(st, id,
 		    LEASE_CLEANUP_FAILED, err));
 out:
 	free(res);
