@@ -149,7 +149,7 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 	}
 	json_object_set_new(o, "transitions", tr);
 	tr = NULL;
-	if ((rc = lease_store_resources(s, id, &res, &n)) < 0)
+	if ((rc = lease_resource_list(s, id, &res, &n)) < 0)
 		goto out;
 	if ((ra = json_array()) == NULL) {
 		rc = -ENOMEM;
@@ -159,7 +159,7 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 		e = json_pack("{s:s, s:o, s:o, s:s, s:I}", "kind",
 		    lease_resource_name(res[i].kind), "identity",
 		    str(res[i].identity), "scope", str(res[i].scope), "state",
-		    lease_res_state_name(res[i].state), "at",
+		    lease_resource_state_name(res[i].state), "at",
 		    (json_int_t)res[i].at);
 		if (e == NULL || json_array_append_new(ra, e) < 0) {
 			rc = -ENOMEM;
@@ -176,7 +176,7 @@ out:
 	json_decref(tr);
 	json_decref(entries);
 	json_decref(o);
-	lease_resources_free(res, n);
+	lease_resource_list_free(res, n);
 	lease_record_clear(&r);
 	return rc;
 }

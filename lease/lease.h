@@ -431,22 +431,22 @@ struct lease_resource_row {
  * Planning a branch, worktree, workspace or sandbox also sets the lease's
  * branch, worktree, workspace or sandbox_id column to the identity.
  */
-LEASE_NODISCARD int lease_store_resource_plan(struct lease_store *,
+LEASE_NODISCARD int lease_resource_plan(struct lease_store *,
     const char *id, enum lease_resource, const char *identity,
     const char *scope);
-LEASE_NODISCARD int lease_store_resource_created(struct lease_store *,
+LEASE_NODISCARD int lease_resource_created(struct lease_store *,
     const char *id, enum lease_resource, const char *identity);
-LEASE_NODISCARD int lease_store_resource_removed(struct lease_store *,
+LEASE_NODISCARD int lease_resource_removed(struct lease_store *,
     const char *id, enum lease_resource, const char *identity);
 
-/* All resource rows of a lease (free with lease_resources_free). */
-LEASE_NODISCARD int lease_store_resources(struct lease_store *,
+/* All resource rows of a lease (free with lease_resource_list_free). */
+LEASE_NODISCARD int lease_resource_list(struct lease_store *,
     const char *id, struct lease_resource_row **out, size_t *n);
-void lease_resources_free(struct lease_resource_row *, size_t n);
+void lease_resource_list_free(struct lease_resource_row *, size_t n);
 
 const char *lease_resource_name(enum lease_resource);
 int lease_resource_parse(const char *, enum lease_resource *out);
-const char *lease_res_state_name(enum lease_res_state);
+const char *lease_resource_state_name(enum lease_res_state);
 /* True for kinds that cleanup must remove (not branch, not lease_dir). */
 bool lease_resource_runtime(enum lease_resource);
 
@@ -680,7 +680,7 @@ LEASE_NODISCARD int lease_provision_git(struct lease_store *,
  * directories are removed without following symlinks or crossing mounts.
  * Afterwards cleanup is confirmed when every runtime resource of a final
  * lease is removed (holder, socket, cgroup... are the caller's: it stops
- * them and calls lease_store_resource_removed first); a failed removal
+ * them and calls lease_resource_removed first); a failed removal
  * sets cleanup failed and returns the error. SPEC 7.5 reject uses
  * LEASE_TEARDOWN_RUNTIME; gc uses LEASE_TEARDOWN_ALL.
  */

@@ -143,7 +143,7 @@ static void
 forget(struct lease_store *s, const char *id, const struct step *st)
 {
 	char *msg = strdup(s->errmsg);
-	int rc = lease_store_resource_removed(s, id, st->kind, st->identity);
+	int rc = lease_resource_removed(s, id, st->kind, st->identity);
 
 	(void)rc;
 	if (msg != NULL)
@@ -214,7 +214,7 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 
 	/* Steps 3-4, each: record, create, mark created. */
 	for (i = 0; i < 4; i++) {
-		if ((rc = lease_store_resource_plan(s, id, st[i].kind,
+		if ((rc = lease_resource_plan(s, id, st[i].kind,
 		    st[i].identity, st[i].scope)) < 0)
 			goto undo;
 		fault(st[i].name, "before");
@@ -225,7 +225,7 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 			goto undo;
 		}
 		fault(st[i].name, "created");
-		if ((rc = lease_store_resource_created(s, id, st[i].kind,
+		if ((rc = lease_resource_created(s, id, st[i].kind,
 		    st[i].identity)) < 0)
 			goto undo;
 		fault(st[i].name, "after");
@@ -389,7 +389,7 @@ lease_provision_teardown(struct lease_store *s, const char *state_dir,
 		return LEASE_EBUSY;
 	}
 	lease_record_clear(&r);
-	if ((rc = lease_store_resources(s, id, &v, &n)) < 0)
+	if ((rc = lease_resource_list(s, id, &v, &n)) < 0)
 		return rc;
 	for (k = 0; k < sizeof order / sizeof order[0]; k++) {
 		if (!(what & (lease_resource_runtime(order[k]) ?
@@ -411,7 +411,7 @@ lease_provision_teardown(struct lease_store *s, const char *state_dir,
 			rc = remove_one(s, state_dir, id, &v[i], &g);
 			if (rc == 0) {
 				fault(point, "removed");
-				rc = lease_store_resource_removed(s, id,
+				rc = lease_resource_removed(s, id,
 				    v[i].kind, v[i].identity);
 			}
 			if (rc < 0) {
@@ -423,7 +423,7 @@ lease_provision_teardown(struct lease_store *s, const char *state_dir,
 		}
 	}
 	lease_git_free(g);
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 	if (first < 0) {
 		char *msg = strdup(s->errmsg);
 		int crc = lease_record_set_cleanup(s, id, LEASE_CLEANUP_FAILED,

@@ -202,7 +202,7 @@ fix_resources(struct lease_store *s, struct lease_report *rep,
 	int rc, p;
 	const char *why;
 
-	if ((rc = lease_store_resources(s, id, &v, &n)) < 0)
+	if ((rc = lease_resource_list(s, id, &v, &n)) < 0)
 		return rc;
 	for (i = 0; i < n && rc == 0; i++) {
 		if (v[i].state == LEASE_RS_REMOVED)
@@ -230,12 +230,12 @@ fix_resources(struct lease_store *s, struct lease_report *rep,
 		    v[i].kind, v[i].identity, v[i].scope);
 		if (rc == 0 && !dry)
 			rc = to == LEASE_RS_CREATED ?
-			    lease_store_resource_created(s, id, v[i].kind,
+			    lease_resource_created(s, id, v[i].kind,
 			    v[i].identity) :
-			    lease_store_resource_removed(s, id, v[i].kind,
+			    lease_resource_removed(s, id, v[i].kind,
 			    v[i].identity);
 	}
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 	return rc;
 }
 
@@ -497,13 +497,13 @@ journal_holds_sandbox(struct lease_store *s, const char *id)
 	size_t n = 0;
 	bool held = false;
 
-	if (lease_store_resources(s, id, &r, &n) < 0)
+	if (lease_resource_list(s, id, &r, &n) < 0)
 		return true;	/* unknown: not an orphan */
 	for (size_t i = 0; i < n; i++)
 		held |= (r[i].kind == LEASE_RES_CGROUP ||
 		    r[i].kind == LEASE_RES_SANDBOX) &&
 		    r[i].state != LEASE_RS_REMOVED;
-	lease_resources_free(r, n);
+	lease_resource_list_free(r, n);
 	return held;
 }
 

@@ -50,7 +50,7 @@ lease_resource_parse(const char *name, enum lease_resource *out)
 }
 
 const char *
-lease_res_state_name(enum lease_res_state st)
+lease_resource_state_name(enum lease_res_state st)
 {
 	return (unsigned)st < LEASE_RS_COUNT ? res_state_names[st] : "?";
 }
@@ -135,7 +135,7 @@ res_field(enum lease_resource k)
 }
 
 int
-lease_store_resource_plan(struct lease_store *s, const char *id,
+lease_resource_plan(struct lease_store *s, const char *id,
     enum lease_resource k, const char *identity, const char *scope)
 {
 	sqlite3_stmt *st;
@@ -221,14 +221,14 @@ fail:
 }
 
 int
-lease_store_resource_created(struct lease_store *s, const char *id,
+lease_resource_created(struct lease_store *s, const char *id,
     enum lease_resource k, const char *identity)
 {
 	return res_move(s, id, k, identity, LEASE_RS_CREATED);
 }
 
 int
-lease_store_resource_removed(struct lease_store *s, const char *id,
+lease_resource_removed(struct lease_store *s, const char *id,
     enum lease_resource k, const char *identity)
 {
 	return res_move(s, id, k, identity, LEASE_RS_REMOVED);
@@ -239,7 +239,7 @@ static const char sql_resources[] =
     " lease_id = ?1 ORDER BY rowid";
 
 void
-lease_resources_free(struct lease_resource_row *v, size_t n)
+lease_resource_list_free(struct lease_resource_row *v, size_t n)
 {
 	size_t i;
 
@@ -253,7 +253,7 @@ lease_resources_free(struct lease_resource_row *v, size_t n)
 }
 
 int
-lease_store_resources(struct lease_store *s, const char *id,
+lease_resource_list(struct lease_store *s, const char *id,
     struct lease_resource_row **out, size_t *n)
 {
 	struct lease_resource_row *v = NULL, *nv, *r;
@@ -314,6 +314,6 @@ lease_store_resources(struct lease_store *s, const char *id,
 	return 0;
 fail:
 	sqlite3_reset(st);
-	lease_resources_free(v, len);
+	lease_resource_list_free(v, len);
 	return rc;
 }

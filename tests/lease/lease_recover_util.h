@@ -169,12 +169,12 @@ rt_has_row(struct lease_store *s, const char *id, enum lease_resource k)
 	size_t n, i;
 	bool found = false;
 
-	if (!lease_id_valid(id) || lease_store_resources(s, id, &v, &n) != 0)
+	if (!lease_id_valid(id) || lease_resource_list(s, id, &v, &n) != 0)
 		return false;
 	for (i = 0; i < n; i++)
 		if (v[i].kind == k && v[i].state != LEASE_RS_REMOVED)
 			found = true;
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 	return found;
 }
 

@@ -185,11 +185,11 @@ START_TEST(test_recover_provision_reject_gc)
 	}
 	free(head);
 	ck_assert_int_eq(branch_exists(id), 1);
-	ck_assert_int_eq(lease_store_resources(t.s, id, &v, &n), 0);
+	ck_assert_int_eq(lease_resource_list(t.s, id, &v, &n), 0);
 	ck_assert_uint_eq(n, 4);
 	for (i = 0; i < n; i++)
 		ck_assert_int_eq(v[i].state, LEASE_RS_CREATED);
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 
 	/* run, result, reject: runtime resources go, the branch stays */
 	ck_assert_int_eq(lease_record_transition(t.s, id, LEASE_EV_START, NULL,
@@ -276,9 +276,9 @@ expect_refused(const char *repo, const char *base, int want,
 	ck_assert_str_eq(r.failed_reason, reason);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_NONE);
 	lease_record_clear(&r);
-	ck_assert_int_eq(lease_store_resources(t.s, id, &v, &n), 0);
+	ck_assert_int_eq(lease_resource_list(t.s, id, &v, &n), 0);
 	ck_assert_uint_eq(n, 0);
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 	ck_assert(!exists(wt));
 	ck_assert(!exists(ld));
 	ck_assert_int_eq(branch_exists(id), 0);

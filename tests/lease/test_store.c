@@ -243,11 +243,11 @@ START_TEST(test_store_failed_reason_and_cleanup_pending)
 	struct lease_record r;
 
 	insert_ok(s, NULL, id);
-	ck_assert_int_eq(lease_store_resource_plan(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_plan(s, id, LEASE_RES_BRANCH,
 	    "corral/x", "/src/repo"), 0);
-	ck_assert_int_eq(lease_store_resource_plan(s, id, LEASE_RES_WORKSPACE,
+	ck_assert_int_eq(lease_resource_plan(s, id, LEASE_RES_WORKSPACE,
 	    "/state/leases/x/work", NULL), 0);
-	ck_assert_int_eq(lease_store_resource_created(s, id,
+	ck_assert_int_eq(lease_resource_created(s, id,
 	    LEASE_RES_WORKSPACE, "/state/leases/x/work"), 0);
 	ck_assert_int_eq(lease_record_transition(s, id, LEASE_EV_START, NULL,
 	    NULL), 0);
@@ -270,7 +270,7 @@ START_TEST(test_store_failed_reason_and_cleanup_pending)
 		lease_record_list_free(v, n);
 	}
 	/* removing the runtime resource confirms cleanup; branch is kept */
-	ck_assert_int_eq(lease_store_resource_removed(s, id,
+	ck_assert_int_eq(lease_resource_removed(s, id,
 	    LEASE_RES_WORKSPACE, "/state/leases/x/work"), 0);
 	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
 	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_CONFIRMED);
@@ -363,17 +363,17 @@ START_TEST(test_store_resources)
 	size_t n;
 
 	insert_ok(s, NULL, id);
-	ck_assert_int_eq(lease_store_resource_created(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_created(s, id, LEASE_RES_BRANCH,
 	    "corral/x"), LEASE_ENOTFOUND);	/* never planned */
-	ck_assert_int_eq(lease_store_resource_plan(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_plan(s, id, LEASE_RES_BRANCH,
 	    "corral/x", "/r"), 0);
-	ck_assert_int_eq(lease_store_resource_plan(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_plan(s, id, LEASE_RES_BRANCH,
 	    "corral/x", "/r"), 0);		/* idempotent */
-	ck_assert_int_eq(lease_store_resource_created(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_created(s, id, LEASE_RES_BRANCH,
 	    "corral/x"), 0);
-	ck_assert_int_eq(lease_store_resource_plan(s, id, LEASE_RES_HOLDER,
+	ck_assert_int_eq(lease_resource_plan(s, id, LEASE_RES_HOLDER,
 	    "123:456", NULL), 0);
-	ck_assert_int_eq(lease_store_resources(s, id, &v, &n), 0);
+	ck_assert_int_eq(lease_resource_list(s, id, &v, &n), 0);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_int_eq(v[0].kind, LEASE_RES_BRANCH);
 	ck_assert_int_eq(v[0].state, LEASE_RS_CREATED);
@@ -382,17 +382,17 @@ START_TEST(test_store_resources)
 	ck_assert_int_eq(v[1].kind, LEASE_RES_HOLDER);
 	ck_assert_int_eq(v[1].state, LEASE_RS_PLANNED);
 	ck_assert_ptr_null(v[1].scope);
-	lease_resources_free(v, n);
-	ck_assert_int_eq(lease_store_resource_removed(s, id, LEASE_RES_BRANCH,
+	lease_resource_list_free(v, n);
+	ck_assert_int_eq(lease_resource_removed(s, id, LEASE_RES_BRANCH,
 	    "corral/x"), 0);
-	ck_assert_int_eq(lease_store_resource_removed(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_removed(s, id, LEASE_RES_BRANCH,
 	    "corral/x"), 0);
 	/* a removed identity is never planned again */
-	ck_assert_int_eq(lease_store_resource_plan(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_plan(s, id, LEASE_RES_BRANCH,
 	    "corral/x", "/r"), LEASE_EEXIST);
-	ck_assert_int_eq(lease_store_resource_created(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_created(s, id, LEASE_RES_BRANCH,
 	    "corral/x"), LEASE_EEXIST);
-	ck_assert_int_eq(lease_store_resource_plan(s, id, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_plan(s, id, LEASE_RES_BRANCH,
 	    "", NULL), -EINVAL);
 	ck_assert_str_eq(lease_resource_name(LEASE_RES_LEASE_DIR),
 	    "lease_dir");
@@ -878,9 +878,9 @@ fill_fixture(struct lease_store *s)
 	json_t *f;
 
 	insert_ok(s, "fixture-one", a);
-	ck_assert_int_eq(lease_store_resource_plan(s, a, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_plan(s, a, LEASE_RES_BRANCH,
 	    "corral/fixture", "/src/repo"), 0);
-	ck_assert_int_eq(lease_store_resource_created(s, a, LEASE_RES_BRANCH,
+	ck_assert_int_eq(lease_resource_created(s, a, LEASE_RES_BRANCH,
 	    "corral/fixture"), 0);
 	ck_assert_int_eq(lease_record_transition(s, a, LEASE_EV_START, "up",
 	    NULL), 0);
@@ -889,7 +889,7 @@ fill_fixture(struct lease_store *s)
 	ck_assert_int_eq(lease_receipt_append(s, a, "start", NULL, NULL), 0);
 	json_decref(f);
 	insert_ok(s, "fixture-two", b);
-	ck_assert_int_eq(lease_store_resource_plan(s, b, LEASE_RES_WORKSPACE,
+	ck_assert_int_eq(lease_resource_plan(s, b, LEASE_RES_WORKSPACE,
 	    "/state/leases/b/work", NULL), 0);
 	ck_assert_int_eq(lease_record_transition(s, b, LEASE_EV_FAIL,
 	    "holder_lost", NULL), 0);

@@ -150,9 +150,9 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		rc = tui_ctx_err(c, "out of memory");
 		goto out;
 	}
-	if ((rc = lease_store_resource_plan(st, id, LEASE_RES_LEASE_DIR, dir,
+	if ((rc = lease_resource_plan(st, id, LEASE_RES_LEASE_DIR, dir,
 		 NULL)) < 0 ||
-	    (rc = lease_store_resource_plan(st, id, LEASE_RES_SOCKET, sock,
+	    (rc = lease_resource_plan(st, id, LEASE_RES_SOCKET, sock,
 		 NULL)) < 0) {
 		rc = tui_ctx_err(c, "%s", lease_store_errmsg(st));
 		goto out;
@@ -169,7 +169,8 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		    "provision_error", NULL));
 		goto out;
 	}
-	TUI_BEST_EFFORT(lease_store_resource_created(st, id, LEASE_RES_LEASE_DIR, dir));
+	TUI_BEST_EFFORT(lease_resource_created(st, id, LEASE_RES_LEASE_DIR,
+	    dir));
 
 	memset(&sp, 0, sizeof sp);
 	sp.id = id;

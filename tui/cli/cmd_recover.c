@@ -60,13 +60,13 @@ forget_holder(struct tui_ctx *c, const struct lease_record *r)
 	if (r->holder_pid > 0) {
 		snprintf(ident, sizeof ident, "%d:%lld", (int)r->holder_pid,
 		    (long long)r->holder_start);
-		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, r->id,
+		TUI_BEST_EFFORT(lease_resource_removed(c->store, r->id,
 		    LEASE_RES_HOLDER, ident));
 		TUI_BEST_EFFORT(lease_record_set_holder(c->store, r->id, 0, 0));
 	}
 	if ((sock = tui_ctx_holder_sock(c, r->id)) != NULL &&
 	    (unlink(sock) == 0 || errno == ENOENT))
-		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, r->id,
+		TUI_BEST_EFFORT(lease_resource_removed(c->store, r->id,
 		    LEASE_RES_SOCKET, sock));
 	free(sock);
 	TUI_BEST_EFFORT(lease_record_set_activity(c->store, r->id,
@@ -123,11 +123,11 @@ ever_ran(struct tui_ctx *c, const char *id)
 	bool ran = false;
 	size_t n = 0;
 
-	if (lease_store_resources(c->store, id, &v, &n) < 0)
+	if (lease_resource_list(c->store, id, &v, &n) < 0)
 		return true;	/* unknown: keep what it has */
 	for (size_t i = 0; i < n; i++)
 		ran |= v[i].kind == LEASE_RES_HOLDER;
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 	return ran;
 }
 
@@ -138,7 +138,7 @@ forget_socket(struct tui_ctx *c, const char *id)
 	char *sock = tui_ctx_holder_sock(c, id);
 
 	if (sock != NULL && access(sock, F_OK) != 0)
-		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
+		TUI_BEST_EFFORT(lease_resource_removed(c->store, id,
 		    LEASE_RES_SOCKET, sock));
 	free(sock);
 }

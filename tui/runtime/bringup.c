@@ -72,7 +72,7 @@ undo(struct prov *p)
 	/* A holder that never started leaves no socket (its directory goes
 	 * with the lease directory below). */
 	if (sock != NULL && access(sock, F_OK) != 0)
-		TUI_BEST_EFFORT(lease_store_resource_removed(p->st, p->id,
+		TUI_BEST_EFFORT(lease_resource_removed(p->st, p->id,
 		    LEASE_RES_SOCKET, sock));
 	free(sock);
 	if (tui_sandbox_teardown(p->c, p->st, p->id, err, sizeof err) < 0)
@@ -500,7 +500,7 @@ provision(struct prov *p, struct lease_lock *lk)
 
 	/* Step 6: the holder (its socket journaled first), then the agent. */
 	if ((sock = tui_ctx_holder_sock(p->c, p->id)) == NULL ||
-	    (rc = lease_store_resource_plan(p->st, p->id, LEASE_RES_SOCKET,
+	    (rc = lease_resource_plan(p->st, p->id, LEASE_RES_SOCKET,
 	    sock, NULL)) < 0) {
 		rc = sock == NULL ? -ENOMEM : rc;
 		snprintf(err, sizeof err, "%s", lease_store_errmsg(p->st));

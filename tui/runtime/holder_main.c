@@ -121,11 +121,11 @@ on_started(pid_t child, void *ud)
 	    (long long)start);
 	snprintf(m->holder_ident, sizeof m->holder_ident, "%s", ident);
 	journal_err(m, lease_record_set_holder(st, m->id, getpid(), start));
-	journal_err(m, lease_store_resource_plan(st, m->id, LEASE_RES_HOLDER,
+	journal_err(m, lease_resource_plan(st, m->id, LEASE_RES_HOLDER,
 	    ident, NULL));
-	journal_err(m, lease_store_resource_created(st, m->id,
+	journal_err(m, lease_resource_created(st, m->id,
 	    LEASE_RES_HOLDER, ident));
-	journal_err(m, lease_store_resource_created(st, m->id,
+	journal_err(m, lease_resource_created(st, m->id,
 	    LEASE_RES_SOCKET, m->sock));
 	journal_err(m, lease_record_transition(st, m->id, LEASE_EV_START,
 	    "endpoint running", NULL));
@@ -528,9 +528,9 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		    m.fail_reason[0] != '\0' ? m.fail_reason : NULL);
 	tui_holder_cmd_free(m.cmd);
 	if (m.holder_ident[0] != '\0')
-		TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id,
+		TUI_BEST_EFFORT(lease_resource_removed(c->store, id,
 		    LEASE_RES_HOLDER, m.holder_ident));
-	TUI_BEST_EFFORT(lease_store_resource_removed(c->store, id, LEASE_RES_SOCKET,
+	TUI_BEST_EFFORT(lease_resource_removed(c->store, id, LEASE_RES_SOCKET,
 	    m.sock));
 	tui_notify_free(m.notify);	/* waits for running hooks */
 	if (logfd >= 0)

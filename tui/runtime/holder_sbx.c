@@ -116,7 +116,7 @@ from_journal(struct tui_holder_sbx *h, char *err, size_t errsz)
 	size_t n = 0;
 	int rc;
 
-	if ((rc = lease_store_resources(h->ctx->store, h->id, &v, &n)) < 0) {
+	if ((rc = lease_resource_list(h->ctx->store, h->id, &v, &n)) < 0) {
 		snprintf(err, errsz, "journal: %s",
 		    lease_store_errmsg(h->ctx->store));
 		return rc;
@@ -130,7 +130,7 @@ from_journal(struct tui_holder_sbx *h, char *err, size_t errsz)
 		    (rc = sbx_cgroup_parse(h->id, v[i].identity, &h->cg)) < 0)
 			break;
 	}
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 	if (rc < 0) {
 		snprintf(err, errsz, "cgroup record: %s", sbx_strerror(rc));
 		return rc;

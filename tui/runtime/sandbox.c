@@ -210,7 +210,7 @@ j_plan(void *ud, const char *kind, const char *ident)
 	int rc;
 
 	if ((rc = res_kind(kind, &k)) < 0 ||
-	    (rc = lease_store_resource_plan(j->st, j->id, k, ident,
+	    (rc = lease_resource_plan(j->st, j->id, k, ident,
 	    NULL)) < 0)
 		return rc;
 	fault(j, kind, "before");
@@ -226,7 +226,7 @@ j_created(void *ud, const char *kind, const char *ident)
 
 	fault(j, kind, "created");
 	if ((rc = res_kind(kind, &k)) < 0 ||
-	    (rc = lease_store_resource_created(j->st, j->id, k, ident)) < 0)
+	    (rc = lease_resource_created(j->st, j->id, k, ident)) < 0)
 		return rc;
 	fault(j, kind, "after");
 	return 0;
@@ -241,7 +241,7 @@ j_removed(void *ud, const char *kind, const char *ident)
 
 	if ((rc = res_kind(kind, &k)) < 0)
 		return rc;
-	return lease_store_resource_removed(j->st, j->id, k, ident);
+	return lease_resource_removed(j->st, j->id, k, ident);
 }
 
 static void
@@ -964,7 +964,7 @@ tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 		return rc;
 	}
 	adapter = lease_adapter(&r)->name;
-	if ((rc = lease_store_resources(st, id, &v, &n)) < 0) {
+	if ((rc = lease_resource_list(st, id, &v, &n)) < 0) {
 		snprintf(err, errsz, "%s", lease_store_errmsg(st));
 		lease_record_clear(&r);
 		return rc;
@@ -994,7 +994,7 @@ tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 		    LEASE_CLEANUP_FAILED, err));
 out:
 	free(res);
-	lease_resources_free(v, n);
+	lease_resource_list_free(v, n);
 	lease_record_clear(&r);
 	return rc;
 }
