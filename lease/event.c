@@ -12,7 +12,7 @@ static const char sql_log[] =
     " FROM transitions WHERE lease_id = ?1), ?2, ?3, ?4, ?5, ?6)";
 
 int
-lease__store_log(struct lease_store *s, const char *id, int64_t at,
+lease__event_log(struct lease_store *s, const char *id, int64_t at,
     const char *kind, const char *from, const char *to, const char *reason)
 {
 	sqlite3_stmt *st;
@@ -37,7 +37,7 @@ static const char sql_events_one[] =
     " transitions WHERE at >= ?1 AND n > ?2 AND lease_id = ?3 ORDER BY n";
 
 int
-lease_store_events(struct lease_store *s, const char *id, int64_t since_ms,
+lease_event_list(struct lease_store *s, const char *id, int64_t since_ms,
     int64_t after, lease_event_cb cb, void *ud, int64_t *last)
 {
 	struct lease_event_row ev;

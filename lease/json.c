@@ -142,7 +142,7 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 	json_object_set_new(o, "receipts", entries);
 	entries = NULL;
 	if ((tr = json_array()) == NULL ||
-	    (rc = lease_store_events(s, id, 0, 0, on_transition, tr,
+	    (rc = lease_event_list(s, id, 0, 0, on_transition, tr,
 	    NULL)) < 0) {
 		rc = rc < 0 ? rc : -ENOMEM;
 		goto out;

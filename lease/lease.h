@@ -453,7 +453,7 @@ bool lease_resource_runtime(enum lease_resource);
 /* ------------------------------------------------------------------ */
 /* event.c: the transitions log (SPEC 9.1)                            */
 
-/* One row of the transitions table (lease_store_events). */
+/* One row of the transitions table (lease_event_list). */
 struct lease_event_row {
 	int64_t cursor;		/* global, increasing, never reused */
 	const char *id;
@@ -469,12 +469,12 @@ struct lease_event_row {
 typedef int (*lease_event_cb)(const struct lease_event_row *, void *ud);
 
 /*
- * lease_store_events: transition rows with at >= since_ms and cursor >
+ * lease_event_list: transition rows with at >= since_ms and cursor >
  * after, oldest first, to cb (corral events; for --follow call again with
  * the last cursor seen, which *last receives, optional). id NULL: every
  * lease.
  */
-LEASE_NODISCARD int lease_store_events(struct lease_store *, const char *id,
+LEASE_NODISCARD int lease_event_list(struct lease_store *, const char *id,
     int64_t since_ms, int64_t after, lease_event_cb cb, void *ud,
     int64_t *last);
 

@@ -57,7 +57,7 @@ void lease__store_rollback(struct lease_store *);
 /*
  * Inside a transaction: append a transitions row for id with the next seq.
  */
-int lease__store_log(struct lease_store *, const char *id, int64_t at,
+int lease__event_log(struct lease_store *, const char *id, int64_t at,
     const char *kind, const char *from, const char *to, const char *reason);
 /* Inside a transaction: 1 if the lease exists, 0 if not, or an error. */
 int lease__store_exists(struct lease_store *, const char *id);

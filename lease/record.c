@@ -303,7 +303,7 @@ lease_record_insert(struct lease_store *s, const struct lease_spec *spec,
 	sqlite3_bind_int64(st, 10, now);
 	if ((rc = lease__store_step_done(s, st, "insert lease")) < 0)
 		goto fail;
-	if ((rc = lease__store_log(s, id, now, "lease", NULL, "provisioning",
+	if ((rc = lease__event_log(s, id, now, "lease", NULL, "provisioning",
 	    "created")) < 0)
 		goto fail;
 	if ((rc = lease__store_commit(s)) < 0)
@@ -390,7 +390,7 @@ write_cleanup(struct lease_store *s, const char *id, enum lease_cleanup from,
 	sqlite3_bind_int64(st, 3, at);
 	if ((rc = lease__store_step_done(s, st, "set cleanup")) < 0)
 		return rc;
-	return lease__store_log(s, id, at, "cleanup",
+	return lease__event_log(s, id, at, "cleanup",
 	    lease_cleanup_name(from), lease_cleanup_name(to), reason);
 }
 
@@ -448,7 +448,7 @@ lease_record_transition(struct lease_store *s, const char *id,
 	sqlite3_bind_int64(st, 5, now);
 	if ((rc = lease__store_step_done(s, st, "set lease state")) < 0)
 		goto fail;
-	if ((rc = lease__store_log(s, id, now, "lease", lease_state_name(cur),
+	if ((rc = lease__event_log(s, id, now, "lease", lease_state_name(cur),
 	    lease_state_name(to), reason)) < 0)
 		goto fail;
 	if (lease_state_final(to) &&
@@ -511,7 +511,7 @@ lease_record_set_activity(struct lease_store *s, const char *id,
 	sqlite3_bind_int64(st, 4, now);
 	if ((rc = lease__store_step_done(s, st, "set activity")) < 0)
 		goto fail;
-	if ((rc = lease__store_log(s, id, now, "activity", cur,
+	if ((rc = lease__event_log(s, id, now, "activity", cur,
 	    lease_activity_name(act), signal)) < 0)
 		goto fail;
 	return lease__store_commit(s);

@@ -269,7 +269,7 @@ rt_invariants(struct rt *t)
 		if (i > 0)
 			ck_assert_str_ne(v[i - 1].id, v[i].id);
 		/* no lost transition: contiguous, ending in the state */
-		ck_assert_int_eq(lease_store_events(t->s, v[i].id, 0, 0,
+		ck_assert_int_eq(lease_event_list(t->s, v[i].id, 0, 0,
 		    rt_seq_cb, &q, NULL), 0);
 		ck_assert_int_eq(q.n, q.max);
 		ck_assert_str_eq(q.last_lease_to,

@@ -441,35 +441,35 @@ START_TEST(test_store_events)
 	insert_ok(s, NULL, b);
 	ck_assert_int_eq(lease_record_transition(s, a, LEASE_EV_START, NULL,
 	    NULL), 0);
-	ck_assert_int_eq(lease_store_events(s, NULL, 0, 0, on_event, &acc,
+	ck_assert_int_eq(lease_event_list(s, NULL, 0, 0, on_event, &acc,
 	    &last), 0);
 	ck_assert_int_eq(acc.n, 3);
 	ck_assert_str_eq(acc.last_to, "running");
 	/* --follow: nothing new after the last cursor... */
 	memset(&acc, 0, sizeof acc);
-	ck_assert_int_eq(lease_store_events(s, NULL, 0, last, on_event, &acc,
+	ck_assert_int_eq(lease_event_list(s, NULL, 0, last, on_event, &acc,
 	    &last), 0);
 	ck_assert_int_eq(acc.n, 0);
 	/* ...until something happens */
 	ck_assert_int_eq(lease_record_set_activity(s, b, LEASE_ACT_PROMPT,
 	    "osc133"), 0);
-	ck_assert_int_eq(lease_store_events(s, NULL, 0, last, on_event, &acc,
+	ck_assert_int_eq(lease_event_list(s, NULL, 0, last, on_event, &acc,
 	    &last), 0);
 	ck_assert_int_eq(acc.n, 1);
 	ck_assert_str_eq(acc.last_to, "prompt");
 	/* per lease, and --since in the future */
 	memset(&acc, 0, sizeof acc);
-	ck_assert_int_eq(lease_store_events(s, a, 0, 0, on_event, &acc,
+	ck_assert_int_eq(lease_event_list(s, a, 0, 0, on_event, &acc,
 	    NULL), 0);
 	ck_assert_int_eq(acc.n, 2);
 	t0 = lease_id_now_ms() + 60000;
 	memset(&acc, 0, sizeof acc);
-	ck_assert_int_eq(lease_store_events(s, NULL, t0, 0, on_event, &acc,
+	ck_assert_int_eq(lease_event_list(s, NULL, t0, 0, on_event, &acc,
 	    NULL), 0);
 	ck_assert_int_eq(acc.n, 0);
-	ck_assert_int_eq(lease_store_events(s, NULL, 0, 0, stop_at_two, &n,
+	ck_assert_int_eq(lease_event_list(s, NULL, 0, 0, stop_at_two, &n,
 	    NULL), 7);
-	ck_assert_int_eq(lease_store_events(s, "x", 0, 0, on_event, &acc,
+	ck_assert_int_eq(lease_event_list(s, "x", 0, 0, on_event, &acc,
 	    NULL), LEASE_EBADID);
 	lease_store_close(s);
 }

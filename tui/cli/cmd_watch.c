@@ -314,7 +314,7 @@ events_exec(struct tui_ctx *c, int argc, char **argv)
 	if (tui_ctx_store(c) == NULL)
 		return TUI_EXIT_FAIL;
 	do {
-		if (lease_store_events(c->store, NULL, since, pp.last,
+		if (lease_event_list(c->store, NULL, since, pp.last,
 		    print_event, &pp, NULL) < 0)
 			return tui_ctx_err(c,
 			    "%s", lease_store_errmsg(c->store));
