@@ -2,7 +2,7 @@
  * fuzz_patch.c: libFuzzer target over the import gate's parsing (SPEC 7.2):
  * an input "MANIFEST\n%%\nPATCH" (or a bare PATCH) goes through the
  * pre-parse scan, the strict manifest parser (whose dump must parse back
- * to the same text) and lease_gate_verify against a small base commit
+ * to the same text) and lease_gate_odb_verify against a small base commit
  * (a file, a directory, a symlink) in a throwaway repository, with the
  * quarantine object database under a temp directory. With
  * CORRAL_FUZZ_PATCH_SEEDS=DIR set, it first writes a consistent seed made
@@ -110,7 +110,7 @@ write_seed(const char *dir, git_repository *r, git_index *idx)
 	lease_result_policy_defaults(&pol);
 	memset(&rep, 0, sizeof rep);
 	snprintf(path, sizeof path, "%s/seed.patch", tmp);
-	if (lease_extract_patch(q, base_hex, tree, &pol, path, &rep, &m) < 0 ||
+	if (lease_patch_write(q, base_hex, tree, &pol, path, &rep, &m) < 0 ||
 	    m == NULL || (text = lease_manifest_dump(m)) == NULL)
 		die("seed patch");
 	snprintf(buf, sizeof buf, "%s/extracted", dir);
@@ -196,7 +196,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)lease_gate_patch_scan(patch, plen, &pol, &sc);
 	for (i = 0; i < 2; i++) {
 		memset(&rep, 0, sizeof rep);
-		if (lease_gate_verify(q, base_hex, patch, plen, i ? NULL : m,
+		if (lease_gate_odb_verify(q, base_hex, patch, plen,
+		    i ? NULL : m,
 		    &pol, &rep) == 0 && rep.n == 0 && rep.tree[0] == '\0')
 			abort();	/* passed without a resulting tree */
 		lease_gate_report_free(&rep);

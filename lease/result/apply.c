@@ -349,7 +349,7 @@ apply_hunks(struct lease__rctx *c, const char *list, const char *commit,
 	    (rc = select_patch(c, patch, len, v, n, &sel)) < 0)
 		goto out;
 	/* the selection must apply to the parent on its own */
-	if ((rc = lease_gate_verify(c->q, parent, sel.p ? sel.p : "", sel.n,
+	if ((rc = lease_gate_odb_verify(c->q, parent, sel.p ? sel.p : "", sel.n,
 	    NULL, &c->pol, &rep)) < 0) {
 		lease__store_msg(c->s, "%s", lease_gate_odb_errmsg(c->q));
 		goto out;
@@ -495,7 +495,7 @@ rebase(struct lease__rctx *c, const char *onto, const char *commit,
 	if ((rc = lease__result_load_manifest(c)) < 0 ||
 	    (rc = lease__result_load_patch(c, &patch, &len, sha)) < 0)
 		goto out;
-	if ((rc = lease_gate_verify(c->q, onto, patch, len, c->m, &c->pol,
+	if ((rc = lease_gate_odb_verify(c->q, onto, patch, len, c->m, &c->pol,
 	    &rep)) < 0) {
 		lease__store_msg(c->s, "%s", lease_gate_odb_errmsg(c->q));
 		goto out;

@@ -2,7 +2,7 @@
  * gate_odb.c: the import gate's libgit2 side (SPEC 7.2): the quarantine
  * object database of a lease (writes under the lease directory, reads the
  * operator's repository as an alternate, empty configuration), and
- * lease_gate_verify, which parses a patch, checks every delta, applies it
+ * lease_gate_odb_verify, which parses a patch, checks every delta, applies it
  * in memory to the trusted base tree and compares the result with the
  * manifest path by path. Plus the small file helpers of the result files.
  *
@@ -336,7 +336,7 @@ collect_symlinks(git_diff *diff, struct sym *s)
 }
 
 int
-lease_gate_verify(struct lease_gate_odb *q, const char *base_hex,
+lease_gate_odb_verify(struct lease_gate_odb *q, const char *base_hex,
     const char *patch, size_t len, const struct lease_manifest *m,
     const struct lease_result_policy *pol, struct lease_gate_report *rep)
 {

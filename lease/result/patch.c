@@ -197,7 +197,7 @@ manifest_file(struct lease_gate_odb *q, git_diff *diff, size_t i,
 }
 
 int
-lease_extract_patch(struct lease_gate_odb *q, const char *from_hex,
+lease_patch_write(struct lease_gate_odb *q, const char *from_hex,
     const char *to_tree, const struct lease_result_policy *pol,
     const char *patch_path, struct lease_gate_report *rep,
     struct lease_manifest **out)

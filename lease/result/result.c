@@ -504,7 +504,8 @@ gate_patch(struct lease__rctx *c, const char *parent,
 		lease__store_msg(c->s, "%s/patch: %s", c->rdir, strerror(-rc));
 		return rc;
 	}
-	rc = qfail(c, lease_gate_verify(c->q, parent, buf, len, c->m, &c->pol,
+	rc = qfail(c, lease_gate_odb_verify(c->q, parent, buf, len, c->m,
+	    &c->pol,
 	    rep));
 	free(buf);
 	return rc;
@@ -525,7 +526,7 @@ make_patch(struct lease__rctx *c, const char *parent, const char *tree,
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = qfail(c, lease_extract_patch(c->q, parent, tree, &c->pol, patch,
+	rc = qfail(c, lease_patch_write(c->q, parent, tree, &c->pol, patch,
 	    rep, &c->m));
 	if (rc < 0 || c->m == NULL)
 		goto out;

@@ -281,7 +281,7 @@ void lease_gate_odb_free(struct lease_gate_odb *);
 const char *lease_gate_odb_errmsg(const struct lease_gate_odb *);
 
 /*
- * lease_gate_verify: the import gate (SPEC 7.2) on a patch: scan the
+ * lease_gate_odb_verify: the import gate (SPEC 7.2) on a patch: scan the
  * bytes, parse them with libgit2, check every delta's paths (old and
  * new), modes, binary flag and symlink/gitlink prefixes in the base, apply
  * the patch in memory to base_hex's tree (git_apply_to_tree), then check
@@ -292,7 +292,7 @@ const char *lease_gate_odb_errmsg(const struct lease_gate_odb *);
  * resulting tree). Returns 0 when the gate ran (rep->n == 0: it passed),
  * or a negative error (the message on q).
  */
-LEASE_NODISCARD int lease_gate_verify(struct lease_gate_odb *q,
+LEASE_NODISCARD int lease_gate_odb_verify(struct lease_gate_odb *q,
     const char *base_hex, const char *patch, size_t len,
     const struct lease_manifest *m, const struct lease_result_policy *,
     struct lease_gate_report *rep);
@@ -340,7 +340,7 @@ LEASE_NODISCARD int lease_extract_snapshot(struct lease_gate_odb *q,
 /* patch.c: the patch printer and its manifest (SPEC 7.1)             */
 
 /*
- * lease_extract_patch: diff(from_hex's tree or a tree ID, to_tree) in q as
+ * lease_patch_write: diff(from_hex's tree or a tree ID, to_tree) in q as
  * a git patch written to patch_path (created 0600, replaced), streamed
  * under policy->max_patch_bytes (LEASE_GATE_PATCH_TOO_LARGE in rep when
  * over: the file is removed), and the manifest of the change into *out
@@ -348,7 +348,7 @@ LEASE_NODISCARD int lease_extract_snapshot(struct lease_gate_odb *q,
  * as git binary patches only when the policy allows them. Returns 0 or a
  * negative error (message on q).
  */
-LEASE_NODISCARD int lease_extract_patch(struct lease_gate_odb *q,
+LEASE_NODISCARD int lease_patch_write(struct lease_gate_odb *q,
     const char *from_hex, const char *to_tree,
     const struct lease_result_policy *, const char *patch_path,
     struct lease_gate_report *rep, struct lease_manifest **out);

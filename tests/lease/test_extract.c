@@ -122,7 +122,7 @@ manifest(void)
 	char *patch = lt_fmt("%s/%s", qdir, "patch");
 
 	ck_assert_str_ne(ex.tree, "");
-	ck_assert_int_eq(lease_extract_patch(q, c[2], ex.tree, &pol, patch,
+	ck_assert_int_eq(lease_patch_write(q, c[2], ex.tree, &pol, patch,
 	    &rep, &m), 0);
 	ck_assert_ptr_nonnull(m);
 	free(patch);
@@ -238,7 +238,7 @@ START_TEST(test_extract_changes)
 	p = lt_fmt("%s/%s", qdir, "patch");
 	patch = lt_slurp(p, &len);
 	free(p);
-	ck_assert_int_eq(lease_gate_verify(q, c[2], patch, len, m, &pol,
+	ck_assert_int_eq(lease_gate_odb_verify(q, c[2], patch, len, m, &pol,
 	    &rep), 0);
 	if (rep.n)
 		dump();
@@ -448,7 +448,7 @@ START_TEST(test_extract_binary)
 	ck_assert_ptr_nonnull(strstr(patch, "diff --git a/late.txt b/late.txt\n"
 	    "new file mode 100644\nindex 0000000000000000000000000000000000000"
 	    "000.."));
-	ck_assert_int_eq(lease_gate_verify(q, c[2], patch, len, m, &pol,
+	ck_assert_int_eq(lease_gate_odb_verify(q, c[2], patch, len, m, &pol,
 	    &rep), 0);
 	if (rep.n)
 		dump();
@@ -824,7 +824,7 @@ static void
 verify(const char *patch, const struct lease_manifest *m)
 {
 	lease_gate_report_free(&rep);
-	ck_assert_int_eq(lease_gate_verify(q, c[2], patch, strlen(patch), m,
+	ck_assert_int_eq(lease_gate_odb_verify(q, c[2], patch, strlen(patch), m,
 	    &pol, &rep), 0);
 }
 
@@ -917,7 +917,8 @@ START_TEST(test_extract_gate_manifest)
 	/* a truncated patch: never the snapshot */
 	bad = strndup(patch, len - 6);
 	lease_gate_report_free(&rep);
-	ck_assert_int_eq(lease_gate_verify(q, c[2], bad, strlen(bad), m, &pol,
+	ck_assert_int_eq(lease_gate_odb_verify(q, c[2], bad, strlen(bad), m,
+	    &pol,
 	    &rep), 0);
 	ck_assert_uint_gt(rep.n, 0);
 	free(bad);
@@ -926,13 +927,15 @@ START_TEST(test_extract_gate_manifest)
 	bad[len / 2] = '\0';
 	bad[len / 2 + 1] = 'X';
 	lease_gate_report_free(&rep);
-	ck_assert_int_eq(lease_gate_verify(q, c[2], bad, len, m, &pol, &rep),
+	ck_assert_int_eq(lease_gate_odb_verify(q, c[2], bad, len, m, &pol,
+	    &rep),
 	    0);
 	ck_assert_uint_gt(rep.n, 0);
 	free(bad);
 	/* against another base it applies, or it is refused; never silent */
 	lease_gate_report_free(&rep);
-	ck_assert_int_eq(lease_gate_verify(q, c[0], patch, len, m, &pol, &rep),
+	ck_assert_int_eq(lease_gate_odb_verify(q, c[0], patch, len, m, &pol,
+	    &rep),
 	    0);
 	ck_assert_uint_gt(rep.n, 0);
 	free(patch);
