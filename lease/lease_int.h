@@ -54,21 +54,25 @@ int lease__store_begin_lease(struct lease_store *, const char *id);
 int lease__store_begin(struct lease_store *);
 int lease__store_commit(struct lease_store *);
 void lease__store_rollback(struct lease_store *);
-/*
- * Inside a transaction: append a transitions row for id with the next seq.
- */
-int lease__event_log(struct lease_store *, const char *id, int64_t at,
-    const char *kind, const char *from, const char *to, const char *reason);
 /* Inside a transaction: 1 if the lease exists, 0 if not, or an error. */
 int lease__store_exists(struct lease_store *, const char *id);
+/* malloc'd copy of a text column, or NULL (sets *oom on allocation failure) */
+char *lease__col_text(sqlite3_stmt *, int col, bool *oom);
+
+/* record.c */
 /* Inside a transaction: re-evaluate cleanup after a resource change. */
 int lease__record_cleanup_eval(struct lease_store *, const char *id,
     int64_t at);
 /* Inside a transaction: set one text column (no validation). */
 int lease__record_set_text(struct lease_store *, const char *id,
     enum lease_field, const char *value, int64_t at);
-/* malloc'd copy of a text column, or NULL (sets *oom on allocation failure) */
-char *lease__col_text(sqlite3_stmt *, int col, bool *oom);
+
+/* event.c */
+/*
+ * Inside a transaction: append a transitions row for id with the next seq.
+ */
+int lease__event_log(struct lease_store *, const char *id, int64_t at,
+    const char *kind, const char *from, const char *to, const char *reason);
 
 /* git.c: what lease/result/ needs of the operator's repository */
 struct git_repository;
