@@ -1,7 +1,7 @@
 /*
  * bench_holder.c: one endpoint for `make bench`, the real pty_holder_run in
  * its own exec'd process with the options `corral __holder` gives a
- * trusted_local lease (tui/holder_main.c: default scrollback, 64 MiB
+ * trusted_local lease (tui/runtime/holder_main.c: default scrollback, 64 MiB
  * transcript, the shipped agents/ rules for the lifecycle detector), but
  * without the lease journal, so the bench does not depend on it. Screen
  * 50x200 (issue 2 item 5). Writes "ok PID" to fd 3 when the agent runs.
@@ -22,7 +22,7 @@
 
 int main(int, char **);
 
-/* tui/holder_main.c HOLDER_TRANSCRIPT_MAX */
+/* tui/runtime/holder_main.c HOLDER_TRANSCRIPT_MAX */
 #define BENCH_TRANSCRIPT_MAX (64l << 20)
 
 int

@@ -34,7 +34,7 @@ struct hmain {
 	char holder_ident[64];
 	char name[128];			/* the lease's name, for the hook */
 	struct tui_notify *notify;	/* SPEC 5.6 */
-	struct tui_holder_sbx *sbx;	/* bwrap leases: tui/holder_sbx.c */
+	struct tui_holder_sbx *sbx;	/* bwrap leases: holder_sbx.c */
 	struct tui_holder_cmd *cmd;	/* command leases: holder_cmd.c */
 	struct sbx_scrub *scrub;	/* the holder's output filter */
 	char fail_reason[64];		/* why the lease did not succeed */
