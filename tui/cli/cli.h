@@ -20,7 +20,6 @@ struct tui_cmd {
 	const char *usage;	/* after "corral NAME " */
 	const char *help;	/* one paragraph */
 	int (*exec)(struct tui_ctx *, int argc, char **argv);
-	bool hidden;
 };
 
 extern const struct tui_cmd *const tui_cmds[];

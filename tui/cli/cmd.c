@@ -58,11 +58,9 @@ usage(FILE *f)
 		   "its own sandbox,\non its own PTY, watched live, with its "
 		   "result handed back as a patch.\nWith no command it opens "
 		   "the console on every live lease.\n\ncommands:\n");
-	for (size_t i = 0; tui_cmds[i] != NULL; i++) {
-		if (!tui_cmds[i]->hidden)
-			fprintf(f, "  %-8s %s\n", tui_cmds[i]->name,
-			    tui_cmds[i]->usage);
-	}
+	for (size_t i = 0; tui_cmds[i] != NULL; i++)
+		fprintf(f, "  %-8s %s\n", tui_cmds[i]->name,
+		    tui_cmds[i]->usage);
 	fprintf(f, "\n'corral COMMAND --help' describes one command. State "
 		   "lives in $CORRAL_STATE_DIR,\nelse $XDG_STATE_HOME/corral, "
 		   "else ~/.local/state/corral.\n");
