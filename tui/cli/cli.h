@@ -30,7 +30,7 @@ void tui_cmd_help(const struct tui_cmd *, FILE *);
 /* cmd_new.c */
 extern const struct tui_cmd tui_cmd_new;
 extern const struct tui_cmd tui_cmd_wrap;
-/* A lease request from inside corral (demo, console). */
+/* A lease request from inside corral (`corral demo`). */
 struct tui_new {
 	const char *name, *sandbox, *repo, *base, *agent;
 	bool allow_control;
