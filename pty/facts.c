@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "pty/pty.h"
+#include "pty/pty_int.h"
 
 #define FACTS_TREE_MAX 4096	/* processes of one lease looked at */
 
@@ -96,7 +97,7 @@ read_stat(pid_t pid, struct stat_fields *f)
 }
 
 uint64_t
-pty_facts_starttime(pid_t pid)
+pty__facts_starttime(pid_t pid)
 {
 	struct stat_fields f;
 
@@ -144,7 +145,7 @@ session_one(pid_t pid, void *ud)
 }
 
 int
-pty_facts_session_pids(pid_t sid, pid_t *pids, int max)
+pty__facts_session_pids(pid_t sid, pid_t *pids, int max)
 {
 	struct session_scan s = { sid, pids, 0, max };
 
@@ -382,7 +383,7 @@ tree_pids(pid_t leader, pid_t *v, int max)
 }
 
 int
-pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
+pty__facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 {
 	struct fg_scan s;
 	pid_t *tree;
@@ -415,7 +416,7 @@ pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 }
 
 int
-pty_facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
+pty__facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
     int max)
 {
 	char path[64];

@@ -14,6 +14,7 @@
 
 #include "pty/pty.h"
 #include "pty/pty_holder_int.h"
+#include "pty/pty_int.h"
 
 #define HOLDER_DETECT_MIN_MS 50
 
@@ -115,7 +116,7 @@ identify(struct holder *h, pid_t fg)
 	    fg == h->det_fg)
 		return;
 	h->det_fg = fg;
-	argc = pty_facts_cmdline(fg, buf, sizeof buf, argv, 64);
+	argc = pty__facts_cmdline(fg, buf, sizeof buf, argv, 64);
 	if (argc <= 0)
 		return;
 	a = pty_rules_identify(h->o->rules, argv, argc);
@@ -144,7 +145,7 @@ det_step(struct holder *h)
 	    h->state == PTY_RUN_RUNNING) {
 		struct pty_facts f;
 
-		if (pty_facts_sample(pty_proc_master_fd(h->proc), h->child,
+		if (pty__facts_sample(pty_proc_master_fd(h->proc), h->child,
 		    &f) == 0) {
 			identify(h, f.fg_pgrp);
 			pty_detect_set_facts(h->det, &f, now);

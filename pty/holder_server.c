@@ -15,6 +15,7 @@
 
 #include "pty/pty.h"
 #include "pty/pty_holder_int.h"
+#include "pty/pty_int.h"
 
 static uint64_t
 mono_ms(uv_loop_t *loop)
@@ -144,7 +145,7 @@ status_facts(struct holder *h, json_t *j)
 	struct pty_facts f;
 
 	if (h->proc == NULL || h->state != PTY_RUN_RUNNING ||
-	    pty_facts_sample(pty_proc_master_fd(h->proc), h->child, &f) < 0)
+	    pty__facts_sample(pty_proc_master_fd(h->proc), h->child, &f) < 0)
 		return;
 	json_object_set_new(j, "fg_pgrp", json_integer(f.fg_pgrp));
 	json_object_set_new(j, "fg_tty_read", json_boolean(f.fg_tty_read));

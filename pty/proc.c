@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "pty/pty.h"
+#include "pty/pty_int.h"
 #include "sandbox-adapters/sbx.h"
 
 #define PROC_READ_BUF 65536
@@ -377,7 +378,7 @@ pty_proc_signal(struct pty_proc *p, int sig)
 	if (!p->reaped && kill(p->pid, sig) == 0)
 		sent++;
 	/* Then every process of the session, whatever its group. */
-	n = pty_facts_session_pids(p->pid, pids, 4096);
+	n = pty__facts_session_pids(p->pid, pids, 4096);
 	for (int i = 0; i < n; i++) {
 		if (kill(pids[i], sig) == 0)
 			sent++;

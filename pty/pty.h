@@ -1,9 +1,15 @@
 /*
- * pty.h: the public interface of the endpoint module (STYLE A): the screen
- * model (screen.c), packed lines (line.c), PTY processes (proc.c), the wire
- * protocol between holders and their clients (wire.c), the holder process
- * (holder.c, its socket server holder_server.c) and the client side of a
- * holder socket (holder_client.c).
+ * pty.h: the public interface of the endpoint module (STYLE A), in one
+ * block per file, each headed by the file that defines it and gives its
+ * prefix: errors (error.c), cells (cell.c), the screen model (screen.c),
+ * packed lines (line.c), frame buffers and readers (wbuf.c, rd.c), the wire
+ * protocol between holders and their clients (wire.c), a client's mirror
+ * of a screen (mirror.c), PTY processes (proc.c), process facts
+ * (facts.c), the holder process (holder.c; its socket server is
+ * holder_server.c, inside), the client side of a holder socket
+ * (holder_client.c), the lifecycle detector (detect.c) and its rules
+ * (rules.c). What only pty/ files share is in pty_int.h and
+ * pty_holder_int.h.
  *
  * Nothing here exposes a libvterm, libuv-internal or curses type: cells are
  * our own struct pty_cell (SPEC 4.1, STYLE I.6).
@@ -26,6 +32,9 @@ struct pty_rules;
 struct sbx_plan;
 struct uv_loop_s;
 
+/* ------------------------------------------------------------------ */
+/* error.c: the module's error codes                                   */
+
 /* Errors: negative errno for OS failures, these below for our own. */
 enum {
 	PTY_EBASE = -20000,
@@ -39,7 +48,7 @@ enum {
 const char *pty_strerror(int);
 
 /* ------------------------------------------------------------------ */
-/* Cells, colours, attributes                                          */
+/* cell.c: cells, colours, attributes                                  */
 
 /*
  * A colour packed in 32 bits: the top byte is the kind, the rest is an
@@ -79,6 +88,10 @@ struct pty_cell {
 	uint16_t attrs;
 	uint8_t width;
 };
+/* Fill n cells with blanks. */
+void pty_cell_blank(struct pty_cell *cells, int n);
+/* UTF-8 of one cell's characters into buf (bufsz >= 4*PTY_CELL_MAXCP+1). */
+size_t pty_cell_utf8(const struct pty_cell *, char *buf, size_t bufsz);
 
 /* ------------------------------------------------------------------ */
 /* screen.c: the pure terminal model of one endpoint                   */
@@ -247,10 +260,39 @@ size_t pty_line_pack(const struct pty_cell *cells, int ncells, uint8_t *buf,
  */
 PTY_NODISCARD int pty_line_unpack(const uint8_t *buf, size_t len,
     struct pty_cell *cells, int maxcells, size_t *used);
-/* Fill n cells with blanks. */
-void pty_cell_blank(struct pty_cell *cells, int n);
-/* UTF-8 of one cell's characters into buf (bufsz >= 4*PTY_CELL_MAXCP+1). */
-size_t pty_cell_utf8(const struct pty_cell *, char *buf, size_t bufsz);
+/* ------------------------------------------------------------------ */
+/* wbuf.c: a growable buffer for building frames                       */
+
+/* A growable output buffer for building frames. */
+struct pty_wbuf {
+	uint8_t *buf;
+	size_t len, cap;
+	bool oom;
+};
+void pty_wbuf_init(struct pty_wbuf *);
+void pty_wbuf_free(struct pty_wbuf *);
+void pty_wbuf_reset(struct pty_wbuf *);
+void pty_wbuf_put(struct pty_wbuf *, const void *, size_t);
+void pty_wbuf_u8(struct pty_wbuf *, uint8_t);
+void pty_wbuf_u16(struct pty_wbuf *, uint16_t);
+void pty_wbuf_u32(struct pty_wbuf *, uint32_t);
+void pty_wbuf_u64(struct pty_wbuf *, uint64_t);
+
+/* ------------------------------------------------------------------ */
+/* rd.c: a bounds-checked reader over untrusted bytes                  */
+
+/* Little-endian readers over untrusted payloads: bounds-checked cursor. */
+struct pty_rd {
+	const uint8_t *p;
+	size_t len, off;
+	bool bad;
+};
+void pty_rd_init(struct pty_rd *, const uint8_t *p, size_t len);
+uint8_t pty_rd_u8(struct pty_rd *);
+uint16_t pty_rd_u16(struct pty_rd *);
+uint32_t pty_rd_u32(struct pty_rd *);
+uint64_t pty_rd_u64(struct pty_rd *);
+const uint8_t *pty_rd_bytes(struct pty_rd *, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* wire.c: the holder socket protocol (SPEC 9.5)                        */
@@ -334,35 +376,9 @@ PTY_NODISCARD int pty_wire_dec_push(struct pty_wire_dec *, const void *buf,
 PTY_NODISCARD int pty_wire_dec_next(struct pty_wire_dec *, uint8_t *type,
     const uint8_t **payload, size_t *plen);
 
-/* A growable output buffer for building frames. */
-struct pty_wbuf {
-	uint8_t *buf;
-	size_t len, cap;
-	bool oom;
-};
-void pty_wbuf_init(struct pty_wbuf *);
-void pty_wbuf_free(struct pty_wbuf *);
-void pty_wbuf_reset(struct pty_wbuf *);
 /* Start a frame of the given type; returns the offset to pass to _end. */
 size_t pty_wire_begin(struct pty_wbuf *, uint8_t type);
 void pty_wire_end(struct pty_wbuf *, size_t start);
-void pty_wbuf_put(struct pty_wbuf *, const void *, size_t);
-void pty_wbuf_u8(struct pty_wbuf *, uint8_t);
-void pty_wbuf_u16(struct pty_wbuf *, uint16_t);
-void pty_wbuf_u32(struct pty_wbuf *, uint32_t);
-void pty_wbuf_u64(struct pty_wbuf *, uint64_t);
-/* Little-endian readers over untrusted payloads: bounds-checked cursor. */
-struct pty_rd {
-	const uint8_t *p;
-	size_t len, off;
-	bool bad;
-};
-void pty_rd_init(struct pty_rd *, const uint8_t *p, size_t len);
-uint8_t pty_rd_u8(struct pty_rd *);
-uint16_t pty_rd_u16(struct pty_rd *);
-uint32_t pty_rd_u32(struct pty_rd *);
-uint64_t pty_rd_u64(struct pty_rd *);
-const uint8_t *pty_rd_bytes(struct pty_rd *, size_t n);
 
 /* Encode/decode a META frame payload. */
 void pty_wire_meta_put(struct pty_wbuf *, const struct pty_wire_meta *,
@@ -464,18 +480,6 @@ struct pty_facts {
 	int nprocs;		/* processes in the session */
 	char fg_comm[64];	/* comm of the fg pgrp leader */
 };
-/* Sample facts for the session led by sid on the PTY master fd. */
-int pty_facts_sample(int master_fd, pid_t sid, struct pty_facts *out);
-/* Every pid whose session is sid (up to max); returns the count. */
-int pty_facts_session_pids(pid_t sid, pid_t *pids, int max);
-/* Process start time (field 22 of /proc/PID/stat), 0 if gone. */
-uint64_t pty_facts_starttime(pid_t pid);
-/*
- * The argv of pid from /proc/PID/cmdline into buf (NUL-separated), with
- * pointers in argv[max]; returns argc (0 when gone or unreadable).
- */
-int pty_facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
-    int max);
 
 /* ------------------------------------------------------------------ */
 /* holder.c: the per-lease holder process (SPEC 2)                      */

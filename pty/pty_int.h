@@ -1,9 +1,10 @@
 /*
  * pty_int.h: declarations shared between pty/ files but not exported
- * (STYLE A): the packed-line encoding primitives that screen.c uses to pack
- * its own cells straight into scrollback without a struct pty_cell detour,
- * and the VT filter (vtfilter.c) with the sink through which it hands the
- * model (screen.c) what it passes on and what it found.
+ * (STYLE A), one block per file: the packed-line primitives that screen.c
+ * uses to pack its own cells straight into scrollback (line.c, cell.c),
+ * the /proc samplers (facts.c), the key encoding (keys.c), and the VT
+ * filter (vtfilter.c) with the sink through which it hands the model
+ * (screen.c) what it passes on and what it found.
  */
 #ifndef CORRAL_PTY_INT_H
 #define CORRAL_PTY_INT_H
@@ -11,13 +12,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "pty/pty.h"
 
-/* Longest packed line, in cells (the codec refuses more). */
-#define PTY__LINE_MAXCELLS 4096
+/* ------------------------------------------------------------------ */
+/* cell.c: the text of cells                                            */
+
 /* Longest UTF-8 text of one cell: PTY_CELL_MAXCP codepoints of 4 bytes. */
 #define PTY__CELL_TEXTMAX (4 * PTY_CELL_MAXCP)
+/* UTF-8 of cp (U+FFFD for surrogates/out of range) at p; returns 1..4. */
+int pty__cell_utf8_put(uint8_t *p, uint32_t cp);
+
+/* ------------------------------------------------------------------ */
+/* line.c: cells packed into lines (screen.c packs its own cells)       */
+
+/* Longest packed line, in cells (the codec refuses more). */
+#define PTY__LINE_MAXCELLS 4096
 /* Cell text bytes (see line.c for the whole format). */
 #define PTY__LC_BLANK 0x00u	/* empty cell */
 #define PTY__LC_WIDE2 0x80u	/* right half of a wide character */
@@ -26,14 +37,12 @@
 #define PTY__LINE_RUNHDR 12
 #define PTY__ATTR_ALL 0x00ffu
 
-/* UTF-8 of cp (U+FFFD for surrogates/out of range) at p; returns 1..4. */
-int pty__cell_utf8_put(uint8_t *p, uint32_t cp);
 /* Write a u16 / u32 little-endian at p. */
 void pty__line_put16(uint8_t *p, uint16_t v);
 void pty__line_put32(uint8_t *p, uint32_t v);
 /*
- * Start a run at p (count patched later with pty__line_put16 on p); returns the
- * position after the run header.
+ * Start a run at p (count patched later with pty__line_put16 on p);
+ * returns the position after the run header.
  */
 uint8_t *pty__line_run(uint8_t *p, uint32_t fg, uint32_t bg, uint16_t attrs);
 /*
@@ -41,6 +50,22 @@ uint8_t *pty__line_run(uint8_t *p, uint32_t fg, uint32_t bg, uint16_t attrs);
  * the position after it. At most 1 + PTY__CELL_TEXTMAX bytes.
  */
 uint8_t *pty__line_text(uint8_t *p, const uint32_t *cps, int n);
+
+/* ------------------------------------------------------------------ */
+/* facts.c: process facts from /proc, sampled by the holder (SPEC 5.3)  */
+
+/* Sample facts for the session led by sid on the PTY master fd. */
+int pty__facts_sample(int master_fd, pid_t sid, struct pty_facts *out);
+/* Every pid whose session is sid (up to max); returns the count. */
+int pty__facts_session_pids(pid_t sid, pid_t *pids, int max);
+/* Process start time (field 22 of /proc/PID/stat), 0 if gone. */
+uint64_t pty__facts_starttime(pid_t pid);
+/*
+ * The argv of pid from /proc/PID/cmdline into buf (NUL-separated), with
+ * pointers in argv[max]; returns argc (0 when gone or unreadable).
+ */
+int pty__facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
+    int max);
 
 /* ------------------------------------------------------------------ */
 /* keys.c: keys, characters and pastes encoded for the program          */
