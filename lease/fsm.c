@@ -69,7 +69,7 @@ lease_fsm_next(enum lease_state cur, enum lease_event ev,
 }
 
 bool
-lease_state_final(enum lease_state s)
+lease_fsm_state_final(enum lease_state s)
 {
 	return s == LEASE_STATE_APPLIED || s == LEASE_STATE_REJECTED ||
 	    s == LEASE_STATE_FAILED || s == LEASE_STATE_CANCELLED;
@@ -155,8 +155,8 @@ pfx##_parse(const char *s, enum type *out)				\
 	return rc;							\
 }
 
-NAMES(lease_state, lease_state, state_names, LEASE_STATE_COUNT)
-NAMES(lease_event, lease_event, event_names, LEASE_EV_COUNT)
-NAMES(lease_activity, lease_activity, activity_names, LEASE_ACT_COUNT)
-NAMES(lease_cleanup, lease_cleanup, cleanup_names, LEASE_CLEANUP_COUNT)
-NAMES(lease_mode, lease_mode, mode_names, LEASE_MODE_COUNT)
+NAMES(lease_fsm_state, lease_state, state_names, LEASE_STATE_COUNT)
+NAMES(lease_fsm_event, lease_event, event_names, LEASE_EV_COUNT)
+NAMES(lease_fsm_activity, lease_activity, activity_names, LEASE_ACT_COUNT)
+NAMES(lease_fsm_cleanup, lease_cleanup, cleanup_names, LEASE_CLEANUP_COUNT)
+NAMES(lease_fsm_mode, lease_mode, mode_names, LEASE_MODE_COUNT)

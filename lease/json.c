@@ -63,11 +63,12 @@ lease_json_record(const struct lease_record *r, unsigned flags)
 		return NULL;
 	bad |= set(o, "id", json_string(r->id));
 	bad |= set(o, "name", str(r->name));
-	bad |= set(o, "lease_state", json_string(lease_state_name(r->state)));
-	bad |= set(o, "activity", json_string(lease_activity_name(
+	bad |= set(o, "lease_state",
+	    json_string(lease_fsm_state_name(r->state)));
+	bad |= set(o, "activity", json_string(lease_fsm_activity_name(
 	    r->activity)));
 	bad |= set(o, "unseen", json_boolean(r->unseen));
-	bad |= set(o, "mode", json_string(lease_mode_name(r->mode)));
+	bad |= set(o, "mode", json_string(lease_fsm_mode_name(r->mode)));
 	bad |= set(o, "adapter", str(r->adapter));
 	bad |= set(o, "isolation", str(r->isolation));
 	bad |= set(o, "branch", str(r->branch));
@@ -76,7 +77,8 @@ lease_json_record(const struct lease_record *r, unsigned flags)
 	bad |= set(o, "sandbox_id", str(r->sandbox_id));
 	bad |= set(o, "holder_pid", r->holder_pid > 0 ?
 	    json_integer(r->holder_pid) : json_null());
-	bad |= set(o, "cleanup", json_string(lease_cleanup_name(r->cleanup)));
+	bad |= set(o, "cleanup",
+	    json_string(lease_fsm_cleanup_name(r->cleanup)));
 	bad |= set(o, "failed_reason", str(r->failed_reason));
 	bad |= set(o, "created_at", json_integer(r->created_at));
 	bad |= set(o, "updated_at", json_integer(r->updated_at));

@@ -179,24 +179,24 @@ enum lease_mode {
 LEASE_NODISCARD int lease_fsm_next(enum lease_state cur, enum lease_event ev,
     enum lease_state *next);
 
-/* lease_state_final: applied, rejected, failed or cancelled. */
-bool lease_state_final(enum lease_state);
+/* lease_fsm_state_final: applied, rejected, failed or cancelled. */
+bool lease_fsm_state_final(enum lease_state);
 
 /*
  * Names are the lower-case words of SPEC 5.1/5.2 and 11 ("result_ready",
  * "trusted_local"). *_name returns a static string ("?" if out of range);
  * *_parse returns 0 and sets *out, or -EINVAL for an unknown word.
  */
-const char *lease_state_name(enum lease_state);
-int lease_state_parse(const char *, enum lease_state *out);
-const char *lease_event_name(enum lease_event);
-int lease_event_parse(const char *, enum lease_event *out);
-const char *lease_activity_name(enum lease_activity);
-int lease_activity_parse(const char *, enum lease_activity *out);
-const char *lease_cleanup_name(enum lease_cleanup);
-int lease_cleanup_parse(const char *, enum lease_cleanup *out);
-const char *lease_mode_name(enum lease_mode);
-int lease_mode_parse(const char *, enum lease_mode *out);
+const char *lease_fsm_state_name(enum lease_state);
+int lease_fsm_state_parse(const char *, enum lease_state *out);
+const char *lease_fsm_event_name(enum lease_event);
+int lease_fsm_event_parse(const char *, enum lease_event *out);
+const char *lease_fsm_activity_name(enum lease_activity);
+int lease_fsm_activity_parse(const char *, enum lease_activity *out);
+const char *lease_fsm_cleanup_name(enum lease_cleanup);
+int lease_fsm_cleanup_parse(const char *, enum lease_cleanup *out);
+const char *lease_fsm_mode_name(enum lease_mode);
+int lease_fsm_mode_parse(const char *, enum lease_mode *out);
 
 /* ------------------------------------------------------------------ */
 /* store.c: the journal's handle (SPEC 9.1)                           */

@@ -175,7 +175,8 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 	if (r.state != LEASE_STATE_PROVISIONING ||
 	    r.mode != LEASE_MODE_SANDBOXED) {
 		lease__store_msg(s, "lease %s is %s %s: nothing to provision",
-		    id, lease_mode_name(r.mode), lease_state_name(r.state));
+		    id, lease_fsm_mode_name(r.mode),
+		        lease_fsm_state_name(r.state));
 		lease_record_clear(&r);
 		return LEASE_EBADTRANSITION;
 	}
@@ -381,10 +382,10 @@ lease_provision_teardown(struct lease_store *s, const char *state_dir,
 		return -EINVAL;
 	if ((rc = lease_record_get(s, id, &r)) < 0)
 		return rc;
-	if (!lease_state_final(r.state)) {
+	if (!lease_fsm_state_final(r.state)) {
 		lease__store_msg(s, "lease %s is %s: finish or cancel it "
 		    "before removing its resources", id,
-		    lease_state_name(r.state));
+		    lease_fsm_state_name(r.state));
 		lease_record_clear(&r);
 		return LEASE_EBUSY;
 	}

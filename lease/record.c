@@ -79,13 +79,13 @@ row_to_record(struct lease_store *s, sqlite3_stmt *st, struct lease_record *r)
 	t = (const char *)sqlite3_column_text(st, 0);
 	snprintf(r->id, sizeof r->id, "%s", t != NULL ? t : "");
 	r->name = lease__col_text(st, 1, &oom);
-	if (lease_mode_parse((const char *)sqlite3_column_text(st, 2),
+	if (lease_fsm_mode_parse((const char *)sqlite3_column_text(st, 2),
 	    &r->mode) < 0 ||
-	    lease_state_parse((const char *)sqlite3_column_text(st, 5),
+	    lease_fsm_state_parse((const char *)sqlite3_column_text(st, 5),
 	    &r->state) < 0 ||
-	    lease_activity_parse((const char *)sqlite3_column_text(st, 6),
+	    lease_fsm_activity_parse((const char *)sqlite3_column_text(st, 6),
 	    &r->activity) < 0 ||
-	    lease_cleanup_parse((const char *)sqlite3_column_text(st, 9),
+	    lease_fsm_cleanup_parse((const char *)sqlite3_column_text(st, 9),
 	    &r->cleanup) < 0) {
 		lease_record_clear(r);
 		lease__store_msg(s, "%s: lease row with an unknown state",
@@ -288,7 +288,7 @@ lease_record_insert(struct lease_store *s, const struct lease_spec *spec,
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, spec->name != NULL && *spec->name != '\0' ?
 	    spec->name : id, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(st, 3, lease_mode_name(spec->mode), -1,
+	sqlite3_bind_text(st, 3, lease_fsm_mode_name(spec->mode), -1,
 	    SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, spec->adapter != NULL ? spec->adapter :
 	    (spec->mode == LEASE_MODE_TRUSTED_LOCAL ? "trusted_local" :
@@ -347,9 +347,9 @@ read_state(struct lease_store *s, const char *id, enum lease_state *state,
 		    lease__store_fail(s, rc, "read lease state");
 	}
 	rc = 0;
-	if (lease_state_parse((const char *)sqlite3_column_text(st, 0),
+	if (lease_fsm_state_parse((const char *)sqlite3_column_text(st, 0),
 	    state) < 0 ||
-	    lease_cleanup_parse((const char *)sqlite3_column_text(st, 1),
+	    lease_fsm_cleanup_parse((const char *)sqlite3_column_text(st, 1),
 	    cleanup) < 0) {
 		lease__store_msg(s, "%s: lease %s has an unknown state",
 		    s->path, id);
@@ -386,12 +386,12 @@ write_cleanup(struct lease_store *s, const char *id, enum lease_cleanup from,
 	if ((rc = lease__store_stmt(s, sql_set_cleanup, &st)) < 0)
 		return rc;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, lease_cleanup_name(to), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, lease_fsm_cleanup_name(to), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, at);
 	if ((rc = lease__store_step_done(s, st, "set cleanup")) < 0)
 		return rc;
 	return lease__event_log(s, id, at, "cleanup",
-	    lease_cleanup_name(from), lease_cleanup_name(to), reason);
+	    lease_fsm_cleanup_name(from), lease_fsm_cleanup_name(to), reason);
 }
 
 int
@@ -404,7 +404,7 @@ lease__record_cleanup_eval(struct lease_store *s, const char *id, int64_t at)
 
 	if ((rc = read_state(s, id, &state, &cleanup)) < 0)
 		return rc;
-	if (!lease_state_final(state))
+	if (!lease_fsm_state_final(state))
 		return 0;
 	if ((rc = runtime_left(s, id, &left)) < 0)
 		return rc;
@@ -436,22 +436,23 @@ lease_record_transition(struct lease_store *s, const char *id,
 		goto fail;
 	if ((rc = lease_fsm_next(cur, ev, &to)) < 0) {
 		lease__store_msg(s, "lease %s: %s is not allowed from %s", id,
-		    lease_event_name(ev), lease_state_name(cur));
+		    lease_fsm_event_name(ev), lease_fsm_state_name(cur));
 		goto fail;
 	}
 	if ((rc = lease__store_stmt(s, sql_set_state, &st)) < 0)
 		goto fail;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, lease_state_name(to), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, lease_fsm_state_name(to), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 3, ev == LEASE_EV_FAIL);
 	sqlite3_bind_text(st, 4, reason, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, now);
 	if ((rc = lease__store_step_done(s, st, "set lease state")) < 0)
 		goto fail;
-	if ((rc = lease__event_log(s, id, now, "lease", lease_state_name(cur),
-	    lease_state_name(to), reason)) < 0)
+	if ((rc = lease__event_log(s, id, now, "lease",
+	    lease_fsm_state_name(cur),
+	    lease_fsm_state_name(to), reason)) < 0)
 		goto fail;
-	if (lease_state_final(to) &&
+	if (lease_fsm_state_final(to) &&
 	    (rc = lease__record_cleanup_eval(s, id, now)) < 0)
 		goto fail;
 	if ((rc = lease__store_commit(s)) < 0)
@@ -498,21 +499,22 @@ lease_record_set_activity(struct lease_store *s, const char *id,
 		rc = lease__store_fail(s, rc, "read activity");
 		goto fail;
 	}
-	if (strcmp(cur, lease_activity_name(act)) == 0) {
+	if (strcmp(cur, lease_fsm_activity_name(act)) == 0) {
 		lease__store_rollback(s);
 		return 0;
 	}
 	if ((rc = lease__store_stmt(s, sql_set_activity, &st)) < 0)
 		goto fail;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, lease_activity_name(act), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, lease_fsm_activity_name(act), -1,
+	    SQLITE_STATIC);
 	sqlite3_bind_int(st, 3, act == LEASE_ACT_DONE ||
 	    act == LEASE_ACT_FAILED);
 	sqlite3_bind_int64(st, 4, now);
 	if ((rc = lease__store_step_done(s, st, "set activity")) < 0)
 		goto fail;
 	if ((rc = lease__event_log(s, id, now, "activity", cur,
-	    lease_activity_name(act), signal)) < 0)
+	    lease_fsm_activity_name(act), signal)) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:
@@ -680,9 +682,9 @@ lease_record_delete(struct lease_store *s, const char *id)
 		return rc;
 	if ((rc = read_state(s, id, &state, &cleanup)) < 0)
 		goto fail;
-	if (!lease_state_final(state)) {
+	if (!lease_fsm_state_final(state)) {
 		lease__store_msg(s, "lease %s is %s: cancel or finish it first",
-		    id, lease_state_name(state));
+		    id, lease_fsm_state_name(state));
 		rc = LEASE_EBUSY;
 		goto fail;
 	}

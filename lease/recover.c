@@ -304,7 +304,7 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 		return lease_provision_teardown(s, state_dir, r->id,
 		    LEASE_TEARDOWN_ALL);
 	}
-	if (!lease_state_final(r->state) ||
+	if (!lease_fsm_state_final(r->state) ||
 	    (r->cleanup != LEASE_CLEANUP_PENDING &&
 	    r->cleanup != LEASE_CLEANUP_FAILED))
 		return 0;
@@ -312,7 +312,7 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 	if (r->holder_pid > 0 &&
 	    holder_status(r, probe, ud) == LEASE_HOLDER_ALIVE)
 		return add(rep, LEASE_FIND_LIVE, r->id, "%s, holder %lld "
-		    "alive: cleanup is its own", lease_state_name(r->state),
+		    "alive: cleanup is its own", lease_fsm_state_name(r->state),
 		    (long long)r->holder_pid) ? 0 : -ENOMEM;
 	if (r->state == LEASE_STATE_FAILED &&
 	    !provisioning_reason(r->failed_reason))
@@ -324,13 +324,14 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 	    LEASE_TEARDOWN_RUNTIME;
 	if (dry)
 		return add(rep, LEASE_FIND_CLEANED, r->id, "%s: unfinished "
-		    "teardown would be resumed", lease_state_name(r->state)) ?
+		    "teardown would be resumed",
+		        lease_fsm_state_name(r->state)) ?
 		    0 : -ENOMEM;
 	if ((rc = lease_provision_teardown(s, state_dir, r->id, what)) < 0)
 		return add(rep, LEASE_FIND_CLEANUP_PENDING, r->id, "teardown "
 		    "failed: %s", lease_store_errmsg(s)) ? 0 : -ENOMEM;
 	return add(rep, LEASE_FIND_CLEANED, r->id, "%s: unfinished teardown "
-	    "finished", lease_state_name(r->state)) ? 0 : -ENOMEM;
+	    "finished", lease_fsm_state_name(r->state)) ? 0 : -ENOMEM;
 }
 
 /* ------------------------------------------------------------------ */
@@ -518,7 +519,8 @@ scan_sandbox(void *actx, const char *identity, const char *scope,
 	if (identity == NULL || scope == NULL || id == NULL)
 		return -EINVAL;
 	if ((r = find_lease(c->v, c->n, id)) != NULL &&
-	    (!lease_state_final(r->state) || journal_holds_sandbox(c->s, id)))
+	    (!lease_fsm_state_final(r->state) || journal_holds_sandbox(c->s,
+	        id)))
 		return 0;
 	return inventory_add(c->inv, LEASE_RES_SANDBOX, identity, scope, id);
 }
@@ -895,9 +897,9 @@ lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
 		return gc_orphans(s, state_dir, id, src, false);
 	if (rc < 0)
 		return rc;
-	if (!lease_state_final(r.state)) {
+	if (!lease_fsm_state_final(r.state)) {
 		lease__store_msg(s, "lease %s is %s: cancel or finish it "
-		    "before gc", id, lease_state_name(r.state));
+		    "before gc", id, lease_fsm_state_name(r.state));
 		lease_record_clear(&r);
 		return LEASE_EBUSY;
 	}
@@ -930,7 +932,7 @@ lease_recover_gc_older_than(struct lease_store *s, struct lease_lock *held,
 		return rc;
 	for (i = 0; i < n; i++) {
 		/* updated at the cutoff's millisecond: old enough (age 0) */
-		if (!lease_state_final(v[i].state) ||
+		if (!lease_fsm_state_final(v[i].state) ||
 		    v[i].updated_at > cutoff ||
 		    (v[i].cleanup != LEASE_CLEANUP_CONFIRMED &&
 		    v[i].cleanup != LEASE_CLEANUP_NONE))

@@ -584,7 +584,8 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 		goto out;
 	if (c.rec.state != LEASE_STATE_RESULT_READY) {
 		lease__store_msg(s, "lease %s is %s%s%s: %s", id,
-		    lease_state_name(c.rec.state), c.rec.failed_reason ? " " :
+		    lease_fsm_state_name(c.rec.state),
+		        c.rec.failed_reason ? " " :
 		    "", c.rec.failed_reason ? c.rec.failed_reason : "",
 		    c.rec.state == LEASE_STATE_APPLIED ? "applied already" :
 		    "there is no reviewed result to apply");

@@ -1066,7 +1066,7 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	    !(opts->fail_reason != NULL && (c.rec.state ==
 	    LEASE_STATE_FAILED || c.rec.state == LEASE_STATE_CANCELLED))) {
 		lease__store_msg(s, "lease %s is %s: no result to extract", id,
-		    lease_state_name(c.rec.state));
+		    lease_fsm_state_name(c.rec.state));
 		rc = LEASE_EBADTRANSITION;
 		goto out;
 	}
@@ -1348,7 +1348,7 @@ lease_result_review(struct lease_store *s, const char *state_dir,
 	status = lease__rctx_str(&c, "status");
 	if (status == NULL) {
 		lease__store_msg(s, "lease %s has no result yet (it is %s)",
-		    id, lease_state_name(c.rec.state));
+		    id, lease_fsm_state_name(c.rec.state));
 		rc = LEASE_ENORESULT;
 		goto out;
 	}
@@ -1365,7 +1365,7 @@ lease_result_review(struct lease_store *s, const char *state_dir,
 	}
 	set(doc, "id", json_string(id));
 	set(doc, "name", str_or_null(c.rec.name));
-	set(doc, "lease_state", json_string(lease_state_name(c.rec.state)));
+	set(doc, "lease_state", json_string(lease_fsm_state_name(c.rec.state)));
 	set(doc, "failed_reason", str_or_null(c.rec.failed_reason));
 	set(doc, "repo", str_or_null(c.rec.repo));
 	set(doc, "worktree", str_or_null(c.rec.worktree));
@@ -1452,7 +1452,7 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
 	case LEASE_STATE_PROVISIONING:
 	case LEASE_STATE_RUNNING:
 		lease__store_msg(s, "lease %s is %s: cancel it first", id,
-		    lease_state_name(c.rec.state));
+		    lease_fsm_state_name(c.rec.state));
 		rc = LEASE_EBUSY;
 		goto out;
 	case LEASE_STATE_APPLIED:
@@ -1470,7 +1470,7 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
 	}
 	if (c.rec.state != LEASE_STATE_REJECTED &&
 	    (rc = lease__rctx_receipt(&c, "rejected", json_pack("{s:s, s:o, "
-	    "s:o}", "state", lease_state_name(c.rec.state), "commit",
+	    "s:o}", "state", lease_fsm_state_name(c.rec.state), "commit",
 	    str_or_null(lease__rctx_str(&c, "commit")), "status",
 	    str_or_null(lease__rctx_str(&c, "status"))))) < 0)
 		goto out;

@@ -273,7 +273,7 @@ rt_invariants(struct rt *t)
 		    rt_seq_cb, &q, NULL), 0);
 		ck_assert_int_eq(q.n, q.max);
 		ck_assert_str_eq(q.last_lease_to,
-		    lease_state_name(v[i].state));
+		    lease_fsm_state_name(v[i].state));
 		ck_assert_int_eq(lease_receipt_verify(t->s, v[i].id, NULL,
 		    NULL), 0);
 	}

@@ -40,12 +40,12 @@ START_TEST(test_fsm_every_pair)
 	rc = lease_fsm_next(cur, ev, &next);
 	if (want < 0) {
 		ck_assert_msg(rc == LEASE_EBADTRANSITION, "%s + %s allowed",
-		    lease_state_name(cur), lease_event_name(ev));
+		    lease_fsm_state_name(cur), lease_fsm_event_name(ev));
 		ck_assert_int_eq(next, 99);	/* untouched */
 	} else {
 		ck_assert_int_eq(rc, 0);
-		ck_assert_str_eq(lease_state_name(next),
-		    lease_state_name((enum lease_state)want));
+		ck_assert_str_eq(lease_fsm_state_name(next),
+		    lease_fsm_state_name((enum lease_state)want));
 	}
 }
 END_TEST
@@ -76,7 +76,7 @@ START_TEST(test_fsm_final_states)
 			if (lease_fsm_next((enum lease_state)s,
 			    (enum lease_event)ev, &next) == 0)
 				legal_out++;
-		ck_assert_int_eq(lease_state_final((enum lease_state)s),
+		ck_assert_int_eq(lease_fsm_state_final((enum lease_state)s),
 		    legal_out == 0);
 	}
 }
@@ -109,38 +109,39 @@ START_TEST(test_fsm_names_round_trip)
 	int i;
 
 	for (i = 0; i < LEASE_STATE_COUNT; i++) {
-		ck_assert_str_eq(lease_state_name((enum lease_state)i),
+		ck_assert_str_eq(lease_fsm_state_name((enum lease_state)i),
 		    states[i]);
-		ck_assert_int_eq(lease_state_parse(states[i], &st), 0);
+		ck_assert_int_eq(lease_fsm_state_parse(states[i], &st), 0);
 		ck_assert_int_eq(st, i);
 	}
 	for (i = 0; i < LEASE_ACT_COUNT; i++) {
-		ck_assert_str_eq(lease_activity_name((enum lease_activity)i),
-		    acts[i]);
-		ck_assert_int_eq(lease_activity_parse(acts[i], &ac), 0);
+		ck_assert_str_eq(lease_fsm_activity_name(
+		    (enum lease_activity)i), acts[i]);
+		ck_assert_int_eq(lease_fsm_activity_parse(acts[i], &ac), 0);
 		ck_assert_int_eq(ac, i);
 	}
 	for (i = 0; i < LEASE_CLEANUP_COUNT; i++) {
-		ck_assert_str_eq(lease_cleanup_name((enum lease_cleanup)i),
+		ck_assert_str_eq(lease_fsm_cleanup_name((enum lease_cleanup)i),
 		    cleanups[i]);
-		ck_assert_int_eq(lease_cleanup_parse(cleanups[i], &cl), 0);
+		ck_assert_int_eq(lease_fsm_cleanup_parse(cleanups[i], &cl), 0);
 		ck_assert_int_eq(cl, i);
 	}
 	for (i = 0; i < LEASE_EV_COUNT; i++) {
-		ck_assert_int_eq(lease_event_parse(
-		    lease_event_name((enum lease_event)i), &ev), 0);
+		ck_assert_int_eq(lease_fsm_event_parse(
+		    lease_fsm_event_name((enum lease_event)i), &ev), 0);
 		ck_assert_int_eq(ev, i);
 	}
-	ck_assert_str_eq(lease_mode_name(LEASE_MODE_SANDBOXED), "sandboxed");
-	ck_assert_str_eq(lease_mode_name(LEASE_MODE_TRUSTED_LOCAL),
+	ck_assert_str_eq(lease_fsm_mode_name(LEASE_MODE_SANDBOXED),
+	    "sandboxed");
+	ck_assert_str_eq(lease_fsm_mode_name(LEASE_MODE_TRUSTED_LOCAL),
 	    "trusted_local");
-	ck_assert_int_eq(lease_mode_parse("trusted_local", &mo), 0);
+	ck_assert_int_eq(lease_fsm_mode_parse("trusted_local", &mo), 0);
 	ck_assert_int_eq(mo, LEASE_MODE_TRUSTED_LOCAL);
-	ck_assert_int_eq(lease_state_parse("Running", &st), -EINVAL);
-	ck_assert_int_eq(lease_state_parse("", &st), -EINVAL);
-	ck_assert_int_eq(lease_state_parse(NULL, &st), -EINVAL);
-	ck_assert_int_eq(lease_activity_parse("idle", &ac), -EINVAL);
-	ck_assert_str_eq(lease_state_name(LEASE_STATE_COUNT), "?");
+	ck_assert_int_eq(lease_fsm_state_parse("Running", &st), -EINVAL);
+	ck_assert_int_eq(lease_fsm_state_parse("", &st), -EINVAL);
+	ck_assert_int_eq(lease_fsm_state_parse(NULL, &st), -EINVAL);
+	ck_assert_int_eq(lease_fsm_activity_parse("idle", &ac), -EINVAL);
+	ck_assert_str_eq(lease_fsm_state_name(LEASE_STATE_COUNT), "?");
 }
 END_TEST
 

@@ -162,7 +162,7 @@ START_TEST(test_stress_random_sigkills)
 	}
 	ck_assert_int_eq(lease_record_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	for (k = 0; k < n; k++) {
-		ck_assert(lease_state_final(v[k].state));
+		ck_assert(lease_fsm_state_final(v[k].state));
 		if (v[k].state == LEASE_STATE_REJECTED)
 			fig.rejected++;
 		else if (v[k].failed_reason != NULL &&

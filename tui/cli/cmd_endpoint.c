@@ -483,9 +483,9 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_usage(c, "expected: corral cancel ID");
 	if ((rc = tui_ctx_find_lease(c, argv[1], &rec)) != 0)
 		return rc;
-	if (lease_state_final(rec.state)) {
+	if (lease_fsm_state_final(rec.state)) {
 		rc = tui_ctx_err(c, "lease %s already ended (%s)", rec.id,
-		    lease_state_name(rec.state));
+		    lease_fsm_state_name(rec.state));
 		lease_record_clear(&rec);
 		return rc;
 	}

@@ -186,7 +186,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 
 		/* The holder journals exec failures itself; make sure. */
 		if (lease_record_get(st, id, &rec) == 0) {
-			if (!lease_state_final(rec.state))
+			if (!lease_fsm_state_final(rec.state))
 				TUI_BEST_EFFORT(lease_record_transition(st, id,
 				    LEASE_EV_FAIL, "holder_start_failed", NULL));
 			lease_record_clear(&rec);

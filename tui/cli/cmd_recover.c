@@ -172,7 +172,7 @@ sandbox_prepass(struct tui_ctx *c)
 		if (r->state == LEASE_STATE_PROVISIONING)
 			gone = r->holder_pid <= 0;
 		else
-			gone = lease_state_final(r->state) &&
+			gone = lease_fsm_state_final(r->state) &&
 			    (r->cleanup == LEASE_CLEANUP_PENDING ||
 			    r->cleanup == LEASE_CLEANUP_FAILED) &&
 			    (r->state != LEASE_STATE_FAILED ||
@@ -348,7 +348,7 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 		if (lease_record_get(c->store, argv[optind], &r) == 0) {
 			/* A stored credential is revoked, or gc refuses. */
 			if (r.mode == LEASE_MODE_SANDBOXED &&
-			    lease_state_final(r.state) &&
+			    lease_fsm_state_final(r.state) &&
 			    ((rc = tui_holder_cred_revoke(c, r.id, err,
 			    sizeof err)) < 0 ||
 			    (rc = tui_sandbox_teardown(c, c->store, r.id, err,

@@ -50,7 +50,7 @@ explain_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = tui_ctx_find_lease(c, argv[1], &rec)) != 0)
 		return rc;
 	o = json_pack("{s:s, s:s}", "id", rec.id, "activity",
-	    lease_activity_name(rec.activity));
+	    lease_fsm_activity_name(rec.activity));
 	if (tui_probe_holder(c, &rec, 2000, &js, why, sizeof why) ==
 	    TUI_HOLDER_ALIVE && (st = json_loads(js, 0, NULL)) != NULL) {
 		json_object_set(o, "activity", json_object_get(st, "activity"));
@@ -84,7 +84,8 @@ explain_exec(struct tui_ctx *c, int argc, char **argv)
 		    json_loads(last.reason, JSON_DECODE_ANY, NULL) :
 		    json_null());
 		json_object_set_new(o, "source", json_string("journal"));
-		json_object_set_new(o, "lost", !lease_state_final(rec.state) &&
+		json_object_set_new(o, "lost",
+		    !lease_fsm_state_final(rec.state) &&
 		    why[0] ? json_string(why) : json_null());
 		free(last.reason);
 	}
@@ -189,8 +190,8 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 			    "bad state list '%.64s'", until);
 		memcpy(w, p, len);
 		w[len] = '\0';
-		if (lease_activity_parse(w, &a) < 0 &&
-		    lease_state_parse(w, &s) < 0)
+		if (lease_fsm_activity_parse(w, &a) < 0 &&
+		    lease_fsm_state_parse(w, &s) < 0)
 			return tui_ctx_usage(c, "unknown state '%s'", w);
 		p += len + (p[len] == ',');
 	}
@@ -198,15 +199,15 @@ wait_exec(struct tui_ctx *c, int argc, char **argv)
 		return rc;
 	memcpy(id, rec.id, sizeof id);
 	for (;;) {
-		const char *act = lease_activity_name(rec.activity);
-		const char *st = lease_state_name(rec.state);
+		const char *act = lease_fsm_activity_name(rec.activity);
+		const char *st = lease_fsm_state_name(rec.state);
 
 		if (in_list(until, act) || in_list(until, st)) {
 			printf("%s %s\n", id, in_list(until, act) ? act : st);
 			lease_record_clear(&rec);
 			return TUI_EXIT_OK;
 		}
-		if (lease_state_final(rec.state) ||
+		if (lease_fsm_state_final(rec.state) ||
 		    rec.state == LEASE_STATE_RESULT_READY) {
 			fprintf(stderr, "corral wait: %s ended %s (%s)\n", id,
 			    st, act);

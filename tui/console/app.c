@@ -276,11 +276,12 @@ update_record(struct tui_app *a, struct tui_session *s,
 	/* SPEC 5.6: bell / OSC 9 on blocked, done, failed, if configured. */
 	if (s->rec.id[0] != '\0' && rec->activity != s->rec.activity &&
 	    (a->cfg.bell || a->cfg.osc9) &&
-	    tui_config_notifies(&a->cfg, lease_activity_name(rec->activity))) {
+	    tui_config_notifies(&a->cfg,
+	        lease_fsm_activity_name(rec->activity))) {
 		char text[200];
 
 		snprintf(text, sizeof text, "corral: %.100s %s",
-		    tui_app_name(s), lease_activity_name(rec->activity));
+		    tui_app_name(s), lease_fsm_activity_name(rec->activity));
 		tui_surface_curses_notify(a->cur, a->cfg.bell,
 		    a->cfg.osc9 ? text :
 		    NULL);

@@ -59,7 +59,7 @@ draw_list(struct tui_app *a)
 		row->id = s->id;
 		row->name = s->rec.name;
 		row->activity = activity(s);
-		row->lease_state = lease_state_name(s->rec.state);
+		row->lease_state = lease_fsm_state_name(s->rec.state);
 		row->mode = tui_view_mode_label(&s->rec);
 		row->branch = s->rec.branch;
 		row->age_s = s->rec.created_at > 0 && now >= s->rec.created_at ?
@@ -130,7 +130,7 @@ draw_placeholder(struct tui_app *a, struct tui_session *s)
 	else
 		snprintf(text, sizeof text, " %s has ended (%s); no screen "
 		    "was kept", tui_app_name(s),
-		    lease_state_name(s->rec.state));
+		    lease_fsm_state_name(s->rec.state));
 	tui_draw_text(&a->draw, r->x, r->y, r->w, text, &st, TUI_TEXT_PAD);
 }
 

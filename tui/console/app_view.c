@@ -862,7 +862,7 @@ tui_app_view_draw(struct tui_app *a, const struct tui_rect *r)
 	for (i = 0; i < a->n; i++) {
 		rows[n].id = a->s[i]->id;
 		rows[n].name = a->s[i]->rec.name;
-		rows[n].state = lease_state_name(a->s[i]->rec.state);
+		rows[n].state = lease_fsm_state_name(a->s[i]->rec.state);
 		/* a long step shows its progress here too */
 		if (tui_app_view_progress(a, a->s[i], prog[i], sizeof prog[i]))
 			rows[n].state = prog[i];

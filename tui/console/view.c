@@ -204,7 +204,7 @@ bool
 tui_view_listed(const struct lease_record *r, bool shown)
 {
 	assert(r != NULL);
-	if (shown || !lease_state_final(r->state) || r->unseen)
+	if (shown || !lease_fsm_state_final(r->state) || r->unseen)
 		return true;
 	/* SPEC 9.3 keeps leases with unfinished cleanup in sight. */
 	return r->cleanup == LEASE_CLEANUP_PENDING ||
@@ -230,7 +230,7 @@ tui_view_activity(const struct lease_record *r, bool lost, bool exited,
 	    (a = tui_activity_from_name(holder_activity)) !=
 	    TUI_ACTIVITY_UNKNOWN)
 		return a;
-	return tui_activity_from_name(lease_activity_name(r->activity));
+	return tui_activity_from_name(lease_fsm_activity_name(r->activity));
 }
 
 const char *
@@ -378,9 +378,9 @@ tui_view_detail(const struct lease_record *r, const char *title,
 	} while (0)
 	/* Most telling first: the panel may be only a dozen rows high. */
 	v = fmt(buf, bufsz, &used, "%s%s%s, cleanup %s",
-	    lease_state_name(r->state), r->failed_reason ? ": " : "",
+	    lease_fsm_state_name(r->state), r->failed_reason ? ": " : "",
 	    r->failed_reason ? r->failed_reason : "",
-	    lease_cleanup_name(r->cleanup));
+	    lease_fsm_cleanup_name(r->cleanup));
 	KV("state", v);
 	if (lost != NULL)
 		KV("lost", lost);

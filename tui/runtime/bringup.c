@@ -54,7 +54,7 @@ fail_lease(struct prov *p, const char *reason)
 	struct lease_record r;
 
 	if (lease_record_get(p->st, p->id, &r) == 0) {
-		if (!lease_state_final(r.state))
+		if (!lease_fsm_state_final(r.state))
 			TUI_BEST_EFFORT(lease_record_transition(p->st, p->id,
 			    LEASE_EV_FAIL, reason, NULL));
 		lease_record_clear(&r);

@@ -196,7 +196,7 @@ on_activity(const char *state, const char *signal, const char *detail,
 	enum lease_activity act;
 	char why[256];
 
-	if (lease_activity_parse(state, &act) < 0)
+	if (lease_fsm_activity_parse(state, &act) < 0)
 		return;
 	if (m->sbx != NULL)
 		tui_holder_sbx_activity(m->sbx, state,
