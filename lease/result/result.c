@@ -31,7 +31,7 @@ static const char *const check_names[LEASE_CHECK_STATUS_COUNT] = {
 };
 
 const char *
-lease_check_status_name(enum lease_check_status st)
+lease_result_check_status_name(enum lease_check_status st)
 {
 	return (unsigned)st < LEASE_CHECK_STATUS_COUNT ? check_names[st] : "?";
 }
@@ -895,7 +895,8 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 	free(base);
 	e = json_pack("{s:s, s:o, s:s, s:i, s:i, s:I, s:b, s:o, s:b, s:b, "
 	    "s:s}", "name", ck->name ? ck->name : "check", "argv",
-	    argv_json(ck->argv), "status", lease_check_status_name(oc.status),
+	    argv_json(ck->argv), "status",
+	        lease_result_check_status_name(oc.status),
 	    "exit", oc.exit_code, "signal", oc.signal, "duration_ms",
 	    (json_int_t)oc.duration_ms, "independent", independent,
 	    "changed_inputs", inputs, "faketime", oc.faketime,

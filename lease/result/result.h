@@ -376,7 +376,7 @@ enum lease_check_status {
 	LEASE_CHECK_UNAVAILABLE,	/* no exec zone in this build/host */
 	LEASE_CHECK_STATUS_COUNT
 };
-const char *lease_check_status_name(enum lease_check_status);
+const char *lease_result_check_status_name(enum lease_check_status);
 
 struct lease_check_outcome {
 	enum lease_check_status status;

@@ -681,8 +681,8 @@ START_TEST(test_gate_errors_named)
 	ck_assert_str_eq(lease_strerror(LEASE_ECHECKEDOUT),
 	    "target branch is checked out");
 	ck_assert_str_ne(lease_strerror(LEASE_ETARGET), "unknown lease error");
-	ck_assert_str_eq(lease_check_status_name(LEASE_CHECK_UNAVAILABLE),
-	    "unavailable");
+	ck_assert_str_eq(lease_result_check_status_name(
+	    LEASE_CHECK_UNAVAILABLE), "unavailable");
 }
 END_TEST
 
