@@ -1,14 +1,16 @@
 /*
  * fs.c: the few filesystem helpers lease/ needs for its own directories:
- * mkdir -p, an existence test, and a recursive remove that never follows
- * a symlink, never crosses into another mount and first makes directories
- * u+rwx (an agent can chmod 000 its workspace; SANDBOX 5.d).
+ * mkdir -p, an existence test, a recursive remove that never follows a
+ * symlink, never crosses into another mount and first makes directories
+ * u+rwx (an agent can chmod 000 its workspace; SANDBOX 5.d), and whole
+ * files read under a cap or written and fsync'd (lease/result/).
  */
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -153,5 +155,88 @@ lease__rmtree(const char *path)
 	rc = rm_at(pfd, base, sb.st_dev);
 	close(pfd);
 	free(copy);
+	return rc;
+}
+
+int
+lease__read_capped(const char *path, uint64_t max, char **out, size_t *len)
+{
+	struct stat sb;
+	char *buf;
+	size_t got = 0;
+	ssize_t k;
+	int fd, rc;
+
+	*out = NULL;
+	*len = 0;
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		rc = S_ISREG(sb.st_mode) ? -errno : -EINVAL;
+		close(fd);
+		return rc;
+	}
+	if ((uint64_t)sb.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (got < (size_t)sb.st_size) {
+		k = read(fd, buf + got, (size_t)sb.st_size - got);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	close(fd);
+	buf[got] = '\0';
+	*out = buf;
+	*len = got;
+	return 0;
+}
+
+int
+lease__write_file(const char *path, const void *buf, size_t len, unsigned mode)
+{
+	const char *p = buf;
+	size_t n = strlen(path) + 8, off = 0;
+	char *tmp;
+	ssize_t k;
+	int fd, rc = 0;
+
+	if ((tmp = malloc(n)) == NULL)
+		return -ENOMEM;
+	snprintf(tmp, n, "%s.tmp", path);
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+	    (mode_t)mode);
+	if (fd < 0) {
+		rc = -errno;
+		free(tmp);
+		return rc;
+	}
+	while (off < len) {
+		k = write(fd, p + off, len - off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			rc = -errno;
+			break;
+		}
+		off += (size_t)k;
+	}
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
+		unlink(tmp);
+	free(tmp);
 	return rc;
 }

@@ -96,5 +96,11 @@ int lease__mkdirs(const char *path, mode_t mode);
 int lease__rmtree(const char *path);
 /* 1 if path exists (lstat), 0 if not, -errno on other errors. */
 int lease__exists(const char *path);
+/* Read a whole regular file of at most max bytes (malloc'd, NUL added). */
+int lease__read_capped(const char *path, uint64_t max, char **out,
+    size_t *len);
+/* Write a whole file (created or replaced, mode), fsync'd. 0 or -errno. */
+int lease__write_file(const char *path, const void *buf, size_t len,
+    unsigned mode);
 
 #endif

@@ -2,9 +2,9 @@
  * gate_odb.c: the import gate's libgit2 side (SPEC 7.2): the quarantine
  * object database of a lease (writes under the lease directory, reads the
  * operator's repository as an alternate, empty configuration), and
- * lease_gate_odb_verify, which parses a patch, checks every delta, applies it
- * in memory to the trusted base tree and compares the result with the
- * manifest path by path. Plus the small file helpers of the result files.
+ * lease_gate_odb_verify, which parses a patch, checks every delta, applies
+ * it in memory to the trusted base tree and compares the result with the
+ * manifest path by path.
  *
  * Why a quarantine: an invalid result never writes a byte into the
  * operator's repository (git's receive-pack quarantines incoming objects
@@ -13,7 +13,6 @@
  */
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <git2.h>
 #include <git2/sys/repository.h>
 #include <stdarg.h>
@@ -21,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "lease/result/result_int.h"
 
@@ -432,90 +430,5 @@ out:
 	git_index_free(idx);
 	git_diff_free(diff);
 	git_tree_free(base);
-	return rc;
-}
-
-/* ---- file helpers (lease_int.h) ------------------------------------------ */
-
-int
-lease__read_capped(const char *path, uint64_t max, char **out, size_t *len)
-{
-	struct stat sb;
-	char *buf;
-	size_t got = 0;
-	ssize_t k;
-	int fd, rc;
-
-	*out = NULL;
-	*len = 0;
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return -errno;
-	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
-		rc = S_ISREG(sb.st_mode) ? -errno : -EINVAL;
-		close(fd);
-		return rc;
-	}
-	if ((uint64_t)sb.st_size > max) {
-		close(fd);
-		return -EFBIG;
-	}
-	if ((buf = malloc((size_t)sb.st_size + 1)) == NULL) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (got < (size_t)sb.st_size) {
-		k = read(fd, buf + got, (size_t)sb.st_size - got);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		got += (size_t)k;
-	}
-	close(fd);
-	buf[got] = '\0';
-	*out = buf;
-	*len = got;
-	return 0;
-}
-
-int
-lease__write_file(const char *path, const void *buf, size_t len, unsigned mode)
-{
-	const char *p = buf;
-	size_t n = strlen(path) + 8, off = 0;
-	char *tmp;
-	ssize_t k;
-	int fd, rc = 0;
-
-	if ((tmp = malloc(n)) == NULL)
-		return -ENOMEM;
-	snprintf(tmp, n, "%s.tmp", path);
-	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-	    (mode_t)mode);
-	if (fd < 0) {
-		rc = -errno;
-		free(tmp);
-		return rc;
-	}
-	while (off < len) {
-		k = write(fd, p + off, len - off);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			rc = -errno;
-			break;
-		}
-		off += (size_t)k;
-	}
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
-		rc = -errno;
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
 	return rc;
 }

@@ -57,12 +57,6 @@ int lease__ignore_match(const struct lease__ignore *, const char *rel,
 /* Set q's message "<text>: <libgit2 message>"; returns code. */
 int lease__gate_fail(struct lease_gate_odb *, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Read a whole regular file of at most max bytes (malloc'd, NUL added). */
-int lease__read_capped(const char *path, uint64_t max, char **out,
-    size_t *len);
-/* Write a whole file (created or replaced, mode), fsync'd. 0 or -errno. */
-int lease__write_file(const char *path, const void *buf, size_t len,
-    unsigned mode);
 
 /* result.c: one lease's result work, shared with apply.c */
 struct lease__rctx {
