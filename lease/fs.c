@@ -21,7 +21,7 @@
 #define RM_PASSES 3
 
 int
-lease__mkdirs(const char *path, mode_t mode)
+lease__fs_mkdirs(const char *path, mode_t mode)
 {
 	char *p, *q;
 	int rc = 0;
@@ -56,7 +56,7 @@ lease__mkdirs(const char *path, mode_t mode)
 }
 
 int
-lease__exists(const char *path)
+lease__fs_exists(const char *path)
 {
 	struct stat sb;
 
@@ -114,7 +114,7 @@ rm_at(int dirfd, const char *name, dev_t dev)
 }
 
 int
-lease__rmtree(const char *path)
+lease__fs_rmtree(const char *path)
 {
 	struct stat sb;
 	char *copy, *slash, *base;
@@ -159,7 +159,7 @@ lease__rmtree(const char *path)
 }
 
 int
-lease__read_capped(const char *path, uint64_t max, char **out, size_t *len)
+lease__fs_read_capped(const char *path, uint64_t max, char **out, size_t *len)
 {
 	struct stat sb;
 	char *buf;
@@ -200,7 +200,8 @@ lease__read_capped(const char *path, uint64_t max, char **out, size_t *len)
 }
 
 int
-lease__write_file(const char *path, const void *buf, size_t len, unsigned mode)
+lease__fs_write_file(const char *path, const void *buf, size_t len,
+    unsigned mode)
 {
 	const char *p = buf;
 	size_t n = strlen(path) + 8, off = 0;

@@ -357,7 +357,7 @@ lease_git_worktree_add(struct lease_git *g, const char *id, const char *path)
 	assert(g != NULL && g->repo != NULL && path != NULL);
 	if ((rc = lease_id_branch(name, id)) < 0)
 		return rc;
-	if ((rc = lease__exists(path)) != 0) {
+	if ((rc = lease__fs_exists(path)) != 0) {
 		snprintf(g->errmsg, sizeof g->errmsg, "%s: %s", path, rc > 0 ?
 		    "worktree path already exists" : strerror(-rc));
 		return rc > 0 ? LEASE_EEXIST : rc;

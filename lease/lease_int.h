@@ -57,7 +57,7 @@ void lease__store_rollback(struct lease_store *);
 /* Inside a transaction: 1 if the lease exists, 0 if not, or an error. */
 int lease__store_exists(struct lease_store *, const char *id);
 /* malloc'd copy of a text column, or NULL (sets *oom on allocation failure) */
-char *lease__col_text(sqlite3_stmt *, int col, bool *oom);
+char *lease__store_col_text(sqlite3_stmt *, int col, bool *oom);
 
 /* record.c */
 /* Inside a transaction: re-evaluate cleanup after a resource change. */
@@ -88,19 +88,19 @@ char *lease__path(const char *state_dir, const char *a, const char *id,
 
 /* fs.c */
 /* mkdir -p with mode for each created component. 0 or -errno. */
-int lease__mkdirs(const char *path, mode_t mode);
+int lease__fs_mkdirs(const char *path, mode_t mode);
 /*
  * Remove path recursively without following symlinks and without crossing
  * into another filesystem; directories are made u+rwx first. Absent: 0.
  */
-int lease__rmtree(const char *path);
+int lease__fs_rmtree(const char *path);
 /* 1 if path exists (lstat), 0 if not, -errno on other errors. */
-int lease__exists(const char *path);
+int lease__fs_exists(const char *path);
 /* Read a whole regular file of at most max bytes (malloc'd, NUL added). */
-int lease__read_capped(const char *path, uint64_t max, char **out,
+int lease__fs_read_capped(const char *path, uint64_t max, char **out,
     size_t *len);
 /* Write a whole file (created or replaced, mode), fsync'd. 0 or -errno. */
-int lease__write_file(const char *path, const void *buf, size_t len,
+int lease__fs_write_file(const char *path, const void *buf, size_t len,
     unsigned mode);
 
 #endif

@@ -97,7 +97,7 @@ make_parent(struct lease_store *s, const char *state_dir, const char *sub)
 
 	if (parent == NULL)
 		return -ENOMEM;
-	if ((rc = lease__mkdirs(parent, 0700)) < 0)
+	if ((rc = lease__fs_mkdirs(parent, 0700)) < 0)
 		lease__store_msg(s, "%s: %s", parent, strerror(-rc));
 	free(parent);
 	return rc;
@@ -338,7 +338,7 @@ remove_one(struct lease_store *s, const char *state_dir, const char *id,
 			free(path);
 			goto mismatch;
 		}
-		rc = lease__rmtree(path);
+		rc = lease__fs_rmtree(path);
 		if (rc < 0)
 			lease__store_msg(s, "%s: cannot remove: %s", path,
 			    strerror(-rc));

@@ -78,7 +78,7 @@ row_to_record(struct lease_store *s, sqlite3_stmt *st, struct lease_record *r)
 	memset(r, 0, sizeof *r);
 	t = (const char *)sqlite3_column_text(st, 0);
 	snprintf(r->id, sizeof r->id, "%s", t != NULL ? t : "");
-	r->name = lease__col_text(st, 1, &oom);
+	r->name = lease__store_col_text(st, 1, &oom);
 	if (lease_fsm_mode_parse((const char *)sqlite3_column_text(st, 2),
 	    &r->mode) < 0 ||
 	    lease_fsm_state_parse((const char *)sqlite3_column_text(st, 5),
@@ -92,19 +92,19 @@ row_to_record(struct lease_store *s, sqlite3_stmt *st, struct lease_record *r)
 		    s->path);
 		return LEASE_ECORRUPT;
 	}
-	r->adapter = lease__col_text(st, 3, &oom);
-	r->isolation = lease__col_text(st, 4, &oom);
+	r->adapter = lease__store_col_text(st, 3, &oom);
+	r->isolation = lease__store_col_text(st, 4, &oom);
 	r->unseen = sqlite3_column_int(st, 7) != 0;
-	r->failed_reason = lease__col_text(st, 8, &oom);
-	r->repo = lease__col_text(st, 10, &oom);
-	r->base = lease__col_text(st, 11, &oom);
-	r->base_ref = lease__col_text(st, 12, &oom);
-	r->branch = lease__col_text(st, 13, &oom);
-	r->worktree = lease__col_text(st, 14, &oom);
-	r->workspace = lease__col_text(st, 15, &oom);
-	r->sandbox_id = lease__col_text(st, 16, &oom);
-	r->policy = lease__col_text(st, 17, &oom);
-	r->limits = lease__col_text(st, 18, &oom);
+	r->failed_reason = lease__store_col_text(st, 8, &oom);
+	r->repo = lease__store_col_text(st, 10, &oom);
+	r->base = lease__store_col_text(st, 11, &oom);
+	r->base_ref = lease__store_col_text(st, 12, &oom);
+	r->branch = lease__store_col_text(st, 13, &oom);
+	r->worktree = lease__store_col_text(st, 14, &oom);
+	r->workspace = lease__store_col_text(st, 15, &oom);
+	r->sandbox_id = lease__store_col_text(st, 16, &oom);
+	r->policy = lease__store_col_text(st, 17, &oom);
+	r->limits = lease__store_col_text(st, 18, &oom);
 	r->holder_pid = sqlite3_column_int64(st, 19);
 	r->holder_start = sqlite3_column_int64(st, 20);
 	r->created_at = sqlite3_column_int64(st, 21);
@@ -113,8 +113,8 @@ row_to_record(struct lease_store *s, sqlite3_stmt *st, struct lease_record *r)
 	snprintf(r->receipt_head, sizeof r->receipt_head, "%s",
 	    t != NULL ? t : "");
 	r->receipt_len = sqlite3_column_int64(st, 24);
-	r->result = lease__col_text(st, 25, &oom);
-	r->cmd = lease__col_text(st, 26, &oom);
+	r->result = lease__store_col_text(st, 25, &oom);
+	r->cmd = lease__store_col_text(st, 26, &oom);
 	if (oom) {
 		lease_record_clear(r);
 		return -ENOMEM;

@@ -181,7 +181,7 @@ present(struct repos *rs, const char *id, const struct lease_resource_row *r)
 	case LEASE_RES_WORKTREE:
 	case LEASE_RES_LEASE_DIR:
 	case LEASE_RES_WORKSPACE:
-		return lease__exists(r->identity);
+		return lease__fs_exists(r->identity);
 	case LEASE_RES_BRANCH:
 		if (r->scope == NULL || (g = repos_get(rs, r->scope)) == NULL)
 			return 0;
@@ -795,7 +795,7 @@ remove_orphan(struct lease_store *s, const char *state_dir, const char *id,
 		lease__store_msg(s, "orphan %s is not where this state "
 		    "directory puts it; not removed", o->identity);
 		rc = -EINVAL;
-	} else if ((rc = lease__rmtree(path)) < 0) {
+	} else if ((rc = lease__fs_rmtree(path)) < 0) {
 		lease__store_msg(s, "%s: cannot remove: %s", path,
 		    strerror(-rc));
 	}

@@ -290,8 +290,8 @@ lease_resource_list(struct lease_store *s, const char *id,
 		for (i = 0; t != NULL && i < LEASE_RS_COUNT; i++)
 			if (strcmp(t, res_state_names[i]) == 0)
 				r->state = (enum lease_res_state)i;
-		r->identity = lease__col_text(st, 2, &oom);
-		r->scope = lease__col_text(st, 3, &oom);
+		r->identity = lease__store_col_text(st, 2, &oom);
+		r->scope = lease__store_col_text(st, 3, &oom);
 		r->at = sqlite3_column_int64(st, 4);
 		if (oom) {
 			rc = -ENOMEM;

@@ -275,7 +275,7 @@ lease__store_rollback(struct lease_store *s)
 }
 
 char *
-lease__col_text(sqlite3_stmt *st, int col, bool *oom)
+lease__store_col_text(sqlite3_stmt *st, int col, bool *oom)
 {
 	const unsigned char *t = sqlite3_column_text(st, col);
 	char *d;

@@ -68,7 +68,7 @@ refuse(struct lease__rctx *c, int code, const char *reason, json_t *extra)
 	int rc;
 
 	json_object_set_new(f, "reason", json_string(reason));
-	json_object_set_new(f, "message", lease__json_bytes(msg ? msg : "",
+	json_object_set_new(f, "message", lease__gate_json_bytes(msg ? msg : "",
 	    msg ? strlen(msg) : 0));
 	rc = lease__rctx_receipt(c, "apply_refused", f);
 	if (msg != NULL) {
@@ -677,7 +677,7 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 		    id);
 		rc = refuse(&c, LEASE_ECHECKEDOUT, "checked_out", json_pack(
 		    "{s:s, s:o, s:s}", "target", out->target, "where",
-		    lease__json_bytes(out->checked_out, strlen(
+		    lease__gate_json_bytes(out->checked_out, strlen(
 		    out->checked_out)), "hint", "git merge --ff-only"));
 		goto out;
 	}

@@ -141,7 +141,8 @@ push_gitignore(struct walk *w, git_tree *base_sub, size_t rel_len)
 	    git_tree_entry_filemode(e) != GIT_FILEMODE_BLOB)
 		return 0;
 	if (git_blob_lookup(&b, w->q->repo, git_tree_entry_id(e)) < 0)
-		return lease__gate_fail(w->q, LEASE_EGIT, "base .gitignore");
+		return lease__gate_odb_fail(w->q, LEASE_EGIT,
+		    "base .gitignore");
 	rc = 0;
 	if (git_blob_rawsize(b) <= IGNORE_BLOB_MAX)
 		rc = lease__ignore_parse(&w->ign, git_blob_rawcontent(b),
@@ -434,7 +435,7 @@ on_file(struct walk *w, int dirfd, const char *name, const struct stat *lst,
 		}
 	} else if (git_odb_write(&oid, w->q->odb, buf, n, GIT_OBJECT_BLOB) <
 	    0) {
-		w->err = lease__gate_fail(w->q, LEASE_EGIT, "write blob");
+		w->err = lease__gate_odb_fail(w->q, LEASE_EGIT, "write blob");
 	} else {
 		index_add(w, w->rel, gmode, &oid, n);
 	}
@@ -509,7 +510,7 @@ on_symlink(struct walk *w, int dirfd, const char *name,
 	}
 	n = (size_t)len;
 	if (git_odb_write(&oid, w->q->odb, target, n, GIT_OBJECT_BLOB) < 0) {
-		w->err = lease__gate_fail(w->q, LEASE_EGIT, "write link");
+		w->err = lease__gate_odb_fail(w->q, LEASE_EGIT, "write link");
 		return;
 	}
 	index_add(w, w->rel, GIT_FILEMODE_LINK, &oid, n);
@@ -660,7 +661,7 @@ on_dir(struct walk *w, int dirfd, const char *name, const struct stat *lst,
 	if (be != NULL && git_tree_entry_filemode(be) == GIT_FILEMODE_TREE &&
 	    git_tree_lookup(&sub, w->q->repo, git_tree_entry_id(be)) < 0) {
 		close(fd);
-		w->err = lease__gate_fail(w->q, LEASE_EGIT, "base tree");
+		w->err = lease__gate_odb_fail(w->q, LEASE_EGIT, "base tree");
 		return;
 	}
 	/*
@@ -871,7 +872,7 @@ lease_extract_snapshot(struct lease_gate_odb *q, const char *dir,
 	if (base_hex == NULL || git_oid_fromstr(&oid, base_hex) < 0 ||
 	    git_commit_lookup(&c, q->repo, &oid) < 0 ||
 	    git_commit_tree(&base, c) < 0) {
-		rc = lease__gate_fail(q, LEASE_EBADBASE, "base %s",
+		rc = lease__gate_odb_fail(q, LEASE_EBADBASE, "base %s",
 		    base_hex ? base_hex : "(none)");
 		goto out;
 	}
@@ -886,7 +887,7 @@ lease_extract_snapshot(struct lease_gate_odb *q, const char *dir,
 		w.skip = skip;
 	}
 	if (git_index_new(&w.idx) < 0) {
-		rc = lease__gate_fail(q, LEASE_EGIT, "index");
+		rc = lease__gate_odb_fail(q, LEASE_EGIT, "index");
 		goto out;
 	}
 	root = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -906,7 +907,8 @@ lease_extract_snapshot(struct lease_gate_odb *q, const char *dir,
 	out->aborted = w.aborted;
 	if (!w.aborted) {
 		if (git_index_write_tree_to(&toid, w.idx, q->repo) < 0) {
-			rc = lease__gate_fail(q, LEASE_EGIT, "snapshot tree");
+			rc = lease__gate_odb_fail(q, LEASE_EGIT,
+			    "snapshot tree");
 			goto out;
 		}
 		git_oid_tostr(out->tree, sizeof out->tree, &toid);

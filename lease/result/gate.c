@@ -1043,7 +1043,7 @@ lease_gate_patch_scan(const char *buf, size_t len,
 /* ---- helpers shared by the result files (lease_int.h) -------------------- */
 
 int
-lease__sha256_hex(const void *buf, size_t len, char out[65])
+lease__gate_sha256_hex(const void *buf, size_t len, char out[65])
 {
 	static const char digits[] = "0123456789abcdef";
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -1061,7 +1061,7 @@ lease__sha256_hex(const void *buf, size_t len, char out[65])
 }
 
 json_t *
-lease__json_bytes(const char *s, size_t len)
+lease__gate_json_bytes(const char *s, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";
 	const unsigned char *u = (const unsigned char *)s;

@@ -24,7 +24,7 @@
 #include "lease/result/result_int.h"
 
 int
-lease__gate_fail(struct lease_gate_odb *q, int code, const char *fmt, ...)
+lease__gate_odb_fail(struct lease_gate_odb *q, int code, const char *fmt, ...)
 {
 	const git_error *e = git_error_last();
 	va_list ap;
@@ -93,7 +93,7 @@ lease_gate_odb_open(struct lease_git *g, const char *dir,
 	    git_repository_wrap_odb(&q->repo, q->odb) < 0 ||
 	    git_config_new(&q->cfg) < 0 ||
 	    git_repository_set_config(q->repo, q->cfg) < 0)
-		rc = lease__gate_fail(q, LEASE_EGIT, "%s: cannot open the "
+		rc = lease__gate_odb_fail(q, LEASE_EGIT, "%s: cannot open the "
 		    "quarantine object database", objs);
 	free(alt);
 	free(objs);
@@ -128,11 +128,12 @@ tree_of(struct lease_gate_odb *q, const char *hex, git_tree **out)
 		return -EINVAL;
 	}
 	if (git_object_lookup(&o, q->repo, &oid, GIT_OBJECT_ANY) < 0)
-		return lease__gate_fail(q, LEASE_EBADBASE, "%s not found", hex);
+		return lease__gate_odb_fail(q, LEASE_EBADBASE, "%s not found",
+		    hex);
 	rc = git_object_peel((git_object **)out, o, GIT_OBJECT_TREE);
 	git_object_free(o);
 	if (rc < 0)
-		return lease__gate_fail(q, LEASE_EBADBASE, "%s has no tree",
+		return lease__gate_odb_fail(q, LEASE_EBADBASE, "%s has no tree",
 		    hex);
 	return 0;
 }
@@ -300,12 +301,12 @@ compare_delta(struct lease_gate_odb *q, const git_diff_delta *d,
 			    "old contents");
 	}
 	if (git_blob_lookup(&b, q->repo, &d->new_file.id) < 0)
-		return lease__gate_fail(q, LEASE_EGIT, "%s: blob", hex);
+		return lease__gate_odb_fail(q, LEASE_EGIT, "%s: blob", hex);
 	if ((uint64_t)git_blob_rawsize(b) != f->new_size)
 		rc = add(rep, LEASE_GATE_MANIFEST_MISMATCH, path, "size");
 	else if ((uint64_t)git_blob_rawsize(b) > pol->max_file_bytes)
 		rc = add(rep, LEASE_GATE_FILE_TOO_LARGE, path, NULL);
-	else if ((rc = lease__sha256_hex(git_blob_rawcontent(b),
+	else if ((rc = lease__gate_sha256_hex(git_blob_rawcontent(b),
 	    (size_t)git_blob_rawsize(b), sha)) == 0 &&
 	    strcmp(sha, f->sha256) != 0)
 		rc = add(rep, LEASE_GATE_MANIFEST_MISMATCH, path, "sha256");
@@ -365,7 +366,7 @@ lease_gate_odb_verify(struct lease_gate_odb *q, const char *base_hex,
 	git_oid_tostr(base_tree, sizeof base_tree, git_tree_id(base));
 	same = m != NULL && strcmp(base_tree, m->base_tree) == 0;
 	if (m != NULL) {
-		if ((rc = lease__sha256_hex(patch, len, sha)) < 0)
+		if ((rc = lease__gate_sha256_hex(patch, len, sha)) < 0)
 			goto out;
 		if (strcmp(sha, m->patch_sha256) != 0 || len != m->patch_bytes)
 			if ((rc = add(rep, LEASE_GATE_MANIFEST_MISMATCH, NULL,
@@ -405,7 +406,8 @@ lease_gate_odb_verify(struct lease_gate_odb *q, const char *base_hex,
 	git_oid_tostr(rep->tree, sizeof rep->tree, &toid);
 	/* What the patch really did, path by path (libgit2 normalises). */
 	if (git_diff_tree_to_tree(&chk, q->repo, base, res, NULL) < 0) {
-		rc = lease__gate_fail(q, LEASE_EGIT, "cannot compare trees");
+		rc = lease__gate_odb_fail(q, LEASE_EGIT,
+		    "cannot compare trees");
 		goto out;
 	}
 	for (i = 0; i < git_diff_num_deltas(chk); i++) {

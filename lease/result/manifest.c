@@ -78,7 +78,7 @@ file_json(const struct lease_manifest_file *f)
 {
 	return json_pack("{s:o, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b, "
 	    "s:I, s:I, s:o}",
-	    "path", lease__json_bytes(f->path, strlen(f->path)),
+	    "path", lease__gate_json_bytes(f->path, strlen(f->path)),
 	    "status", status_word(f->status),
 	    "old_mode", mode_or_null(f->old_mode),
 	    "new_mode", mode_or_null(f->new_mode),

@@ -62,9 +62,9 @@ blob_facts(struct lease_gate_odb *q, const git_oid *id, uint64_t *size,
 	int rc;
 
 	if (git_blob_lookup(&b, q->repo, id) < 0)
-		return lease__gate_fail(q, LEASE_EGIT, "blob");
+		return lease__gate_odb_fail(q, LEASE_EGIT, "blob");
 	*size = (uint64_t)git_blob_rawsize(b);
-	rc = sha == NULL ? 0 : lease__sha256_hex(git_blob_rawcontent(b),
+	rc = sha == NULL ? 0 : lease__gate_sha256_hex(git_blob_rawcontent(b),
 	    (size_t)git_blob_rawsize(b), sha);
 	git_blob_free(b);
 	return rc;
@@ -184,7 +184,8 @@ manifest_file(struct lease_gate_odb *q, git_diff *diff, size_t i,
 			return rc;
 	}
 	if (git_patch_from_diff(&p, diff, i) < 0)
-		return lease__gate_fail(q, LEASE_EGIT, "patch of %s", f->path);
+		return lease__gate_odb_fail(q, LEASE_EGIT, "patch of %s",
+		    f->path);
 	if (p != NULL && !forced)
 		git_patch_line_stats(NULL, &adds, &dels, p);
 	f->binary = forced || (git_diff_get_delta(diff, i)->flags &
@@ -224,7 +225,7 @@ lease_patch_write(struct lease_gate_odb *q, const char *from_hex,
 	    git_object_peel((git_object **)&from, fo, GIT_OBJECT_TREE) < 0 ||
 	    to_tree == NULL || git_oid_fromstr(&oid, to_tree) < 0 ||
 	    git_tree_lookup(&to, q->repo, &oid) < 0) {
-		rc = lease__gate_fail(q, LEASE_EGIT, "trees to diff");
+		rc = lease__gate_odb_fail(q, LEASE_EGIT, "trees to diff");
 		goto out;
 	}
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
@@ -232,7 +233,7 @@ lease_patch_write(struct lease_gate_odb *q, const char *from_hex,
 	if (pol->allow_binary)
 		o.flags |= GIT_DIFF_SHOW_BINARY;
 	if (git_diff_tree_to_tree(&diff, q->repo, from, to, &o) < 0) {
-		rc = lease__gate_fail(q, LEASE_EGIT, "diff");
+		rc = lease__gate_odb_fail(q, LEASE_EGIT, "diff");
 		goto out;
 	}
 	n = strlen(patch_path) + 8;
@@ -275,7 +276,7 @@ lease_patch_write(struct lease_gate_odb *q, const char *from_hex,
 	}
 	if (rc < 0 || rename(tmp, patch_path) < 0) {
 		unlink(tmp);
-		rc = lease__gate_fail(q, LEASE_EGIT, "%s: cannot write the "
+		rc = lease__gate_odb_fail(q, LEASE_EGIT, "%s: cannot write the "
 		    "patch", patch_path);
 		goto out;
 	}

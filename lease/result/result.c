@@ -176,7 +176,7 @@ reasons_json(const struct lease_gate_report *rep, size_t max)
 
 		o = json_pack("{s:s, s:o, s:o}", "reason",
 		    lease_gate_reason_name(f->reason), "path",
-		    f->path ? lease__json_bytes(f->path, strlen(f->path)) :
+		    f->path ? lease__gate_json_bytes(f->path, strlen(f->path)) :
 		    json_null(), "detail", f->detail ? json_string(f->detail) :
 		    json_null());
 		if (o == NULL || json_array_append_new(a, o) < 0) {
@@ -495,7 +495,7 @@ gate_patch(struct lease__rctx *c, const char *parent,
 
 	if (path == NULL)
 		return -ENOMEM;
-	rc = lease__read_capped(path, c->pol.max_patch_bytes, &buf, &len);
+	rc = lease__fs_read_capped(path, c->pol.max_patch_bytes, &buf, &len);
 	free(path);
 	if (rc == -EFBIG)
 		return lease_gate_report_add(rep, LEASE_GATE_PATCH_TOO_LARGE,
@@ -534,7 +534,7 @@ make_patch(struct lease__rctx *c, const char *parent, const char *tree,
 		rc = -ENOMEM;
 		goto out;
 	}
-	if ((rc = lease__write_file(mpath, text, strlen(text), 0600)) < 0)
+	if ((rc = lease__fs_write_file(mpath, text, strlen(text), 0600)) < 0)
 		lease__store_msg(c->s, "%s: %s", mpath, strerror(-rc));
 out:
 	free(text);
@@ -775,7 +775,7 @@ copy_tree(struct lease__rctx *c, const char *tree_hex, const char *path,
 	git_oid oid;
 	int fd, rc;
 
-	if ((rc = lease__rmtree(path)) < 0)
+	if ((rc = lease__fs_rmtree(path)) < 0)
 		return rc;
 	if (mkdir(path, 0755) < 0)
 		return -errno;
@@ -815,7 +815,7 @@ argv_json(char *const *argv)
 	size_t i;
 
 	for (i = 0; a != NULL && argv != NULL && argv[i] != NULL; i++)
-		json_array_append_new(a, lease__json_bytes(argv[i],
+		json_array_append_new(a, lease__gate_json_bytes(argv[i],
 		    strlen(argv[i])));
 	return a;
 }
@@ -888,7 +888,7 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 		if (oc.log_len > LEASE_RESULT_LOG_MAX)
 			oc.log_len = LEASE_RESULT_LOG_MAX;
 	}
-	if (lease__rmtree(dir) < 0) {
+	if (lease__fs_rmtree(dir) < 0) {
 		/* a leftover copy is removed with the lease directory */
 	}
 	free(dir);
@@ -904,7 +904,7 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 	if (e == NULL)
 		return -ENOMEM;
 	json_array_append(all, e);
-	json_object_set_new(e, "log", lease__json_bytes(log, oc.log_len));
+	json_object_set_new(e, "log", lease__gate_json_bytes(log, oc.log_len));
 	json_object_set_new(e, "commit", str_or_null(lease__rctx_str(c,
 	    "commit")));
 	return lease__rctx_receipt(c, "check", e);
@@ -972,7 +972,7 @@ quarantine(struct lease__rctx *c, const struct lease_gate_report *rep,
 	if ((path = rpath(c, "reasons.json")) != NULL &&
 	    (text = json_dumps(reasons, JSON_INDENT(1) | JSON_ENSURE_ASCII))
 	    != NULL) {
-		rc = lease__write_file(path, text, strlen(text), 0600);
+		rc = lease__fs_write_file(path, text, strlen(text), 0600);
 		(void)rc;
 		free(text);
 	}
@@ -1076,7 +1076,8 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	    opts->fail_reason, NULL)) < 0)
 		goto out;
 	/* A fresh result directory (a crashed attempt left half of one). */
-	if ((rc = lease__rmtree(c.rdir)) < 0 || (rc = mkdir(c.rdir, 0700) < 0 ?
+	if ((rc = lease__fs_rmtree(c.rdir)) < 0 || (rc = mkdir(c.rdir,
+	    0700) < 0 ?
 	    -errno : 0) < 0) {
 		lease__store_msg(s, "%s: %s", c.rdir, strerror(-rc));
 		goto fail;
@@ -1181,7 +1182,7 @@ line_json(const git_diff_line *l)
 	}
 	if (n > 0 && l->content[n - 1] == '\n')
 		n--;
-	return json_pack("[s, o]", o, lease__json_bytes(l->content, n));
+	return json_pack("[s, o]", o, lease__gate_json_bytes(l->content, n));
 }
 
 /* The diff of the patch text, per file and per hunk, with hunk IDs. */
@@ -1229,7 +1230,8 @@ diff_json(const char *patch, size_t len, const char *digest,
 			    j + 1);
 			json_array_append_new(hunks, json_pack("{s:s, s:o, "
 			    "s:i, s:i, s:i, s:i, s:o}", "id", id, "header",
-			    lease__json_bytes(h->header, h->header_len > 0 &&
+			    lease__gate_json_bytes(h->header, h->header_len > 0
+			        &&
 			    h->header[h->header_len - 1] == '\n' ?
 			    h->header_len - 1 : h->header_len), "old_start",
 			    h->old_start, "old_lines", h->old_lines,
@@ -1238,7 +1240,8 @@ diff_json(const char *patch, size_t len, const char *digest,
 		}
 		snprintf(id, sizeof id, "%.8s:%zu", digest, i + 1);
 		f = json_pack("{s:s, s:i, s:o, s:s, s:o, s:o, s:b, s:o}", "id",
-		    id, "file", (int)(i + 1), "path", lease__json_bytes(path,
+		    id, "file", (int)(i + 1), "path",
+		        lease__gate_json_bytes(path,
 		    strlen(path)), "status", d->status == GIT_DELTA_ADDED ?
 		    "added" : d->status == GIT_DELTA_DELETED ? "deleted" :
 		    "modified", "old_mode", d->old_file.mode ? json_sprintf(
@@ -1276,13 +1279,13 @@ lease__result_load_patch(struct lease__rctx *c, char **buf, size_t *len,
 	*len = 0;
 	if (path == NULL)
 		return -ENOMEM;
-	rc = lease__read_capped(path, LEASE_RESULT_MAX_PATCH_BYTES > c->pol
+	rc = lease__fs_read_capped(path, LEASE_RESULT_MAX_PATCH_BYTES > c->pol
 	    .max_patch_bytes ? LEASE_RESULT_MAX_PATCH_BYTES :
 	    c->pol.max_patch_bytes, buf, len);
 	free(path);
 	if (rc < 0)
 		return rc;
-	if ((rc = lease__sha256_hex(*buf, *len, sha)) < 0)
+	if ((rc = lease__gate_sha256_hex(*buf, *len, sha)) < 0)
 		return rc;
 	if (want != NULL && strcmp(want, sha) != 0) {
 		lease__store_msg(c->s, "%s/patch does not match the digest the "
@@ -1302,7 +1305,7 @@ lease__result_load_manifest(struct lease__rctx *c)
 
 	if (path == NULL)
 		return -ENOMEM;
-	rc = lease__read_capped(path, 64u << 20, &text, &len);
+	rc = lease__fs_read_capped(path, 64u << 20, &text, &len);
 	free(path);
 	if (rc == -ENOENT)
 		return 0;

@@ -27,9 +27,9 @@ struct lease_gate_odb {
 
 /* gate.c (pure helpers) */
 /* hex SHA-256 of len bytes into out (65 bytes). 0 or -ENOMEM. */
-int lease__sha256_hex(const void *buf, size_t len, char out[65]);
+int lease__gate_sha256_hex(const void *buf, size_t len, char out[65]);
 /* A JSON string of raw bytes; invalid UTF-8 bytes become "\\xNN" text. */
-struct json_t *lease__json_bytes(const char *s, size_t len);
+struct json_t *lease__gate_json_bytes(const char *s, size_t len);
 
 /* ignore.c: gitignore rules, stacked per directory */
 struct lease__ignore_rule {
@@ -55,7 +55,8 @@ int lease__ignore_match(const struct lease__ignore *, const char *rel,
 
 /* gate_odb.c */
 /* Set q's message "<text>: <libgit2 message>"; returns code. */
-int lease__gate_fail(struct lease_gate_odb *, int code, const char *fmt, ...)
+int lease__gate_odb_fail(struct lease_gate_odb *, int code, const char *fmt,
+    ...)
     __attribute__((format(printf, 3, 4)));
 
 /* result.c: one lease's result work, shared with apply.c */
