@@ -1,9 +1,14 @@
 /*
- * sbx.h: the public interface of the sandbox adapters module (STYLE A):
- * exec plans (sbx_plan.c), the adapter table (sbx_adapters.c) and one file
- * per adapter (sbx_local.c, sbx_bwrap.c, ...). A plan is data: argv, envp,
- * cwd and the whole pre-exec recipe (uid, rlimits, cgroups, fd map), so
- * `.plan` stays pure and unit tests compare argv arrays (SPEC 8.1).
+ * sbx.h: the public interface of the sandbox adapters module (STYLE A),
+ * organised as tmux.h is: the module-wide codes first, then one block per
+ * .c file, headed by its name, which is also the prefix of what it
+ * declares. Exec plans (sbx_plan.c), the pre-exec recipe (sbx_recipe.c),
+ * the adapter table (sbx_adapters.c) and one file per adapter (sbx_local.c,
+ * sbx_bwrap.c, sbx_command.c), then the host resources, the policy, the
+ * preflight and the egress. A plan is data: argv, envp, cwd and the whole
+ * pre-exec recipe (uid, rlimits, cgroups, fd map), so `.plan` stays pure
+ * and unit tests compare argv arrays (SPEC 8.1). What only the module's
+ * own files share is in sbx_int.h.
  */
 #ifndef CORRAL_SBX_H
 #define CORRAL_SBX_H
@@ -18,6 +23,7 @@
 struct sbx_limits;
 struct sbx_plan;
 
+/* sbx_plan.c: the module's error codes and halt reasons. */
 enum {
 	SBX_EBASE = -30000,
 	SBX_EUNAVAIL,	/* adapter not available on this host */
@@ -111,22 +117,7 @@ struct sbx_plan {
 	char label[32];	/* isolation class shown to the operator */
 };
 
-struct sbx_plan *sbx_plan_new(void);
 void sbx_plan_free(struct sbx_plan *);
-/* Append to argv/envp (copied). Return 0 or -ENOMEM. */
-SBX_NODISCARD int sbx_plan_arg(struct sbx_plan *, const char *);
-SBX_NODISCARD int sbx_plan_env(struct sbx_plan *, const char *name,
-    const char *value);
-SBX_NODISCARD int sbx_plan_cwd(struct sbx_plan *, const char *);
-size_t sbx_plan_argc(const struct sbx_plan *);
-/*
- * Attach len bytes (copied) for the zone to read from fd `to` (3..99, not
- * already used). Returns 0, -EINVAL or -ENOMEM. Pure.
- */
-SBX_NODISCARD int sbx_plan_data(struct sbx_plan *, int to, const void *buf,
-    size_t len);
-/* The data attached for fd `to`, or NULL. */
-const struct sbx_data *sbx_plan_data_find(const struct sbx_plan *, int to);
 /*
  * Not pure: put each data item in a sealed, close-on-exec memfd and map it
  * to its fd in fds[] (pty/proc.c then dup2s it into the child). Call once,
@@ -299,25 +290,15 @@ struct sbx_adapter {
 extern const struct sbx_adapter *const sbx_adapters[];
 const struct sbx_adapter *sbx_adapters_find(const char *name);
 
-/* sbx_local.c */
+/* ------------------------------------------------------------------ */
+/* sbx_local.c: the trusted_local adapter (SPEC 3)                   */
+
 extern const struct sbx_adapter sbx_adapter_local;
 
-/* sbx_bwrap.c: the bwrap adapter, agent zone (SPEC 8.2, 8.3) */
+/* ------------------------------------------------------------------ */
+/* sbx_bwrap.c: the bwrap adapter, both zones (SPEC 8.2, 8.3)       */
+
 extern const struct sbx_adapter sbx_adapter_bwrap;
-/*
- * sbx_bwrap_host.c: the bwrap adapter's resources on the host. A lease
- * gets a uid slot (sandbox ID "uid:<uid>", its scope req->scope) and its
- * cgroups; teardown kills what is left in them and of the uid, hands
- * req->workspace (kept for extraction) back to root, and releases the
- * slot. Its list: the IDs of the machine's uid slots claimed with scope
- * req->scope (or none recorded), and of lease cgroups under corral's own
- * cgroup that no slot claims (a live lease always holds its slot).
- */
-#define SBX_BWRAP_ID_PREFIX "uid:"
-void sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz);
-/* 0 and *slot, or -EINVAL (not a slot's sandbox ID). Pure. */
-SBX_NODISCARD int sbx_bwrap_host_slot_of(const char *sandbox_id,
-    unsigned *slot);
 #define SBX_BWRAP_PATH "/usr/bin/bwrap"	/* absolute, never from PATH */
 #define SBX_BWRAP_INIT "/run/corral/init" /* corral-sbx-init, inside */
 #define SBX_BWRAP_HOME "/home/sbx"
@@ -347,6 +328,23 @@ SBX_NODISCARD int sbx_bwrap_exec_plan(const struct sbx_request *,
 /* Host path of libfaketime.so.1 if installed, else NULL (not pure). */
 const char *sbx_bwrap_faketime_path(void);
 
+/* ------------------------------------------------------------------ */
+/*
+ * sbx_bwrap_host.c: the bwrap adapter's resources on the host. A lease
+ * gets a uid slot (sandbox ID "uid:<uid>", its scope req->scope) and its
+ * cgroups; teardown kills what is left in them and of the uid, hands
+ * req->workspace (kept for extraction) back to root, and releases the
+ * slot. Its list: the IDs of the machine's uid slots claimed with scope
+ * req->scope (or none recorded), and of lease cgroups under corral's own
+ * cgroup that no slot claims (a live lease always holds its slot).
+ */
+#define SBX_BWRAP_ID_PREFIX "uid:"
+void sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz);
+/* 0 and *slot, or -EINVAL (not a slot's sandbox ID). Pure. */
+SBX_NODISCARD int sbx_bwrap_host_slot_of(const char *sandbox_id,
+    unsigned *slot);
+
+/* ------------------------------------------------------------------ */
 /*
  * sbx_uid.c: per-lease uids (SANDBOX.md 0.1). Slot N is uid and gid
  * SBX_UID_BASE + N, never a uid of the host's passwd: unique per live lease,
@@ -361,31 +359,15 @@ const char *sbx_bwrap_faketime_path(void);
  * two leases could run as one uid (SPEC 7.7).
  */
 #define SBX_UID_DIR "/run/corral/uids"
-/*
- * Does any process still run as uid? sbx_uid_claim skips such slots (a
- * teardown still reaping); a caller predicting the next free slot must
- * skip them too.
- */
-bool sbx_uid_busy(uid_t uid);
 #define SBX_UID_SLOTS 4096u
 /* The uid/gid of slot (pure). -EINVAL if slot >= SBX_UID_SLOTS. */
 SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);
-/*
- * Is slot n under dir free to claim now: no claim directory, or a stale
- * one (its scope names a state directory that is gone), and its uid runs
- * nothing? A prediction; sbx_uid_claim decides.
- */
-bool sbx_uid_free(const char *dir, unsigned n);
 /*
  * Claim the lowest free slot under dir for lease id, taking back a stale
  * slot (see sbx_uid_free) under an flock on dir. 0, -ENOSPC, -errno.
  */
 SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
     unsigned *slot);
-/* The same, considering only slots first and above (a caller that planned
- * slot `first` never gets a lower one it did not plan). */
-SBX_NODISCARD int sbx_uid_claim_from(const char *dir, const char *id,
-    unsigned first, unsigned *slot);
 /*
  * mkdir path (mode) unless it exists; either way it must be a directory
  * owned by root (someone else's is not ours to use): 0, -EPERM, -errno.
@@ -394,46 +376,9 @@ SBX_NODISCARD int sbx_uid_mkdir_root(const char *path, mode_t mode);
 /* The slot under dir that id holds: 0 and *slot, -ENOENT, -errno. */
 SBX_NODISCARD int sbx_uid_find(const char *dir, const char *id,
     unsigned *slot);
-/*
- * Record who claimed slot (id's): scope, e.g. the state directory, so
- * reconciliation names only its own. 0, -EPERM (not id's), -errno.
- */
-SBX_NODISCARD int sbx_uid_set_scope(const char *dir, unsigned slot,
-    const char *id, const char *scope);
-/*
- * The lease IDs holding slots under dir (sorted, unique; sbx_strv_free);
- * with scope, not those recorded with another scope.
- */
-SBX_NODISCARD int sbx_uid_list(const char *dir, const char *scope,
-    char ***ids);
 /* Release slot if id holds it: 0, -ENOENT, -EPERM (another ID), -errno. */
 SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
     const char *id);
-
-/* ------------------------------------------------------------------ */
-/*
- * sbx_seccomp.c: the zones' seccomp filter (SPEC 8.3; SANDBOX.md 0.3,
- * 0.6). A flatpak-style denylist over a default allow, built with
- * libseccomp for x86_64 only (syscalls of any other ABI, i386 int 0x80 and
- * x32 included, fail with EPERM). Denied with EPERM: ioctl TIOCSTI and
- * TIOCLINUX (32-bit masked compare: CVE-2019-10063), socket() of any family
- * but AF_UNIX, AF_INET, AF_INET6, AF_NETLINK (so AF_VSOCK), io_uring_*,
- * unshare/clone with CLONE_NEWUSER, setns, the mount API, ptrace and
- * process_vm_*, keyrings, bpf, perf_event_open, userfaultfd, kexec_*,
- * modules, swap, reboot, acct, quotactl, *_handle_at, unsafe personality
- * flags. clone3 fails with ENOSYS (its flags cannot be inspected; libc falls
- * back to clone). The bwrap plans pass it as `--seccomp SBX_BWRAP_SECCOMP_FD`.
- */
-
-/* The filter as cBPF (struct sock_filter[]), malloc'd. 0 or -errno. */
-SBX_NODISCARD int sbx_seccomp_build(unsigned char **bpf, size_t *len);
-/* SHA-256 of the exact bytes sbx_seccomp_build yields (for receipts). */
-SBX_NODISCARD int sbx_seccomp_hash(char hex[SBX_SHA256_HEX]);
-/*
- * Install bpf in the calling thread (sets no_new_privs first): for tests and
- * probes of the filter outside bwrap. Irreversible. 0 or -errno.
- */
-SBX_NODISCARD int sbx_seccomp_load(const unsigned char *bpf, size_t len);
 
 /* ------------------------------------------------------------------ */
 /*
@@ -511,7 +456,6 @@ struct sbx_policy_error {
 
 /* The shipped defaults (policies/default.ini). NULL on -ENOMEM. */
 struct sbx_policy *sbx_policy_new_default(void);
-struct sbx_policy *sbx_policy_dup(const struct sbx_policy *);
 void sbx_policy_free(struct sbx_policy *);
 /*
  * The operator's policy: text (named `name` in errors) applied over base
@@ -537,18 +481,10 @@ SBX_NODISCARD int sbx_policy_load(const char *text, const char *name,
 SBX_NODISCARD int sbx_policy_narrow(const struct sbx_policy *op,
     const char *text, const char *name, struct sbx_policy **out,
     struct sbx_policy_error *err);
-/*
- * Is `p` at most as wide as `op`, key by key? 0, or SBX_EWIDER with the
- * first wider key named in err->msg (err->line 0).
- */
-SBX_NODISCARD int sbx_policy_within(const struct sbx_policy *op,
-    const struct sbx_policy *p, struct sbx_policy_error *err);
 
 /* ------------------------------------------------------------------ */
 /* sbx_policy_canon.c: the canonical form, for receipts                */
 
-/* The canonical text of p (sorted, normalised), malloc'd; NULL: ENOMEM. */
-char *sbx_policy_canonical(const struct sbx_policy *);
 /* SHA-256 of sbx_policy_canonical(p). 0 or -ENOMEM/-EIO. */
 SBX_NODISCARD int sbx_policy_hash(const struct sbx_policy *,
     char hex[SBX_SHA256_HEX]);
@@ -556,8 +492,6 @@ SBX_NODISCARD int sbx_policy_hash(const struct sbx_policy *,
 /* ------------------------------------------------------------------ */
 /* sbx_policy_env.c: the environment allowlist                         */
 
-/* *_TOKEN, *_KEY, *SECRET*, *PASSWORD*, AWS_*, SSH_AUTH_SOCK, ... */
-bool sbx_policy_env_credential_shaped(const char *name);
 /*
  * NAME=VALUE for each allowlisted name present in environ (a
  * NULL-terminated "NAME=VALUE" vector, e.g. corral's own environ), never
@@ -596,14 +530,6 @@ struct sbx_cgroup {
 };
 
 /*
- * v1 when memory, pids, cpu and freezer are mounted as v1 hierarchies
- * (hybrid hosts included: a v2 tree with no controllers is ignored), v2
- * when /sys/fs/cgroup is cgroup2 with memory, pids and cpu available,
- * else NONE. 0 or -errno.
- */
-SBX_NODISCARD int sbx_cgroup_detect(enum sbx_cgroup_mode *mode);
-const char *sbx_cgroup_mode_name(enum sbx_cgroup_mode);
-/*
  * Where lease id's cgroups are, or will be (no side effect). 0,
  * SBX_EUNAVAIL (no usable mode), -EINVAL (bad id), -ENOMEM.
  */
@@ -618,23 +544,9 @@ char *sbx_cgroup_describe(const struct sbx_cgroup *);
 SBX_NODISCARD int sbx_cgroup_parse(const char *id, const char *text,
     struct sbx_cgroup **out);
 void sbx_cgroup_free(struct sbx_cgroup *);
-/*
- * Make the directories and write the limits (memory and memory+swap,
- * pids.max, the cfs quota over a 100 ms period; 0 leaves one unlimited).
- * An existing directory of the same lease is reused. On failure what was
- * made is removed. 0 or -errno.
- */
-SBX_NODISCARD int sbx_cgroup_create(const struct sbx_cgroup *,
-    const struct sbx_limits *);
 /* Append each cgroup.procs path to plan (the child joins before exec). */
 SBX_NODISCARD int sbx_cgroup_plan(const struct sbx_cgroup *,
     struct sbx_plan *);
-/*
- * The live pids in the lease's cgroups (union, sorted), malloc'd in *pids.
- * An absent cgroup has none. 0 or -errno.
- */
-SBX_NODISCARD int sbx_cgroup_pids(const struct sbx_cgroup *, pid_t **pids,
-    size_t *n);
 /*
  * Send sig to every process of the lease but bwrap itself (the outer bwrap
  * in corral's pid namespace and the sandbox's pid 1) and corral-sbx-init,
@@ -649,12 +561,6 @@ int sbx_cgroup_signal(const struct sbx_cgroup *, int sig);
  */
 SBX_NODISCARD int sbx_cgroup_teardown(const struct sbx_cgroup *,
     unsigned timeout_ms);
-/*
- * The IDs of the lease cgroups under corral's own cgroup in any
- * controller (for reconciliation), sorted, unique. *ids is
- * NULL-terminated (sbx_strv_free). 0 or -errno.
- */
-SBX_NODISCARD int sbx_cgroup_list(char ***ids);
 
 /* What the cgroups counted: which limit was hit (SPEC 8.4). */
 struct sbx_cgroup_facts {
@@ -822,30 +728,12 @@ struct sbx_doctor_opts {
 SBX_NODISCARD int sbx_doctor_run(const struct sbx_doctor_opts *,
     struct sbx_doctor_report *report);
 /*
- * The policy checks alone (pure): unrestricted network (a '*' in the
- * allowlist) is isolation_unsatisfiable; a read-only mount equal to,
- * under, or containing a credential path (each home's .ssh, .claude,
- * .config, .aws, .gnupg, .docker, .kube, .netrc..., /root, docker.sock,
- * the SSH agent socket, /run/user, D-Bus) is credential_scope_invalid.
- * cred is a NULL-terminated list of absolute paths
- * (sbx_doctor_credential_paths). Returns the halt, why filled.
- */
-int sbx_doctor_policy(const struct sbx_policy *, char *const *cred,
-    char *why, size_t whysz);
-/* The host's credential paths for homes (+ the agent socket), malloc'd. */
-SBX_NODISCARD int sbx_doctor_credential_paths(char *const *homes,
-    const char *ssh_auth_sock, char ***out);
-/* Facts only (no probes): kernel, bwrap, filter, cgroup mode, ... */
-SBX_NODISCARD int sbx_doctor_facts(const struct sbx_policy *,
-    const char *state_dir, struct sbx_facts *);
-/*
  * The adversarial marker: a file in state_dir keyed by (kernel, bwrap
  * hash, filter hash, corral version), written when `corral doctor
  * --adversarial` passed. A configuration without one is `unverified`.
  */
 SBX_NODISCARD int sbx_doctor_mark_verified(const char *state_dir,
     const struct sbx_facts *);
-bool sbx_doctor_verified(const char *state_dir, const struct sbx_facts *);
 
 /* ------------------------------------------------------------------ */
 /*
@@ -906,29 +794,6 @@ struct sbx_egress_target {
 };
 
 /*
- * Parse an authority-form target "host:port" (len bytes, no NUL needed)
- * into *out (lower-cased host). SBX_EGRESS_OK or the refusal. Pure.
- */
-enum sbx_egress_reason sbx_egress_parse(const char *target, size_t len,
-    struct sbx_egress_target *out);
-/* Is entry an exact "host:port" the allowlist can hold? Pure. */
-bool sbx_egress_entry_valid(const char *entry);
-/*
- * The decision on a CONNECT target, before any lookup: SBX_EGRESS_OK (an
- * allowlist entry matched exactly), SBX_EGRESS_LOOPBACK_GRANT (the grant's
- * name and port: dial 127.0.0.1:port, no lookup), or the refusal. *out is
- * filled on OK and LOOPBACK_GRANT, zeroed otherwise. Pure.
- */
-enum sbx_egress_reason sbx_egress_decide(const struct sbx_egress_rules *,
-    const char *target, size_t len, struct sbx_egress_target *out);
-/*
- * May the proxy dial this resolved address? Only global unicast: no
- * private, loopback, link-local, CGNAT, ULA, multicast, unspecified,
- * documentation, benchmarking or reserved range; IPv4-mapped, NAT64 and
- * 6to4 IPv6 forms are judged by the IPv4 address inside. Pure.
- */
-bool sbx_egress_addr_global(const struct sockaddr *);
-/*
  * Give a bwrap agent-zone plan its egress (before sbx_plan_open_data):
  * bind host_sock (the lease proxy's socket) read-only at SBX_EGRESS_SOCK;
  * set HTTPS_PROXY, https_proxy, HTTP_PROXY, http_proxy, ALL_PROXY,
@@ -952,16 +817,6 @@ struct sbx_egress_check {
 	 * any allowlisted destination or the loopback grant will do */
 	const char *const *model_endpoints;
 };
-/*
- * 0, or SBX_EPOLICY with why filled: the lease halts with
- * isolation_unsatisfiable (SBX_HALT_ISOLATION_UNSATISFIABLE, 30) when the
- * policy asks for unrestricted network (unrestricted, or a '*' entry),
- * holds an entry that is not an exact host:port, or a malformed loopback
- * grant, or the agent needs a model endpoint none of which is allowed.
- * Pure.
- */
-int sbx_egress_preflight(const struct sbx_egress_check *, char *why,
-    size_t whysz);
 
 /* ------------------------------------------------------------------ */
 /*
@@ -1105,8 +960,6 @@ SBX_NODISCARD int sbx_proxy_start(struct uv_loop_s *,
  * is freed. Lookups in progress are waited for. NULL is a no-op.
  */
 void sbx_proxy_close(struct sbx_proxy *, sbx_proxy_close_cb cb, void *ud);
-/* Requests in flight now (see quiet_ms). */
-unsigned sbx_proxy_inflight(const struct sbx_proxy *);
 
 struct sbx_proxy_stats {
 	unsigned active;		/* open connections */
@@ -1213,10 +1066,10 @@ SBX_NODISCARD int sbx_cred_plan_add(struct sbx_plan *,
 /* ------------------------------------------------------------------ */
 /*
  * sbx_scrub.c: the scrubber (pure): every occurrence of the secret becomes
- * "[REDACTED]". The
- * streaming form holds back at most strlen(secret) - 1 bytes that could
- * begin an occurrence split across chunks; flush releases them at the end.
- * Apply it to transcripts, logs, receipts and hook or command output.
+ * "[REDACTED]". The streaming form holds back at most strlen(secret) - 1
+ * bytes that could begin an occurrence split across chunks; flush releases
+ * them at the end. Apply it to transcripts, logs, receipts and hook or
+ * command output.
  */
 struct sbx_scrub;
 typedef void (*sbx_scrub_out_fn)(const char *buf, size_t len, void *ud);
@@ -1227,10 +1080,6 @@ void sbx_scrub_feed(struct sbx_scrub *, const void *buf, size_t len,
     sbx_scrub_out_fn out, void *ud);
 void sbx_scrub_flush(struct sbx_scrub *, sbx_scrub_out_fn out, void *ud);
 size_t sbx_scrub_held(const struct sbx_scrub *);	/* bytes held back */
-unsigned long long sbx_scrub_hits(const struct sbx_scrub *);
-/* One buffer: a scrubbed, NUL-terminated malloc'd copy (NULL: ENOMEM). */
-char *sbx_scrub_copy(const void *buf, size_t len, const char *secret,
-    size_t *outlen);
 
 /* ------------------------------------------------------------------ */
 /*
@@ -1278,29 +1127,8 @@ extern const struct sbx_adapter sbx_adapter_command;
 /* All four hooks set? 0 or SBX_EPOLICY with why. Pure. */
 int sbx_command_check(const struct sbx_command_config *, char *why,
     size_t whysz);
-/* A lease ID the hooks may take or name (printable, no '/'). Pure. */
-bool sbx_command_id_ok(const char *id, size_t len);
 /* The list hook runs and answers sanely: 0, SBX_EPOLICY, SBX_EPROBE. */
 SBX_NODISCARD int sbx_command_probe(const struct sbx_command_config *,
     char *why, size_t whysz);
-/*
- * Run provision for req (id, workspace, lease_dir). 0 with the hook's
- * first stdout line in note; SBX_EPROBE (the hook failed: why), SBX_EPOLICY,
- * -EINVAL, -errno. Blocking.
- */
-SBX_NODISCARD int sbx_command_provision(const struct sbx_command_config *,
-    const struct sbx_request *req, char *note, size_t notesz, char *why,
-    size_t whysz);
-/* Run teardown for id: 0, or SBX_EPROBE (retry later). Blocking. */
-SBX_NODISCARD int sbx_command_teardown(const struct sbx_command_config *,
-    const char *id, char *why, size_t whysz);
-/*
- * Run list: the IDs it holds, NULL-terminated (sbx_strv_free). A line that
- * is not an ID fails the whole answer (SBX_EPROBE). Blocking.
- */
-SBX_NODISCARD int sbx_command_list(const struct sbx_command_config *,
-    char ***ids, char *why, size_t whysz);
-
-/* end of the egress blocks (sbx_egress, sbx_proxy, sbx_cred, sbx_command) */
 
 #endif /* CORRAL_SBX_H */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 const struct sbx_adapter *const sbx_adapters[] = {
 	&sbx_adapter_bwrap,

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_SUB "corral"

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 /* Past the cap, output is dropped; this much more and the run is killed. */
 #define OVERFLOW_FACTOR 4

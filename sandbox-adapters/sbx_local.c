@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 static int
 local_probe(char *why, size_t whysz)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 const char *
 sbx_strerror(int code)

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 #define REQ_MAX 8192		/* request line and headers */
 #define URL_MAX 1024

@@ -23,6 +23,7 @@
 #include <seccomp.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 #define M32 0xffffffffull
 

@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 static void
 to_hex(const unsigned char *md, unsigned n, char hex[SBX_SHA256_HEX])

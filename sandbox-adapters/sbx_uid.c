@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 static int read_owner(const char *dir, unsigned n, char *held, size_t sz);
 static int read_file_in(const char *dir, unsigned n, const char *name,

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 
 #define MKFS "/usr/sbin/mkfs.ext4"
 /* ext4 needs room for its metadata: below this, mkfs refuses. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 #include "support/check_util.h"
 
 struct st_lease {

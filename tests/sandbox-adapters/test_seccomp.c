@@ -27,6 +27,7 @@
 #include <linux/filter.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_int.h"
 #include "support/check_util.h"
 
 Suite *seccomp_suite(void);
