@@ -271,8 +271,10 @@ struct sbx_adapter {
 	/*
 	 * Remove the resources res[0..n) of lease req->id, by exact ID
 	 * (req: id, workspace, command), each removal reported through
-	 * steps->removed once done. Idempotent: absent is removed. 0, or
-	 * the first error (err) with what is left not reported.
+	 * steps->removed once done. res NULL: an orphan no journal names,
+	 * whose resources the adapter finds on this host by exact ID.
+	 * Idempotent: absent is removed. 0, or the first error (err) with
+	 * what is left not reported.
 	 */
 	int (*teardown)(const struct sbx_request *,
 	    const struct sbx_resource *res, size_t n,

@@ -330,6 +330,37 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 	return rc;
 }
 
+/*
+ * An orphan (no journal names its resources): what this host holds of
+ * lease req->id, found by exact ID, then removed as a journaled one is.
+ */
+static int
+teardown_found(const struct sbx_request *req, const struct sbx_steps *s,
+    char *err, size_t errsz)
+{
+	struct sbx_resource res[2];
+	struct sbx_cgroup *cg = NULL;
+	char sid[160], *text = NULL;
+	unsigned slot;
+	size_t n = 0;
+	int rc;
+
+	if (sbx_cgroup_locate(req->id, &cg) == 0 &&
+	    (text = sbx_cgroup_describe(cg)) != NULL) {
+		res[n].kind = SBX_RES_CGROUP;
+		res[n++].identity = text;
+	}
+	if (sbx_uid_find(SBX_UID_DIR, req->id, &slot) == 0) {
+		sbx_bwrap_host_sandbox_id(slot, sid, sizeof sid);
+		res[n].kind = SBX_RES_SANDBOX;
+		res[n++].identity = sid;
+	}
+	rc = n == 0 ? 0 : sbx__bwrap_host_teardown(req, res, n, s, err, errsz);
+	free(text);
+	sbx_cgroup_free(cg);
+	return rc;
+}
+
 int
 sbx__bwrap_host_teardown(const struct sbx_request *req,
     const struct sbx_resource *res, size_t n, const struct sbx_steps *s,
@@ -343,6 +374,8 @@ sbx__bwrap_host_teardown(const struct sbx_request *req,
 	if (req == NULL || req->id == NULL ||
 	    !sbx_command_id_ok(req->id, strlen(req->id)))
 		return -EINVAL;
+	if (res == NULL)
+		return teardown_found(req, s, err, errsz);
 	if (s == NULL)
 		s = &none;
 	/* The cgroups first: nothing of the lease runs after this. */

@@ -204,6 +204,12 @@ command_teardown(const struct sbx_request *req, const struct sbx_resource *res,
 	if (s == NULL)
 		s = &none;
 	snprintf(sid, sizeof sid, SBX_COMMAND_ID_PREFIX "%s", req->id);
+	if (res == NULL) {
+		/* An orphan: its one sandbox is named by its ID. */
+		const struct sbx_resource own = { SBX_RES_SANDBOX, sid };
+
+		return command_teardown(req, &own, 1, s, err, errsz);
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(res[i].kind, SBX_RES_SANDBOX) != 0)
 			continue;

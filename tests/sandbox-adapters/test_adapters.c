@@ -266,6 +266,44 @@ START_TEST(test_adapters_union)
 }
 END_TEST
 
+/* A bwrap request for lease id in workspace ws, 64 pids at most. */
+static void
+bwrap_req(struct sbx_request *req, struct sbx_limits *lim, const char *id,
+    const char *ws)
+{
+	memset(lim, 0, sizeof *lim);
+	lim->pids = 64;
+	memset(req, 0, sizeof *req);
+	req->id = id;
+	req->workspace = ws;
+	req->limits = lim;
+}
+
+/*
+ * Tear the bwrap lease id down (res NULL: as an orphan): its cgroups, then
+ * its uid slot, each reported removed, both gone on the host.
+ */
+static void
+bwrap_teardown_both(const struct sbx_request *req,
+    const struct sbx_resource *res, size_t n, const struct sbx_cgroup *cg)
+{
+	struct sbx_steps s;
+	struct rec r;
+	struct stat sb;
+	char err[512];
+	unsigned slot;
+
+	rec_init(&r, &s);
+	ck_assert_msg(sbx_adapter_bwrap.teardown(req, res, n, &s, err,
+	    sizeof err) == 0, "teardown: %s", err);
+	ck_assert_int_eq(r.n, 2);
+	ck_assert(rec_is(&r, 0, "removed cgroup "));
+	ck_assert(rec_is(&r, 1, "removed sandbox uid:"));
+	ck_assert_int_eq(stat(cg->c[0].dir, &sb), -1);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, req->id, &slot), -ENOENT);
+	rec_clear(&r);
+}
+
 /*
  * bwrap for real (root, cgroup v1 here): a uid slot and the lease cgroups,
  * each planned before and created after, listed under its scope only;
@@ -291,12 +329,7 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	    (long)getpid());
 	/* A scope names a live state directory: one that is gone is stale. */
 	ck_assert(mkdir(scope, 0700) == 0 || errno == EEXIST);
-	memset(&lim, 0, sizeof lim);
-	lim.pids = 64;
-	memset(&req, 0, sizeof req);
-	req.id = id;
-	req.workspace = ws;
-	req.limits = &lim;
+	bwrap_req(&req, &lim, id, ws);
 	req.scope = scope;
 	rec_init(&r, &s);
 	ck_assert_msg(sbx_adapter_bwrap.provision(&req, &s, &out, err,
@@ -329,14 +362,8 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	cgtext = strdup(strchr(r.v[3], ' ') + strlen(" cgroup "));
 	res[1].identity = cgtext;
 	rec_clear(&r);
+	bwrap_teardown_both(&req, res, 2, cg);
 	rec_init(&r, &s);
-	ck_assert_msg(sbx_adapter_bwrap.teardown(&req, res, 2, &s, err,
-	    sizeof err) == 0, "teardown: %s", err);
-	ck_assert_int_eq(r.n, 2);
-	ck_assert(rec_is(&r, 0, "removed cgroup "));
-	ck_assert(rec_is(&r, 1, "removed sandbox uid:"));
-	ck_assert_int_eq(stat(cg->c[0].dir, &sb), -1);
-	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, id, &slot), -ENOENT);
 	/* The workspace was handed back to root. */
 	ck_assert_int_eq(stat(ws, &sb), 0);
 	ck_assert_uint_eq(sb.st_uid, 0);
@@ -352,6 +379,47 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	free(cgtext);
 	sbx_cgroup_free(cg);
 	rmdir(scope);
+	cu_rmrf(ws);
+	free(ws);
+}
+END_TEST
+
+/*
+ * An orphan (gc, reconcile): no journal names its resources; teardown
+ * with res NULL finds the uid slot and the cgroups by exact ID itself.
+ */
+START_TEST(test_adapters_bwrap_orphan)
+{
+	struct sbx_provisioned out;
+	struct sbx_limits lim;
+	struct sbx_request req;
+	struct sbx_cgroup *cg = NULL;
+	struct sbx_steps s;
+	struct rec r;
+	char id[64], err[512], *ws = cu_tmpdir("bwrap-orphan");
+	unsigned slot;
+	struct stat sb;
+
+	ck_assert_int_eq(geteuid(), 0);
+	snprintf(id, sizeof id, "sbxorphan-%ld", (long)getpid());
+	bwrap_req(&req, &lim, id, ws);
+	rec_init(&r, &s);
+	ck_assert_msg(sbx_adapter_bwrap.provision(&req, &s, &out, err,
+	    sizeof err) == 0, "provision: %s", err);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, id, &slot), 0);
+	ck_assert_int_eq(sbx_cgroup_locate(id, &cg), 0);
+	ck_assert_int_eq(stat(cg->c[0].dir, &sb), 0);
+	rec_clear(&r);
+	bwrap_teardown_both(&req, NULL, 0, cg);
+	/* Idempotent: absent is removed; no uid slot is named any more. */
+	rec_clear(&r);
+	rec_init(&r, &s);
+	ck_assert_int_eq(sbx_adapter_bwrap.teardown(&req, NULL, 0, &s, err,
+	    sizeof err), 0);
+	for (int i = 0; i < r.n; i++)
+		ck_assert(!rec_is(&r, i, "removed sandbox"));
+	rec_clear(&r);
+	sbx_cgroup_free(cg);
 	cu_rmrf(ws);
 	free(ws);
 }
@@ -447,6 +515,13 @@ START_TEST(test_adapters_command)
 	    sizeof err), 0);
 	ck_assert_int_eq(r.n, 1);
 	ck_assert(rec_is(&r, 0, "removed sandbox command:"));
+	/* An orphan: its sandbox named by the ID (the hook is idempotent). */
+	rec_clear(&r);
+	rec_init(&r, &s);
+	ck_assert_int_eq(sbx_adapter_command.teardown(&req, NULL, 0, &s, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(r.n, 1);
+	ck_assert(rec_is(&r, 0, "removed sandbox command:"));
 	ck_assert_int_eq(sbx_adapter_command.list(&req, &ids, err,
 	    sizeof err), 0);
 	ck_assert(!strv_has(ids, id));
@@ -474,6 +549,7 @@ adapters_suite(void)
 	tcase_add_test(tc, test_adapters_slots_stale);
 	tcase_add_test(tc, test_adapters_union);
 	tcase_add_test(tc, test_adapters_bwrap_lifecycle);
+	tcase_add_test(tc, test_adapters_bwrap_orphan);
 	tcase_add_test(tc, test_adapters_bwrap_journal_refuses);
 	tcase_add_test(tc, test_adapters_command);
 	suite_add_tcase(s, tc);

@@ -1053,37 +1053,16 @@ int
 tui_sandbox_orphan_remove(struct tui_ctx *c, const char *identity,
     const char *adapter, const char *id)
 {
-	struct sbx_resource res[2];
-	struct sbx_cgroup *cg = NULL;
-	char err[600], sid[160], *text = NULL;
-	unsigned slot;
-	size_t n = 0;
+	char err[600];
 	int rc;
 
 	(void)identity;
 	if (!lease_id_valid(id))
 		return LEASE_EBADID;
-	if (strcmp(adapter, "bwrap") == 0) {
-		if (sbx_cgroup_locate(id, &cg) == 0 &&
-		    (text = sbx_cgroup_describe(cg)) != NULL) {
-			res[n].kind = SBX_RES_CGROUP;
-			res[n++].identity = text;
-		}
-		if (sbx_uid_find(SBX_UID_DIR, id, &slot) == 0) {
-			sbx_bwrap_host_sandbox_id(slot, sid, sizeof sid);
-			res[n].kind = SBX_RES_SANDBOX;
-			res[n++].identity = sid;
-		}
-	} else {
-		snprintf(sid, sizeof sid, SBX_COMMAND_ID_PREFIX "%s", id);
-		res[n].kind = SBX_RES_SANDBOX;
-		res[n++].identity = sid;
-	}
-	rc = tui_sandbox_adapter_teardown(c, NULL, adapter, id, res, n, err,
+	/* No journal: the adapter finds what it holds of id itself. */
+	rc = tui_sandbox_adapter_teardown(c, NULL, adapter, id, NULL, 0, err,
 	    sizeof err);
 	if (rc < 0)
 		fprintf(stderr, "corral gc: %s\n", err);
-	free(text);
-	sbx_cgroup_free(cg);
 	return rc;
 }
