@@ -31,7 +31,8 @@ struct cparse {
 	void *ud;
 };
 
-enum { K_HOOK = 1, K_ON = 2, K_TIMEOUT = 4, K_BELL = 8, K_OSC9 = 16 };
+enum { K_HOOK = 1, K_ON = 2, K_TIMEOUT = 4, K_BELL = 8, K_OSC9 = 16,
+    K_INTERVAL = 32 };
 
 static void
 report(struct cparse *ps, int line, const char *fmt, ...)
@@ -61,6 +62,22 @@ tui_config_default(struct tui_config *cf)
 	    TUI_CONFIG_ON(TUI_ACTIVITY_DONE) |
 	    TUI_CONFIG_ON(TUI_ACTIVITY_FAILED);
 	cf->hook_timeout_ms = TUI_CONFIG_TIMEOUT_DEFAULT * 1000u;
+	cf->hook_interval_ms = TUI_CONFIG_INTERVAL_DEFAULT * 1000u;
+}
+
+/* Whole seconds, 1..max, as milliseconds into *ms; 0 or -EINVAL. */
+static int
+parse_seconds(const char *v, long max, unsigned *ms)
+{
+	char *e;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &e, 10);
+	if (errno != 0 || e == v || *e != '\0' || n < 1 || n > max)
+		return -EINVAL;
+	*ms = (unsigned)n * 1000u;
+	return 0;
 }
 
 static int
@@ -190,8 +207,6 @@ handler(void *user, const char *section, const char *name,
 	struct cparse *ps = user;
 	char safe[80], bad[64];
 	unsigned key;
-	long n;
-	char *e;
 
 	if (strcmp(section, "command") == 0)
 		return command_key(ps, name, value);
@@ -207,11 +222,11 @@ handler(void *user, const char *section, const char *name,
 	key = strcmp(name, "hook") == 0 ? K_HOOK : strcmp(name, "on") == 0 ?
 	    K_ON : strcmp(name, "timeout") == 0 ? K_TIMEOUT :
 	    strcmp(name, "bell") == 0 ? K_BELL : strcmp(name, "osc9") == 0 ?
-	    K_OSC9 : 0;
+	    K_OSC9 : strcmp(name, "interval") == 0 ? K_INTERVAL : 0;
 	if (key == 0) {
 		tui_escape(name, strlen(name), safe, sizeof safe);
 		report(ps, ps->line, "unknown key '%s' (want hook, on, "
-		    "timeout, bell or osc9)", safe);
+		    "timeout, interval, bell or osc9)", safe);
 		return 1;
 	}
 	if (ps->seen & key) {
@@ -236,14 +251,13 @@ handler(void *user, const char *section, const char *name,
 			    "failed, cancelled)", bad);
 		break;
 	case K_TIMEOUT:
-		errno = 0;
-		n = strtol(value, &e, 10);
-		if (errno != 0 || e == value || *e != '\0' || n < 1 ||
-		    n > 3600)
-			report(ps, ps->line, "bad timeout '%s' (want 1..3600 "
-			    "seconds)", safe);
-		else
-			ps->cf.hook_timeout_ms = (unsigned)n * 1000u;
+	case K_INTERVAL:
+		if (parse_seconds(value, key == K_TIMEOUT ? 3600 : 86400,
+		    key == K_TIMEOUT ? &ps->cf.hook_timeout_ms :
+		    &ps->cf.hook_interval_ms) < 0)
+			report(ps, ps->line, "bad %s '%s' (want 1..%d "
+			    "seconds)", name, safe, key == K_TIMEOUT ? 3600 :
+			    86400);
 		break;
 	case K_BELL:
 	case K_OSC9:

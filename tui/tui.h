@@ -95,6 +95,7 @@ char *tui_ctx_data_path(const struct tui_ctx *, const char *rel);
  *   hook = notify-send corral    ; shell command line; gets ID STATE NAME
  *   on = blocked, done, failed   ; the activity states that notify
  *   timeout = 10                 ; seconds before the hook is killed
+ *   interval = 10                ; seconds at least between two hook runs
  *   bell = off                   ; console: BEL to the outer terminal
  *   osc9 = off                   ; console: OSC 9 to the outer terminal
  *
@@ -106,6 +107,7 @@ char *tui_ctx_data_path(const struct tui_ctx *, const char *rel);
  */
 #define TUI_CONFIG_HOOK_MAX 256
 #define TUI_CONFIG_TIMEOUT_DEFAULT 10	/* seconds */
+#define TUI_CONFIG_INTERVAL_DEFAULT 10	/* seconds */
 #define TUI_CONFIG_ON(a) (1u << (unsigned)(a)) /* a: enum tui_activity */
 
 /*
@@ -119,6 +121,7 @@ struct tui_config {
 	char hook[TUI_CONFIG_HOOK_MAX];	/* "" when none */
 	unsigned notify_on;		/* TUI_CONFIG_ON() bits */
 	unsigned hook_timeout_ms;
+	unsigned hook_interval_ms;	/* between two runs of one lease */
 	bool bell;
 	bool osc9;
 	/* [command]: "" when unset */

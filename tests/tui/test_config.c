@@ -75,6 +75,7 @@ START_TEST(test_config_full)
 	    "hook = notify-send -u critical corral\n"
 	    "  on = blocked, failed prompt\n"
 	    "timeout=3\n"
+	    "interval = 30\n"
 	    "bell = on\n"
 	    "osc9 = yes ; inline comment\n";
 	struct tui_config cf;
@@ -84,6 +85,7 @@ START_TEST(test_config_full)
 	ck_assert_int_eq(e.n, 0);
 	ck_assert_str_eq(cf.hook, "notify-send -u critical corral");
 	ck_assert_uint_eq(cf.hook_timeout_ms, 3000);
+	ck_assert_uint_eq(cf.hook_interval_ms, 30000);
 	ck_assert(cf.bell);
 	ck_assert(cf.osc9);
 	ck_assert(tui_config_notifies(&cf, "blocked"));
@@ -129,6 +131,8 @@ START_TEST(test_config_errors)
 		  "unknown state 'asleep'" },
 		{ "[notify]\ntimeout = 0\n", 2, "bad timeout '0'" },
 		{ "[notify]\ntimeout = 10s\n", 2, "bad timeout '10s'" },
+		{ "[notify]\ninterval = 0\n", 2, "bad interval '0'" },
+		{ "[notify]\ninterval = 5m\n", 2, "bad interval '5m'" },
 		{ "[notify]\nbell = on\nthis line has no equals sign\n", 3,
 		  "syntax error" },
 		{ "[console]\ncolour = red\n", 2,
@@ -151,6 +155,7 @@ START_TEST(test_config_errors)
 		ck_assert(!cf.bell);
 		ck_assert(!cf.osc9);
 		ck_assert_uint_eq(cf.hook_timeout_ms, 10000);
+		ck_assert_uint_eq(cf.hook_interval_ms, 10000);
 	}
 }
 END_TEST
@@ -394,6 +399,103 @@ START_TEST(test_config_notify_hook)
 }
 END_TEST
 
+/* Lines of path holding text (0 when it does not exist). */
+static int
+count_lines(const char *path, const char *text)
+{
+	char *got = cu_read_file(path, NULL), *p, *save = NULL;
+	int k = 0;
+
+	for (p = got != NULL ? strtok_r(got, "\n", &save) : NULL; p != NULL;
+	    p = strtok_r(NULL, "\n", &save))
+		k += strstr(p, text) != NULL;
+	free(got);
+	return k;
+}
+
+/*
+ * An agent flipping blocked/working (issue 15): one run per change, at
+ * most one at a time, the interval between two; the flips in between fold
+ * into the one pending run; the pending run at the holder's end still
+ * goes.
+ */
+START_TEST(test_config_notify_bounded)
+{
+	static const char script[] =
+	    "#!/bin/sh\n"
+	    "echo \"start $2\" >>\"$OUT\"\n"
+	    "sleep 0.2\n"
+	    "echo \"end $2\" >>\"$OUT\"\n";
+	char *dir = cu_tmpdir("notifyb"), *out, *hook, *got;
+	struct tui_config cf;
+	struct tui_notify *n = NULL;
+	uv_loop_t loop;
+	int i;
+
+	ck_assert_int_gt(asprintf(&out, "%s/calls", dir), 0);
+	ck_assert_int_gt(asprintf(&hook, "%s/hook.sh", dir), 0);
+	ck_assert_int_eq(cu_write_file(hook, script, strlen(script)), 0);
+	ck_assert_int_eq(chmod(hook, 0700), 0);
+	setenv("OUT", out, 1);
+	tui_config_default(&cf);
+	snprintf(cf.hook, sizeof cf.hook, "%s", hook);
+	cf.hook_timeout_ms = 5000;
+	cf.hook_interval_ms = 600;
+	ck_assert_int_eq(uv_loop_init(&loop), 0);
+	ck_assert_int_eq(tui_notify_new(&n, &loop, &cf, -1), 0);
+	ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "blocked", "s", ""),
+	    1);
+	/* The same state again is no change; 200 flips fold into one. */
+	ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "blocked", "s", ""),
+	    0);
+	for (i = 0; i < 200; i++) {
+		ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "working", "s",
+		    ""), 0);
+		ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "blocked", "s",
+		    ""), 0);
+	}
+	/* The loop ends when the pending run has run: no timer is left. */
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(count_lines(out, "start blocked"), 2);
+	got = cu_read_file(out, NULL);
+	ck_assert_str_eq(got, "start blocked\nend blocked\n"
+	    "start blocked\nend blocked\n");
+	free(got);
+	/* A change to a state that does not notify cancels the pending. */
+	ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "working", "s", ""),
+	    0);
+	ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "blocked", "s", ""),
+	    0);
+	ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "working", "s", ""),
+	    0);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	ck_assert_int_eq(count_lines(out, "start"), 2);
+	/* Pending at the end (inside the interval): it runs at free. */
+	cf.hook_interval_ms = 60000;
+	tui_notify_free(n);
+	ck_assert_int_eq(tui_notify_new(&n, &loop, &cf, -1), 0);
+	ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "blocked", "s", ""),
+	    1);
+	ck_assert_int_eq(tui_notify_fire(n, "ID", "a", "done", "s", ""), 0);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	uv_walk(&loop, close_walk, NULL);
+	uv_run(&loop, UV_RUN_NOWAIT);
+	tui_notify_free(n);
+	ck_assert_int_eq(count_lines(out, "start"), 4);
+	ck_assert_int_eq(count_lines(out, "end done"), 1);
+	got = cu_read_file(out, NULL);
+	ck_assert_ptr_nonnull(strstr(got, "start blocked\nend blocked\n"
+	    "start done\nend done\n"));
+	free(got);
+	ck_assert_int_eq(uv_loop_close(&loop), 0);
+	unsetenv("OUT");
+	cu_rmrf(dir);
+	free(out);
+	free(hook);
+	free(dir);
+}
+END_TEST
+
 Suite *
 config_suite(void)
 {
@@ -412,6 +514,7 @@ config_suite(void)
 	suite_add_tcase(s, tc);
 	tcase_set_timeout(ti, 20);
 	tcase_add_test(ti, test_config_notify_hook);
+	tcase_add_test(ti, test_config_notify_bounded);
 	suite_add_tcase(s, ti);
 	return s;
 }

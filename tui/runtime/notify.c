@@ -4,7 +4,14 @@
  * it works with no console open, overnight. The hook is detached (its own
  * session), gets the lease ID, state and name as arguments and the rest
  * escaped in its environment, writes to the lease's holder.log, and is
- * killed with its process group after a timeout.
+ * killed with its process group after a timeout. An agent decides when
+ * its activity changes, so the runs are bounded: one per change of state
+ * (a repeat of the state is no change), at most one at a time per lease,
+ * and at least the configured interval apart. A change inside the
+ * interval, or while a hook runs, waits as the one pending run (the
+ * latest state wins; a change to a state that does not notify cancels
+ * it) and runs when the interval has passed; the one pending when the
+ * holder ends still runs then.
  */
 #include <errno.h>
 #include <signal.h>
@@ -19,7 +26,6 @@
 
 #include "tui/runtime/runtime.h"
 
-#define NOTIFY_MAX_RUNNING 4
 #define NOTIFY_ENV_MAX 512
 
 struct hook_run {
@@ -34,6 +40,12 @@ struct hook_run {
 	bool exited;
 };
 
+/* The run a change asked for, waiting for the interval or a hook. */
+struct pending {
+	bool set;
+	char id[64], name[128], state[16], signal[256], detail[512];
+};
+
 struct tui_notify {
 	uv_loop_t *loop;
 	struct tui_config cf;
@@ -41,7 +53,15 @@ struct tui_notify {
 	struct hook_run *runs;
 	int running;
 	bool freeing;		/* tui_notify_free owns the runs now */
+	char cur[16];		/* the last state reported: a change is news */
+	uint64_t last_ms;	/* when the last hook started; 0: never */
+	struct pending p;
+	unsigned deferred;	/* changes folded into a later run */
+	uv_timer_t wait;	/* until the interval has passed */
+	bool wait_init;
 };
+
+static int try_run(struct tui_notify *);
 
 static uint64_t
 mono_ms(void)
@@ -90,6 +110,10 @@ tui_notify_new(struct tui_notify **out, uv_loop_t *loop,
 	n->loop = loop;
 	n->cf = *cf;
 	n->log_fd = log_fd;
+	if (uv_timer_init(loop, &n->wait) == 0) {
+		n->wait.data = n;
+		n->wait_init = true;
+	}
 	*out = n;
 	return 0;
 }
@@ -141,6 +165,8 @@ hook_exit(uv_process_t *p, int64_t status, int sig)
 		    (int)r->pid, (long long)status);
 	uv_timer_stop(&r->timer);
 	run_close(r);
+	if (!r->n->freeing)
+		TUI_BEST_EFFORT(try_run(r->n));
 }
 
 static void
@@ -185,8 +211,8 @@ ours(const char *var)
 	return false;
 }
 
-int
-tui_notify_fire(struct tui_notify *n, const char *id, const char *name,
+static int
+spawn_hook(struct tui_notify *n, const char *id, const char *name,
     const char *state, const char *signal, const char *detail)
 {
 	uv_process_options_t po;
@@ -196,15 +222,6 @@ tui_notify_fire(struct tui_notify *n, const char *id, const char *name,
 	size_t ne = 0, i;
 	int rc;
 
-	if (n == NULL || id == NULL || state == NULL)
-		return -EINVAL;
-	if (n->cf.hook[0] == '\0' || !tui_config_notifies(&n->cf, state))
-		return 0;
-	if (n->running >= NOTIFY_MAX_RUNNING) {
-		logf_(n, "hook for %s skipped: %d hooks still running", state,
-		    n->running);
-		return -EBUSY;
-	}
 	for (i = 0; environ[i] != NULL; i++)
 		;
 	rc = -ENOMEM;
@@ -278,7 +295,8 @@ tui_notify_fire(struct tui_notify *n, const char *id, const char *name,
 		}
 	}
 	r->pid = r->proc.pid;
-	r->deadline_ms = mono_ms() + n->cf.hook_timeout_ms;
+	n->last_ms = mono_ms();
+	r->deadline_ms = n->last_ms + n->cf.hook_timeout_ms;
 	n->running++;
 	uv_timer_start(&r->timer, on_timeout, n->cf.hook_timeout_ms, 0);
 	logf_(n, "hook for %s started (pid %d)", state, (int)r->pid);
@@ -291,19 +309,77 @@ out:
 	return rc;
 }
 
-void
-tui_notify_free(struct tui_notify *n)
+static void
+on_wait(uv_timer_t *t)
+{
+	TUI_BEST_EFFORT(try_run(t->data));
+}
+
+/*
+ * The pending run, if no hook runs and the interval has passed (else the
+ * timer or the running hook's exit calls again). Returns 1 when started.
+ */
+static int
+try_run(struct tui_notify *n)
+{
+	struct pending *p = &n->p;
+	uint64_t now = mono_ms(), next;
+	int rc;
+
+	if (!p->set || n->running > 0)
+		return 0;
+	next = n->last_ms != 0 ? n->last_ms + n->cf.hook_interval_ms : 0;
+	if (now < next && !n->freeing) {
+		if (n->wait_init)
+			uv_timer_start(&n->wait, on_wait, next - now, 0);
+		return 0;
+	}
+	p->set = false;
+	if (n->deferred > 0)
+		logf_(n, "hook for %s: %u earlier change(s) folded into this "
+		    "run", p->state, n->deferred);
+	n->deferred = 0;
+	rc = spawn_hook(n, p->id, p->name, p->state, p->signal, p->detail);
+	if (rc < 0)	/* a failed start counts: the agent may cause those */
+		n->last_ms = now;
+	return rc;
+}
+
+int
+tui_notify_fire(struct tui_notify *n, const char *id, const char *name,
+    const char *state, const char *signal, const char *detail)
+{
+	struct pending *p;
+
+	if (n == NULL || id == NULL || state == NULL)
+		return -EINVAL;
+	if (strcmp(n->cur, state) == 0)
+		return 0;	/* no change */
+	snprintf(n->cur, sizeof n->cur, "%s", state);
+	p = &n->p;
+	if (n->cf.hook[0] == '\0' || !tui_config_notifies(&n->cf, state)) {
+		p->set = false;	/* what it said is no longer so */
+		return 0;
+	}
+	if (p->set)
+		n->deferred++;
+	p->set = true;
+	snprintf(p->id, sizeof p->id, "%s", id);
+	snprintf(p->name, sizeof p->name, "%s", name != NULL ? name : "");
+	snprintf(p->state, sizeof p->state, "%s", state);
+	snprintf(p->signal, sizeof p->signal, "%s", signal != NULL ?
+	    signal : "");
+	snprintf(p->detail, sizeof p->detail, "%s", detail != NULL ?
+	    detail : "");
+	return try_run(n);
+}
+
+/* Close and reap every run (each up to its deadline, then killed). */
+static void
+reap_all(struct tui_notify *n)
 {
 	struct hook_run *r, *next;
 
-	if (n == NULL)
-		return;
-	/*
-	 * The loop has ended. Close what is still open and deliver the close
-	 * callbacks (handles the holder's shutdown closed need none); then
-	 * reap each hook still running by its deadline, killing it there.
-	 */
-	n->freeing = true;
 	for (r = n->runs; r != NULL; r = r->next)
 		run_close(r);
 	uv_run(n->loop, UV_RUN_NOWAIT);
@@ -336,5 +412,26 @@ tui_notify_free(struct tui_notify *n)
 		}
 		free(r);
 	}
+	n->runs = NULL;
+	n->running = 0;
+}
+
+void
+tui_notify_free(struct tui_notify *n)
+{
+	if (n == NULL)
+		return;
+	/*
+	 * The loop has ended. Close what is still open and deliver the close
+	 * callbacks (handles the holder's shutdown closed need none); then
+	 * reap each hook still running by its deadline, killing it there.
+	 * The agent has ended: the pending run goes now, after the others.
+	 */
+	n->freeing = true;
+	if (n->wait_init && !uv_is_closing((uv_handle_t *)&n->wait))
+		uv_close((uv_handle_t *)&n->wait, NULL);
+	reap_all(n);
+	if (try_run(n) == 1)
+		reap_all(n);
 	free(n);
 }

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# bookkeeping.sh: what an agent in a real sandboxed (bwrap) lease can make
+# the host's side do, judged from the host (issue 15): an agent flipping
+# blocked/working as fast as it can runs the operator's [notify] hook once
+# per change at most, one run at a time, the interval apart (the default,
+# 10 s: a run for the first blocked, one for done at the end).
+set -u
+. "$(dirname "$0")/lib.bash"
+
+[ "$(id -u)" = 0 ] || { echo "bookkeeping.sh needs root"; exit 1; }
+REPO=$TMP/app
+git init -q -b main "$REPO"
+git -C "$REPO" config user.email op@example.invalid
+git -C "$REPO" config user.name Op
+printf 'hello\n' >"$REPO/README"
+git -C "$REPO" add -A && git -C "$REPO" commit -qm base
+mkdir -p "$XDG_CONFIG_HOME/corral"
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
+[limits]
+wall_time = 120s
+EOF
+js() { "$CORRAL" show "$1" --json; }
+# agent NAME SCRIPT: a sandboxed lease running sh -c SCRIPT; prints its ID
+agent() {
+	(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name "$1" -- /bin/sh -c "$2")
+}
+# ended ID: the agent ended and its holder is gone (its hooks waited for)
+ended() {
+	"$CORRAL" wait "$1" --until done,failed,cancelled,result_ready \
+		--timeout 150 >/dev/null 2>&1
+	poll holder_gone "$1"
+}
+
+CALLS=$TMP/calls
+cat >"$TMP/hook.sh" <<EOF
+#!/bin/sh
+echo "start \$2" >>"$CALLS.\$1"
+sleep 0.3
+echo "end \$2" >>"$CALLS.\$1"
+EOF
+chmod 0755 "$TMP/hook.sh"
+printf '[notify]\nhook = %s\non = blocked, done, failed\n' "$TMP/hook.sh" \
+	>"$XDG_CONFIG_HOME/corral/config"
+
+# --- the notification hook -------------------------------------------------------
+# 4 s of reports, 20 changes a second, then exit 0
+flip=$(agent flipper 'i=0; while [ $i -lt 40 ]; do
+	printf "\033]7717;corral-report;blocked\a"; sleep 0.05
+	printf "\033]7717;corral-report;working\a"; sleep 0.05
+	i=$((i + 1)); done')
+valid_id "$flip" || fail "the flipping lease did not start: $flip"
+ended "$flip" || fail "the flipping lease did not end"
+CALLS=$CALLS.$flip
+runs=$(grep -c '^start' "$CALLS" 2>/dev/null)
+echo "# notify hook runs: ${runs:-0}; activity events: $(js "$flip" |
+	jq '[.transitions[] | select(.kind == "activity")] | length')"
+check "the hook ran for the first blocked" \
+	bash -c "head -1 '$CALLS' | grep -qx 'start blocked'"
+check "the hook ran at most twice in 4 s of flips (the 10 s interval; ran ${runs:-0})" \
+	test "${runs:-0}" -le 2
+check "the hook ran for done at the end" \
+	bash -c "tail -2 '$CALLS' | grep -qx 'start done'"
+check "never two hook runs at a time" \
+	awk '/^start/ { if (open) exit 1; open = 1 } /^end/ { open = 0 }' "$CALLS"
+finish
