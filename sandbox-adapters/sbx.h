@@ -235,6 +235,12 @@ struct sbx_steps {
 	int (*plan)(void *ud, const char *kind, const char *identity);
 	int (*created)(void *ud, const char *kind, const char *identity);
 	int (*removed)(void *ud, const char *kind, const char *identity);
+	/*
+	 * A step that makes no journaled resource (bwrap: "bound", the
+	 * bounded workspace) passes its points "before" and "created"
+	 * here, for crash tests. May be NULL.
+	 */
+	void (*point)(void *ud, const char *step, const char *when);
 	void *ud;
 };
 

@@ -162,6 +162,28 @@ make_cgroups(const struct sbx_request *req, const struct sbx_steps *s,
 	return rc;
 }
 
+/*
+ * The workspace to the lease uid: with a disk limit on a bounded
+ * filesystem of its own first (SPEC 8.4), then the tree chowned (teardown
+ * hands it back to root).
+ */
+static int
+hand_workspace(const struct sbx_request *r, const struct sbx_provisioned *out,
+    const struct sbx_steps *s, char *err, size_t errsz)
+{
+	int rc;
+
+	if (r->workspace == NULL)
+		return 0;
+	if (r->limits->disk > 0 && (rc = sbx__workspace_bound(r->id,
+	    r->workspace, r->limits, out->uid, out->gid, s, err, errsz)) < 0)
+		return rc;
+	if ((rc = sbx_workspace_chown_tree(r->workspace, out->uid,
+	    out->gid)) < 0)
+		snprintf(err, errsz, "%s: %s", r->workspace, strerror(-rc));
+	return rc;
+}
+
 int
 sbx__bwrap_host_provision(const struct sbx_request *req,
     const struct sbx_steps *s, struct sbx_provisioned *out, char *err,
@@ -195,7 +217,9 @@ sbx__bwrap_host_provision(const struct sbx_request *req,
 	if ((rc = sbx_uid_of_slot(slot, &out->uid, &out->gid)) < 0)
 		return rc;
 	out->has_uid = true;
-	return make_cgroups(&r, s, err, errsz);
+	if ((rc = make_cgroups(&r, s, err, errsz)) < 0)
+		return rc;
+	return hand_workspace(&r, out, s, err, errsz);
 }
 
 /* ---- teardown ----------------------------------------------------------- */

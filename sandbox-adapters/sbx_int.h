@@ -170,6 +170,21 @@ SBX_NODISCARD int sbx_cgroup_pids(const struct sbx_cgroup *, pid_t **pids,
     size_t *n);
 
 /* ------------------------------------------------------------------ */
+/* sbx_workspace.c */
+
+/*
+ * Put workspace ws (lease id's seed) on its own bounded filesystem
+ * (sbx_workspace_mount: l->disk bytes, l->inodes inodes, root owned by
+ * uid:gid): the seed is moved aside to ws.seed, the image mounted at ws
+ * and the seed copied in (never following a symlink), then removed. The
+ * points "bound" "before" (seed moved) and "created" (image mounted) go to
+ * s->point. 0 or a negative code with err filled.
+ */
+int sbx__workspace_bound(const char *id, const char *ws,
+    const struct sbx_limits *l, uid_t uid, gid_t gid,
+    const struct sbx_steps *s, char *err, size_t errsz);
+
+/* ------------------------------------------------------------------ */
 /*
  * sbx_seccomp.c: the zones' seccomp filter (SPEC 8.3; SANDBOX.md 0.3,
  * 0.6). A flatpak-style denylist over a default allow, built with

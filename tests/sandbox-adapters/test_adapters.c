@@ -61,6 +61,7 @@ static void
 rec_init(struct rec *r, struct sbx_steps *s)
 {
 	memset(r, 0, sizeof *r);
+	memset(s, 0, sizeof *s);
 	r->fail_at = -1;
 	s->plan = on_plan;
 	s->created = on_created;

@@ -479,16 +479,6 @@ provision(struct prov *p, struct lease_lock *lk)
 		    "provision", j, NULL));
 		json_decref(j);
 	}
-	/* Bytes and inodes bounded exactly (SPEC 8.4), then the lease's. */
-	if (made.has_uid && p->pol->limits.disk > 0 &&
-	    (rc = tui_sandbox_workspace_bound(p->c, p->id, &p->pol->limits,
-	    made.uid, made.gid, err, sizeof err)) < 0)
-		goto fail;
-	if (made.has_uid &&
-	    (rc = tui_sandbox_chown_tree(ws, made.uid, made.gid)) < 0) {
-		snprintf(err, sizeof err, "%s: %s", ws, strerror(-rc));
-		goto fail;
-	}
 	if (chmod(ws, 0700) < 0) {
 		rc = -errno;
 		snprintf(err, sizeof err, "%s: %s", ws, strerror(errno));

@@ -90,14 +90,6 @@ int tui_sandbox_adapter_teardown(struct tui_ctx *, struct lease_store *,
     size_t n, char *err, size_t errsz);
 
 /*
- * chown a directory tree (the workspace) to uid:gid without following a
- * symlink or crossing a mount, clearing set-id bits of regular files; at
- * most TUI_SBX_TREE_DEPTH levels (deeper: -ELOOP, the tree is left as it
- * is). 0 or -errno.
- */
-int tui_sandbox_chown_tree(const char *path, uid_t uid, gid_t gid);
-
-/*
  * The holder's private runtime (SPEC 8.3, SANDBOX.md 5): bwrap runs as
  * the lease uid and resolves its bind sources as that uid, but the state
  * directory and the lease directory stay 0700 root (under /root by
@@ -140,16 +132,6 @@ int tui_sandbox_policy_build(const struct tui_sandbox_policy_src *,
     struct sbx_policy **out, struct sbx_policy_error *err);
 void tui_sandbox_policy_src_clear(struct tui_sandbox_policy_src *);
 
-/*
- * Put lease id's workspace (seeded by lease_provision_git) on its own
- * bounded filesystem (sbx_workspace_mount: limits->disk bytes,
- * limits->inodes inodes, root owned by uid:gid): the seed is moved aside,
- * the image mounted at the workspace path and the seed copied in (never
- * following a symlink). 0 or a negative code with err filled.
- */
-int tui_sandbox_workspace_bound(struct tui_ctx *, const char *id,
-    const struct sbx_limits *limits, uid_t uid, gid_t gid, char *err,
-    size_t errsz);
 /*
  * Host path of the program cmd0 names inside a bwrap zone: absolute paths
  * under /usr (or /bin, /sbin, /lib* through the merged-usr links), or a

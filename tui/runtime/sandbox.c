@@ -1,9 +1,8 @@
 /*
  * sandbox.c: the host side of a bwrap lease that belongs to the composition
  * root (SPEC 6, 8.3, 9.2): the helper's path, hashes and preflight facts
- * for receipts, the per-lease uid slot as a journaled resource, the
- * workspace handed to the lease uid and back, the holder's private runtime
- * mounts, and the exact-ID runtime teardown.
+ * for receipts, the adapter's steps journaled, the holder's private
+ * runtime mounts, and the exact-ID runtime teardown.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -244,6 +243,13 @@ j_removed(void *ud, const char *kind, const char *ident)
 	return lease_resource_removed(j->st, j->id, k, ident);
 }
 
+/* A point inside a step that is no journaled resource (crash tests). */
+static void
+j_point(void *ud, const char *step, const char *when)
+{
+	fault(ud, step, when);
+}
+
 static void
 jsteps_init(struct sbx_steps *s, struct jsteps *j, struct lease_store *st,
     const char *id, bool faults)
@@ -254,6 +260,7 @@ jsteps_init(struct sbx_steps *s, struct jsteps *j, struct lease_store *st,
 	s->plan = j_plan;
 	s->created = j_created;
 	s->removed = j_removed;
+	s->point = j_point;
 	s->ud = j;
 }
 
@@ -313,14 +320,6 @@ tui_sandbox_provision(struct tui_ctx *c, struct lease_store *st,
 	}
 	jsteps_init(&s, &j, st, req->id, true);
 	return ad->provision(req, &s, out, err, errsz);
-}
-
-/* ---- the workspace's owner ------------------------------------------- */
-
-int
-tui_sandbox_chown_tree(const char *path, uid_t uid, gid_t gid)
-{
-	return sbx_workspace_chown_tree(path, uid, gid);
 }
 
 /* ---- the holder's private runtime -------------------------------------- */
@@ -728,156 +727,6 @@ tui_sandbox_policy_text(const struct sbx_policy *p)
 }
 
 /* ---- the bounded workspace --------------------------------------------- */
-
-/* Copy the tree at (sfd) into (dfd), as root, never following a symlink. */
-static int
-copy_tree(int sfd, int dfd, int depth)
-{
-	struct dirent *e;
-	struct stat sb;
-	DIR *d;
-	int rc = 0, dup_fd;
-
-	if (depth >= TUI_SBX_TREE_DEPTH)
-		return -ELOOP;
-	if ((dup_fd = dup(sfd)) < 0)
-		return -errno;
-	if ((d = fdopendir(dup_fd)) == NULL) {
-		rc = -errno;
-		close(dup_fd);
-		return rc;
-	}
-	while (rc == 0 && (e = readdir(d)) != NULL) {
-		const char *n = e->d_name;
-
-		if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 ||
-		    strcmp(n, "lost+found") == 0)
-			continue;
-		if (fstatat(sfd, n, &sb, AT_SYMLINK_NOFOLLOW) < 0) {
-			rc = -errno;
-			break;
-		}
-		if (S_ISDIR(sb.st_mode)) {
-			int s2, d2;
-
-			if (mkdirat(dfd, n, sb.st_mode & 07777) < 0) {
-				rc = -errno;
-				break;
-			}
-			s2 = openat(sfd, n, O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
-			d2 = openat(dfd, n, O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC);
-			if (s2 < 0 || d2 < 0)
-				rc = -errno;
-			else
-				rc = copy_tree(s2, d2, depth + 1);
-			if (s2 >= 0)
-				close(s2);
-			if (d2 >= 0)
-				close(d2);
-		} else if (S_ISLNK(sb.st_mode)) {
-			char target[PATH_MAX];
-			ssize_t len = readlinkat(sfd, n, target,
-			    sizeof target - 1);
-
-			if (len < 0) {
-				rc = -errno;
-				break;
-			}
-			target[len] = '\0';
-			if (symlinkat(target, dfd, n) < 0)
-				rc = -errno;
-		} else if (S_ISREG(sb.st_mode)) {
-			char buf[65536];
-			ssize_t r, w;
-			int in = openat(sfd, n, O_RDONLY | O_NOFOLLOW |
-			    O_CLOEXEC), o;
-
-			if (in < 0) {
-				rc = -errno;
-				break;
-			}
-			o = openat(dfd, n, O_WRONLY | O_CREAT | O_EXCL |
-			    O_NOFOLLOW | O_CLOEXEC, sb.st_mode & 0777);
-			if (o < 0) {
-				rc = -errno;
-				close(in);
-				break;
-			}
-			while (rc == 0 && (r = read(in, buf, sizeof buf)) > 0)
-				for (ssize_t off = 0; off < r; off += w) {
-					w = write(o, buf + off, (size_t)(r -
-					    off));
-					if (w <= 0) {
-						rc = w < 0 ? -errno : -EIO;
-						break;
-					}
-				}
-			if (rc == 0 && fchmod(o, sb.st_mode & 0777) < 0)
-				rc = -errno;
-			close(in);
-			if (close(o) < 0 && rc == 0)
-				rc = -errno;
-		}
-		/* Sockets, FIFOs and devices are not part of a checkout. */
-	}
-	closedir(d);
-	return rc;
-}
-
-int
-tui_sandbox_workspace_bound(struct tui_ctx *c, const char *id,
-    const struct sbx_limits *l, uid_t uid, gid_t gid, char *err,
-    size_t errsz)
-{
-	char *ws = lease_path_workspace(c->state_dir, id), *seed = NULL;
-	int rc, sfd = -1, dfd = -1;
-
-	if (ws == NULL || asprintf(&seed, "%s.seed", ws) < 0) {
-		free(ws);
-		snprintf(err, errsz, "out of memory");
-		return -ENOMEM;
-	}
-	if (rename(ws, seed) < 0) {
-		rc = -errno;
-		snprintf(err, errsz, "%s: %s", ws, strerror(errno));
-		goto out;
-	}
-	lease_fault_point("provision.bound.before");
-	if ((rc = sbx_workspace_mount(id, ws, l->disk, l->inodes, uid,
-	    gid)) < 0) {
-		snprintf(err, errsz, "bounded workspace %s: %s", ws,
-		    sbx_strerror(rc));
-		goto out;
-	}
-	lease_fault_point("provision.bound.created");
-	sfd = open(seed, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	dfd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (sfd < 0 || dfd < 0) {
-		rc = -errno;
-		snprintf(err, errsz, "%s: %s", ws, strerror(errno));
-		goto out;
-	}
-	if ((rc = copy_tree(sfd, dfd, 0)) < 0) {
-		snprintf(err, errsz, "seeding %s: %s", ws, rc == -ENOSPC ?
-		    "the repository does not fit the disk limit" :
-		    strerror(-rc));
-		goto out;
-	}
-	if ((rc = sbx_workspace_rmtree_safe(seed)) < 0)
-		snprintf(err, errsz, "%s: %s", seed, strerror(-rc));
-out:
-	if (sfd >= 0)
-		close(sfd);
-	if (dfd >= 0)
-		close(dfd);
-	if (rc < 0)
-		TUI_BEST_EFFORT(sbx_workspace_rmtree_safe(seed));
-	free(seed);
-	free(ws);
-	return rc;
-}
 
 int
 tui_sandbox_workspace_release(struct tui_ctx *c, const char *id, char *err,
