@@ -13,18 +13,33 @@ FAIL=0
 command -v jq >/dev/null || { echo "jq is required (scripts/packages.txt)"; exit 1; }
 
 cleanup() {
-	# Stop every holder of this test's state directory.
+	# Stop every holder of this test's state directory, by the PID its
+	# journal records, and give each a deadline to finish its teardown.
+	local s id pid p pids=() alive v
 	for s in "$CORRAL_STATE_DIR"/leases/*/holder.sock; do
 		[ -S "$s" ] || continue
 		id=$(basename "$(dirname "$s")")
 		pid=$("$CORRAL" show "$id" --json 2>/dev/null | jq -r '.holder_pid // empty')
-		[ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null
+		[ -n "$pid" ] || continue
+		kill -CONT "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
 	done
-	sleep 0.5
-	pkill -9 -f "$CORRAL_STATE_DIR" 2>/dev/null
-	for p in $(pgrep -f "__holder"); do
-		tr '\0' '\n' </proc/$p/environ 2>/dev/null | grep -qx "CORRAL_STATE_DIR=$CORRAL_STATE_DIR" &&
-			kill -9 "$p" 2>/dev/null
+	for _ in $(seq 100); do
+		alive=0
+		for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		[ "$alive" = 0 ] && break
+		sleep 0.1
+	done
+	# Whatever still runs with this state directory in its environment (a
+	# holder, a hook, a command of the test's), never this shell: by the
+	# environment, not by a command line another process could share.
+	for p in /proc/[0-9]*; do
+		p=${p#/proc/}
+		[ "$p" = $$ ] || [ "$p" = "$BASHPID" ] && continue
+		v=()
+		mapfile -d '' v 2>/dev/null <"/proc/$p/environ" || continue
+		for s in "${v[@]}"; do
+			[ "$s" = "CORRAL_STATE_DIR=$CORRAL_STATE_DIR" ] && { kill -9 "$p" 2>/dev/null; break; }
+		done
 	done
 	# Sandboxed leases keep their bounded workspace mounted (SPEC 9.2).
 	grep -F " $TMP/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
