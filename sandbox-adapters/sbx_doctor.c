@@ -911,11 +911,38 @@ check_cgroups(struct sbx_doctor_report *r)
 	sbx_cgroup_free(cg);
 }
 
+/*
+ * A mount that is, holds or is below a host system path or the state
+ * directory (the parser refuses the first by name; here the state
+ * directory, and both after symlinks): named is the policy's own path.
+ */
+static int
+policy_host(const struct sbx_policy *named, const struct sbx_policy *p,
+    const char *state_dir, char *why, size_t whysz)
+{
+	char host[200];
+
+	for (size_t i = 0; i < p->nmounts_ro; i++) {
+		if (!sbx__policy_mount_host(p->mounts_ro[i], state_dir, host,
+		    sizeof host))
+			continue;
+		if (strcmp(named->mounts_ro[i], p->mounts_ro[i]) == 0)
+			snprintf(why, whysz, "[mounts] ro = %s: %s",
+			    p->mounts_ro[i], host);
+		else
+			snprintf(why, whysz, "[mounts] ro = %s (%s): %s",
+			    named->mounts_ro[i], p->mounts_ro[i], host);
+		return SBX_HALT_CREDENTIAL_SCOPE_INVALID;
+	}
+	return SBX_HALT_NONE;
+}
+
 /* Policy mounts resolved on this host (symlinks followed), for the check. */
 static void
 check_policy(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 {
-	char **cred = NULL, why[256], real[PATH_MAX];
+	char **cred = NULL, why[256], real[PATH_MAX], state[PATH_MAX];
+	const char *sd = o->state_dir;
 	struct sbx_policy *resolved;
 	int halt, rc;
 
@@ -926,6 +953,8 @@ check_policy(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 		return;
 	}
 	halt = sbx_doctor_policy(o->policy, cred, why, sizeof why);
+	if (halt == SBX_HALT_NONE && o->policy != NULL)
+		halt = policy_host(o->policy, o->policy, sd, why, sizeof why);
 	/* A mount that is a symlink to a credential path is one. */
 	if (halt == SBX_HALT_NONE && o->policy != NULL &&
 	    (resolved = sbx_policy_dup(o->policy)) != NULL) {
@@ -939,10 +968,16 @@ check_policy(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 			resolved->mounts_ro[i] = d;
 		}
 		halt = sbx_doctor_policy(resolved, cred, why, sizeof why);
+		if (sd != NULL && realpath(sd, state) != NULL)
+			sd = state;
+		if (halt == SBX_HALT_NONE)
+			halt = policy_host(o->policy, resolved, sd, why,
+			    sizeof why);
 		sbx_policy_free(resolved);
 	}
 	check(r, "policy", halt == SBX_HALT_NONE, halt, halt == SBX_HALT_NONE ?
-	    "no credential path mounted, no unrestricted network" : "%s", why);
+	    "no credential or host system path mounted, no "
+	    "unrestricted network" : "%s", why);
 	sbx_strv_free(cred);
 }
 

@@ -259,6 +259,13 @@ void sbx__policy_parse_free(struct sbx__policy_parse *);
 /* The policy's string lists: push a copy, NULL-terminated; membership. */
 int sbx__policy_vec_push(char ***v, size_t *n, const char *s);
 bool sbx__policy_vec_has(char *const *v, size_t n, const char *s);
+/*
+ * m (absolute, normalised) is, holds or (but for /tmp) is below a host
+ * system path (/proc, /sys, /dev, /tmp, /run/corral, /sys/fs/cgroup), or
+ * is, holds or is below state_dir (NULL: not checked): true and why said.
+ */
+bool sbx__policy_mount_host(const char *m, const char *state_dir, char *why,
+    size_t whysz);
 /* Fill err (NULL: nothing) with file ("policy" if NULL), line and text. */
 void sbx__policy_errf(struct sbx_policy_error *err, const char *file,
     int line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -524,12 +524,66 @@ mount_item(const char *item, char *out, size_t sz, const char **why)
 	return true;
 }
 
+/*
+ * The host's system paths (SPEC 8.3): no zone sees them, nor a parent of
+ * one; below them only /tmp's children may be mounted (a directory the
+ * operator chose, not the shared /tmp itself).
+ */
+static const struct {
+	const char *path;
+	bool under;	/* what is below it is refused too */
+	const char *what;
+} host_system[] = {
+	{ "/proc", true, "every host process's command line and environment" },
+	{ "/sys", true, "the kernel's and the devices' state" },
+	{ "/sys/fs/cgroup", true, "every lease's cgroup" },
+	{ "/dev", true, "the host's devices" },
+	{ "/run/corral", true, "corral's uid slots and check copies" },
+	{ "/tmp", false, "the host's shared temporary files" },
+};
+
+/* a equal to b, or a under b (path components, both normalised). */
+static bool
+path_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	if (strncmp(a, b, n) != 0)
+		return false;
+	return a[n] == '\0' || a[n] == '/' || (n == 1 && b[0] == '/');
+}
+
+bool
+sbx__policy_mount_host(const char *m, const char *state_dir, char *why,
+    size_t whysz)
+{
+	for (size_t i = 0; i < sizeof host_system / sizeof host_system[0];
+	    i++) {
+		const char *h = host_system[i].path;
+
+		if (path_within(h, m) || (host_system[i].under &&
+		    path_within(m, h))) {
+			snprintf(why, whysz, "a host system path (%s: %s) "
+			    "cannot be mounted", h, host_system[i].what);
+			return true;
+		}
+	}
+	if (state_dir != NULL && state_dir[0] == '/' &&
+	    (path_within(state_dir, m) || path_within(m, state_dir))) {
+		snprintf(why, whysz, "corral's state directory %s (the "
+		    "journal, every lease's files) cannot be mounted",
+		    state_dir);
+		return true;
+	}
+	return false;
+}
+
 /* ---- the INI handler ------------------------------------------------- */
 
 static int
 list_item(struct pctx *c, const struct sbx__policy_key *k, const char *item)
 {
-	char norm[4096];
+	char norm[4096], host[160];
 	const char *why = "";
 	int rc = 0;
 
@@ -553,6 +607,8 @@ list_item(struct pctx *c, const struct sbx__policy_key *k, const char *item)
 	case SBX_PK_MOUNTS:
 		if (!mount_item(item, norm, sizeof norm, &why))
 			return fail(c, "[mounts] ro: '%s': %s", item, why);
+		if (sbx__policy_mount_host(norm, NULL, host, sizeof host))
+			return fail(c, "[mounts] ro: '%s': %s", item, host);
 		rc = sbx__policy_vec_push(&c->p->mounts_ro, &c->p->nmounts_ro, norm);
 		break;
 	default:

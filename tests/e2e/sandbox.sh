@@ -176,6 +176,16 @@ opcfg() { mkdir -p "$TMP/$1/corral"; printf '%s\n' "$2" >"$TMP/$1/corral/policy.
 mkdir -p "$HOME/.ssh" 2>/dev/null
 OPCFG=$(opcfg op-ssh "[mounts]
 ro = $HOME/.ssh") refused 13 credential_scope_invalid ssh-mount -- -- /bin/true
+# The host's system paths and the state directory are never mounted: the
+# policy file and line are named, nothing is created.
+OPCFG=$(opcfg op-proc '[mounts]
+ro = /proc') refused 1 policy_invalid proc-mount -- -- /bin/true
+out=$(cd "$REPO" && XDG_CONFIG_HOME="$TMP/op-proc" "$CORRAL" new -- /bin/true 2>&1)
+check "proc-mount: the message names the file and line" grep -q "op-proc/corral/policy.ini:2: .*host system path" <<<"$out"
+OPCFG=$(opcfg op-sysfs '[mounts]
+ro = /sys/fs') refused 1 policy_invalid sysfs-mount -- -- /bin/true
+OPCFG=$(opcfg op-state "[mounts]
+ro = $CORRAL_STATE_DIR") refused 13 credential_scope_invalid state-mount -- -- /bin/true
 OPCFG=$(opcfg op-net '[network]
 allow = *') refused 30 isolation_unsatisfiable any-network -- -- /bin/true
 refused 1 request_invalid no-prompt -- --prompt-file "$TMP/no-such-prompt" -- /bin/true

@@ -197,6 +197,63 @@ START_TEST(test_doctor_policy_symlink)
 }
 END_TEST
 
+/*
+ * The state directory, its parents and what is below it are never mounted,
+ * nor a symlink to a host system path (the parser sees only the name).
+ */
+START_TEST(test_doctor_policy_state_dir)
+{
+	struct sbx_policy_error err;
+	struct sbx_policy *p;
+	struct sbx_doctor_opts o;
+	struct sbx_doctor_report r;
+	char *d = cu_tmpdir("doctor-state"), *state, *link, *text;
+	char *homes[] = { "/home/nobody-here", NULL };
+	const char *mounts[4], *want[4];
+
+	ck_assert_int_gt(asprintf(&state, "%s/state", d), 0);
+	ck_assert_int_gt(asprintf(&link, "%s/innocent", d), 0);
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	ck_assert_int_eq(symlink("/proc", link), 0);
+	mounts[0] = state;
+	want[0] = "state directory";
+	mounts[1] = d;
+	want[1] = "state directory";
+	mounts[2] = link;
+	want[2] = "/proc";
+	mounts[3] = "/opt/tools";
+	want[3] = NULL;
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_int_gt(asprintf(&text, "[mounts]\nro = %s\n",
+		    mounts[i]), 0);
+		ck_assert_int_eq(sbx_policy_load(text, "p", NULL, &p, &err),
+		    0);
+		memset(&o, 0, sizeof o);
+		o.policy = p;
+		o.homes = homes;
+		o.state_dir = state;
+		o.quick = true;
+		ck_assert_int_eq(sbx_doctor_run(&o, &r), (want[i] == NULL ? 0 :
+		    SBX_EPROBE));
+		if (want[i] == NULL) {
+			ck_assert_msg(r.checks[0].halt == SBX_HALT_NONE, "%s: %s",
+			    mounts[i], r.checks[0].detail);
+		} else {
+			ck_assert_msg(r.halt == SBX_HALT_CREDENTIAL_SCOPE_INVALID,
+			    "%s: halt %d (%s)", mounts[i], r.halt, r.detail);
+			ck_assert_msg(strstr(r.detail, want[i]) != NULL,
+			    "%s: '%s'", mounts[i], r.detail);
+		}
+		sbx_policy_free(p);
+		free(text);
+	}
+	free(link);
+	free(state);
+	cu_rmrf(d);
+	free(d);
+}
+END_TEST
+
 START_TEST(test_doctor_marker)
 {
 	struct sbx_facts f, g;
@@ -443,6 +500,7 @@ doctor_suite(void)
 
 	tcase_add_test(tc, test_doctor_policy_halts);
 	tcase_add_test(tc, test_doctor_policy_symlink);
+	tcase_add_test(tc, test_doctor_policy_state_dir);
 	tcase_add_test(tc, test_doctor_marker);
 	tcase_set_timeout(ti, 60);
 	tcase_add_test(ti, test_doctor_host_passes);

@@ -162,6 +162,31 @@ START_TEST(test_policy_values)
 }
 END_TEST
 
+/*
+ * The host's system paths, their parents and (but for /tmp) what is below
+ * them are never mounted: with /proc an agent reads every host process's
+ * command line (SPEC 8.3). Refused where the file and line are known.
+ */
+START_TEST(test_policy_mount_host_system)
+{
+	static const char *const bad[] = { "/proc", "/sys", "/dev", "/tmp",
+		"/run/corral", "/sys/fs/cgroup", "/run", "/sys/fs", "/proc/1",
+		"/proc//self/environ", "/dev/shm", "/run/corral/checks",
+		"/sys/fs/cgroup/corral", "/tmp/" };
+	struct sbx_policy *p;
+	char text[256];
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(text, sizeof text, "[mounts]\nro = /opt/ok, %s\n",
+		    bad[i]);
+		load_bad(text, 2, "a host system path");
+	}
+	p = load_ok("[mounts]\nro = /tmp/tools, /opt, /run/other, /srv\n");
+	ck_assert_uint_eq(p->nmounts_ro, 4);
+	sbx_policy_free(p);
+}
+END_TEST
+
 /* SPEC 9.4: a named error with the file and the line. */
 START_TEST(test_policy_errors)
 {
@@ -566,6 +591,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_policy_defaults);
 	tcase_add_test(tc, test_policy_values);
 	tcase_add_test(tc, test_policy_errors);
+	tcase_add_test(tc, test_policy_mount_host_system);
 	tcase_add_test(tc, test_policy_output_dir);
 	tcase_add_test(tc, test_policy_long_line);
 	tcase_add_test(tc, test_policy_env_credentials);
