@@ -105,16 +105,57 @@ lease_json_record(const struct lease_record *r, unsigned flags)
 	return o;
 }
 
+/* The first LEASE_SHOW_FIRST rows, then a ring of the last ones. */
+struct tr_window {
+	json_t *a;
+	json_t *ring[LEASE_SHOW_LAST];
+	int64_t n;		/* rows seen */
+};
+
 static int
 on_transition(const struct lease_event_row *ev, void *ud)
 {
-	json_t *a = ud;
+	struct tr_window *w = ud;
 	json_t *e = json_pack("{s:I, s:I, s:s, s:o, s:o, s:o}", "seq",
 	    (json_int_t)ev->seq, "at", (json_int_t)ev->at, "kind", ev->kind,
 	    "from", str(ev->from), "to", str(ev->to), "reason",
 	    str(ev->reason));
+	size_t k;
 
-	return e != NULL && json_array_append_new(a, e) == 0 ? 0 : -ENOMEM;
+	if (e == NULL)
+		return -ENOMEM;
+	if (w->n++ < LEASE_SHOW_FIRST)
+		return json_array_append_new(w->a, e) == 0 ? 0 : -ENOMEM;
+	k = (size_t)((w->n - LEASE_SHOW_FIRST - 1) % LEASE_SHOW_LAST);
+	json_decref(w->ring[k]);
+	w->ring[k] = e;
+	return 0;
+}
+
+/* The ring after the first rows, oldest first; returns the rows left out. */
+static int64_t
+tr_window_end(struct tr_window *w)
+{
+	int64_t rest = w->n - LEASE_SHOW_FIRST, kept, i;
+
+	if (rest <= 0)
+		return 0;
+	kept = rest < LEASE_SHOW_LAST ? rest : LEASE_SHOW_LAST;
+	for (i = rest - kept; i < rest; i++) {
+		size_t k = (size_t)(i % LEASE_SHOW_LAST);
+
+		json_array_append_new(w->a, w->ring[k]);
+		w->ring[k] = NULL;
+	}
+	return rest - kept;
+}
+
+static void
+tr_window_free(struct tr_window *w)
+{
+	for (size_t i = 0; i < LEASE_SHOW_LAST; i++)
+		json_decref(w->ring[i]);
+	free(w);
 }
 
 int
@@ -123,6 +164,8 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 	struct lease_resource_row *res = NULL;
 	struct lease_record r;
 	json_t *o = NULL, *entries = NULL, *tr = NULL, *ra = NULL, *e;
+	struct tr_window *tw = NULL;
+	int64_t omitted = 0;
 	size_t n = 0, i;
 	int rc, vrc;
 
@@ -134,7 +177,9 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 		rc = -ENOMEM;
 		goto out;
 	}
-	vrc = lease_receipt_entries(s, id, &entries);
+	/* Bounded however long the lease's journal (issue 15). */
+	vrc = lease_receipt_entries_window(s, id, LEASE_SHOW_FIRST,
+	    LEASE_SHOW_LAST, &entries, &omitted);
 	if (vrc < 0 && vrc != LEASE_ETAMPERED) {
 		rc = vrc;
 		goto out;
@@ -142,14 +187,20 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 	json_object_set_new(json_object_get(o, "receipt"), "verified",
 	    json_boolean(vrc == 0));
 	json_object_set_new(o, "receipts", entries);
+	json_object_set_new(o, "receipts_omitted",
+	    json_integer((json_int_t)omitted));
 	entries = NULL;
-	if ((tr = json_array()) == NULL ||
-	    (rc = lease_event_list(s, id, 0, 0, on_transition, tr,
+	if ((tw = calloc(1, sizeof *tw)) == NULL ||
+	    (tw->a = tr = json_array()) == NULL ||
+	    (rc = lease_event_list(s, id, 0, 0, on_transition, tw,
 	    NULL)) < 0) {
 		rc = rc < 0 ? rc : -ENOMEM;
 		goto out;
 	}
+	omitted = tr_window_end(tw);
 	json_object_set_new(o, "transitions", tr);
+	json_object_set_new(o, "transitions_omitted",
+	    json_integer((json_int_t)omitted));
 	tr = NULL;
 	if ((rc = lease_resource_list(s, id, &res, &n)) < 0)
 		goto out;
@@ -176,6 +227,8 @@ lease_json_show(struct lease_store *s, const char *id, json_t **out)
 out:
 	json_decref(ra);
 	json_decref(tr);
+	if (tw != NULL)
+		tr_window_free(tw);
 	json_decref(entries);
 	json_decref(o);
 	lease_resource_list_free(res, n);

@@ -355,6 +355,13 @@ LEASE_NODISCARD int lease_record_transition(struct lease_store *,
  */
 LEASE_NODISCARD int lease_record_set_activity(struct lease_store *,
     const char *id, enum lease_activity, const char *signal);
+/*
+ * lease_record_set_activity_unlogged: the same without the transition
+ * row, for a writer past its per-lease budget of rows (the holder counts
+ * those instead, tui/runtime/tally.c).
+ */
+LEASE_NODISCARD int lease_record_set_activity_unlogged(struct lease_store *,
+    const char *id, enum lease_activity);
 
 /* lease_record_mark_seen: clear unseen. */
 LEASE_NODISCARD int lease_record_mark_seen(struct lease_store *,
@@ -513,6 +520,18 @@ LEASE_NODISCARD int lease_receipt_verify(struct lease_store *,
  */
 LEASE_NODISCARD int lease_receipt_entries(struct lease_store *,
     const char *id, struct json_t **out);
+/*
+ * lease_receipt_entries_window: the same, but only the first `first` and
+ * the last `last` entries (every entry is still verified), so a long
+ * chain costs a bounded amount of memory; *omitted (optional) gets how
+ * many were left out between them.
+ */
+LEASE_NODISCARD int lease_receipt_entries_window(struct lease_store *,
+    const char *id, int64_t first, int64_t last, struct json_t **out,
+    int64_t *omitted);
+/* What show and review list of a lease's receipts and transitions. */
+#define LEASE_SHOW_FIRST 1000
+#define LEASE_SHOW_LAST 1000
 
 /* ------------------------------------------------------------------ */
 /* git.c: libgit2 only, trusted side (SPEC 6.2-6.4)                   */

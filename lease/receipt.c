@@ -207,10 +207,17 @@ static const char sql_chain[] =
     "SELECT seq, entry, prev, hash FROM receipts WHERE lease_id = ?1"
     " ORDER BY seq";
 
-/* Walk and check the chain; collect (optional) gets each entry + hash. */
+/* Which entries a walk collects: the first and the last so many. */
+struct window {
+	json_t *collect;	/* NULL: none */
+	int64_t first, last;
+	int64_t omitted;	/* out: entries of the chain not collected */
+};
+
+/* Walk and check the chain; w (optional) collects entries + hash. */
 static int
 walk(struct lease_store *s, const char *id, int64_t *len_out, char *head_out,
-    json_t *collect)
+    struct window *w)
 {
 	char rowhead[HEX_LEN + 1], head[HEX_LEN + 1] = "", hash[HEX_LEN + 1];
 	const char *text, *prev, *rowhash;
@@ -265,9 +272,11 @@ walk(struct lease_store *s, const char *id, int64_t *len_out, char *head_out,
 			    "well-formed entry", id, (long long)n);
 			goto fail_step;
 		}
-		if (collect != NULL) {
+		if (w != NULL && (n <= w->first || n > rowlen - w->last)) {
 			json_object_set_new(entry, "hash", json_string(hash));
-			json_array_append(collect, entry);
+			json_array_append(w->collect, entry);
+		} else if (w != NULL) {
+			w->omitted++;
 		}
 		json_decref(entry);
 		memcpy(head, hash, sizeof head);
@@ -309,19 +318,31 @@ lease_receipt_verify(struct lease_store *s, const char *id, int64_t *len,
 }
 
 int
-lease_receipt_entries(struct lease_store *s, const char *id, json_t **out)
+lease_receipt_entries_window(struct lease_store *s, const char *id,
+    int64_t first, int64_t last, json_t **out, int64_t *omitted)
 {
-	json_t *a;
+	struct window w = { .first = first, .last = last };
 	int rc;
 
-	assert(s != NULL && s->db != NULL && out != NULL);
+	assert(s != NULL && s->db != NULL && out != NULL && first >= 0 &&
+	    last >= 0);
 	*out = NULL;
-	if ((a = json_array()) == NULL)
+	if (omitted != NULL)
+		*omitted = 0;
+	if ((w.collect = json_array()) == NULL)
 		return -ENOMEM;
-	if ((rc = walk(s, id, NULL, NULL, a)) < 0 && rc != LEASE_ETAMPERED) {
-		json_decref(a);
+	if ((rc = walk(s, id, NULL, NULL, &w)) < 0 && rc != LEASE_ETAMPERED) {
+		json_decref(w.collect);
 		return rc;
 	}
-	*out = a;
+	*out = w.collect;
+	if (omitted != NULL)
+		*omitted = w.omitted;
 	return rc;
+}
+
+int
+lease_receipt_entries(struct lease_store *s, const char *id, json_t **out)
+{
+	return lease_receipt_entries_window(s, id, INT64_MAX, 0, out, NULL);
 }

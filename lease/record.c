@@ -471,9 +471,9 @@ static const char sql_set_activity[] =
     "UPDATE leases SET activity = ?2, unseen = CASE WHEN ?3 THEN 1 ELSE"
     " unseen END, updated_at = ?4 WHERE id = ?1";
 
-int
-lease_record_set_activity(struct lease_store *s, const char *id,
-    enum lease_activity act, const char *signal)
+static int
+set_activity(struct lease_store *s, const char *id, enum lease_activity act,
+    const char *signal, bool log)
 {
 	sqlite3_stmt *st;
 	char cur[32] = "";
@@ -513,13 +513,27 @@ lease_record_set_activity(struct lease_store *s, const char *id,
 	sqlite3_bind_int64(st, 4, now);
 	if ((rc = lease__store_step_done(s, st, "set activity")) < 0)
 		goto fail;
-	if ((rc = lease__event_log(s, id, now, "activity", cur,
+	if (log && (rc = lease__event_log(s, id, now, "activity", cur,
 	    lease_fsm_activity_name(act), signal)) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:
 	lease__store_rollback(s);
 	return rc;
+}
+
+int
+lease_record_set_activity(struct lease_store *s, const char *id,
+    enum lease_activity act, const char *signal)
+{
+	return set_activity(s, id, act, signal, true);
+}
+
+int
+lease_record_set_activity_unlogged(struct lease_store *s, const char *id,
+    enum lease_activity act)
+{
+	return set_activity(s, id, act, NULL, false);
 }
 
 static const char sql_seen[] =

@@ -1340,7 +1340,7 @@ lease_result_review(struct lease_store *s, const char *state_dir,
 	const char *status, *commit;
 	char *patch = NULL, sha[65] = "", why[512] = "", head[65] = "";
 	size_t plen = 0;
-	int64_t len = 0;
+	int64_t len = 0, omitted = 0;
 	bool ready, stale = false;
 	int rc, vrc;
 
@@ -1413,8 +1413,11 @@ lease_result_review(struct lease_store *s, const char *state_dir,
 	rcpt = json_pack("{s:I, s:s, s:b}", "length", (json_int_t)len, "head",
 	    head, "verified", vrc == 0);
 	set(doc, "receipt", rcpt);
-	vrc = lease_receipt_entries(s, id, &entries);
+	/* Bounded however long the lease's journal (issue 15). */
+	vrc = lease_receipt_entries_window(s, id, LEASE_SHOW_FIRST,
+	    LEASE_SHOW_LAST, &entries, &omitted);
 	set(doc, "receipts", entries);
+	set(doc, "receipts_omitted", json_integer((json_int_t)omitted));
 	entries = NULL;
 	set(doc, "reviewed", json_boolean(ready && commit != NULL &&
 	    json_string_value(json_object_get(c.result, "reviewed")) != NULL &&

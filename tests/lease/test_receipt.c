@@ -267,6 +267,72 @@ START_TEST(test_receipt_entries_stop_at_break)
 }
 END_TEST
 
+/*
+ * A journal an agent inflated (issue 15): show lists the first and the
+ * last LEASE_SHOW_FIRST/LAST receipts and transitions and says how many
+ * more there are; every entry is still verified; the unlogged activity
+ * changes the row and writes no transition.
+ */
+START_TEST(test_receipt_show_window)
+{
+	json_t *a, *j, *tr;
+	int64_t omitted = -1, total = 2503, t;
+	struct lease_record r;
+	int i;
+
+	for (i = 0; i < 2500; i++)
+		append(id, "input", "detail", "reply to the agent dropped");
+	ck_assert_int_eq(lease_receipt_entries_window(s, id, 5, 5, &a,
+	    &omitted), 0);
+	ck_assert_uint_eq(json_array_size(a), 10);
+	ck_assert_int_eq(omitted, total - 10);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(a,
+	    4), "seq")), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(a,
+	    5), "seq")), total - 4);
+	json_decref(a);
+	for (i = 0; i < 2200; i++)
+		ck_assert_int_eq(lease_record_set_activity(s, id, i % 2 ?
+		    LEASE_ACT_WORKING : LEASE_ACT_BLOCKED, "report"), 0);
+	ck_assert_int_eq(lease_json_show(s, id, &j), 0);
+	a = json_object_get(j, "receipts");
+	ck_assert_uint_eq(json_array_size(a), LEASE_SHOW_FIRST +
+	    LEASE_SHOW_LAST);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "receipts_omitted")), total - LEASE_SHOW_FIRST - LEASE_SHOW_LAST);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(a,
+	    LEASE_SHOW_FIRST), "seq")), total - LEASE_SHOW_LAST + 1);
+	ck_assert(json_is_true(json_object_get(json_object_get(j, "receipt"),
+	    "verified")));
+	tr = json_object_get(j, "transitions");
+	t = json_integer_value(json_object_get(j, "transitions_omitted"));
+	ck_assert_uint_eq(json_array_size(tr), LEASE_SHOW_FIRST +
+	    LEASE_SHOW_LAST);
+	ck_assert_int_gt(t, 0);
+	/* The last listed is the newest, the one before it its predecessor. */
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(tr,
+	    json_array_size(tr) - 1), "to")), "working");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(tr,
+	    json_array_size(tr) - 1), "seq")) - json_integer_value(
+	    json_object_get(json_array_get(tr, json_array_size(tr) - 2),
+	    "seq")), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(tr,
+	    LEASE_SHOW_FIRST), "seq")) - json_integer_value(json_object_get(
+	    json_array_get(tr, LEASE_SHOW_FIRST - 1), "seq")), t + 1);
+	json_decref(j);
+	/* Unlogged: the row changes, the log does not. */
+	ck_assert_int_eq(lease_record_set_activity_unlogged(s, id,
+	    LEASE_ACT_BLOCKED), 0);
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
+	ck_assert_int_eq(r.activity, LEASE_ACT_BLOCKED);
+	lease_record_clear(&r);
+	ck_assert_int_eq(lease_json_show(s, id, &j), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "transitions_omitted")), t);
+	json_decref(j);
+}
+END_TEST
+
 START_TEST(test_receipt_concurrent_writers)
 {
 	pid_t pids[3];
@@ -317,6 +383,7 @@ receipt_suite(void)
 	tcase_add_test(tc, test_receipt_canonical_text);
 	tcase_add_test(tc, test_receipt_rejects_bad_input);
 	tcase_add_test(tc, test_receipt_concurrent_writers);
+	tcase_add_test(tc, test_receipt_show_window);
 	suite_add_tcase(su, tc);
 
 	tcase_add_checked_fixture(tamper, setup, teardown);

@@ -224,6 +224,7 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 	};
 	struct lease_record rec;
 	json_t *o = NULL, *rcpt;
+	json_int_t more;
 	const char *k;
 	json_t *val;
 	int ch, rc;
@@ -259,7 +260,9 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		char *s;
 
 		if (strcmp(k, "receipts") == 0 || strcmp(k, "transitions") == 0
-		    || strcmp(k, "resources") == 0)
+		    || strcmp(k, "resources") == 0 ||
+		    strcmp(k, "receipts_omitted") == 0 ||
+		    strcmp(k, "transitions_omitted") == 0)
 			continue;
 		if (strcmp(k, "policy") == 0 && json_is_string(val)) {
 			show_policy(json_string_value(val));
@@ -283,9 +286,15 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	rcpt = json_object_get(o, "transitions");
 	printf("transitions:\n");
+	more = json_integer_value(json_object_get(o, "transitions_omitted"));
 	for (size_t i = 0; i < json_array_size(rcpt); i++) {
 		char *s = json_dumps(json_array_get(rcpt, i),
 		    JSON_COMPACT | JSON_ENSURE_ASCII);
+
+		/* A long journal: the oldest and the newest, and how many. */
+		if (i == LEASE_SHOW_FIRST && more > 0)
+			printf("  ... %lld more transitions, not listed\n",
+			    (long long)more);
 		printf("  ");
 		if (s != NULL)
 			tui_ctx_put_escaped(stdout, s, strlen(s));

@@ -25,6 +25,14 @@
 #include "tui/runtime/runtime_int.h"
 
 #define HOLDER_TRANSCRIPT_MAX (64ull << 20)
+/*
+ * The journal lines an agent can cause, per lease (issue 15): holder
+ * events of each kind (a reply the holder drops...) and activity changes;
+ * past these they are counted in one journal_summary receipt.
+ * docs/security-model.md states the bound.
+ */
+#define HOLDER_EVENTS_PER_KIND 64
+#define HOLDER_ACTIVITY_ROWS 4096
 
 struct hmain {
 	struct tui_ctx *ctx;
@@ -37,6 +45,9 @@ struct hmain {
 	struct tui_holder_sbx *sbx;	/* bwrap leases: holder_sbx.c */
 	struct tui_holder_cmd *cmd;	/* command leases: holder_cmd.c */
 	struct sbx_scrub *scrub;	/* the holder's output filter */
+	struct tui_tally events;	/* hooks.event receipts */
+	struct tui_tally activity;	/* activity transition rows */
+	bool summarised;
 	char fail_reason[64];		/* why the lease did not succeed */
 	/* the finishing phase (SPEC 7): on a thread, the socket still up */
 	uv_loop_t *loop;
@@ -211,8 +222,13 @@ on_activity(const char *state, const char *signal, const char *detail,
 		return;
 	snprintf(why, sizeof why, "%s%s%s", signal, detail && *detail ?
 	    ": " : "", detail ? detail : "");
-	journal_err(m, lease_record_set_activity(m->ctx->store, m->id, act,
-	    why));
+	/* Past the budget the row changes but no transition is logged. */
+	if (tui_tally_admit(&m->activity, "activity"))
+		journal_err(m, lease_record_set_activity(m->ctx->store, m->id,
+		    act, why));
+	else
+		journal_err(m, lease_record_set_activity_unlogged(
+		    m->ctx->store, m->id, act));
 }
 
 static void
@@ -240,7 +256,8 @@ on_event(const char *kind, const char *detail, void *ud)
 {
 	struct hmain *m = ud;
 
-	receipt(m, kind, json_pack("{s:s}", "detail", detail));
+	if (tui_tally_admit(&m->events, kind))
+		receipt(m, kind, json_pack("{s:s}", "detail", detail));
 	if (m->sbx != NULL)
 		tui_holder_sbx_event(m->sbx, kind, detail);
 }
@@ -254,11 +271,36 @@ on_running(struct pty_holder *ph, void *ud)
 	tui_holder_sbx_running(m->sbx, ph);
 }
 
+/* What the budgets left out, counted: one receipt, if anything was. */
+static void
+summarise(struct hmain *m)
+{
+	json_t *u;
+
+	if (m->summarised)
+		return;
+	m->summarised = true;
+	if (tui_tally_total_unrecorded(&m->events) == 0 &&
+	    tui_tally_total_unrecorded(&m->activity) == 0)
+		return;
+	if ((u = json_object()) == NULL ||
+	    tui_tally_add_json(&m->events, u) < 0 ||
+	    tui_tally_add_json(&m->activity, u) < 0) {
+		json_decref(u);
+		return;
+	}
+	receipt(m, "journal_summary", json_pack("{s:o, s:I, s:I}",
+	    "unrecorded", u, "events_per_kind",
+	    (json_int_t)HOLDER_EVENTS_PER_KIND, "activity_rows",
+	    (json_int_t)HOLDER_ACTIVITY_ROWS));
+}
+
 static void
 on_closing(void *ud)
 {
 	struct hmain *m = ud;
 
+	summarise(m);
 	m->ph = NULL;
 	tui_holder_sbx_closing(m->sbx);
 }
@@ -440,6 +482,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		return TUI_EXIT_FAIL;
 	}
 	m.ctx = c;
+	tui_tally_init(&m.events, HOLDER_EVENTS_PER_KIND);
+	tui_tally_init(&m.activity, HOLDER_ACTIVITY_ROWS);
 	m.id = id;
 	m.trusted_local = strcmp(ad->name, "trusted_local") == 0;
 	m.sock = tui_ctx_holder_sock(c, id);

@@ -243,6 +243,31 @@ int tui_sandbox_orphan_remove(struct tui_ctx *, const char *identity,
  */
 int tui_holder_cred_revoke(struct tui_ctx *, const char *id, char *err,
     size_t errsz);
+/* ------------------------------------------------------------------ */
+/* tally.c: the journal lines an agent can cause, capped per lease    */
+
+#define TUI_TALLY_KINDS 16	/* kinds counted apart; the rest: "other" */
+
+struct tui_tally_kind {
+	char kind[32];
+	unsigned long long recorded, unrecorded;
+};
+
+struct tui_tally {
+	unsigned per_kind;	/* lines written per kind, the rest counted */
+	struct tui_tally_kind v[TUI_TALLY_KINDS];
+	size_t n;
+	unsigned long long other;	/* kinds past the table: never written */
+};
+
+void tui_tally_init(struct tui_tally *, unsigned per_kind);
+/* One more line of kind: true when it is to be written, else counted. */
+bool tui_tally_admit(struct tui_tally *, const char *kind);
+/* The lines counted and not written, every kind. */
+unsigned long long tui_tally_total_unrecorded(const struct tui_tally *);
+/* o["KIND"] = lines not written, for each kind with any; 0 or -1. */
+int tui_tally_add_json(const struct tui_tally *, struct json_t *o);
+
 /* For `corral reconcile`: tui_holder_cred_revoke for every sandboxed lease
  * whose holder is not alive. */
 void tui_holder_cred_reconcile(struct tui_ctx *);
