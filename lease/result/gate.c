@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unicase.h>
+#include <unictype.h>
+#include <uninorm.h>
 
 #include "lease/result/result_int.h"
 
@@ -50,11 +53,12 @@ static const char *const reason_names[LEASE_GATE_REASON_COUNT] = {
 	[LEASE_GATE_MANIFEST_MISMATCH] = "manifest_mismatch",
 	[LEASE_GATE_LEASE_FAILED] = "lease_failed",
 	[LEASE_GATE_CREDENTIAL] = "credential",
+	[LEASE_GATE_INVISIBLE] = "invisible_char",
 };
 
 static const char *const flag_names[LEASE_FLAG_COUNT] = {
 	"ci", "git_config", "editor", "agent", "shell", "hooks", "build",
-	"test", "script", "policy", "check_input",
+	"test", "script", "policy", "check_input", "name_twin",
 };
 
 const char *
@@ -255,6 +259,20 @@ lease_gate_name_dotgit(const char *name, size_t len)
 	return false;
 }
 
+/*
+ * A code point that shows as nothing or reorders what follows: bidi
+ * controls, zero-width and other default ignorable code points (soft
+ * hyphen, fillers, variation selectors, tags), line and paragraph
+ * separators. Such a name is not the name the reviewer reads.
+ */
+static bool
+invisible(unsigned cp)
+{
+	return uc_is_property_bidi_control(cp) ||
+	    uc_is_property_default_ignorable_code_point(cp) ||
+	    cp == 0x2028 || cp == 0x2029;
+}
+
 /* The rules for one component (not empty, not "." or ".."). */
 static enum lease_gate_reason
 component(const char *c, size_t n)
@@ -276,6 +294,9 @@ component(const char *c, size_t n)
 			return LEASE_GATE_NEWLINE;
 		if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
 			worst = LEASE_GATE_CONTROL_CHAR;
+		else if (cp >= 0x80 && invisible(cp) &&
+		    worst == LEASE_GATE_OK)
+			worst = LEASE_GATE_INVISIBLE;
 	}
 	if (worst != LEASE_GATE_OK)
 		return worst;
@@ -310,6 +331,118 @@ lease_gate_path(const char *p, size_t len)
 	if (len > PATH_MAX_BYTES)
 		return LEASE_GATE_NAME_TOO_LONG;
 	return LEASE_GATE_OK;
+}
+
+/* ---- twins --------------------------------------------------------------- */
+
+/* A path or one of its directories: folded and as written. */
+struct twin_ent {
+	const uint8_t *key;
+	size_t klen;
+	const char *name;
+	size_t nlen;
+	size_t idx;
+};
+
+static int
+bytes_cmp(const void *a, size_t an, const void *b, size_t bn)
+{
+	int c = memcmp(a, b, an < bn ? an : bn);
+
+	if (c != 0)
+		return c;
+	return an < bn ? -1 : an > bn;
+}
+
+static int
+twin_cmp(const void *a, const void *b)
+{
+	const struct twin_ent *x = a, *y = b;
+	int c = bytes_cmp(x->key, x->klen, y->key, y->klen);
+
+	return c != 0 ? c : bytes_cmp(x->name, x->nlen, y->name, y->nlen);
+}
+
+static int
+twin_push(struct twin_ent **v, size_t *n, size_t *cap, struct twin_ent e)
+{
+	struct twin_ent *nv;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 64;
+		if ((nv = realloc(*v, *cap * sizeof *nv)) == NULL)
+			return -ENOMEM;
+		*v = nv;
+	}
+	(*v)[(*n)++] = e;
+	return 0;
+}
+
+/*
+ * Each path folded once (case folding, then NFC: libunistring); '/' folds
+ * to itself, so the k-th '/' of the key ends the same directory as the
+ * k-th of the name. Sorted by key, a run of one key with two spellings is
+ * a twin: every path in it is marked.
+ */
+int
+lease_gate_twins(const char *const *paths, size_t n, bool *twin)
+{
+	uint8_t **keys;
+	struct twin_ent *v = NULL;
+	size_t nv = 0, cap = 0, i, j, klen;
+	int rc = 0;
+
+	assert(paths != NULL || n == 0);
+	if ((keys = calloc(n > 0 ? n : 1, sizeof *keys)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *p = paths[i];
+		size_t plen = strlen(p), a = 0, b = 0;
+
+		twin[i] = false;
+		keys[i] = u8_casefold((const uint8_t *)p, plen, NULL,
+		    UNINORM_NFC, NULL, &klen);
+		if (keys[i] == NULL) {
+			if (errno == ENOMEM) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			continue;	/* not UTF-8: the path rules refuse it */
+		}
+		for (;;) {
+			while (a < plen && p[a] != '/')
+				a++;
+			while (b < klen && keys[i][b] != '/')
+				b++;
+			if ((a == plen) != (b == klen))
+				break;	/* cannot happen; never a guess */
+			if ((rc = twin_push(&v, &nv, &cap, (struct twin_ent){
+			    keys[i], b, p, a, i })) < 0)
+				goto out;
+			if (a == plen)
+				break;
+			a++;
+			b++;
+		}
+	}
+	if (nv > 1)
+		qsort(v, nv, sizeof *v, twin_cmp);
+	for (i = 0; i < nv; i = j) {
+		for (j = i + 1; j < nv && bytes_cmp(v[i].key, v[i].klen,
+		    v[j].key, v[j].klen) == 0; j++)
+			;
+		if (bytes_cmp(v[i].name, v[i].nlen, v[j - 1].name,
+		    v[j - 1].nlen) == 0)
+			continue;
+		for (size_t k = i; k < j; k++)
+			twin[v[k].idx] = true;
+	}
+out:
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+	free(v);
+	return rc;
 }
 
 /* ---- modes -------------------------------------------------------------- */

@@ -197,6 +197,94 @@ manifest_file(struct lease_gate_odb *q, git_diff *diff, size_t i,
 	return 0;
 }
 
+/* Every file of a tree, its path from the root (a git_tree_walk). */
+struct tree_paths {
+	char **v;
+	size_t n, cap;
+	bool oom;
+};
+
+static int
+tree_path_cb(const char *root, const git_tree_entry *e, void *arg)
+{
+	struct tree_paths *t = arg;
+	const char *name = git_tree_entry_name(e);
+	size_t rn = strlen(root), nn = strlen(name);
+	char **nv, *p;
+
+	if (git_tree_entry_type(e) == GIT_OBJECT_TREE)
+		return 0;
+	if (t->n == t->cap) {
+		if ((nv = realloc(t->v, (t->cap ? t->cap * 2 : 256) *
+		    sizeof *nv)) == NULL)
+			goto oom;
+		t->v = nv;
+		t->cap = t->cap ? t->cap * 2 : 256;
+	}
+	if ((p = malloc(rn + nn + 1)) == NULL)
+		goto oom;
+	memcpy(p, root, rn);
+	memcpy(p + rn, name, nn + 1);
+	t->v[t->n++] = p;
+	return 0;
+oom:
+	t->oom = true;
+	return -1;
+}
+
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The name_twin flag: a changed path the result tree holds that names the
+ * same file as another path of it on macOS or Windows.
+ */
+static int
+flag_twins(struct lease_gate_odb *q, git_tree *to, struct lease_manifest *m)
+{
+	struct tree_paths t = { NULL, 0, 0, false };
+	bool *twin = NULL;
+	size_t i, w = 0;
+	char *key;
+	int rc;
+
+	if (git_tree_walk(to, GIT_TREEWALK_PRE, tree_path_cb, &t) != 0) {
+		rc = t.oom ? -ENOMEM : lease__gate_odb_fail(q, LEASE_EGIT,
+		    "walk of the result tree");
+		goto out;
+	}
+	if ((twin = calloc(t.n > 0 ? t.n : 1, sizeof *twin)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = lease_gate_twins((const char *const *)t.v, t.n, twin)) < 0)
+		goto out;
+	for (i = 0; i < t.n; i++) {
+		if (twin[i])
+			t.v[w++] = t.v[i];
+		else
+			free(t.v[i]);
+	}
+	t.n = w;
+	qsort(t.v, t.n, sizeof *t.v, str_cmp);
+	for (i = 0; t.n > 0 && i < m->nfiles; i++) {
+		key = m->files[i].path;
+		if (m->files[i].status != 'D' && bsearch(&key, t.v, t.n,
+		    sizeof *t.v, str_cmp) != NULL)
+			m->files[i].flags |= LEASE_FLAG_TWIN;
+	}
+	rc = 0;
+out:
+	for (i = 0; i < t.n; i++)
+		free(t.v[i]);
+	free(t.v);
+	free(twin);
+	return rc;
+}
+
 int
 lease_patch_write(struct lease_gate_odb *q, const char *from_hex,
     const char *to_tree, const struct lease_result_policy *pol,
@@ -312,6 +400,8 @@ lease_patch_write(struct lease_gate_odb *q, const char *from_hex,
 	}
 	if (n > 1)
 		qsort(m->files, n, sizeof *m->files, file_cmp);
+	if ((rc = flag_twins(q, to, m)) < 0)
+		goto out;
 	*out = m;
 	m = NULL;
 	rc = 0;

@@ -57,6 +57,9 @@ enum lease_gate_reason {
 	LEASE_GATE_LEASE_FAILED,	/* "lease_failed": quarantined because
 					   the lease failed (holder_lost...) */
 	LEASE_GATE_CREDENTIAL,		/* "credential": the minted value */
+	LEASE_GATE_INVISIBLE,		/* "invisible_char": bidi controls,
+					   zero-width and other default
+					   ignorable code points */
 	LEASE_GATE_REASON_COUNT
 };
 
@@ -72,8 +75,10 @@ enum lease_gate_reason {
 #define LEASE_FLAG_SCRIPT	0x100u	/* scripts */
 #define LEASE_FLAG_POLICY	0x200u	/* a repository policy (.corral/) */
 #define LEASE_FLAG_CHECK	0x400u	/* an input of a declared check */
-#define LEASE_FLAG_COUNT	11
-#define LEASE_FLAGS_SENSITIVE	0x03fu
+#define LEASE_FLAG_TWIN		0x800u	/* one file on macOS and Windows
+					   with another of the tree */
+#define LEASE_FLAG_COUNT	12
+#define LEASE_FLAGS_SENSITIVE	0x83fu
 #define LEASE_FLAGS_EXECUTED	0x7c0u
 
 /* Caps and rules for results; lease_result_policy_defaults fills them. */
@@ -184,6 +189,14 @@ enum lease_gate_reason lease_gate_file_mode(unsigned st_mode,
 unsigned lease_gate_flags(const char *path, const struct lease_check *checks,
     size_t nchecks);
 
+/*
+ * lease_gate_twins: which of the n paths (a whole tree's, UTF-8) name the
+ * same file as another on a case-insensitive, normalising filesystem
+ * (macOS, Windows): equal after Unicode case folding and NFC, or below
+ * directories that are. twin[i] set for each; 0 or -ENOMEM. Pure.
+ */
+LEASE_NODISCARD int lease_gate_twins(const char *const *paths, size_t n,
+    bool *twin);
 /*
  * lease_gate_check_input: whether path is an input the check executes:
  * named by one of its argv words (or a word of an `sh -c` string), under

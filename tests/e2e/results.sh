@@ -165,8 +165,14 @@ OWNER=$(agent owner 'echo owner >o.txt; mkdir out; echo "3 tests passed" >out/re
 # their work is kept in quarantine for inspection, never materialised.
 FAILS=$(agent fails 'echo half >half.txt; exit 1')
 LOST=$(agent lost 'echo lost >lost.txt; sleep 1000')
-ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER $BIN"
-check "every lease started" test "$(echo $ALL | wc -w)" = 17
+# Names that are not what they show (bidi, zero-width) are refused; names
+# one file on macOS and Windows (case, NFC/NFD) are flagged for review.
+NAMES=$(agent names 'echo a >"$(printf "evil\342\200\256txt.sh")"
+echo b >"$(printf "zero\342\200\213width")"; echo c >"$(printf "bidi\342\201\246x")"')
+TWINS=$(agent twins 'echo t >readme; echo n >"$(printf "caf\303\251.txt")"
+echo d >"$(printf "cafe\314\201.txt")"; echo u >plain.txt')
+ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER $BIN $NAMES $TWINS"
+check "every lease started" test "$(echo $ALL | wc -w)" = 19
 # The swapper's processes by PID ("PID START" a line): its sandbox's tree
 # under the holder's child, once the loop has swapped f; then it may exit.
 for _ in $(seq 300); do [ -e "$CORRAL_STATE_DIR/leases/$SWAP/work/f" ] && break; sleep 0.1; done
@@ -195,6 +201,22 @@ check "shapes: newline in a name" has_reason "$SHAPES" newline "$(printf 'nl\nna
 check "shapes: invalid_utf8" has_reason "$SHAPES" invalid_utf8
 check "shapes: the snapshot never reached the operator's repository" bash -c \
 	"! git -C '$REPO' cat-file -e $(js "$SHAPES" | jq -r .result.snapshot_tree)"
+quarantined names "$NAMES"
+check "names: invisible_char (RLO)" has_reason "$NAMES" invisible_char "$(printf 'evil\342\200\256txt.sh')"
+check "names: invisible_char (ZWSP)" has_reason "$NAMES" invisible_char "$(printf 'zero\342\200\213width')"
+check "names: invisible_char (LRI)" has_reason "$NAMES" invisible_char "$(printf 'bidi\342\201\246x')"
+# has_flag ID FLAG PATH: the result flags PATH with FLAG.
+has_flag() {
+	js "$1" | jq -e --arg f "$2" --arg p "$3" '.result.flags |
+	    any(.path == $p and (.flags | index($f)))' >/dev/null
+}
+check "twins: result_ready (flagged, not refused)" jq_eq "$(js "$TWINS")" \
+	'"\(.lease_state) \(.result.status)"' "result_ready ready"
+check "twins: readme (README in the base) flagged name_twin" has_flag "$TWINS" name_twin readme
+check "twins: NFC cafe flagged name_twin" has_flag "$TWINS" name_twin "$(printf 'caf\303\251.txt')"
+check "twins: NFD cafe flagged name_twin" has_flag "$TWINS" name_twin "$(printf 'cafe\314\201.txt')"
+check "twins: plain.txt not flagged" bash -c "! '$CORRAL' show '$TWINS' --json |
+	jq -e '.result.flags | any(.path == \"plain.txt\")' >/dev/null"
 quarantined many "$MANY"
 check "100,000 files: too_many_files" has_reason "$MANY" too_many_files
 out=$("$CORRAL" review "$MANY" 2>&1); rc=$?
@@ -469,7 +491,7 @@ check "tamper: rel3 did not move" test "$(tip rel3)" = "$BASE"
 check "tamper: still result_ready, not applied" jq_eq "$(js $TAMPER)" .lease_state result_ready
 
 # --- reject the rest; after reconcile nothing of any lease is left (SPEC 10.6) ----------
-for id in $FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $BIN $DELTA $CONFL $TAMPER; do
+for id in $FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $BIN $DELTA $CONFL $TAMPER $NAMES $TWINS; do
 	"$CORRAL" reject "$id" >/dev/null 2>&1 || fail "reject $(js $id | jq -r .name)"
 done
 out=$("$CORRAL" reconcile 2>&1); rc=$?
@@ -494,7 +516,7 @@ for id in $ALL; do
 		fail "$n: left: $(jq -c '[.lease_state, .failed_reason, .cleanup]' <<<"$j") $(grep -F "$id" /proc/self/mountinfo | awk '{print $5}')"
 	fi
 done
-check "all 17 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 17
+check "all 19 leases: cleanup confirmed; no cgroup, mount, holder, uid slot, worktree or workspace; result and receipts kept" test "$gone" = 19
 check "no live lease is listed" jq_eq "$("$CORRAL" ls --json)" length 0
 check "the operator's checkout, index and main are still byte-identical" test "$BEFORE" = "$(hash_checkout)"
 check "no holder reported a sanitizer error (ASan builds)" bash -c \

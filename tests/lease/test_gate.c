@@ -86,6 +86,25 @@ static const struct pcase paths[] = {
 	{ "del\x7f", LEASE_GATE_CONTROL_CHAR },
 	{ "c1\xc2\x9b", LEASE_GATE_CONTROL_CHAR },	/* U+009B CSI */
 	{ "esc\x1bthen\nnewline", LEASE_GATE_NEWLINE },
+	/* invisible and bidi code points: the name is not what it shows */
+	{ "evil\xe2\x80\xaetxt.sh", LEASE_GATE_INVISIBLE },	/* RLO */
+	{ "a\xe2\x80\xaa" "b", LEASE_GATE_INVISIBLE },	/* U+202A LRE */
+	{ "a\xe2\x80\xac" "b", LEASE_GATE_INVISIBLE },	/* U+202C PDF */
+	{ "a\xe2\x81\xa6" "b", LEASE_GATE_INVISIBLE },	/* U+2066 LRI */
+	{ "dir\xe2\x81\xa9/x", LEASE_GATE_INVISIBLE },	/* U+2069 PDI */
+	{ "zero\xe2\x80\x8bwidth", LEASE_GATE_INVISIBLE },	/* ZWSP */
+	{ "zw\xe2\x80\x8dj", LEASE_GATE_INVISIBLE },	/* ZWJ */
+	{ "word\xe2\x81\xa0joiner", LEASE_GATE_INVISIBLE },	/* U+2060 */
+	{ "bom\xef\xbb\xbf.c", LEASE_GATE_INVISIBLE },	/* U+FEFF */
+	{ "soft\xc2\xadhyphen", LEASE_GATE_INVISIBLE },	/* U+00AD */
+	{ "line\xe2\x80\xa8sep", LEASE_GATE_INVISIBLE },	/* U+2028 */
+	{ "tag\xf3\xa0\x81\x81", LEASE_GATE_INVISIBLE },	/* U+E0041 */
+	{ "filler\xe3\x85\xa4", LEASE_GATE_INVISIBLE },	/* U+3164 */
+	{ "a\xe2\x80\x8f" "b", LEASE_GATE_INVISIBLE },	/* RLM */
+	{ "caf\xc3\xa9.txt", LEASE_GATE_OK },
+	{ "cafe\xcc\x81.txt", LEASE_GATE_OK },	/* NFD: visible */
+	{ "\xe6\x97\xa5\xe6\x9c\xac/\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d.md",
+	    LEASE_GATE_OK },
 };
 
 START_TEST(test_gate_paths)
@@ -291,6 +310,39 @@ START_TEST(test_gate_flag_names)
 	ck_assert_str_eq(lease_gate_reason_name(LEASE_GATE_CHANGED),
 	    "changed_during_extraction");
 	ck_assert_str_eq(lease_gate_reason_name(LEASE_GATE_REASON_COUNT), "?");
+}
+END_TEST
+
+/*
+ * Names that are one file on macOS and Windows: case twins and NFC/NFD
+ * twins, and everything below twin directories.
+ */
+START_TEST(test_gate_twins)
+{
+	static const char *const tree[] = {
+		"README.md", "readme.md",
+		"caf\xc3\xa9.txt", "cafe\xcc\x81.txt",
+		"Docs/a.md", "docs/b.md",
+		"src/main.c", "src/Main.h", "src/util.c",
+		"\xc3\x85ngstr\xc3\xb6m", "A\xcc\x8angstro\xcc\x88M",
+		"x/y/Z.txt",
+	};
+	static const bool want[] = {
+		true, true, true, true, true, true, false, false, false, true,
+		true, false,
+	};
+	bool got[sizeof tree / sizeof tree[0]];
+	size_t n = sizeof tree / sizeof tree[0];
+
+	ck_assert_int_eq(lease_gate_twins(tree, n, got), 0);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(got[i] == want[i], "%s: twin %d", tree[i],
+		    got[i]);
+	ck_assert_int_eq(lease_gate_twins(tree, 0, got), 0);
+	ck_assert_str_eq(lease_gate_flag_name(LEASE_FLAG_TWIN), "name_twin");
+	ck_assert_uint_ne(LEASE_FLAGS_SENSITIVE & LEASE_FLAG_TWIN, 0);
+	ck_assert_str_eq(lease_gate_reason_name(LEASE_GATE_INVISIBLE),
+	    "invisible_char");
 }
 END_TEST
 
@@ -703,6 +755,7 @@ gate_suite(void)
 	    sizeof flagcases / sizeof flagcases[0]);
 	tcase_add_test(tc, test_gate_flag_names);
 	tcase_add_test(tc, test_gate_check_inputs);
+	tcase_add_test(tc, test_gate_twins);
 	tcase_add_loop_test(tc, test_gate_glob, 0,
 	    sizeof globs / sizeof globs[0]);
 	suite_add_tcase(s, tc);
