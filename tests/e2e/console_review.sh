@@ -5,7 +5,9 @@
 # hunks, checks, receipt), one hunk dropped, applied after a confirmation
 # as a new verified commit, checked from the host with git; a target that
 # is checked out refused with the merge hint on the status line; the
-# timeline shows a row per lease; a keymap rebinding a key works and a
+# timeline shows a row per lease; a diff line with a payload at column
+# 5,000 is reachable sideways in the view that offers apply (issue 15);
+# a keymap rebinding a key works and a
 # malformed one is named (file:line) with the defaults kept; a malformed
 # theme is named and the default used.
 set -u
@@ -96,6 +98,10 @@ id=$(cd "$REPO" && "$CORRAL" new --base topic --name rv -- /bin/sh -c "$EDIT")
 check "a sandboxed lease starts" valid_id "$id"
 id2=$(cd "$REPO" && "$CORRAL" new --name onmain -- /bin/sh -c "$EDIT")
 check "a second lease starts (base main, checked out)" valid_id "$id2"
+# A result with one line of 5,006 bytes: PAYLOAD after 4,999 dots.
+LONG='printf "%04999d" 0 | tr 0 . >long.txt; echo PAYLOAD >>long.txt'
+idl=$(cd "$REPO" && "$CORRAL" new --name longline -- /bin/sh -c "$LONG")
+check "a lease with a long line starts" valid_id "$idl"
 settled "$id" || fail "the first lease never settled"
 settled "$id2" || fail "the second lease never settled"
 check "both results are ready" test "$(js "$id" | jq -r .lease_state) $(js "$id2" | jq -r .lease_state)" = "result_ready result_ready"
@@ -194,6 +200,27 @@ check "a row shows its bar and blocked time" \
 keys q
 check "q closes the timeline" wait_gone "timeline "
 keys q
+
+# --- a long diff line: every byte reachable before apply -------------------------
+settled "$idl" || fail "the long-line lease never settled"
+keys q
+console attach "$idl"
+keys R
+check "the review of the long line opens" wait_pane "review $idl: 1 of 1 hunk(s) kept" 20
+check "the title says the view scrolls sideways" wait_pane "[col 1 of 5007, left/right]"
+check "the payload is past the right edge at first" bash -c "! tmux -L '$TS' capture-pane -p -t e2e:con | grep -q PAYLOAD"
+check "the cut line ends with a more marker" \
+	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -qE '^  \+\.{100,}…\$'"
+keys $(printf 'Right %.0s' $(seq 124))
+check "Right scrolls to the payload at column 5,000" wait_pane "PAYLOAD" 10
+check "text left out to the left is marked" \
+	bash -c "tmux -L '$TS' capture-pane -p -t e2e:con | grep -qE '^  …\.+PAYLOAD'"
+check "the title follows" wait_pane "[col 4961 of 5007, left/right]"
+keys 0
+check "0 scrolls back to the first column" wait_pane "[col 1 of 5007, left/right]"
+check "apply is still offered" wait_status "a apply"
+keys q
+wait_gone "review $idl:" || fail "q did not close the review"
 
 # --- the keymap ------------------------------------------------------------------
 printf '# my keys\nbind T timeline\nunbind t\nbind -T review J hunk-next\n' >"$XDG_CONFIG_HOME/corral/keys"

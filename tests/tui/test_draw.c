@@ -5,6 +5,7 @@
  * no agent-supplied text ever reaches the surface unescaped (SPEC 4.7).
  */
 #include <check.h>
+#include <limits.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -744,6 +745,94 @@ START_TEST(test_draw_review)
 }
 END_TEST
 
+/*
+ * issue 15: a diff line's tail past the pane (a payload at column 5,000,
+ * past byte 1,024) is kept whole and reachable sideways, with an
+ * ellipsis at each edge beyond which text was left out; every column of
+ * the line shows at some step.
+ */
+START_TEST(test_draw_review_long_line)
+{
+	static const char head[] = "{\"id\": \"L1\", \"lease_state\": "
+	    "\"result_ready\", \"reviewed\": true, \"result\": {\"status\": "
+	    "\"ready\", \"patch\": {\"sha256\": \"115e3d6a99\"}}, \"diff\": "
+	    "[{\"id\": \"115e3d6a:1\", \"path\": \"a\", \"status\": "
+	    "\"modified\", \"hunks\": [{\"id\": \"115e3d6a:1:1\", "
+	    "\"header\": \"@@ -1 +1 @@\", \"lines\": [[\"+\", \"";
+	static const char tail[] = "\"]]}]}]}";
+	struct tui_rect r = { 0, 0, 80, 10 };
+	struct tui_review rv;
+	char *doc, *line, all[8192], err[128], *seen;
+	size_t i, len, w, pos = 4999, col;
+	int steps = 0;
+	bool found = false;
+
+	/* "+" then 4,999 dots, the payload, 100 more dots: column 5,000. */
+	len = 4999 + 7 + 100;
+	ck_assert_ptr_nonnull(line = malloc(len + 1));
+	memset(line, '.', len);
+	memcpy(line + pos - 1, "PAYLOAD", 7);
+	line[len] = '\0';
+	ck_assert_int_gt(asprintf(&doc, "%s%s%s", head, line, tail), 0);
+	tui_review_init(&rv);
+	ck_assert_int_eq(tui_review_parse(&rv, doc, strlen(doc), err,
+	    sizeof err), 0);
+	for (i = 0; i < rv.n; i++)
+		if (rv.lines[i].kind == TUI_RV_ADD)
+			break;
+	ck_assert_uint_lt(i, rv.n);
+	/* The model keeps every byte. */
+	ck_assert_uint_eq(strlen(rv.lines[i].text), len + 1);
+	ck_assert_ptr_nonnull(strstr(rv.lines[i].text, "PAYLOAD"));
+	ck_assert_uint_eq(rv.maxw, len + 1);
+	rv.cur = i;
+	/* Not scrolled: the right edge says there is more. */
+	surface(80, 10);
+	tui_draw_view_review(&dr, &r, &rv, NULL);
+	all_rows(all, sizeof all);
+	ck_assert_ptr_null(strstr(all, "PAYLOAD"));
+	ck_assert_ptr_nonnull(strstr(all, "...\xe2\x80\xa6\n"));
+	ck_assert_ptr_nonnull(strstr(all, "[col 1 of 5107, left/right]"));
+	/* Every column shows at some step; the payload is reached. */
+	w = 80 - 2 - 1;		/* gutter, the left marker */
+	ck_assert_ptr_nonnull(seen = calloc(len + 2, 1));
+	for (;;) {
+		surface(80, 10);
+		tui_draw_view_review(&dr, &r, &rv, NULL);
+		all_rows(all, sizeof all);
+		if (strstr(all, "PAYLOAD") != NULL) {
+			found = true;
+			/* text left out to the left: the first column says so */
+			ck_assert_ptr_nonnull(strstr(all, "  \xe2\x80\xa6...."));
+		}
+		for (col = rv.hcol; col < rv.hcol + w - 1 && col < len + 1;
+		    col++)
+			seen[col] = 1;
+		if (rv.hcol + TUI_REVIEW_HSTEP > rv.maxw - 1)
+			break;
+		tui_review_hscroll(&rv, TUI_REVIEW_HSTEP);
+		steps++;
+	}
+	ck_assert(found);
+	ck_assert_int_gt(steps, 100);
+	for (col = 0; col < len + 1; col++)
+		ck_assert_msg(seen[col], "column %zu never shown", col);
+	/* Clamped at the widest line's last column; 0 goes home. */
+	tui_review_hscroll(&rv, 1000000);
+	ck_assert_uint_eq(rv.hcol, rv.maxw - 1);
+	tui_review_hscroll(&rv, -1000000);
+	ck_assert_uint_eq(rv.hcol, 0);
+	tui_review_hscroll(&rv, 80);
+	tui_review_hscroll(&rv, LONG_MIN);
+	ck_assert_uint_eq(rv.hcol, 0);
+	assert_clean();
+	free(seen);
+	tui_review_free(&rv);
+	free(doc);
+	free(line);
+}
+END_TEST
+
 /* issue 9: a row per lease, its bar, its blocked time. */
 START_TEST(test_draw_timeline)
 {
@@ -908,6 +997,7 @@ draw_suite(void)
 	tcase_add_test(tc, test_draw_help_user_bindings);
 	tcase_add_test(tc, test_draw_review);
 	tcase_add_test(tc, test_draw_timeline);
+	tcase_add_test(tc, test_draw_review_long_line);
 	tcase_add_test(tc, test_draw_scroll_tag);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("Limits");

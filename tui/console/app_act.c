@@ -301,6 +301,7 @@ tui_app_act_key(struct tui_app *a, const struct tui_key *k)
 	case TUI_ACT_HUNK_NEXT:
 	case TUI_ACT_FILE_NEXT:
 	case TUI_ACT_HUNK_TOGGLE:
+	case TUI_ACT_VIEW_SIDEWAYS:
 		tui_app_view_key(a, &act);
 		break;
 	case TUI_ACT_RESIZE:

@@ -10,6 +10,7 @@
  * never moves on their account (SPEC 4.2).
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -680,6 +681,10 @@ tui_app_view_key(struct tui_app *a, const struct tui_act *act)
 		break;
 	case TUI_ACT_FILE_NEXT:
 		tui_review_next_file(&a->rv, act->arg);
+		break;
+	case TUI_ACT_VIEW_SIDEWAYS:
+		tui_review_hscroll(&a->rv, act->arg == 0 ? LONG_MIN :
+		    (long)act->arg * TUI_REVIEW_HSTEP);
 		break;
 	case TUI_ACT_HUNK_TOGGLE:
 		if (!tui_review_toggle(&a->rv))

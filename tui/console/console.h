@@ -114,6 +114,7 @@ enum tui_action {
 	TUI_ACT_FILE_NEXT,	/* act.arg 1 or -1 */
 	TUI_ACT_HUNK_TOGGLE,	/* drop or keep the hunk under the cursor */
 	TUI_ACT_VIEW_RELOAD,	/* load the view's data again */
+	TUI_ACT_VIEW_SIDEWAYS,	/* act.arg steps right (< 0: left), 0: home */
 	TUI_ACT_COUNT
 };
 
@@ -517,6 +518,13 @@ struct tui_status {
  */
 int tui_draw_text(const struct tui_draw *, int x, int y, int w,
     const char *s, const struct tui_style *, unsigned flags);
+/*
+ * The same from column skip of the escaped text (the text is escaped
+ * whole then, however long): an ellipsis in the first column says text
+ * was left out to the left, as the last column's says to the right.
+ */
+int tui_draw_text_from(const struct tui_draw *, int x, int y, int w,
+    const char *s, size_t skip, const struct tui_style *, unsigned flags);
 void tui_draw_fill(const struct tui_draw *, const struct tui_rect *,
     const struct tui_style *);
 /* "45s", "12m", "3h", "5d" into buf (>= 8 bytes); "-" when negative. */
@@ -710,6 +718,7 @@ struct tui_rv_line {
 	int file;		/* index into files, -1: none */
 	int hunk;		/* index into that file's hunks, -1: none */
 	char *text;		/* untrusted, raw: drawing escapes it */
+	size_t width;		/* columns of its escaped text */
 };
 
 struct tui_rv_file {
@@ -725,7 +734,8 @@ struct tui_rv_file {
 };
 
 #define TUI_REVIEW_LINES_MAX 200000	/* lines held at most */
-#define TUI_REVIEW_TEXT_MAX 1024	/* bytes kept of one line */
+#define TUI_REVIEW_TEXT_MAX 1024	/* bytes of a line of our own */
+#define TUI_REVIEW_HSTEP 40		/* columns a sideways step moves */
 
 struct tui_review {
 	char id[32];		/* the lease */
@@ -738,7 +748,13 @@ struct tui_review {
 	struct tui_rv_file *files;
 	size_t nfiles;
 	size_t cur, top;	/* cursor line, first line shown */
-	char scratch[TUI_REVIEW_TEXT_MAX + 1];	/* building a line */
+	/*
+	 * Diff lines are kept whole however long (a payload past the pane's
+	 * edge must be reachable before apply): the view scrolls sideways,
+	 * hcol columns from the left, and marks text beyond either edge.
+	 */
+	size_t hcol;
+	size_t maxw;		/* the widest line's columns */
 };
 
 void tui_review_init(struct tui_review *);
@@ -775,6 +791,11 @@ void tui_review_counts(const struct tui_review *, size_t *kept,
 int tui_review_hunks(const struct tui_review *, char *buf, size_t bufsz);
 /* Keep the cursor in view in height rows (sets top). */
 void tui_review_scroll(struct tui_review *, int height);
+/*
+ * Scroll sideways by delta columns, clamped so that the widest line's
+ * last column can be the first shown; to 0 with delta LONG_MIN.
+ */
+void tui_review_hscroll(struct tui_review *, long delta);
 
 /* ------------------------------------------------------------------ */
 /* timeline.c: the morning look (issue 9), pure                       */

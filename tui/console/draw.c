@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui/console/console.h"
@@ -115,9 +116,16 @@ int
 tui_draw_text(const struct tui_draw *d, int x, int y, int w, const char *s,
     const struct tui_style *st, unsigned flags)
 {
-	char buf[TEXT_MAX], g[GLYPH_MAX];
-	size_t len, off = 0, total;
-	int col = 0, gw, room;
+	return tui_draw_text_from(d, x, y, w, s, 0, st, flags);
+}
+
+int
+tui_draw_text_from(const struct tui_draw *d, int x, int y, int w,
+    const char *s, size_t skip, const struct tui_style *st, unsigned flags)
+{
+	char sbuf[TEXT_MAX], g[GLYPH_MAX], *buf = sbuf, *big = NULL;
+	size_t len, off = 0, total, slen, cut = 0;
+	int col = 0, gw, room, lead = 0;
 
 	check_draw(d);
 	assert(st != NULL);
@@ -125,8 +133,31 @@ tui_draw_text(const struct tui_draw *d, int x, int y, int w, const char *s,
 		return 0;
 	if (s == NULL)
 		s = "";
-	len = tui_escape(s, strlen(s), buf, sizeof buf);
+	slen = strlen(s);
+	/* A long text is escaped whole: its tail can be scrolled to. */
+	if (skip > 0 && 4 * slen + 1 > sizeof sbuf &&
+	    (big = malloc(4 * slen + 1)) != NULL)
+		buf = big;
+	len = tui_escape(s, slen, buf, buf == big ? 4 * slen + 1 :
+	    sizeof sbuf);
 	total = tui_escape_width(buf, len);
+	/* The columns left of the view: skipped, marked at the left edge. */
+	while (cut < skip && cut < total) {
+		if ((gw = next_glyph(buf, len, &off, g)) <= 0)
+			break;
+		cut += (size_t)gw;
+	}
+	if (cut > 0) {
+		put(d, x, y, ELLIPSIS, 1, st);
+		lead = 1;
+		x++;
+		w--;
+		total -= cut;
+	}
+	if (w <= 0) {
+		free(big);
+		return lead;
+	}
 	if (total <= (size_t)w) {
 		if (flags & TUI_TEXT_RIGHT) {
 			blanks(d, x, y, w - (int)total, st);
@@ -142,14 +173,15 @@ tui_draw_text(const struct tui_draw *d, int x, int y, int w, const char *s,
 		put(d, x + col, y, g, gw, st);
 		col += gw;
 	}
+	free(big);
 	if (total > (size_t)w) {
 		blanks(d, x + col, y, w - 1 - col, st);
 		put(d, x + w - 1, y, ELLIPSIS, 1, st);
-		return w;
+		return lead + w;
 	}
 	if (flags & (TUI_TEXT_PAD | TUI_TEXT_RIGHT))
 		blanks(d, x + col, y, w - col, st);
-	return col;
+	return lead + col;
 }
 
 void

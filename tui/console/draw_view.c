@@ -83,6 +83,10 @@ tui_draw_view_review(const struct tui_draw *d, const struct tui_rect *r,
 	snprintf(title, sizeof title, " review %s: %zu of %zu hunk(s) kept%s"
 	    "%s%s", rv->id, kept, total, rv->ready ? "" : "  (not "
 	    "applicable: ", rv->ready ? "" : rv->state, rv->ready ? "" : ")");
+	/* Sideways: where the view is, and that left/right move it. */
+	if (rv->hcol > 0 || rv->maxw > (size_t)(r->w > gut ? r->w - gut : 0))
+		snprintf(title + strlen(title), sizeof title - strlen(title),
+		    "  [col %zu of %zu, left/right]", rv->hcol + 1, rv->maxw);
 	tui_draw_text(d, r->x, r->y, r->w, title, &st, TUI_TEXT_PAD);
 	if (msg != NULL && msg[0] != '\0' && r->h > 1) {
 		tui_draw_text(d, r->x, r->y + 1, r->w, msg, &base,
@@ -102,8 +106,8 @@ tui_draw_view_review(const struct tui_draw *d, const struct tui_rect *r,
 		else if (drop)
 			mark = "x ";
 		tui_draw_text(d, r->x, y, gut, mark, &st, TUI_TEXT_PAD);
-		tui_draw_text(d, r->x + gut, y, r->w - gut, l->text, &st,
-		    TUI_TEXT_PAD);
+		tui_draw_text_from(d, r->x + gut, y, r->w - gut, l->text,
+		    rv->hcol, &st, TUI_TEXT_PAD);
 	}
 }
 

@@ -143,6 +143,16 @@ static const struct binding review_table[] = {
 	{ .key = CH('r'), .action = TUI_ACT_CONFIRM_ASK,
 	  .arg = TUI_ACT_REJECT, .next = TUI_MODE_CONFIRM },
 	{ .key = CH('R'), .action = TUI_ACT_VIEW_RELOAD, .next = RV },
+	{ .key = SP(PTY_KEY_RIGHT), .action = TUI_ACT_VIEW_SIDEWAYS, .arg = 1,
+	  .next = RV },
+	{ .key = SP(PTY_KEY_LEFT), .action = TUI_ACT_VIEW_SIDEWAYS, .arg = -1,
+	  .next = RV },
+	{ .key = CH('l'), .action = TUI_ACT_VIEW_SIDEWAYS, .arg = 1,
+	  .next = RV },
+	{ .key = CH('h'), .action = TUI_ACT_VIEW_SIDEWAYS, .arg = -1,
+	  .next = RV },
+	{ .key = CH('0'), .action = TUI_ACT_VIEW_SIDEWAYS, .arg = 0,
+	  .next = RV },
 	{ .key = CH('q'), .action = TUI_ACT_VIEW_CLOSE, .next = N },
 	{ .key = SP(PTY_KEY_ESCAPE), .action = TUI_ACT_VIEW_CLOSE, .next = N },
 	{ .key = CH('?'), .action = TUI_ACT_HELP, .next = RV },
@@ -227,6 +237,12 @@ static const struct {
 	  .next = STAY } },
 	{ "toggle-hunk", { .action = TUI_ACT_HUNK_TOGGLE, .next = STAY } },
 	{ "reload", { .action = TUI_ACT_VIEW_RELOAD, .next = STAY } },
+	{ "right", { .action = TUI_ACT_VIEW_SIDEWAYS, .arg = 1,
+	  .next = STAY } },
+	{ "left", { .action = TUI_ACT_VIEW_SIDEWAYS, .arg = -1,
+	  .next = STAY } },
+	{ "line-start", { .action = TUI_ACT_VIEW_SIDEWAYS, .arg = 0,
+	  .next = STAY } },
 };
 
 static const char *const table_names[TUI_TABLE_COUNT] = {
@@ -316,6 +332,7 @@ static const char *const action_names[TUI_ACT_COUNT] = {
 	[TUI_ACT_FILE_NEXT] = "file-next",
 	[TUI_ACT_HUNK_TOGGLE] = "hunk-toggle",
 	[TUI_ACT_VIEW_RELOAD] = "view-reload",
+	[TUI_ACT_VIEW_SIDEWAYS] = "view-sideways",
 };
 
 /* Special key names, as tui_keys_parse reads and tui_keys_name writes. */
@@ -747,8 +764,8 @@ tui_keys_hints(const struct tui_keys *k, char *buf, size_t bufsz)
 		n = snprintf(buf, bufsz, "y yes  any other key no");
 		break;
 	case TUI_MODE_REVIEW:
-		n = snprintf(buf, bufsz, "j/k move  n/p hunk  ]/[ file  Space "
-		    "drop/keep  a apply  r reject  q close");
+		n = snprintf(buf, bufsz, "j/k move  h/l side  n/p hunk  ]/[ "
+		    "file  Space drop/keep  a apply  r reject  q close");
 		break;
 	case TUI_MODE_TIMELINE:
 		n = snprintf(buf, bufsz, "j/k move  R reload  t/q close  ? "

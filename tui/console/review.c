@@ -8,6 +8,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,14 +50,14 @@ tui_review_free(struct tui_review *rv)
 	memset(rv, 0, sizeof *rv);
 }
 
-/* Append a line (text copied, tabs expanded, capped); -ENOMEM. */
+/* Append a line (text copied whole, tabs expanded); -ENOMEM. */
 static int
 add_n(struct tui_review *rv, enum tui_rv_kind kind, int file, int hunk,
     const char *s, size_t len)
 {
 	struct tui_rv_line *l;
-	char *t;
-	size_t i, o = 0;
+	char *t, *esc;
+	size_t i, o = 0, need = 0, elen;
 
 	if (rv->n >= TUI_REVIEW_LINES_MAX) {
 		rv->truncated = true;
@@ -70,24 +71,35 @@ add_n(struct tui_review *rv, enum tui_rv_kind kind, int file, int hunk,
 		rv->lines = l;
 		rv->cap = cap;
 	}
-	for (i = 0; i < len && o < TUI_REVIEW_TEXT_MAX; i++) {
+	for (i = 0; i < len; i++)
+		need += s[i] == '\t' ? 8 - need % 8 : 1;
+	if ((t = malloc(need + 1)) == NULL)	/* only what the line needs */
+		return -ENOMEM;
+	for (i = 0; i < len; i++) {
 		if (s[i] == '\t') {
 			do
-				rv->scratch[o++] = ' ';
-			while (o % 8 != 0 && o < TUI_REVIEW_TEXT_MAX);
+				t[o++] = ' ';
+			while (o % 8 != 0);
 		} else {
-			rv->scratch[o++] = s[i];
+			t[o++] = s[i];
 		}
 	}
-	if ((t = malloc(o + 1)) == NULL)	/* only what the line needs */
-		return -ENOMEM;
-	memcpy(t, rv->scratch, o);
 	t[o] = '\0';
+	/* Its width as drawn: escaped, at most 4 columns a byte. */
+	if ((esc = malloc(4 * o + 1)) == NULL) {
+		free(t);
+		return -ENOMEM;
+	}
+	elen = tui_escape(t, o, esc, 4 * o + 1);
 	l = &rv->lines[rv->n++];
 	l->kind = kind;
 	l->file = file;
 	l->hunk = hunk;
 	l->text = t;
+	l->width = tui_escape_width(esc, elen);
+	free(esc);
+	if (l->width > rv->maxw)
+		rv->maxw = l->width;
 	return 0;
 }
 
@@ -336,9 +348,9 @@ hunk_lines(struct tui_review *rv, json_t *h, int fi, int hi)
 {
 	json_t *l, *t;
 	size_t k;
-	const char *org;
+	const char *org, *v;
 	enum tui_rv_kind kind;
-	char buf[TUI_REVIEW_TEXT_MAX + 2];
+	char *buf;
 	size_t n;
 	int e = 0;
 
@@ -349,21 +361,20 @@ hunk_lines(struct tui_review *rv, json_t *h, int fi, int hi)
 			continue;
 		kind = *org == '+' ? TUI_RV_ADD : *org == '-' ? TUI_RV_DEL :
 		    *org == '\\' ? TUI_RV_META : TUI_RV_CTX;
-		buf[0] = *org == '\\' ? '\\' : *org == '+' || *org == '-' ?
-		    *org : ' ';
+		v = json_is_string(t) ? json_string_value(t) : "";
 		n = json_is_string(t) ? json_string_length(t) : 0;
-		if (n > TUI_REVIEW_TEXT_MAX)
-			n = TUI_REVIEW_TEXT_MAX;
+		/* Every byte of the line: the view scrolls to it. */
+		if ((buf = malloc(n + 3)) == NULL)
+			return -ENOMEM;
 		if (*org == '\\') {
-			snprintf(buf, sizeof buf, "\\ %s",
-			    json_is_string(t) ? json_string_value(t) : "");
-			n = strlen(buf);
+			memcpy(buf, "\\ ", 2);
 		} else {
-			if (n > 0)
-				memcpy(buf + 1, json_string_value(t), n);
-			n++;
+			buf[0] = *org == '+' || *org == '-' ? *org : ' ';
 		}
+		memcpy(buf + (*org == '\\' ? 2 : 1), v, n);
+		n += *org == '\\' ? 2 : 1;
 		e |= add_n(rv, kind, fi, hi, buf, n);
+		free(buf);
 	}
 	return e;
 }
@@ -655,6 +666,24 @@ tui_review_hunks(const struct tui_review *rv, char *buf, size_t bufsz)
 full:
 	buf[0] = '\0';
 	return -ENOSPC;
+}
+
+void
+tui_review_hscroll(struct tui_review *rv, long delta)
+{
+	size_t max;
+
+	assert(rv != NULL);
+	max = rv->maxw > 0 ? rv->maxw - 1 : 0;
+	if (delta == LONG_MIN || (delta < 0 && (size_t)-delta > rv->hcol))
+		rv->hcol = 0;
+	else if (delta < 0)
+		rv->hcol -= (size_t)-delta;
+	else
+		rv->hcol = (size_t)delta > max - rv->hcol ? max :
+		    rv->hcol + (size_t)delta;
+	if (rv->hcol > max)
+		rv->hcol = max;
 }
 
 void
