@@ -640,27 +640,6 @@ in_list(const char *s, const char *const *list)
 	return false;
 }
 
-/* Some component of the (folded) path, not counting the last, is in list. */
-static bool
-dir_in(const char *path, const char *const *list)
-{
-	char comp[NAME_MAX_BYTES + 1];
-	const char *p = path, *slash;
-	size_t n;
-
-	while ((slash = strchr(p, '/')) != NULL) {
-		n = (size_t)(slash - p);
-		if (n < sizeof comp) {
-			memcpy(comp, p, n);
-			comp[n] = '\0';
-			if (in_list(comp, list))
-				return true;
-		}
-		p = slash + 1;
-	}
-	return false;
-}
-
 static bool
 has_prefix(const char *s, const char *prefix)
 {
@@ -675,122 +654,187 @@ has_suffix(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static bool
-suffix_in(const char *s, const char *const *list)
+/*
+ * The flags a pattern may set: the computed ones (check_input, name_twin)
+ * are not patterns.
+ */
+static unsigned
+rule_flag(const char *w, size_t n)
 {
-	for (; *list != NULL; list++)
-		if (has_suffix(s, *list))
-			return true;
-	return false;
+	for (unsigned i = 0; i < LEASE_FLAG_COUNT; i++) {
+		unsigned bit = 1u << i;
+
+		if (bit == LEASE_FLAG_CHECK || bit == LEASE_FLAG_TWIN)
+			continue;
+		if (strlen(flag_names[i]) == n && memcmp(flag_names[i], w, n) ==
+		    0)
+			return bit;
+	}
+	return 0;
 }
 
-static const char *const ci_prefixes[] = {
-	".github/workflows/", ".github/actions/", ".gitlab/", ".circleci/",
-	".buildkite/", ".woodpecker/", ".forgejo/workflows/",
-	".gitea/workflows/", ".azure-pipelines/", ".ci/", NULL,
-};
-static const char *const ci_names[] = {
-	".gitlab-ci.yml", ".gitlab-ci.yaml", ".travis.yml", "jenkinsfile",
-	"azure-pipelines.yml", "azure-pipelines.yaml", ".drone.yml",
-	"bitbucket-pipelines.yml", "appveyor.yml", ".appveyor.yml",
-	".woodpecker.yml", "cloudbuild.yaml", "cloudbuild.yml", NULL,
-};
-static const char *const git_names[] = {
-	".gitattributes", ".gitmodules", ".gitignore", ".mailmap",
-	".lfsconfig", ".gitconfig", ".git-blame-ignore-revs", NULL,
-};
-static const char *const editor_dirs[] = {
-	".vscode", ".idea", ".devcontainer", ".fleet", ".zed", ".helix",
-	".vim", ".nvim", ".emacs.d", NULL,
-};
-static const char *const editor_names[] = {
-	".editorconfig", ".exrc", ".nvimrc", ".vimrc", ".nvim.lua",
-	".dir-locals.el", ".gvimrc", NULL,
-};
-static const char *const agent_dirs[] = {
-	".claude", ".cursor", ".codex", ".gemini", ".continue", ".windsurf",
-	".roo", ".aider", ".amazonq", ".opencode", ".agents", NULL,
-};
-static const char *const agent_names[] = {
-	"agents.md", "claude.md", "claude.local.md", "gemini.md", "codex.md",
-	".cursorrules", ".windsurfrules", ".clinerules", ".mcp.json",
-	".aider.conf.yml", ".aiderignore", "copilot-instructions.md",
-	".goosehints", NULL,
-};
-static const char *const shell_names[] = {
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".kshrc",
-	".cshrc", ".tcshrc", ".inputrc", ".envrc", ".env", "config.fish",
-	".xprofile", ".xinitrc", NULL,
-};
-static const char *const hook_dirs[] = {
-	".husky", ".githooks", ".git-hooks", ".hooks", NULL,
-};
-static const char *const hook_names[] = {
-	".pre-commit-config.yaml", ".pre-commit-hooks.yaml", "lefthook.yml",
-	".lefthook.yml", "lefthook.yaml", ".overcommit.yml", NULL,
-};
-static const char *const build_names[] = {
-	"makefile", "gnumakefile", "cmakelists.txt", "meson.build",
-	"meson_options.txt", "configure", "configure.ac", "configure.in",
-	"makefile.am", "makefile.in", "package.json", "package-lock.json",
-	"setup.py", "setup.cfg", "pyproject.toml", "tox.ini", "noxfile.py",
-	"conftest.py", "pytest.ini", "cargo.toml", "build.rs", "go.mod",
-	"build.gradle", "build.gradle.kts", "settings.gradle", "pom.xml",
-	"build.xml", "build", "build.bazel", "workspace", "workspace.bazel",
-	"module.bazel", "dockerfile", "containerfile", "docker-compose.yml",
-	"docker-compose.yaml", "compose.yml", "compose.yaml", "justfile",
-	"rakefile", "gemfile", "taskfile.yml", "sconstruct", "sconscript",
-	"build.zig", "mix.exs", "composer.json", "deno.json", "gradlew",
-	"mvnw", "manifest.in",
-	/* tool config the operator's next build or cd runs from */
-	".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml",
-	"rust-toolchain", "rust-toolchain.toml", "mise.toml", ".mise.toml",
-	"mise.local.toml", ".mise.local.toml", ".tool-versions",
-	"gradle-wrapper.properties", "gradle.properties",
-	"directory.build.props", "directory.build.targets",
-	"directory.packages.props", "global.json", "nuget.config",
-	"flake.nix", "shell.nix", "default.nix", "devbox.json", "pip.conf",
-	NULL,
-};
-static const char *const build_dirs[] = {
-	".cargo", ".mvn", ".bundle", ".mise", ".yarn", NULL,
-};
-static const char *const build_suffixes[] = {
-	".mk", ".cmake", ".bzl", ".gradle", ".mak", NULL,
-};
-static const char *const test_dirs[] = {
-	"test", "tests", "spec", "specs", "__tests__", "testing", "testdata",
-	"test-data", "fixtures", NULL,
-};
-static const char *const script_dirs[] = {
-	"scripts", "script", "bin", "tools", "hack", NULL,
-};
-static const char *const script_suffixes[] = {
-	".sh", ".bash", ".zsh", ".ksh", ".fish", ".ps1", ".bat", ".cmd",
-	NULL,
-};
-static const char *const policy_dirs[] = { ".corral", NULL };
-static const char *const policy_names[] = {
-	"corral.ini", ".corral.ini", NULL,
-};
-
-static bool
-test_name(const char *base)
+/*
+ * PATTERN as a glob of the whole folded path: NAME (no '/') is
+ * "**" "/NAME"; a trailing '/' adds "**" (below it); a leading '/', or a
+ * '/' inside, anchors it at the root. NULL and *why for a bad one.
+ */
+static char *
+rule_glob(const char *w, size_t n, const char **why)
 {
-	return has_prefix(base, "test_") || has_prefix(base, "test-") ||
-	    strstr(base, "_test.") != NULL || strstr(base, ".test.") != NULL ||
-	    strstr(base, "_spec.") != NULL || strstr(base, ".spec.") != NULL ||
-	    strstr(base, "-test.") != NULL || has_suffix(base, "_test") ||
-	    has_suffix(base, ".t");
+	bool dir = w[n - 1] == '/', anchored = w[0] == '/';
+	size_t i, k = 0, body;
+	const char *b = w + anchored;
+	char *g;
+
+	*why = "bad pattern";
+	if (n <= (size_t)anchored + (size_t)dir || n > NAME_MAX_BYTES)
+		return NULL;
+	body = n - (size_t)anchored - (size_t)dir;
+	for (i = 0; i < body; i++) {
+		unsigned char c = (unsigned char)b[i];
+
+		if (c < 0x21 || c == 0x7f)
+			return NULL;
+		if (c == '/') {
+			anchored = true;
+			if (i + 1 < body && b[i + 1] == '/') {
+				*why = "empty component in the pattern";
+				return NULL;
+			}
+		}
+	}
+	for (i = 0; i <= body; i++) {
+		size_t e = i;
+
+		while (e < body && b[e] != '/')
+			e++;
+		if ((e - i == 1 && b[i] == '.') || (e - i == 2 && b[i] == '.' &&
+		    b[i + 1] == '.')) {
+			*why = ". or .. in the pattern";
+			return NULL;
+		}
+		i = e;
+	}
+	if ((g = malloc(body + 8)) == NULL) {
+		*why = NULL;
+		return NULL;
+	}
+	if (!anchored) {
+		memcpy(g, "**/", 3);
+		k = 3;
+	}
+	for (i = 0; i < body; i++)
+		g[k++] = (char)lower((unsigned char)b[i]);
+	if (dir) {
+		memcpy(g + k, "/**", 3);
+		k += 3;
+	}
+	g[k] = '\0';
+	return g;
+}
+
+void
+lease_gate_rules_free(struct lease_flag_rules *r)
+{
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].glob);
+	free(r->v);
+	memset(r, 0, sizeof *r);
+}
+
+static int
+rules_err(struct lease_flag_rules *r, size_t keep, char *err, size_t errsz,
+    const char *name, unsigned line, const char *what, const char *w,
+    size_t n)
+{
+	while (r->n > keep)
+		free(r->v[--r->n].glob);
+	snprintf(err, errsz, "%s:%u: %s%s%.*s%s", name, line, what,
+	    n > 0 ? " '" : "", (int)(n > 64 ? 64 : n), w, n > 0 ? "'" : "");
+	return -EINVAL;
+}
+
+int
+lease_gate_rules_parse(struct lease_flag_rules *r, const char *text,
+    const char *name, char *err, size_t errsz)
+{
+	const char *l = text, *why;
+	size_t keep = r->n;
+	unsigned line = 0;
+
+	assert(r != NULL && text != NULL && name != NULL);
+	while (*l != '\0') {
+		const char *end = strchr(l, '\n'), *w, *p;
+		size_t wn, pn;
+		struct lease_flag_rule *nv;
+		unsigned flag;
+		char *g;
+
+		if (end == NULL)
+			end = l + strlen(l);
+		line++;
+		while (l < end && (*l == ' ' || *l == '\t'))
+			l++;
+		if (l == end || *l == '#')
+			goto next;
+		w = l;
+		while (l < end && *l != ' ' && *l != '\t')
+			l++;
+		wn = (size_t)(l - w);
+		while (l < end && (*l == ' ' || *l == '\t' || *l == '\r'))
+			l++;
+		p = l;
+		while (l < end && *l != ' ' && *l != '\t' && *l != '\r')
+			l++;
+		pn = (size_t)(l - p);
+		while (l < end && (*l == ' ' || *l == '\t' || *l == '\r'))
+			l++;
+		if ((flag = rule_flag(w, wn)) == 0)
+			return rules_err(r, keep, err, errsz, name, line,
+			    "unknown flag (ci, git_config, editor, agent, shell, "
+			    "hooks, build, test, script, policy):", w, wn);
+		if (pn == 0 || l != end)
+			return rules_err(r, keep, err, errsz, name, line,
+			    "one pattern a line: FLAG PATTERN", "", 0);
+		if (r->n >= LEASE_FLAG_RULES_MAX)
+			return rules_err(r, keep, err, errsz, name, line,
+			    "more than 10000 patterns", "", 0);
+		if ((g = rule_glob(p, pn, &why)) == NULL) {
+			if (why == NULL) {
+				rules_err(r, keep, err, errsz, name, line,
+				    "out of memory", "", 0);
+				return -ENOMEM;
+			}
+			return rules_err(r, keep, err, errsz, name, line, why, p,
+			    pn);
+		}
+		if (r->n == r->cap) {
+			size_t ncap = r->cap ? r->cap * 2 : 256;
+
+			if ((nv = realloc(r->v, ncap * sizeof *nv)) == NULL) {
+				free(g);
+				rules_err(r, keep, err, errsz, name, line,
+				    "out of memory", "", 0);
+				return -ENOMEM;
+			}
+			r->v = nv;
+			r->cap = ncap;
+		}
+		r->v[r->n].flag = flag;
+		r->v[r->n++].glob = g;
+next:
+		l = *end == '\n' ? end + 1 : end;
+	}
+	return 0;
 }
 
 unsigned
-lease_gate_flags(const char *path, const struct lease_check *checks,
-    size_t nchecks)
+lease_gate_flags(const char *path, const struct lease_flag_rules *rules,
+    const struct lease_check *checks, size_t nchecks)
 {
 	char f[PATH_MAX_BYTES + 1];
-	const char *base;
 	unsigned fl = 0;
 	size_t i;
 
@@ -798,36 +842,12 @@ lease_gate_flags(const char *path, const struct lease_check *checks,
 	for (i = 0; i < nchecks; i++)
 		if (lease_gate_check_input(&checks[i], path))
 			fl |= LEASE_FLAG_CHECK;
-	if (!fold_path(path, f, sizeof f))
+	if (rules == NULL || !fold_path(path, f, sizeof f))
 		return fl;
-	base = strrchr(f, '/') != NULL ? strrchr(f, '/') + 1 : f;
-	for (i = 0; ci_prefixes[i] != NULL; i++)
-		if (has_prefix(f, ci_prefixes[i]))
-			fl |= LEASE_FLAG_CI;
-	if (in_list(base, ci_names))
-		fl |= LEASE_FLAG_CI;
-	if (in_list(base, git_names))
-		fl |= LEASE_FLAG_GIT_CONFIG;
-	if (dir_in(f, editor_dirs) || in_list(base, editor_names) ||
-	    has_suffix(base, ".code-workspace"))
-		fl |= LEASE_FLAG_EDITOR;
-	if (dir_in(f, agent_dirs) || in_list(base, agent_names) ||
-	    has_prefix(f, ".github/instructions/") ||
-	    has_prefix(base, ".aider"))
-		fl |= LEASE_FLAG_AGENT;
-	if (in_list(base, shell_names))
-		fl |= LEASE_FLAG_SHELL;
-	if (dir_in(f, hook_dirs) || in_list(base, hook_names))
-		fl |= LEASE_FLAG_HOOKS;
-	if (in_list(base, build_names) || suffix_in(base, build_suffixes) ||
-	    dir_in(f, build_dirs))
-		fl |= LEASE_FLAG_BUILD;
-	if (dir_in(f, test_dirs) || test_name(base))
-		fl |= LEASE_FLAG_TEST;
-	if (dir_in(f, script_dirs) || suffix_in(base, script_suffixes))
-		fl |= LEASE_FLAG_SCRIPT;
-	if (dir_in(f, policy_dirs) || in_list(base, policy_names))
-		fl |= LEASE_FLAG_POLICY;
+	for (i = 0; i < rules->n; i++)
+		if ((fl & rules->v[i].flag) == 0 &&
+		    lease_gate_glob(rules->v[i].glob, f))
+			fl |= rules->v[i].flag;
 	return fl;
 }
 

@@ -193,7 +193,8 @@ manifest_file(struct lease_gate_odb *q, git_diff *diff, size_t i,
 	git_patch_free(p);
 	f->insertions = adds;
 	f->deletions = dels;
-	f->flags = lease_gate_flags(f->path, pol->checks, pol->nchecks);
+	f->flags = lease_gate_flags(f->path, pol->flag_rules, pol->checks,
+	    pol->nchecks);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "lease/result/result_int.h"
+#include "lease_review_flags.h"
 
 #define SIG_NAME "corral"
 #define SIG_EMAIL "corral@localhost"
@@ -45,6 +46,42 @@ lease_result_policy_defaults(struct lease_result_policy *p)
 	p->max_file_bytes = LEASE_RESULT_MAX_FILE_BYTES;
 	p->max_total_bytes = LEASE_RESULT_MAX_TOTAL_BYTES;
 	p->max_patch_bytes = LEASE_RESULT_MAX_PATCH_BYTES;
+	p->flag_rules = lease_result_flag_rules_shipped();
+}
+
+int
+lease_result_flag_rules_load(struct lease_flag_rules *out, const char *text,
+    const char *name, char *err, size_t errsz)
+{
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if ((rc = lease_gate_rules_parse(out, lease_review_flags,
+	    "policies/review-flags", err, errsz)) == 0 && text != NULL)
+		rc = lease_gate_rules_parse(out, text, name, err, errsz);
+	if (rc < 0)
+		lease_gate_rules_free(out);
+	return rc;
+}
+
+const struct lease_flag_rules *
+lease_result_flag_rules_shipped(void)
+{
+	static struct lease_flag_rules shipped;
+	static bool done;
+	char err[256];
+	int rc;
+
+	if (done)
+		return &shipped;
+	rc = lease_gate_rules_parse(&shipped, lease_review_flags,
+	    "policies/review-flags", err, sizeof err);
+	/* The shipped file is tested: only memory can fail it. */
+	assert(rc == 0 || rc == -ENOMEM);
+	if (rc < 0)
+		return NULL;
+	done = true;
+	return &shipped;
 }
 
 /* "<rdir>/<name>" (malloc'd). */

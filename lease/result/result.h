@@ -95,6 +95,23 @@ struct lease_check {
 	const char *const *inputs;	/* extra input patterns, or NULL */
 };
 
+/*
+ * Review-flag patterns (policies/review-flags, and the operator's file):
+ * each a LEASE_FLAG_* bit and the gitignore-style glob it was turned into
+ * (lower case; matched against the ASCII-folded path).
+ */
+struct lease_flag_rule {
+	unsigned flag;
+	char *glob;
+};
+
+struct lease_flag_rules {
+	struct lease_flag_rule *v;
+	size_t n, cap;
+};
+
+#define LEASE_FLAG_RULES_MAX 10000
+
 struct lease_result_policy {
 	uint64_t max_files;		/* changed paths (and artifacts) */
 	uint64_t max_file_bytes;	/* one file's new contents */
@@ -106,6 +123,7 @@ struct lease_result_policy {
 	const char *output_dir;		/* artifacts, relative; NULL: none */
 	const struct lease_check *checks;
 	size_t nchecks;
+	const struct lease_flag_rules *flag_rules;	/* NULL: none */
 	/*
 	 * The lease's minted credential (SPEC 8.5), or NULL: a changed file
 	 * or a path holding it is refused (LEASE_GATE_CREDENTIAL), so the
@@ -182,12 +200,22 @@ enum lease_gate_reason lease_gate_file_mode(unsigned st_mode,
     unsigned *git_mode);
 
 /*
+ * lease_gate_rules_parse: add the patterns of text (the review-flags
+ * form: "FLAG PATTERN" a line, '#' comments) to r. 0; -EINVAL with err
+ * "NAME:LINE: what" (an unknown flag, a missing or extra word, a bad
+ * pattern, too many); -ENOMEM. On an error r keeps what it had.
+ */
+LEASE_NODISCARD int lease_gate_rules_parse(struct lease_flag_rules *r,
+    const char *text, const char *name, char *err, size_t errsz);
+void lease_gate_rules_free(struct lease_flag_rules *);
+
+/*
  * lease_gate_flags: the review flags of a changed path (LEASE_FLAG_*),
- * case-insensitively: sensitive paths, build/test/script/policy files and
+ * case-insensitively: every pattern of rules (NULL: none) it matches, and
  * the inputs of the declared checks (lease_gate_check_input). Pure.
  */
-unsigned lease_gate_flags(const char *path, const struct lease_check *checks,
-    size_t nchecks);
+unsigned lease_gate_flags(const char *path, const struct lease_flag_rules *,
+    const struct lease_check *checks, size_t nchecks);
 
 /*
  * lease_gate_twins: which of the n paths (a whole tree's, UTF-8) name the
@@ -369,8 +397,23 @@ LEASE_NODISCARD int lease_patch_write(struct lease_gate_odb *q,
 /* ------------------------------------------------------------------ */
 /* result.c: materialise, check, quarantine, review, reject (SPEC 7)  */
 
-/* The defaults above, no ignore patterns, no output dir, no checks. */
+/*
+ * The defaults above and the shipped review-flag patterns; no ignore
+ * patterns, no output dir, no checks.
+ */
 void lease_result_policy_defaults(struct lease_result_policy *);
+/*
+ * The shipped review-flag patterns (policies/review-flags, compiled in),
+ * parsed once; NULL when out of memory.
+ */
+const struct lease_flag_rules *lease_result_flag_rules_shipped(void);
+/*
+ * The shipped patterns and then text's (the operator's file, named name in
+ * errors; NULL: none) in *out (lease_gate_rules_free). 0, or as
+ * lease_gate_rules_parse with *out empty.
+ */
+LEASE_NODISCARD int lease_result_flag_rules_load(struct lease_flag_rules *out,
+    const char *text, const char *name, char *err, size_t errsz);
 
 /* What a check runner gets (SPEC 7.3, 8.2). */
 struct lease_check_run {

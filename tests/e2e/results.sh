@@ -39,6 +39,8 @@ file_size = 3G
 output_dir = out
 allow_binary = true
 EOF
+# The operator's review-flag patterns add to the shipped ones.
+printf '# mine\nbuild   *.weird\n' >"$XDG_CONFIG_HOME/corral/review-flags"
 # Binary content refused by a lease's own policy (it may narrow).
 printf '[result]\nallow_binary = false\n' >"$TMP/nobinary.ini"
 js() { "$CORRAL" show "$1" --json; }
@@ -170,7 +172,8 @@ LOST=$(agent lost 'echo lost >lost.txt; sleep 1000')
 NAMES=$(agent names 'echo a >"$(printf "evil\342\200\256txt.sh")"
 echo b >"$(printf "zero\342\200\213width")"; echo c >"$(printf "bidi\342\201\246x")"')
 TWINS=$(agent twins 'echo t >readme; echo n >"$(printf "caf\303\251.txt")"
-echo d >"$(printf "cafe\314\201.txt")"; echo u >plain.txt')
+echo d >"$(printf "cafe\314\201.txt")"; echo u >plain.txt
+echo w >gen.weird; echo "[MASTER]" >.pylintrc; echo "{}" >turbo.json')
 ALL="$FAILS $LOST $SHAPES $MANY $SPARSE $SWAP $RACE $ESCS $ALPHA $BETA $GAMMA $DELTA $HUNKS $CONFL $TAMPER $OWNER $BIN $NAMES $TWINS"
 check "every lease started" test "$(echo $ALL | wc -w)" = 19
 # The swapper's processes by PID ("PID START" a line): its sandbox's tree
@@ -215,6 +218,18 @@ check "twins: result_ready (flagged, not refused)" jq_eq "$(js "$TWINS")" \
 check "twins: readme (README in the base) flagged name_twin" has_flag "$TWINS" name_twin readme
 check "twins: NFC cafe flagged name_twin" has_flag "$TWINS" name_twin "$(printf 'caf\303\251.txt')"
 check "twins: NFD cafe flagged name_twin" has_flag "$TWINS" name_twin "$(printf 'cafe\314\201.txt')"
+check "twins: gen.weird flagged build (the operator's pattern)" has_flag "$TWINS" build gen.weird
+check "twins: .pylintrc flagged build (its init-hook runs)" has_flag "$TWINS" build .pylintrc
+check "twins: turbo.json flagged build" has_flag "$TWINS" build turbo.json
+# A bad line in the operator's review-flags: corral new names file and line.
+mv "$XDG_CONFIG_HOME/corral/review-flags" "$TMP/review-flags.good"
+printf 'build x\nbuidl y\n' >"$XDG_CONFIG_HOME/corral/review-flags"
+out=$(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name badflags -- /bin/true 2>&1); rc=$?
+check "bad review-flags: corral new refuses (exit $rc)" test "$rc" -eq 1
+check "... naming the file and line" grep -q "policy_invalid: review flags: $XDG_CONFIG_HOME/corral/review-flags:2: unknown flag" <<<"$out"
+check "... nothing started" jq_eq "$("$CORRAL" ls --all --json)" \
+	'[.[] | select(.name == "badflags") | .lease_state] | join(",")' failed
+mv "$TMP/review-flags.good" "$XDG_CONFIG_HOME/corral/review-flags"
 check "twins: plain.txt not flagged" bash -c "! '$CORRAL' show '$TWINS' --json |
 	jq -e '.result.flags | any(.path == \"plain.txt\")' >/dev/null"
 quarantined many "$MANY"

@@ -285,7 +285,7 @@ static const struct fcase flagcases[] = {
 START_TEST(test_gate_flags)
 {
 	const struct fcase *c = &flagcases[_i];
-	unsigned got = lease_gate_flags(c->path, NULL, 0);
+	unsigned got = lease_gate_flags(c->path, lease_result_flag_rules_shipped(), NULL, 0);
 
 	ck_assert_msg(got == c->want, "%s: got %#x want %#x", c->path, got,
 	    c->want);
@@ -346,6 +346,76 @@ START_TEST(test_gate_twins)
 }
 END_TEST
 
+/* Config-as-code that tools execute, across ecosystems: all flagged. */
+START_TEST(test_gate_flags_executed_config)
+{
+	static const char *const exec[] = {
+		".pylintrc", ".bazelrc", ".eslintrc.js", "web/eslint.config.mjs",
+		"jest.config.js", "vite.config.ts", "webpack.config.js",
+		"babel.config.js", ".babelrc", "prettier.config.js",
+		".prettierrc.cjs", ".mocharc.js", "Vagrantfile", "tasks.py",
+		"fabfile.py", ".gdbinit", ".lldbinit", ".jvmopts",
+		"src/App/App.csproj", "action.yml", ".github/CODEOWNERS",
+		"turbo.json", "Pipfile", "lib/sitecustomize.py", "conanfile.py",
+		"Tiltfile", "vitest.config.ts", "rollup.config.mjs",
+		"karma.conf.js", "build.sbt", "mypy.ini", "pkgs/tool.nix",
+	};
+	const struct lease_flag_rules *r = lease_result_flag_rules_shipped();
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_gt(r->n, 300);
+	ck_assert_uint_eq(sizeof exec / sizeof exec[0], 32);
+	for (size_t i = 0; i < sizeof exec / sizeof exec[0]; i++)
+		ck_assert_msg(lease_gate_flags(exec[i], r, NULL, 0) != 0,
+		    "%s is not flagged", exec[i]);
+	ck_assert_uint_eq(lease_gate_flags("docs/guide.md", r, NULL, 0), 0);
+	ck_assert_uint_eq(lease_gate_flags("src/lib.rs", r, NULL, 0), 0);
+	ck_assert_uint_eq(lease_gate_flags("README.md", NULL, NULL, 0), 0);
+}
+END_TEST
+
+/* The operator's patterns: added, and a bad line named by file:line. */
+START_TEST(test_gate_flags_operator)
+{
+	struct lease_flag_rules r = { NULL, 0, 0 };
+	char err[256];
+
+	ck_assert_int_eq(lease_gate_rules_parse(&r, "# mine\n\nbuild *.weird\n"
+	    "  ci\t/deploy/  \nscript tools/run-*\n", "op", err, sizeof err),
+	    0);
+	ck_assert_uint_eq(r.n, 3);
+	ck_assert_uint_eq(lease_gate_flags("a/b.WEIRD", &r, NULL, 0),
+	    LEASE_FLAG_BUILD);
+	ck_assert_uint_eq(lease_gate_flags("deploy/x.yml", &r, NULL, 0),
+	    LEASE_FLAG_CI);
+	ck_assert_uint_eq(lease_gate_flags("x/deploy/y", &r, NULL, 0), 0);
+	ck_assert_uint_eq(lease_gate_flags("tools/run-all", &r, NULL, 0),
+	    LEASE_FLAG_SCRIPT);
+	ck_assert_uint_eq(lease_gate_flags("x/tools/run-all", &r, NULL, 0), 0);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "nosuch x\n", "op:1: unknown flag" },
+		{ "build x\ncheck_input y\n", "op:2: unknown flag" },
+		{ "build x\nname_twin y\n", "op:2: unknown flag" },
+		{ "build\n", "op:1: one pattern a line" },
+		{ "build a b\n", "op:1: one pattern a line" },
+		{ "\n\nbuild ../x\n", "op:3: . or .." },
+		{ "build a//b\n", "op:1: empty component" },
+		{ "build /\n", "op:1: bad pattern" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_eq(lease_gate_rules_parse(&r, bad[i].text, "op",
+		    err, sizeof err), -EINVAL);
+		ck_assert_msg(strstr(err, bad[i].want) != NULL, "'%s' lacks "
+		    "'%s'", err, bad[i].want);
+		ck_assert_uint_eq(r.n, 3);	/* nothing of a bad file kept */
+	}
+	lease_gate_rules_free(&r);
+	ck_assert_uint_eq(r.n, 0);
+}
+END_TEST
+
 START_TEST(test_gate_check_inputs)
 {
 	char *make[] = { "make", "-C", "build", "check", NULL };
@@ -383,9 +453,9 @@ START_TEST(test_gate_check_inputs)
 	ck_assert(lease_gate_check_input(&c[4], "package.json"));
 	ck_assert(lease_gate_check_input(&c[4], "web/index.js"));
 	ck_assert(!lease_gate_check_input(&c[4], "src/a.c"));
-	ck_assert_uint_eq(lease_gate_flags("src/main.c", c, 5),
+	ck_assert_uint_eq(lease_gate_flags("src/main.c", NULL, c, 5),
 	    LEASE_FLAG_CHECK);
-	ck_assert_uint_eq(lease_gate_flags("docs/a.md", c, 5), 0);
+	ck_assert_uint_eq(lease_gate_flags("docs/a.md", NULL, c, 5), 0);
 }
 END_TEST
 
@@ -756,6 +826,8 @@ gate_suite(void)
 	tcase_add_test(tc, test_gate_flag_names);
 	tcase_add_test(tc, test_gate_check_inputs);
 	tcase_add_test(tc, test_gate_twins);
+	tcase_add_test(tc, test_gate_flags_executed_config);
+	tcase_add_test(tc, test_gate_flags_operator);
 	tcase_add_loop_test(tc, test_gate_glob, 0,
 	    sizeof globs / sizeof globs[0]);
 	suite_add_tcase(s, tc);

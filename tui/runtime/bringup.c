@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "lease/lease.h"
+#include "lease/result/result.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/runtime/runtime_int.h"
 
@@ -537,6 +538,7 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 	struct lease_lock *lk = NULL;
 	struct sbx_policy_error perr;
 	char err[600], *limits = NULL;
+	struct lease_flag_rules rules;
 	const char *reason;
 	bool verified = false;
 	struct sbx_command_config cc;
@@ -595,6 +597,14 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 			    perr.msg);
 		goto out;
 	}
+	/* The operator's review-flag patterns: a bad line stops the lease
+	 * here rather than its result. */
+	if ((rc = tui_checks_review_flags(&rules, err, sizeof err)) < 0) {
+		fail_lease(&p, "policy_invalid");
+		rc = tui_ctx_err(c, "policy_invalid: review flags: %s", err);
+		goto out;
+	}
+	lease_gate_rules_free(&rules);
 	if ((rc = policy_text(&p, err, sizeof err)) < 0) {
 		fail_lease(&p, "provision_error");
 		rc = tui_ctx_err(c, "%s", err);

@@ -19,7 +19,7 @@
 #include "lease/lease.h"
 #include "lease/result/result.h"
 #include "sandbox-adapters/sbx.h"
-#include "tui/runtime/runtime.h"
+#include "tui/runtime/runtime_int.h"
 
 extern char **environ;
 
@@ -34,6 +34,7 @@ struct tui_checks_env {
 	struct lease_check *checks;
 	char **argvs;		/* 3 per check: /bin/sh -c CMD */
 	char *policy_err;
+	struct lease_flag_rules rules;	/* shipped and the operator's */
 };
 
 void
@@ -45,6 +46,7 @@ tui_checks_env_free(struct tui_checks_env *e)
 	free(e->checks);
 	free(e->argvs);
 	free(e->policy_err);
+	lease_gate_rules_free(&e->rules);
 	free(e);
 }
 
@@ -52,6 +54,33 @@ const struct lease_result_policy *
 tui_checks_env_policy(const struct tui_checks_env *e)
 {
 	return &e->pol;
+}
+
+#define REVIEW_FLAGS_MAX (1u << 20)
+
+int
+tui_checks_review_flags(struct lease_flag_rules *out, char *err, size_t errsz)
+{
+	char path[4096], *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	rc = tui_config_file("review-flags", path, sizeof path);
+	if (rc == 0 && (rc = tui_sandbox_read_file(path, REVIEW_FLAGS_MAX,
+	    &text, &len)) < 0 && rc != -ENOENT) {
+		snprintf(err, errsz, "%s: %s", path, rc == -EFBIG ?
+		    "larger than 1 MiB" : strerror(-rc));
+		return rc;
+	}
+	if (text != NULL && strlen(text) != len) {
+		snprintf(err, errsz, "%s: a NUL byte in the file", path);
+		free(text);
+		return -EINVAL;
+	}
+	rc = lease_result_flag_rules_load(out, text, path, err, errsz);
+	free(text);
+	return rc;
 }
 
 int
@@ -67,6 +96,11 @@ tui_checks_env_new(const struct lease_record *r, struct tui_checks_env **out,
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return -ENOMEM;
 	lease_result_policy_defaults(&e->pol);
+	if ((rc = tui_checks_review_flags(&e->rules, err, errsz)) < 0) {
+		tui_checks_env_free(e);
+		return rc;
+	}
+	e->pol.flag_rules = &e->rules;
 	memset(&perr, 0, sizeof perr);
 	if (r->policy != NULL && *r->policy != '\0')
 		rc = sbx_policy_load(r->policy, "lease policy", NULL, &e->sbx,

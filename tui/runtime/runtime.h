@@ -136,6 +136,15 @@ struct lease_result_policy;
 int tui_checks_finish(struct tui_ctx *, const char *id,
     const char *fail_reason, const char *secret);
 
+/*
+ * The review-flag patterns: the shipped ones and the operator's
+ * $XDG_CONFIG_HOME/corral/review-flags (it only adds), in *out
+ * (lease_gate_rules_free). 0, or an error with err "FILE:LINE: what".
+ */
+struct lease_flag_rules;
+int tui_checks_review_flags(struct lease_flag_rules *out, char *err,
+    size_t errsz);
+
 /* The lease's policy as result caps and checks (sandbox-adapters' INI). */
 struct tui_checks_env;
 int tui_checks_env_new(const struct lease_record *,
