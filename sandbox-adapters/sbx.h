@@ -351,6 +351,9 @@ void sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz);
 /* 0 and *slot, or -EINVAL (not a slot's sandbox ID). Pure. */
 SBX_NODISCARD int sbx_bwrap_host_slot_of(const char *sandbox_id,
     unsigned *slot);
+/* The uid and gid a sandbox ID names. 0 or -EINVAL. Pure. */
+SBX_NODISCARD int sbx_bwrap_host_uid_of(const char *sandbox_id, uid_t *uid,
+    gid_t *gid);
 
 /* ------------------------------------------------------------------ */
 /*

@@ -51,6 +51,17 @@ sbx_bwrap_host_slot_of(const char *sid, unsigned *slot)
 	return 0;
 }
 
+int
+sbx_bwrap_host_uid_of(const char *sid, uid_t *uid, gid_t *gid)
+{
+	unsigned slot;
+	int rc;
+
+	if ((rc = sbx_bwrap_host_slot_of(sid, &slot)) < 0)
+		return rc;
+	return sbx_uid_of_slot(slot, uid, gid);
+}
+
 static int
 step(int (*fn)(void *, const char *, const char *), void *ud,
     const char *kind, const char *identity)

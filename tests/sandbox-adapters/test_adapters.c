@@ -147,6 +147,8 @@ START_TEST(test_adapters_bwrap_ids)
 {
 	char sid[64];
 	unsigned slot = 99;
+	uid_t uid;
+	gid_t gid;
 
 	sbx_bwrap_host_sandbox_id(7, sid, sizeof sid);
 	ck_assert_str_eq(sid, "uid:2000007");
@@ -157,6 +159,11 @@ START_TEST(test_adapters_bwrap_ids)
 	ck_assert_int_eq(sbx_bwrap_host_slot_of("uid:+2000001", &slot), -EINVAL);
 	ck_assert_int_eq(sbx_bwrap_host_slot_of("uid:2000001x", &slot), -EINVAL);
 	ck_assert_int_eq(sbx_bwrap_host_slot_of("command:x", &slot), -EINVAL);
+	ck_assert_int_eq(sbx_bwrap_host_uid_of(sid, &uid, &gid), 0);
+	ck_assert_uint_eq(uid, SBX_UID_BASE + 7);
+	ck_assert_uint_eq(gid, SBX_UID_BASE + 7);
+	ck_assert_int_eq(sbx_bwrap_host_uid_of("command:x", &uid, &gid),
+	    -EINVAL);
 }
 END_TEST
 

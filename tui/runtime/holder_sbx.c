@@ -112,7 +112,6 @@ static int
 from_journal(struct tui_holder_sbx *h, char *err, size_t errsz)
 {
 	struct lease_resource_row *v = NULL;
-	unsigned slot;
 	size_t n = 0;
 	int rc;
 
@@ -135,8 +134,8 @@ from_journal(struct tui_holder_sbx *h, char *err, size_t errsz)
 		snprintf(err, errsz, "cgroup record: %s", sbx_strerror(rc));
 		return rc;
 	}
-	if (tui_sandbox_slot_of_id(h->sid, &slot) < 0 ||
-	    sbx_uid_of_slot(slot, &h->uid, &h->gid) < 0 || h->cg == NULL) {
+	if (sbx_bwrap_host_uid_of(h->sid, &h->uid, &h->gid) < 0 ||
+	    h->cg == NULL) {
 		snprintf(err, errsz, "the journal names no uid slot or cgroup "
 		    "for this lease");
 		return -EINVAL;

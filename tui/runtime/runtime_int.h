@@ -53,12 +53,6 @@ int tui_sandbox_read_file(const char *path, size_t max, char **out,
 /* Create path (0600, O_EXCL|O_NOFOLLOW) holding len bytes. 0 or -errno. */
 int tui_sandbox_write_file(const char *path, const void *buf, size_t len);
 
-/*
- * The sandbox ID "uid:<uid>" for a slot, and back: 0 or -EINVAL (not a
- * valid slot of SBX_UID_BASE..+SBX_UID_SLOTS).
- */
-void tui_sandbox_id_of_slot(unsigned slot, char *buf, size_t sz);
-int tui_sandbox_slot_of_id(const char *sandbox_id, unsigned *slot);
 
 struct sbx_adapter;
 struct sbx_request;

@@ -156,20 +156,6 @@ tui_sandbox_sha256_file(const char *path, char hex[65])
 	return sbx_sha256_file(path, hex);
 }
 
-/* ---- uid slots ---------------------------------------------------------- */
-
-void
-tui_sandbox_id_of_slot(unsigned slot, char *buf, size_t sz)
-{
-	sbx_bwrap_host_sandbox_id(slot, buf, sz);
-}
-
-int
-tui_sandbox_slot_of_id(const char *sid, unsigned *slot)
-{
-	return sbx_bwrap_host_slot_of(sid, slot);
-}
-
 /* ---- the adapter's steps, journaled (SPEC 6, 9.2) ------------------------ */
 
 struct jsteps {
