@@ -12,6 +12,10 @@
 #      and end as the demo says, and `corral reconcile` leaves nothing;
 #   2. `make test`.
 # Prints the wall time of each step and exits non-zero if either fails.
+# Run it on an otherwise idle host: the root shares the host's kernel, so
+# its leases and the host's draw lease uids from one pool, yet neither can
+# see the other's state directories (separate mount namespaces), and a
+# slot whose state directory looks gone is taken back.
 #
 #   make fresh-check      (or scripts/fresh-check.sh)
 #   FRESH_ROOT=DIR        where to build the root (default /var/tmp/corral-fresh;
