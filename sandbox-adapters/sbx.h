@@ -608,6 +608,12 @@ bool sbx_workspace_mounted(const char *dir);
  */
 SBX_NODISCARD int sbx_workspace_umount(const char *dir);
 /*
+ * The end of a lease's bounded workspace: sbx_workspace_umount if dir is
+ * mounted, else nothing (a workspace that never had a disk limit). 0 or
+ * -errno.
+ */
+SBX_NODISCARD int sbx_workspace_release(const char *dir);
+/*
  * rm -rf path without following a symlink or crossing a mount, whatever
  * the tree (chmod 000 directories, FIFOs, sockets, symlinks to /etc): each
  * directory is opened O_NOFOLLOW|O_DIRECTORY, made u+rwx before reading,

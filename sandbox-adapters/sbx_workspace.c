@@ -533,6 +533,12 @@ sbx_workspace_chown_tree(const char *path, uid_t uid, gid_t gid)
 	return rc;
 }
 
+int
+sbx_workspace_release(const char *dir)
+{
+	return sbx_workspace_mounted(dir) ? sbx_workspace_umount(dir) : 0;
+}
+
 /* ---- the bounded workspace, seeded ----------------------------------- */
 
 /* Copy the tree at (sfd) into (dfd), as root, never following a symlink. */

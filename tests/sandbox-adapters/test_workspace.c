@@ -98,11 +98,12 @@ START_TEST(test_workspace_bounds)
 	ck_assert_uint_eq(vfs.f_favail, 0);
 
 	/* Teardown: unmounted, image and mount point gone; idempotent. */
-	ck_assert_int_eq(sbx_workspace_umount(dir), 0);
+	ck_assert_int_eq(sbx_workspace_release(dir), 0);
 	ck_assert(!sbx_workspace_mounted(dir));
 	ck_assert_int_ne(stat(dir, &sb), 0);
 	ck_assert_int_ne(stat(img, &sb), 0);
 	ck_assert_int_eq(sbx_workspace_umount(dir), 0);
+	ck_assert_int_eq(sbx_workspace_release(dir), 0);
 	/* Bad requests. */
 	ck_assert_int_eq(sbx_workspace_mount(id, "rel", 8ull << 20, 128, l.uid,
 	    l.gid), -EINVAL);

@@ -350,7 +350,7 @@ tui_checks_before_teardown(const char *id, void *ud)
 	if (ws == NULL)
 		return -ENOMEM;
 	/* a bwrap lease's workspace is an ext4 image mounted there */
-	if (sbx_workspace_mounted(ws) && (rc = sbx_workspace_umount(ws)) < 0)
+	if ((rc = sbx_workspace_release(ws)) < 0)
 		fprintf(stderr, "corral: %s: cannot unmount the workspace: "
 		    "%s\n", ws, strerror(-rc));
 	free(ws);

@@ -163,7 +163,7 @@ int tui_checks_run(const struct lease_check_run *,
 const char *tui_checks_dir(void);
 /*
  * A lease_teardown_cb (ud: the tui_ctx) for reject and apply: unmounts a
- * bwrap lease's workspace image (sbx_workspace_umount) so
+ * bwrap lease's workspace image (sbx_workspace_release) so
  * lease_provision_teardown can journal it removed.
  */
 int tui_checks_before_teardown(const char *id, void *ud);

@@ -723,7 +723,7 @@ tui_sandbox_workspace_release(struct tui_ctx *c, const char *id, char *err,
 
 	if (ws == NULL)
 		return -ENOMEM;
-	if (sbx_workspace_mounted(ws) && (rc = sbx_workspace_umount(ws)) < 0)
+	if ((rc = sbx_workspace_release(ws)) < 0)
 		snprintf(err, errsz, "%s: %s", ws, strerror(-rc));
 	free(ws);
 	return rc;
