@@ -201,11 +201,26 @@ check "control: the env canary is in corral's own environment (the holder's)" \
 	grep -qzx "AWS_SECRET_ACCESS_KEY=$ENVCANARY" "/proc/$(jq -r .holder_pid <<<"$ja")/environ"
 check "control: the host canary is where the agents look" grep -qx "$HOSTCANARY" "$REPO/canary.txt"
 check "10.2: the host checkout is untouched" test "$(cd "$REPO" && find . -path ./.git -prune -o -type f -print0 | sort -z | xargs -0 sha256sum)" = "$HOST_SUM"
-agent_uids() { ps -e -o uid=,args= | awk -v n="agent.sh $1" 'index($0, n) && $2 == "/bin/sh" {print $1}' | sort -u; }
+# The lease's own processes, from its cgroup (never by a command line
+# another corral on the host could share), with their start times.
+lease_procs() {
+	local d p
+	for d in $(find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$1" 2>/dev/null); do
+		cat "$d/cgroup.procs" 2>/dev/null
+	done | sort -un | while read -r p; do
+		tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -q "agent.sh" &&
+			echo "$p $(pid_start "$p")"
+	done
+}
+agent_uids() {	# ID: the uids its agent's processes run as
+	lease_procs "$1" | while read -r p _; do stat -c %u "/proc/$p" 2>/dev/null; done | sort -u
+}
+AGENT_A=$(lease_procs "$A") AGENT_B=$(lease_procs "$B")
+check "10.2: A's agent is seen in its cgroup" test -n "$AGENT_A"
 check "10.2: A's agent runs as its lease uid, not root" \
-	test "$(agent_uids writer-a)" = "$(jq -r .sandbox_id <<<"$ja" | cut -d: -f2)"
+	test "$(agent_uids "$A")" = "$(jq -r .sandbox_id <<<"$ja" | cut -d: -f2)"
 check "10.2: B's agent runs as its own lease uid" \
-	test "$(agent_uids writer-b)" = "$(jq -r .sandbox_id <<<"$jb" | cut -d: -f2)"
+	test "$(agent_uids "$B")" = "$(jq -r .sandbox_id <<<"$jb" | cut -d: -f2)"
 
 # --- SPEC 10.3: SIGKILL the console while both work; restart ---------------------------
 cpid=$(console_pid)
@@ -308,7 +323,8 @@ t kill-server 2>/dev/null
 for i in $A $B; do
 	n=$(field "$i" .name)
 	runtime_gone "$i" "10.6 $n"
-	check "10.6 $n: no process of its agent" test -z "$(agent_uids "$n")"
+	procs=$AGENT_A; [ "$i" = "$B" ] && procs=$AGENT_B
+	check "10.6 $n: no process of its agent" all_gone "$procs"
 	check "10.6 $n: the result is kept" test -n "$(ls -A "$CORRAL_STATE_DIR/leases/$i/result" 2>/dev/null)"
 	check "10.6 $n: the branch is kept" git -C "$REPO" show-ref -q "refs/heads/corral/$i"
 done
