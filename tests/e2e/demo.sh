@@ -142,10 +142,16 @@ status_has() { t capture-pane -p -t demo | tail -1 | grep -qF -- "$1"; }
 check "console: it opens focused on the question" poll status_has demo-question
 t send-keys -t demo Enter
 check "console: Enter starts typing into it" poll status_has TYPING
-t send-keys -t demo y Enter
-check "console: y Enter answers it; it ends with a patch" "$CORRAL" wait "$Q2" --until result_ready --timeout 30
+# C-b Esc stops typing: seen as the status going back to NORMAL (the Esc
+# decoded), before any other key follows it (Esc then a key within the
+# terminal's escape delay is that key with Alt).
 t send-keys -t demo C-b Escape
 check "console: C-b Esc stops typing" poll status_has NORMAL
+t send-keys -t demo Enter
+check "console: Enter types into it again" poll status_has TYPING
+t send-keys -t demo y Enter
+check "console: y Enter answers it; it ends with a patch" "$CORRAL" wait "$Q2" --until result_ready --timeout 30
+check "console: typing stops when the agent ends" poll status_has NORMAL
 # The console by PID: the pane's shell's child (never a command line,
 # another process may match it).
 cpid=$(pgrep -P "$(t display -p -t demo '#{pane_pid}')" -x corral)
