@@ -1,10 +1,10 @@
 /*
  * gate.c: the pure rules of the import gate (SPEC 7.2): path rules (.git
  * in any spelling, escapes, control characters, UTF-8, a leading '-'),
- * mode rules, review flags for sensitive and executed paths, check
- * independence, gitignore-style globbing and the pre-parse scan of a
- * patch against the caps. No I/O, no libgit2: unit-tested exhaustively
- * and fuzzed (fuzz/fuzz_patch.c).
+ * mode rules, case twins, check independence, gitignore-style globbing
+ * and the pre-parse scan of a patch against the caps (the review flags
+ * are gate_flags.c). No I/O, no libgit2: unit-tested exhaustively and
+ * fuzzed (fuzz/fuzz_patch.c).
  */
 #include <assert.h>
 #include <errno.h>
@@ -19,8 +19,6 @@
 
 #include "lease/result/result_int.h"
 
-#define PATH_MAX_BYTES 4096
-#define NAME_MAX_BYTES 255
 #define SCAN_MAX_HUNKS (1u << 20)
 
 static const char *const reason_names[LEASE_GATE_REASON_COUNT] = {
@@ -56,28 +54,12 @@ static const char *const reason_names[LEASE_GATE_REASON_COUNT] = {
 	[LEASE_GATE_INVISIBLE] = "invisible_char",
 };
 
-static const char *const flag_names[LEASE_FLAG_COUNT] = {
-	"ci", "git_config", "editor", "agent", "shell", "hooks", "build",
-	"test", "script", "policy", "check_input", "name_twin",
-};
-
 const char *
 lease_gate_reason_name(enum lease_gate_reason r)
 {
 	if ((unsigned)r >= LEASE_GATE_REASON_COUNT)
 		return "?";
 	return reason_names[r];
-}
-
-const char *
-lease_gate_flag_name(unsigned bit)
-{
-	unsigned i;
-
-	for (i = 0; i < LEASE_FLAG_COUNT; i++)
-		if (bit == 1u << i)
-			return flag_names[i];
-	return "?";
 }
 
 /* ---- findings ------------------------------------------------------- */
@@ -196,10 +178,22 @@ hfs_ignorable(unsigned cp)
 	    (cp >= 0x206a && cp <= 0x206f) || cp == 0xfeff;
 }
 
-static int
-lower(int c)
+int
+lease__gate_lower(int c)
 {
 	return c >= 'A' && c <= 'Z' ? c + 'a' - 'A' : c;
+}
+
+bool
+lease__gate_fold_path(const char *path, char *buf, size_t sz)
+{
+	size_t i, n = strlen(path);
+
+	if (n >= sz)
+		return false;
+	for (i = 0; i <= n; i++)
+		buf[i] = (char)lease__gate_lower((unsigned char)path[i]);
+	return true;
 }
 
 /*
@@ -229,7 +223,7 @@ part_dotgit(const char *s, size_t len)
 			break;	/* an NTFS stream: the name ends here */
 		if (n == sizeof fold)
 			return false;	/* longer than any spelling we know */
-		fold[n++] = (char)lower((int)cp);
+		fold[n++] = (char)lease__gate_lower((int)cp);
 	}
 	if (n >= 4 && memcmp(fold, ".git", 4) == 0)
 		j = 4;
@@ -300,7 +294,7 @@ component(const char *c, size_t n)
 	}
 	if (worst != LEASE_GATE_OK)
 		return worst;
-	if (n > NAME_MAX_BYTES)
+	if (n > LEASE__GATE_NAME_MAX)
 		return LEASE_GATE_NAME_TOO_LONG;
 	return LEASE_GATE_OK;
 }
@@ -328,7 +322,7 @@ lease_gate_path(const char *p, size_t len)
 			break;
 		i = j + 1;
 	}
-	if (len > PATH_MAX_BYTES)
+	if (len > LEASE__GATE_PATH_MAX)
 		return LEASE_GATE_NAME_TOO_LONG;
 	return LEASE_GATE_OK;
 }
@@ -616,20 +610,7 @@ lease_gate_glob(const char *pattern, const char *path)
 	return glob_at(pattern, path, 0);
 }
 
-/* ---- review flags ------------------------------------------------------- */
-
-/* Lower-cased copy of path in buf; false if it does not fit. */
-static bool
-fold_path(const char *path, char *buf, size_t sz)
-{
-	size_t i, n = strlen(path);
-
-	if (n >= sz)
-		return false;
-	for (i = 0; i <= n; i++)
-		buf[i] = (char)lower((unsigned char)path[i]);
-	return true;
-}
+/* ---- check inputs -------------------------------------------------------- */
 
 static bool
 in_list(const char *s, const char *const *list)
@@ -654,210 +635,11 @@ has_suffix(const char *s, const char *suffix)
 	return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/*
- * The flags a pattern may set: the computed ones (check_input, name_twin)
- * are not patterns.
- */
-static unsigned
-rule_flag(const char *w, size_t n)
-{
-	for (unsigned i = 0; i < LEASE_FLAG_COUNT; i++) {
-		unsigned bit = 1u << i;
-
-		if (bit == LEASE_FLAG_CHECK || bit == LEASE_FLAG_TWIN)
-			continue;
-		if (strlen(flag_names[i]) == n && memcmp(flag_names[i], w, n) ==
-		    0)
-			return bit;
-	}
-	return 0;
-}
-
-/*
- * PATTERN as a glob of the whole folded path: NAME (no '/') is
- * "**" "/NAME"; a trailing '/' adds "**" (below it); a leading '/', or a
- * '/' inside, anchors it at the root. NULL and *why for a bad one.
- */
-static char *
-rule_glob(const char *w, size_t n, const char **why)
-{
-	bool dir = w[n - 1] == '/', anchored = w[0] == '/';
-	size_t i, k = 0, body;
-	const char *b = w + anchored;
-	char *g;
-
-	*why = "bad pattern";
-	if (n <= (size_t)anchored + (size_t)dir || n > NAME_MAX_BYTES)
-		return NULL;
-	body = n - (size_t)anchored - (size_t)dir;
-	for (i = 0; i < body; i++) {
-		unsigned char c = (unsigned char)b[i];
-
-		if (c < 0x21 || c == 0x7f)
-			return NULL;
-		if (c == '/') {
-			anchored = true;
-			if (i + 1 < body && b[i + 1] == '/') {
-				*why = "empty component in the pattern";
-				return NULL;
-			}
-		}
-	}
-	for (i = 0; i <= body; i++) {
-		size_t e = i;
-
-		while (e < body && b[e] != '/')
-			e++;
-		if ((e - i == 1 && b[i] == '.') || (e - i == 2 && b[i] == '.' &&
-		    b[i + 1] == '.')) {
-			*why = ". or .. in the pattern";
-			return NULL;
-		}
-		i = e;
-	}
-	if ((g = malloc(body + 8)) == NULL) {
-		*why = NULL;
-		return NULL;
-	}
-	if (!anchored) {
-		memcpy(g, "**/", 3);
-		k = 3;
-	}
-	for (i = 0; i < body; i++)
-		g[k++] = (char)lower((unsigned char)b[i]);
-	if (dir) {
-		memcpy(g + k, "/**", 3);
-		k += 3;
-	}
-	g[k] = '\0';
-	return g;
-}
-
-void
-lease_gate_rules_free(struct lease_flag_rules *r)
-{
-	if (r == NULL)
-		return;
-	for (size_t i = 0; i < r->n; i++)
-		free(r->v[i].glob);
-	free(r->v);
-	memset(r, 0, sizeof *r);
-}
-
-static int
-rules_err(struct lease_flag_rules *r, size_t keep, char *err, size_t errsz,
-    const char *name, unsigned line, const char *what, const char *w,
-    size_t n)
-{
-	while (r->n > keep)
-		free(r->v[--r->n].glob);
-	snprintf(err, errsz, "%s:%u: %s%s%.*s%s", name, line, what,
-	    n > 0 ? " '" : "", (int)(n > 64 ? 64 : n), w, n > 0 ? "'" : "");
-	return -EINVAL;
-}
-
-int
-lease_gate_rules_parse(struct lease_flag_rules *r, const char *text,
-    const char *name, char *err, size_t errsz)
-{
-	const char *l = text, *why;
-	size_t keep = r->n;
-	unsigned line = 0;
-
-	assert(r != NULL && text != NULL && name != NULL);
-	while (*l != '\0') {
-		const char *end = strchr(l, '\n'), *w, *p;
-		size_t wn, pn;
-		struct lease_flag_rule *nv;
-		unsigned flag;
-		char *g;
-
-		if (end == NULL)
-			end = l + strlen(l);
-		line++;
-		while (l < end && (*l == ' ' || *l == '\t'))
-			l++;
-		if (l == end || *l == '#')
-			goto next;
-		w = l;
-		while (l < end && *l != ' ' && *l != '\t')
-			l++;
-		wn = (size_t)(l - w);
-		while (l < end && (*l == ' ' || *l == '\t' || *l == '\r'))
-			l++;
-		p = l;
-		while (l < end && *l != ' ' && *l != '\t' && *l != '\r')
-			l++;
-		pn = (size_t)(l - p);
-		while (l < end && (*l == ' ' || *l == '\t' || *l == '\r'))
-			l++;
-		if ((flag = rule_flag(w, wn)) == 0)
-			return rules_err(r, keep, err, errsz, name, line,
-			    "unknown flag (ci, git_config, editor, agent, shell, "
-			    "hooks, build, test, script, policy):", w, wn);
-		if (pn == 0 || l != end)
-			return rules_err(r, keep, err, errsz, name, line,
-			    "one pattern a line: FLAG PATTERN", "", 0);
-		if (r->n >= LEASE_FLAG_RULES_MAX)
-			return rules_err(r, keep, err, errsz, name, line,
-			    "more than 10000 patterns", "", 0);
-		if ((g = rule_glob(p, pn, &why)) == NULL) {
-			if (why == NULL) {
-				rules_err(r, keep, err, errsz, name, line,
-				    "out of memory", "", 0);
-				return -ENOMEM;
-			}
-			return rules_err(r, keep, err, errsz, name, line, why, p,
-			    pn);
-		}
-		if (r->n == r->cap) {
-			size_t ncap = r->cap ? r->cap * 2 : 256;
-
-			if ((nv = realloc(r->v, ncap * sizeof *nv)) == NULL) {
-				free(g);
-				rules_err(r, keep, err, errsz, name, line,
-				    "out of memory", "", 0);
-				return -ENOMEM;
-			}
-			r->v = nv;
-			r->cap = ncap;
-		}
-		r->v[r->n].flag = flag;
-		r->v[r->n++].glob = g;
-next:
-		l = *end == '\n' ? end + 1 : end;
-	}
-	return 0;
-}
-
-unsigned
-lease_gate_flags(const char *path, const struct lease_flag_rules *rules,
-    const struct lease_check *checks, size_t nchecks)
-{
-	char f[PATH_MAX_BYTES + 1];
-	unsigned fl = 0;
-	size_t i;
-
-	assert(path != NULL);
-	for (i = 0; i < nchecks; i++)
-		if (lease_gate_check_input(&checks[i], path))
-			fl |= LEASE_FLAG_CHECK;
-	if (rules == NULL || !fold_path(path, f, sizeof f))
-		return fl;
-	for (i = 0; i < rules->n; i++)
-		if ((fl & rules->v[i].flag) == 0 &&
-		    lease_gate_glob(rules->v[i].glob, f))
-			fl |= rules->v[i].flag;
-	return fl;
-}
-
-/* ---- check inputs -------------------------------------------------------- */
-
 /* The path (in f, folded) is named by the word w[0..n). */
 static bool
 word_names(const char *w, size_t n, const char *path)
 {
-	char buf[PATH_MAX_BYTES + 1];
+	char buf[LEASE__GATE_PATH_MAX + 1];
 	const char *eq;
 	size_t k;
 
@@ -933,7 +715,7 @@ tool_of(const char *w, size_t n, char *out, size_t sz)
 	if (n >= sz)
 		n = sz - 1;
 	for (i = 0; i < n; i++)
-		out[i] = (char)lower((unsigned char)slash[i]);
+		out[i] = (char)lease__gate_lower((unsigned char)slash[i]);
 	out[n] = '\0';
 }
 
@@ -971,12 +753,12 @@ words_name(const char *s, const char *path, const char *base, bool first)
 bool
 lease_gate_check_input(const struct lease_check *c, const char *path)
 {
-	char f[PATH_MAX_BYTES + 1], tool[64];
+	char f[LEASE__GATE_PATH_MAX + 1], tool[64];
 	const char *base, *const *in;
 	size_t i;
 
 	assert(c != NULL && path != NULL);
-	if (!fold_path(path, f, sizeof f))
+	if (!lease__gate_fold_path(path, f, sizeof f))
 		return false;
 	base = strrchr(f, '/') != NULL ? strrchr(f, '/') + 1 : f;
 	for (i = 0; c->argv != NULL && c->argv[i] != NULL; i++) {

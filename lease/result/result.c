@@ -2,10 +2,11 @@
  * result.c: what happens to a lease's result on the trusted side (SPEC
  * 7.1-7.5): lease_result_finish (extract, gate, then quarantine or
  * materialise as a commit on corral/<id> checked out in the review
- * worktree, running -> result_ready, then the declared checks on copies),
- * the review document with hunk IDs bound to the patch digest, and
- * reject. The result JSON on the lease row and the receipts record every
- * step; docs/results.md describes both.
+ * worktree, running -> result_ready, then the declared checks of
+ * result_check.c), the result context the other result files share, and
+ * reject. The review document is result_review.c. The result JSON on the
+ * lease row and the receipts record every step; docs/results.md
+ * describes both.
  */
 #include <assert.h>
 #include <errno.h>
@@ -20,22 +21,10 @@
 #include <unistd.h>
 
 #include "lease/result/result_int.h"
-#include "lease_review_flags.h"
 
 #define SIG_NAME "corral"
 #define SIG_EMAIL "corral@localhost"
 #define RECEIPT_REASONS 32	/* findings copied into a receipt */
-#define CHANGED_INPUTS 16	/* changed inputs listed per check */
-
-static const char *const check_names[LEASE_CHECK_STATUS_COUNT] = {
-	"pass", "fail", "error", "unavailable",
-};
-
-const char *
-lease_result_check_status_name(enum lease_check_status st)
-{
-	return (unsigned)st < LEASE_CHECK_STATUS_COUNT ? check_names[st] : "?";
-}
 
 void
 lease_result_policy_defaults(struct lease_result_policy *p)
@@ -49,44 +38,9 @@ lease_result_policy_defaults(struct lease_result_policy *p)
 	p->flag_rules = lease_result_flag_rules_shipped();
 }
 
-int
-lease_result_flag_rules_load(struct lease_flag_rules *out, const char *text,
-    const char *name, char *err, size_t errsz)
-{
-	int rc;
-
-	memset(out, 0, sizeof *out);
-	if ((rc = lease_gate_rules_parse(out, lease_review_flags,
-	    "policies/review-flags", err, errsz)) == 0 && text != NULL)
-		rc = lease_gate_rules_parse(out, text, name, err, errsz);
-	if (rc < 0)
-		lease_gate_rules_free(out);
-	return rc;
-}
-
-const struct lease_flag_rules *
-lease_result_flag_rules_shipped(void)
-{
-	static struct lease_flag_rules shipped;
-	static bool done;
-	char err[256];
-	int rc;
-
-	if (done)
-		return &shipped;
-	rc = lease_gate_rules_parse(&shipped, lease_review_flags,
-	    "policies/review-flags", err, sizeof err);
-	/* The shipped file is tested: only memory can fail it. */
-	assert(rc == 0 || rc == -ENOMEM);
-	if (rc < 0)
-		return NULL;
-	done = true;
-	return &shipped;
-}
-
 /* "<rdir>/<name>" (malloc'd). */
-static char *
-rpath(const struct lease__rctx *c, const char *name)
+char *
+lease__rctx_path(const struct lease__rctx *c, const char *name)
 {
 	size_t n = strlen(c->rdir) + strlen(name) + 2;
 	char *p = malloc(n);
@@ -190,8 +144,8 @@ qfail(struct lease__rctx *c, int rc)
 	return rc;
 }
 
-static int
-gitfail(struct lease__rctx *c, int code, const char *what)
+int
+lease__rctx_gitfail(struct lease__rctx *c, int code, const char *what)
 {
 	const git_error *e = git_error_last();
 
@@ -224,8 +178,8 @@ reasons_json(const struct lease_gate_report *rep, size_t max)
 	return a;
 }
 
-static json_t *
-flags_of_one(unsigned fl)
+json_t *
+lease__result_flags_json(unsigned fl)
 {
 	json_t *names = json_array();
 	unsigned b;
@@ -246,7 +200,8 @@ flags_of(const struct lease_manifest *m)
 	for (i = 0; a != NULL && m != NULL && i < m->nfiles; i++) {
 		if (m->files[i].flags == 0)
 			continue;
-		if ((names = flags_of_one(m->files[i].flags)) == NULL)
+		names = lease__result_flags_json(m->files[i].flags);
+		if (names == NULL)
 			break;
 		o = json_pack("{s:s, s:o}", "path", m->files[i].path, "flags",
 		    names);
@@ -278,14 +233,14 @@ summary_of(const struct lease_manifest *m)
 	return json_string(buf);
 }
 
-static void
-set(json_t *o, const char *k, json_t *v)
+void
+lease__result_set(json_t *o, const char *k, json_t *v)
 {
 	json_object_set_new(o, k, v != NULL ? v : json_null());
 }
 
-static json_t *
-str_or_null(const char *s)
+json_t *
+lease__result_str(const char *s)
 {
 	return s != NULL ? json_string(s) : json_null();
 }
@@ -303,12 +258,12 @@ copy_object(struct lease__rctx *c, git_odb *dst, const git_oid *id)
 	if (git_odb_exists(dst, id))
 		return 0;
 	if (git_odb_read(&o, c->q->odb, id) < 0)
-		return gitfail(c, LEASE_EGIT, "quarantine object");
+		return lease__rctx_gitfail(c, LEASE_EGIT, "quarantine object");
 	rc = git_odb_write(&got, dst, git_odb_object_data(o),
 	    git_odb_object_size(o), git_odb_object_type(o));
 	git_odb_object_free(o);
 	if (rc < 0 || !git_oid_equal(&got, id))
-		return gitfail(c, LEASE_EGIT, "copy object");
+		return lease__rctx_gitfail(c, LEASE_EGIT, "copy object");
 	return 0;
 }
 
@@ -324,7 +279,7 @@ migrate(struct lease__rctx *c, git_odb *dst, const git_oid *tree)
 	if (git_odb_exists(dst, tree))
 		return 0;	/* unchanged subtree: all there */
 	if (git_tree_lookup(&t, c->q->repo, tree) < 0)
-		return gitfail(c, LEASE_EGIT, "quarantine tree");
+		return lease__rctx_gitfail(c, LEASE_EGIT, "quarantine tree");
 	for (i = 0; rc == 0 && i < git_tree_entrycount(t); i++) {
 		e = git_tree_entry_byindex(t, i);
 		switch (git_tree_entry_type(e)) {
@@ -380,7 +335,8 @@ checkout(struct lease__rctx *c, const git_oid *commit)
 	prev = lease__git_owner_off(c->g);
 	if (git_commit_lookup(&cm, wr, commit) < 0 ||
 	    git_checkout_tree(wr, (git_object *)cm, &o) < 0)
-		rc = gitfail(c, LEASE_EGIT, "checkout in the review worktree");
+		rc = lease__rctx_gitfail(c, LEASE_EGIT,
+		    "checkout in the review worktree");
 	lease__git_owner_restore(c->g, prev);
 	git_commit_free(cm);
 	git_repository_free(wr);
@@ -435,11 +391,12 @@ lease__result_stale(struct lease__rctx *c, const char *commit, char *why,
 	    git_commit_tree(&tree, cm) < 0 ||
 	    git_repository_index(&idx, wr) < 0 ||
 	    git_index_read(idx, 1) < 0) {
-		rc = gitfail(c, LEASE_EGIT, "review worktree");
+		rc = lease__rctx_gitfail(c, LEASE_EGIT, "review worktree");
 		goto out;
 	}
 	if (git_diff_tree_to_index(&d, wr, tree, idx, NULL) < 0) {
-		rc = gitfail(c, LEASE_EGIT, "review worktree index");
+		rc = lease__rctx_gitfail(c, LEASE_EGIT,
+		    "review worktree index");
 		goto out;
 	}
 	if (git_diff_num_deltas(d) > 0) {
@@ -454,7 +411,8 @@ lease__result_stale(struct lease__rctx *c, const char *commit, char *why,
 	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS |
 	    GIT_DIFF_INCLUDE_TYPECHANGE;
 	if (git_diff_index_to_workdir(&d, wr, idx, &o) < 0) {
-		rc = gitfail(c, LEASE_EGIT, "review worktree files");
+		rc = lease__rctx_gitfail(c, LEASE_EGIT,
+		    "review worktree files");
 		goto out;
 	}
 	if (git_diff_num_deltas(d) > 0) {
@@ -485,8 +443,8 @@ archive(struct lease__rctx *c)
 	char *hist, *from, *to, name[64];
 	json_t *h;
 
-	if (old == NULL || strlen(old) != 40 || (hist = rpath(c, "history")) ==
-	    NULL)
+	if (old == NULL || strlen(old) != 40 ||
+	    (hist = lease__rctx_path(c, "history")) == NULL)
 		return;
 	if (mkdir(hist, 0700) < 0 && errno != EEXIST) {
 		free(hist);
@@ -494,16 +452,16 @@ archive(struct lease__rctx *c)
 	}
 	free(hist);
 	snprintf(name, sizeof name, "history/%s.patch", old);
-	from = rpath(c, "patch");
-	to = rpath(c, name);
+	from = lease__rctx_path(c, "patch");
+	to = lease__rctx_path(c, name);
 	if (from != NULL && to != NULL && rename(from, to) < 0) {
 		/* nothing to keep */
 	}
 	free(from);
 	free(to);
 	snprintf(name, sizeof name, "history/%s.manifest.json", old);
-	from = rpath(c, "manifest.json");
-	to = rpath(c, name);
+	from = lease__rctx_path(c, "manifest.json");
+	to = lease__rctx_path(c, name);
 	if (from != NULL && to != NULL && rename(from, to) < 0) {
 		/* nothing to keep */
 	}
@@ -515,8 +473,9 @@ archive(struct lease__rctx *c)
 		json_object_set_new(c->result, "history", h);
 	}
 	json_array_append_new(h, json_pack("{s:s, s:o, s:o, s:I}", "commit",
-	    old, "via", str_or_null(lease__rctx_str(c, "via")), "patch_sha256",
-	    str_or_null(json_string_value(json_object_get(json_object_get(
+	    old, "via", lease__result_str(lease__rctx_str(c, "via")),
+	    "patch_sha256",
+	    lease__result_str(json_string_value(json_object_get(json_object_get(
 	    c->result, "patch"), "sha256"))), "replaced_at",
 	    (json_int_t)lease_id_now_ms()));
 }
@@ -526,7 +485,7 @@ static int
 gate_patch(struct lease__rctx *c, const char *parent,
     struct lease_gate_report *rep)
 {
-	char *path = rpath(c, "patch"), *buf = NULL;
+	char *path = lease__rctx_path(c, "patch"), *buf = NULL;
 	size_t len = 0;
 	int rc;
 
@@ -553,7 +512,8 @@ static int
 make_patch(struct lease__rctx *c, const char *parent, const char *tree,
     struct lease_gate_report *rep)
 {
-	char *patch = rpath(c, "patch"), *mpath = rpath(c, "manifest.json");
+	char *patch = lease__rctx_path(c, "patch");
+	char *mpath = lease__rctx_path(c, "manifest.json");
 	char *text = NULL;
 	int rc;
 
@@ -598,13 +558,13 @@ make_commit(struct lease__rctx *c, const git_oid *parent_id,
 	if (git_signature_new(&sig, SIG_NAME, SIG_EMAIL, (git_time_t)time(NULL),
 	    0) < 0 || git_commit_lookup(&parent, repo, parent_id) < 0 ||
 	    git_tree_lookup(&tree, repo, tree_id) < 0) {
-		rc = gitfail(c, LEASE_EGIT, "result commit");
+		rc = lease__rctx_gitfail(c, LEASE_EGIT, "result commit");
 		goto out;
 	}
 	parents[0] = parent;
 	if (git_commit_create(out, repo, NULL, sig, sig, NULL, msg, tree, 1,
 	    parents) < 0)
-		rc = gitfail(c, LEASE_EGIT, "result commit");
+		rc = lease__rctx_gitfail(c, LEASE_EGIT, "result commit");
 out:
 	git_tree_free(tree);
 	git_commit_free(parent);
@@ -632,7 +592,7 @@ move_branch(struct lease__rctx *c, const git_oid *expect, const git_oid *to,
 		    branch);
 		return LEASE_ESTALE;
 	}
-	return rc < 0 ? gitfail(c, LEASE_EGIT, ref) : 0;
+	return rc < 0 ? lease__rctx_gitfail(c, LEASE_EGIT, ref) : 0;
 }
 
 int
@@ -659,7 +619,7 @@ lease__result_build(struct lease__rctx *c, const char *parent_hex,
 		return LEASE_EINVALID;
 	/* Valid: the objects go to the operator's repository. */
 	if (git_repository_odb(&dst, lease__git_repo(c->g)) < 0)
-		return gitfail(c, LEASE_EGIT, "object database");
+		return lease__rctx_gitfail(c, LEASE_EGIT, "object database");
 	rc = migrate(c, dst, &tree);
 	git_odb_free(dst);
 	if (rc < 0)
@@ -671,21 +631,23 @@ lease__result_build(struct lease__rctx *c, const char *parent_hex,
 	git_oid_tostr(hex, sizeof hex, &commit);
 	patch = json_pack("{s:s, s:I}", "sha256", c->m->patch_sha256, "bytes",
 	    (json_int_t)c->m->patch_bytes);
-	set(c->result, "status", json_string("ready"));
-	set(c->result, "via", json_string(via));
-	set(c->result, "summary", summary_of(c->m));
-	set(c->result, "base", str_or_null(c->rec.base));
-	set(c->result, "base_ref", str_or_null(c->rec.base_ref));
-	set(c->result, "parent", json_string(parent_hex));
-	set(c->result, "commit", json_string(hex));
-	set(c->result, "tree", json_string(tree_hex));
-	set(c->result, "branch", str_or_null(c->rec.branch));
-	set(c->result, "patch", patch);
-	set(c->result, "counts", counts_of(c->m));
-	set(c->result, "flags", flags_of(c->m));
-	set(c->result, "reasons", json_array());
-	set(c->result, "checks", json_null());
-	set(c->result, "reviewed", json_null());
+	lease__result_set(c->result, "status", json_string("ready"));
+	lease__result_set(c->result, "via", json_string(via));
+	lease__result_set(c->result, "summary", summary_of(c->m));
+	lease__result_set(c->result, "base", lease__result_str(c->rec.base));
+	lease__result_set(c->result, "base_ref",
+	    lease__result_str(c->rec.base_ref));
+	lease__result_set(c->result, "parent", json_string(parent_hex));
+	lease__result_set(c->result, "commit", json_string(hex));
+	lease__result_set(c->result, "tree", json_string(tree_hex));
+	lease__result_set(c->result, "branch",
+	    lease__result_str(c->rec.branch));
+	lease__result_set(c->result, "patch", patch);
+	lease__result_set(c->result, "counts", counts_of(c->m));
+	lease__result_set(c->result, "flags", flags_of(c->m));
+	lease__result_set(c->result, "reasons", json_array());
+	lease__result_set(c->result, "checks", json_null());
+	lease__result_set(c->result, "reviewed", json_null());
 	if ((rc = lease__rctx_save(c)) < 0)
 		return rc;
 	rc = lease__rctx_receipt(c, "result_materialised", json_pack("{s:s, "
@@ -695,284 +657,6 @@ lease__result_build(struct lease__rctx *c, const char *parent_hex,
 	if (rc < 0)
 		return rc;
 	return checkout(c, &commit);
-}
-
-/* ---- checks -------------------------------------------------------------- */
-
-/* Every copied file and directory carries the base commit's time. */
-static void
-stamp(int dirfd, const char *name, int64_t epoch)
-{
-	struct timespec ts[2];
-
-	ts[0].tv_sec = ts[1].tv_sec = (time_t)epoch;
-	ts[0].tv_nsec = ts[1].tv_nsec = 0;
-	if (utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0) {
-		/* a time is a nicety: the copy is still right */
-	}
-}
-
-/* Write tree into the directory dirfd (a fresh copy for a check). */
-static int
-write_tree(struct lease__rctx *c, git_tree *t, int dirfd, int depth,
-    int64_t epoch)
-{
-	git_repository *repo = lease__git_repo(c->g);
-	const git_tree_entry *e;
-	git_blob *b = NULL;
-	git_tree *sub = NULL;
-	const char *name;
-	size_t i, off;
-	ssize_t k;
-	int fd, rc = 0;
-
-	if (depth > 256)
-		return -ELOOP;
-	for (i = 0; rc == 0 && i < git_tree_entrycount(t); i++) {
-		e = git_tree_entry_byindex(t, i);
-		name = git_tree_entry_name(e);
-		switch (git_tree_entry_filemode(e)) {
-		case GIT_FILEMODE_TREE:
-			if (git_tree_lookup(&sub, repo, git_tree_entry_id(e)) <
-			    0)
-				return gitfail(c, LEASE_EGIT, "tree");
-			if (mkdirat(dirfd, name, 0755) < 0 ||
-			    (fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY |
-			    O_NOFOLLOW | O_CLOEXEC)) < 0) {
-				rc = -errno;
-			} else {
-				rc = write_tree(c, sub, fd, depth + 1, epoch);
-				close(fd);
-			}
-			git_tree_free(sub);
-			stamp(dirfd, name, epoch);
-			break;
-		case GIT_FILEMODE_BLOB:
-		case GIT_FILEMODE_BLOB_EXECUTABLE:
-		case GIT_FILEMODE_LINK:
-			if (git_blob_lookup(&b, repo, git_tree_entry_id(e)) < 0)
-				return gitfail(c, LEASE_EGIT, "blob");
-			if (git_tree_entry_filemode(e) == GIT_FILEMODE_LINK) {
-				char target[4097];
-				size_t n = (size_t)git_blob_rawsize(b);
-
-				if (n >= sizeof target) {
-					rc = -ENAMETOOLONG;
-				} else {
-					memcpy(target, git_blob_rawcontent(b),
-					    n);
-					target[n] = '\0';
-					if (symlinkat(target, dirfd, name) < 0)
-						rc = -errno;
-				}
-				git_blob_free(b);
-				stamp(dirfd, name, epoch);
-				break;
-			}
-			fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL |
-			    O_NOFOLLOW | O_CLOEXEC, git_tree_entry_filemode(e)
-			    == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644);
-			if (fd < 0) {
-				rc = -errno;
-				git_blob_free(b);
-				break;
-			}
-			for (off = 0; off < (size_t)git_blob_rawsize(b);
-			    off += (size_t)k) {
-				k = write(fd, (const char *)
-				    git_blob_rawcontent(b) + off,
-				    (size_t)git_blob_rawsize(b) - off);
-				if (k <= 0) {
-					rc = -EIO;
-					break;
-				}
-			}
-			close(fd);
-			git_blob_free(b);
-			stamp(dirfd, name, epoch);
-			break;
-		case GIT_FILEMODE_COMMIT:
-			if (mkdirat(dirfd, name, 0755) < 0)
-				rc = -errno;
-			stamp(dirfd, name, epoch);
-			break;
-		default:
-			break;
-		}
-	}
-	return rc;
-}
-
-/* A fresh copy of the result tree at path, dated epoch. */
-static int
-copy_tree(struct lease__rctx *c, const char *tree_hex, const char *path,
-    int64_t epoch)
-{
-	git_tree *t = NULL;
-	git_oid oid;
-	int fd, rc;
-
-	if ((rc = lease__fs_rmtree(path)) < 0)
-		return rc;
-	if (mkdir(path, 0755) < 0)
-		return -errno;
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0)
-		return -errno;
-	if (git_oid_fromstr(&oid, tree_hex) < 0 ||
-	    git_tree_lookup(&t, lease__git_repo(c->g), &oid) < 0)
-		rc = gitfail(c, LEASE_EGIT, "result tree");
-	else
-		rc = write_tree(c, t, fd, 0, epoch);
-	git_tree_free(t);
-	close(fd);
-	if (rc == 0)
-		stamp(AT_FDCWD, path, epoch);
-	return rc;
-}
-
-static int64_t
-base_time(struct lease__rctx *c)
-{
-	git_commit *cm = NULL;
-	git_oid oid;
-	int64_t t = 0;
-
-	if (c->rec.base != NULL && git_oid_fromstr(&oid, c->rec.base) == 0 &&
-	    git_commit_lookup(&cm, lease__git_repo(c->g), &oid) == 0)
-		t = (int64_t)git_commit_time(cm);
-	git_commit_free(cm);
-	return t;
-}
-
-static json_t *
-argv_json(char *const *argv)
-{
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; a != NULL && argv != NULL && argv[i] != NULL; i++)
-		json_array_append_new(a, lease__gate_json_bytes(argv[i],
-		    strlen(argv[i])));
-	return a;
-}
-
-static int
-run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
-    json_t *all)
-{
-	const struct lease_check *ck = &c->pol.checks[i];
-	struct lease_check_outcome oc;
-	struct lease_check_run run;
-	json_t *inputs = json_array(), *e;
-	char *dir, *base, name[32];
-	bool independent = true;
-	size_t k, n = 0;
-	int rc;
-
-	for (k = 0; c->m != NULL && k < c->m->nfiles; k++) {
-		if (!lease_gate_check_input(ck, c->m->files[k].path))
-			continue;
-		independent = false;
-		if (n++ < CHANGED_INPUTS)
-			json_array_append_new(inputs,
-			    json_string(c->m->files[k].path));
-	}
-	memset(&oc, 0, sizeof oc);
-	oc.exit_code = -1;
-	if (c->checks_dir != NULL) {
-		base = strdup(c->checks_dir);
-		n = strlen(c->checks_dir) + LEASE_ID_LEN + 32;
-		if ((dir = malloc(n)) != NULL)
-			snprintf(dir, n, "%s/%s.%zu", c->checks_dir, c->id, i);
-	} else {
-		snprintf(name, sizeof name, "checks/%zu", i);
-		base = rpath(c, "checks");
-		dir = rpath(c, name);
-	}
-	if (base == NULL || dir == NULL) {
-		free(base);
-		free(dir);
-		json_decref(inputs);
-		return -ENOMEM;
-	}
-	if (mkdir(base, 0755) < 0 && errno != EEXIST) {
-		oc.status = LEASE_CHECK_ERROR;
-		snprintf(oc.detail, sizeof oc.detail, "%s: %s", base,
-		    strerror(errno));
-	} else if (c->run == NULL) {
-		oc.status = LEASE_CHECK_UNAVAILABLE;
-		snprintf(oc.detail, sizeof oc.detail, "no exec zone in this "
-		    "build");
-	} else if ((rc = copy_tree(c, tree, dir, base_time(c))) < 0) {
-		oc.status = LEASE_CHECK_ERROR;
-		snprintf(oc.detail, sizeof oc.detail, "cannot copy the result "
-		    "tree: %s", rc > -4096 ? strerror(-rc) : "libgit2");
-	} else {
-		memset(&run, 0, sizeof run);
-		run.id = c->id;
-		run.check = ck;
-		run.dir = dir;
-		run.source_date_epoch = base_time(c);
-		run.log = log;
-		run.log_max = LEASE_RESULT_LOG_MAX;
-		if ((rc = c->run(&run, &oc, c->ud)) < 0) {
-			oc.status = LEASE_CHECK_ERROR;
-			snprintf(oc.detail, sizeof oc.detail, "the runner "
-			    "failed: %s", rc > -4096 ? strerror(-rc) :
-			    "error");
-		}
-		if (oc.log_len > LEASE_RESULT_LOG_MAX)
-			oc.log_len = LEASE_RESULT_LOG_MAX;
-	}
-	if (lease__fs_rmtree(dir) < 0) {
-		/* a leftover copy is removed with the lease directory */
-	}
-	free(dir);
-	free(base);
-	e = json_pack("{s:s, s:o, s:s, s:i, s:i, s:I, s:b, s:o, s:b, s:b, "
-	    "s:s}", "name", ck->name ? ck->name : "check", "argv",
-	    argv_json(ck->argv), "status",
-	        lease_result_check_status_name(oc.status),
-	    "exit", oc.exit_code, "signal", oc.signal, "duration_ms",
-	    (json_int_t)oc.duration_ms, "independent", independent,
-	    "changed_inputs", inputs, "faketime", oc.faketime,
-	    "log_truncated", oc.log_truncated, "detail", oc.detail);
-	if (e == NULL)
-		return -ENOMEM;
-	json_array_append(all, e);
-	json_object_set_new(e, "log", lease__gate_json_bytes(log, oc.log_len));
-	json_object_set_new(e, "commit", str_or_null(lease__rctx_str(c,
-	    "commit")));
-	return lease__rctx_receipt(c, "check", e);
-}
-
-int
-lease__result_checks(struct lease__rctx *c)
-{
-	const char *tree = lease__rctx_str(c, "tree");
-	json_t *all, *e;
-	char *log;
-	size_t i;
-	int rc = 0;
-
-	if (tree == NULL)
-		return LEASE_ENORESULT;
-	if ((all = json_array()) == NULL ||
-	    (log = malloc(LEASE_RESULT_LOG_MAX)) == NULL) {
-		json_decref(all);
-		return -ENOMEM;
-	}
-	for (i = 0; rc == 0 && i < c->pol.nchecks; i++)
-		rc = run_one(c, i, tree, log, all);
-	free(log);
-	/* the result JSON keeps the outcomes; the logs live in receipts */
-	json_array_foreach(all, i, e)
-		json_object_del(e, "log");
-	set(c->result, "checks", all);
-	if (rc == 0)
-		rc = lease__rctx_save(c);
-	return rc;
 }
 
 /* ---- finish -------------------------------------------------------------- */
@@ -985,28 +669,29 @@ quarantine(struct lease__rctx *c, const struct lease_gate_report *rep,
 	char *path, *text;
 	int rc;
 
-	set(c->result, "status", json_string("quarantined"));
-	set(c->result, "via", json_string("extracted"));
-	set(c->result, "base", str_or_null(c->rec.base));
-	set(c->result, "base_ref", str_or_null(c->rec.base_ref));
-	set(c->result, "parent", str_or_null(c->rec.base));
-	set(c->result, "commit", json_null());
-	set(c->result, "snapshot_tree", ex->tree[0] ? json_string(ex->tree) :
-	    json_null());
-	set(c->result, "reasons", reasons != NULL ? json_incref(reasons) :
-	    NULL);
-	set(c->result, "findings_dropped", json_integer((json_int_t)
-	    rep->dropped));
+	lease__result_set(c->result, "status", json_string("quarantined"));
+	lease__result_set(c->result, "via", json_string("extracted"));
+	lease__result_set(c->result, "base", lease__result_str(c->rec.base));
+	lease__result_set(c->result, "base_ref",
+	    lease__result_str(c->rec.base_ref));
+	lease__result_set(c->result, "parent", lease__result_str(c->rec.base));
+	lease__result_set(c->result, "commit", json_null());
+	lease__result_set(c->result, "snapshot_tree", ex->tree[0] ?
+	    json_string(ex->tree) : json_null());
+	lease__result_set(c->result, "reasons", reasons != NULL ?
+	    json_incref(reasons) : NULL);
+	lease__result_set(c->result, "findings_dropped",
+	    json_integer((json_int_t)rep->dropped));
 	if (c->m != NULL) {
-		set(c->result, "summary", summary_of(c->m));
-		set(c->result, "patch", json_pack("{s:s, s:I}", "sha256",
-		    c->m->patch_sha256, "bytes", (json_int_t)
-		    c->m->patch_bytes));
-		set(c->result, "counts", counts_of(c->m));
-		set(c->result, "flags", flags_of(c->m));
+		lease__result_set(c->result, "summary", summary_of(c->m));
+		lease__result_set(c->result, "patch", json_pack("{s:s, s:I}",
+		    "sha256", c->m->patch_sha256, "bytes",
+		    (json_int_t)c->m->patch_bytes));
+		lease__result_set(c->result, "counts", counts_of(c->m));
+		lease__result_set(c->result, "flags", flags_of(c->m));
 	}
 	/* the reasons also sit next to the quarantined files */
-	if ((path = rpath(c, "reasons.json")) != NULL &&
+	if ((path = lease__rctx_path(c, "reasons.json")) != NULL &&
 	    (text = json_dumps(reasons, JSON_INDENT(1) | JSON_ENSURE_ASCII))
 	    != NULL) {
 		rc = lease__fs_write_file(path, text, strlen(text), 0600);
@@ -1057,7 +742,7 @@ branch_tip(struct lease__rctx *c, char tip[41])
 		return rc;
 	snprintf(ref, sizeof ref, "refs/heads/%s", branch);
 	if (git_reference_name_to_id(&oid, lease__git_repo(c->g), ref) < 0)
-		return gitfail(c, LEASE_ESTALE, ref);
+		return lease__rctx_gitfail(c, LEASE_ESTALE, ref);
 	git_oid_tostr(tip, 41, &oid);
 	return 0;
 }
@@ -1133,7 +818,7 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 		goto fail;
 	}
 	ws = lease_path_workspace(state_dir, id);
-	arts = rpath(&c, "artifacts");
+	arts = lease__rctx_path(&c, "artifacts");
 	if (ws == NULL || arts == NULL) {
 		rc = -ENOMEM;
 		goto fail;
@@ -1142,8 +827,8 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	    opts->race, opts->race_ud, &rep, &ex);
 	if ((rc = qfail(&c, rc)) < 0)
 		goto fail;
-	set(c.result, "artifacts", json_pack("{s:s, s:I, s:I}", "dir", arts,
-	    "files", (json_int_t)ex.artifacts, "bytes",
+	lease__result_set(c.result, "artifacts", json_pack("{s:s, s:I, s:I}",
+	    "dir", arts, "files", (json_int_t)ex.artifacts, "bytes",
 	    (json_int_t)ex.artifact_bytes));
 	if (opts->fail_reason != NULL &&
 	    (rc = lease_gate_report_add(&rep, LEASE_GATE_LEASE_FAILED, NULL,
@@ -1201,107 +886,7 @@ out:
 	return rc;
 }
 
-/* ---- review -------------------------------------------------------------- */
-
-static json_t *
-line_json(const git_diff_line *l)
-{
-	char o[2] = { l->origin, '\0' };
-	size_t n = l->content_len;
-
-	switch (l->origin) {
-	case GIT_DIFF_LINE_CONTEXT_EOFNL:
-	case GIT_DIFF_LINE_ADD_EOFNL:
-	case GIT_DIFF_LINE_DEL_EOFNL:
-		return json_pack("[s, s]", "\\", "No newline at end of file");
-	default:
-		break;
-	}
-	if (n > 0 && l->content[n - 1] == '\n')
-		n--;
-	return json_pack("[s, o]", o, lease__gate_json_bytes(l->content, n));
-}
-
-/* The diff of the patch text, per file and per hunk, with hunk IDs. */
-static json_t *
-diff_json(const char *patch, size_t len, const char *digest,
-    const struct lease_manifest *m)
-{
-	const git_diff_delta *d;
-	const git_diff_hunk *h;
-	const git_diff_line *l;
-	git_diff *diff = NULL;
-	git_patch *p = NULL;
-	json_t *files, *hunks, *lines, *f;
-	size_t i, j, k, nl;
-	char id[64];
-	const char *path;
-
-	if ((files = json_array()) == NULL)
-		return NULL;
-	/*
-	 * A quarantined result's patch may hold NUL bytes (a text file with
-	 * a NUL past git's binary sniff); libgit2 1.5.1 reads past its copy
-	 * of such a buffer. Not shown: the reasons say why.
-	 */
-	if (memchr(patch, '\0', len) != NULL ||
-	    git_diff_from_buffer(&diff, len > 0 ? patch : "", len) < 0)
-		return files;
-	for (i = 0; i < git_diff_num_deltas(diff); i++) {
-		d = git_diff_get_delta(diff, i);
-		path = d->new_file.path != NULL ? d->new_file.path :
-		    d->old_file.path;
-		if (git_patch_from_diff(&p, diff, i) < 0 || p == NULL)
-			continue;
-		hunks = json_array();
-		for (j = 0; hunks != NULL && j < git_patch_num_hunks(p); j++) {
-			if (git_patch_get_hunk(&h, &nl, p, j) < 0)
-				break;
-			lines = json_array();
-			for (k = 0; lines != NULL && k < nl; k++)
-				if (git_patch_get_line_in_hunk(&l, p, j, k) ==
-				    0)
-					json_array_append_new(lines,
-					    line_json(l));
-			snprintf(id, sizeof id, "%.8s:%zu:%zu", digest, i + 1,
-			    j + 1);
-			json_array_append_new(hunks, json_pack("{s:s, s:o, "
-			    "s:i, s:i, s:i, s:i, s:o}", "id", id, "header",
-			    lease__gate_json_bytes(h->header, h->header_len > 0
-			        &&
-			    h->header[h->header_len - 1] == '\n' ?
-			    h->header_len - 1 : h->header_len), "old_start",
-			    h->old_start, "old_lines", h->old_lines,
-			    "new_start", h->new_start, "new_lines",
-			    h->new_lines, "lines", lines));
-		}
-		snprintf(id, sizeof id, "%.8s:%zu", digest, i + 1);
-		f = json_pack("{s:s, s:i, s:o, s:s, s:o, s:o, s:b, s:o}", "id",
-		    id, "file", (int)(i + 1), "path",
-		        lease__gate_json_bytes(path,
-		    strlen(path)), "status", d->status == GIT_DELTA_ADDED ?
-		    "added" : d->status == GIT_DELTA_DELETED ? "deleted" :
-		    "modified", "old_mode", d->old_file.mode ? json_sprintf(
-		    "%06o", d->old_file.mode) : json_null(), "new_mode",
-		    d->new_file.mode ? json_sprintf("%06o", d->new_file.mode) :
-		    json_null(), "binary", (d->flags & GIT_DIFF_FLAG_BINARY) !=
-		    0, "hunks", hunks);
-		if (f != NULL && m != NULL) {
-			size_t a;
-
-			for (a = 0; a < m->nfiles; a++)
-				if (strcmp(m->files[a].path, path) == 0)
-					json_object_set_new(f, "flags",
-					    flags_of_one(m->files[a].flags));
-		}
-		if (f != NULL)
-			json_array_append_new(files, f);
-		git_patch_free(p);
-		p = NULL;
-	}
-	git_diff_free(diff);
-	return files;
-}
+/* ---- the recorded patch and manifest -------------------------------- */
 
 int
 lease__result_load_patch(struct lease__rctx *c, char **buf, size_t *len,
@@ -1309,7 +894,7 @@ lease__result_load_patch(struct lease__rctx *c, char **buf, size_t *len,
 {
 	json_t *p = json_object_get(c->result, "patch");
 	const char *want = json_string_value(json_object_get(p, "sha256"));
-	char *path = rpath(c, "patch");
+	char *path = lease__rctx_path(c, "patch");
 	int rc;
 
 	*buf = NULL;
@@ -1335,7 +920,7 @@ lease__result_load_patch(struct lease__rctx *c, char **buf, size_t *len,
 int
 lease__result_load_manifest(struct lease__rctx *c)
 {
-	char *path = rpath(c, "manifest.json"), *text = NULL;
+	char *path = lease__rctx_path(c, "manifest.json"), *text = NULL;
 	const char *want;
 	size_t len = 0;
 	int rc;
@@ -1366,110 +951,6 @@ lease__result_load_manifest(struct lease__rctx *c)
 		return LEASE_ETAMPERED;
 	}
 	return 0;
-}
-
-int
-lease_result_review(struct lease_store *s, const char *state_dir,
-    const char *id, unsigned flags, json_t **out)
-{
-	struct lease__rctx c;
-	json_t *doc = NULL, *entries = NULL, *rcpt;
-	const char *status, *commit;
-	char *patch = NULL, sha[65] = "", why[512] = "", head[65] = "";
-	size_t plen = 0;
-	int64_t len = 0, omitted = 0;
-	bool ready, stale = false;
-	int rc, vrc;
-
-	assert(s != NULL && out != NULL);
-	*out = NULL;
-	if ((rc = lease__rctx_open(&c, s, state_dir, id, NULL, NULL, NULL,
-	    false)) < 0)
-		goto out;
-	status = lease__rctx_str(&c, "status");
-	if (status == NULL) {
-		lease__store_msg(s, "lease %s has no result yet (it is %s)",
-		    id, lease_fsm_state_name(c.rec.state));
-		rc = LEASE_ENORESULT;
-		goto out;
-	}
-	ready = strcmp(status, "ready") == 0;
-	commit = lease__rctx_str(&c, "commit");
-	if ((rc = lease__result_load_manifest(&c)) < 0)
-		goto out;
-	rc = lease__result_load_patch(&c, &patch, &plen, sha);
-	if (rc < 0 && rc != -ENOENT)
-		goto out;
-	if ((doc = json_object()) == NULL) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	set(doc, "id", json_string(id));
-	set(doc, "name", str_or_null(c.rec.name));
-	set(doc, "lease_state", json_string(lease_fsm_state_name(c.rec.state)));
-	set(doc, "failed_reason", str_or_null(c.rec.failed_reason));
-	set(doc, "repo", str_or_null(c.rec.repo));
-	set(doc, "worktree", str_or_null(c.rec.worktree));
-	set(doc, "result", json_incref(c.result));
-	set(doc, "manifest", NULL);
-	if (c.m != NULL) {
-		char *text = lease_manifest_dump(c.m);
-
-		set(doc, "manifest", text ? json_loads(text, 0, NULL) : NULL);
-		free(text);
-	}
-	set(doc, "hunk_digest", sha[0] ? json_sprintf("%.8s", sha) : NULL);
-	set(doc, "diff", patch != NULL ? diff_json(patch, plen, sha, c.m) :
-	    json_array());
-	/* still what was recorded? */
-	if (ready && c.rec.state == LEASE_STATE_RESULT_READY) {
-		if ((rc = lease_git_open(&c.g, c.rec.repo)) < 0) {
-			snprintf(why, sizeof why, "%s", lease_git_errmsg(c.g));
-			stale = true;
-		} else if ((rc = lease__result_stale(&c, commit, why,
-		    sizeof why)) == LEASE_ESTALE) {
-			stale = true;
-		} else if (rc < 0) {
-			goto out;
-		}
-	}
-	set(doc, "stale", stale ? json_string(why) : NULL);
-	if ((flags & LEASE_REVIEW_MARK) && ready && !stale &&
-	    c.rec.state == LEASE_STATE_RESULT_READY &&
-	    (json_string_value(json_object_get(c.result, "reviewed")) == NULL ||
-	    strcmp(json_string_value(json_object_get(c.result, "reviewed")),
-	    commit) != 0)) {
-		set(c.result, "reviewed", json_string(commit));
-		if ((rc = lease__rctx_save(&c)) < 0 ||
-		    (rc = lease__rctx_receipt(&c, "reviewed", json_pack("{s:s, "
-		    "s:s}", "commit", commit, "patch_sha256", sha))) < 0)
-			goto out;
-		set(doc, "result", json_incref(c.result));
-	}
-	vrc = lease_receipt_verify(s, id, &len, head);
-	rcpt = json_pack("{s:I, s:s, s:b}", "length", (json_int_t)len, "head",
-	    head, "verified", vrc == 0);
-	set(doc, "receipt", rcpt);
-	/* Bounded however long the lease's journal (issue 15). */
-	vrc = lease_receipt_entries_window(s, id, LEASE_SHOW_FIRST,
-	    LEASE_SHOW_LAST, &entries, &omitted);
-	set(doc, "receipts", entries);
-	set(doc, "receipts_omitted", json_integer((json_int_t)omitted));
-	entries = NULL;
-	set(doc, "reviewed", json_boolean(ready && commit != NULL &&
-	    json_string_value(json_object_get(c.result, "reviewed")) != NULL &&
-	    strcmp(json_string_value(json_object_get(c.result, "reviewed")),
-	    commit) == 0));
-	*out = doc;
-	doc = NULL;
-	rc = stale ? LEASE_ESTALE : 0;
-	if (stale)
-		lease__store_msg(s, "lease %s: %s", id, why);
-out:
-	json_decref(doc);
-	free(patch);
-	lease__rctx_close(&c);
-	return rc;
 }
 
 /* ---- reject -------------------------------------------------------------- */
@@ -1515,8 +996,8 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
 	if (c.rec.state != LEASE_STATE_REJECTED &&
 	    (rc = lease__rctx_receipt(&c, "rejected", json_pack("{s:s, s:o, "
 	    "s:o}", "state", lease_fsm_state_name(c.rec.state), "commit",
-	    str_or_null(lease__rctx_str(&c, "commit")), "status",
-	    str_or_null(lease__rctx_str(&c, "status"))))) < 0)
+	    lease__result_str(lease__rctx_str(&c, "commit")), "status",
+	    lease__result_str(lease__rctx_str(&c, "status"))))) < 0)
 		goto out;
 	if (cb != NULL && (rc = cb(id, ud)) < 0)
 		goto out;

@@ -160,8 +160,6 @@ bool lease_gate_report_has(const struct lease_gate_report *,
     enum lease_gate_reason);
 
 const char *lease_gate_reason_name(enum lease_gate_reason);
-/* The name of one flag bit ("ci", "build"...), "?" otherwise. */
-const char *lease_gate_flag_name(unsigned bit);
 
 /*
  * lease_gate_path: the SPEC 7.2 path rules for a path relative to the
@@ -198,24 +196,6 @@ enum lease_gate_reason lease_gate_mode(unsigned mode, bool allow_symlinks);
  */
 enum lease_gate_reason lease_gate_file_mode(unsigned st_mode,
     unsigned *git_mode);
-
-/*
- * lease_gate_rules_parse: add the patterns of text (the review-flags
- * form: "FLAG PATTERN" a line, '#' comments) to r. 0; -EINVAL with err
- * "NAME:LINE: what" (an unknown flag, a missing or extra word, a bad
- * pattern, too many); -ENOMEM. On an error r keeps what it had.
- */
-LEASE_NODISCARD int lease_gate_rules_parse(struct lease_flag_rules *r,
-    const char *text, const char *name, char *err, size_t errsz);
-void lease_gate_rules_free(struct lease_flag_rules *);
-
-/*
- * lease_gate_flags: the review flags of a changed path (LEASE_FLAG_*),
- * case-insensitively: every pattern of rules (NULL: none) it matches, and
- * the inputs of the declared checks (lease_gate_check_input). Pure.
- */
-unsigned lease_gate_flags(const char *path, const struct lease_flag_rules *,
-    const struct lease_check *checks, size_t nchecks);
 
 /*
  * lease_gate_twins: which of the n paths (a whole tree's, UTF-8) name the
@@ -260,6 +240,43 @@ struct lease_gate_scan {
  */
 enum lease_gate_reason lease_gate_patch_scan(const char *buf, size_t len,
     const struct lease_result_policy *, struct lease_gate_scan *out);
+
+/* ------------------------------------------------------------------ */
+/* gate_flags.c: the review flags of a changed path (SPEC 7.2)        */
+
+/* The name of one flag bit ("ci", "build"...), "?" otherwise. */
+const char *lease_gate_flag_name(unsigned bit);
+
+/*
+ * lease_gate_rules_parse: add the patterns of text (the review-flags
+ * form: "FLAG PATTERN" a line, '#' comments) to r. 0; -EINVAL with err
+ * "NAME:LINE: what" (an unknown flag, a missing or extra word, a bad
+ * pattern, too many); -ENOMEM. On an error r keeps what it had.
+ */
+LEASE_NODISCARD int lease_gate_rules_parse(struct lease_flag_rules *r,
+    const char *text, const char *name, char *err, size_t errsz);
+void lease_gate_rules_free(struct lease_flag_rules *);
+
+/*
+ * lease_gate_flags: the review flags of a changed path (LEASE_FLAG_*),
+ * case-insensitively: every pattern of rules (NULL: none) it matches, and
+ * the inputs of the declared checks (lease_gate_check_input). Pure.
+ */
+unsigned lease_gate_flags(const char *path, const struct lease_flag_rules *,
+    const struct lease_check *checks, size_t nchecks);
+
+/*
+ * The shipped review-flag patterns (policies/review-flags, compiled in),
+ * parsed once; NULL when out of memory.
+ */
+const struct lease_flag_rules *lease_result_flag_rules_shipped(void);
+/*
+ * The shipped patterns and then text's (the operator's file, named name in
+ * errors; NULL: none) in *out (lease_gate_rules_free). 0, or as
+ * lease_gate_rules_parse with *out empty.
+ */
+LEASE_NODISCARD int lease_result_flag_rules_load(struct lease_flag_rules *out,
+    const char *text, const char *name, char *err, size_t errsz);
 
 /* ------------------------------------------------------------------ */
 /* manifest.c: the result manifest as JSON (SPEC 7.1)                 */
@@ -395,25 +412,7 @@ LEASE_NODISCARD int lease_patch_write(struct lease_gate_odb *q,
     struct lease_gate_report *rep, struct lease_manifest **out);
 
 /* ------------------------------------------------------------------ */
-/* result.c: materialise, check, quarantine, review, reject (SPEC 7)  */
-
-/*
- * The defaults above and the shipped review-flag patterns; no ignore
- * patterns, no output dir, no checks.
- */
-void lease_result_policy_defaults(struct lease_result_policy *);
-/*
- * The shipped review-flag patterns (policies/review-flags, compiled in),
- * parsed once; NULL when out of memory.
- */
-const struct lease_flag_rules *lease_result_flag_rules_shipped(void);
-/*
- * The shipped patterns and then text's (the operator's file, named name in
- * errors; NULL: none) in *out (lease_gate_rules_free). 0, or as
- * lease_gate_rules_parse with *out empty.
- */
-LEASE_NODISCARD int lease_result_flag_rules_load(struct lease_flag_rules *out,
-    const char *text, const char *name, char *err, size_t errsz);
+/* result_check.c: the declared checks on a result (SPEC 7.3)         */
 
 /* What a check runner gets (SPEC 7.3, 8.2). */
 struct lease_check_run {
@@ -453,6 +452,14 @@ struct lease_check_outcome {
 typedef int (*lease_check_run_cb)(const struct lease_check_run *,
     struct lease_check_outcome *out, void *ud);
 
+/* ------------------------------------------------------------------ */
+/* result.c: materialise, quarantine, reject (SPEC 7.1-7.5)           */
+
+/*
+ * The defaults above and the shipped review-flag patterns; no ignore
+ * patterns, no output dir, no checks.
+ */
+void lease_result_policy_defaults(struct lease_result_policy *);
 struct lease_result_opts {
 	const struct lease_result_policy *policy;	/* NULL: defaults */
 	lease_check_run_cb run_check;	/* NULL: checks recorded unavailable */
@@ -496,23 +503,6 @@ struct lease_result_opts {
 LEASE_NODISCARD int lease_result_finish(struct lease_store *,
     const char *state_dir, const char *id, const struct lease_result_opts *);
 
-#define LEASE_REVIEW_MARK 0x1	/* record the commit as reviewed */
-
-/*
- * lease_result_review: the review document (corral review --json): the
- * lease, its result JSON, the manifest, findings, flags, the diff per file
- * and per hunk with hunk IDs "<digest8>:<file>:<hunk>" bound to the patch
- * digest (lines as [origin, text]), checks, the receipt chain (verified)
- * and "stale": null, or why corral/<id> or the review worktree no longer
- * match the recorded commit (then LEASE_REVIEW_MARK records nothing and
- * LEASE_ESTALE is returned with *out set). With LEASE_REVIEW_MARK a
- * result_ready lease's commit is recorded as reviewed (receipt
- * "reviewed"). Text from the sandbox is left raw: printers escape it.
- */
-LEASE_NODISCARD int lease_result_review(struct lease_store *,
-    const char *state_dir, const char *id, unsigned flags,
-    struct json_t **out);
-
 /*
  * lease_result_reject: SPEC 7.5. A result_ready lease becomes rejected
  * (receipt "rejected"); a failed or cancelled one (holder_lost,
@@ -535,6 +525,26 @@ typedef int (*lease_teardown_cb)(const char *id, void *ud);
 /* lease_result_reject with such a callback (NULL: none). */
 LEASE_NODISCARD int lease_result_reject_ex(struct lease_store *,
     const char *state_dir, const char *id, lease_teardown_cb, void *ud);
+
+/* ------------------------------------------------------------------ */
+/* result_review.c: the review document (SPEC 7.4)                    */
+
+#define LEASE_REVIEW_MARK 0x1	/* record the commit as reviewed */
+
+/*
+ * lease_result_review: the review document (corral review --json): the
+ * lease, its result JSON, the manifest, findings, flags, the diff per file
+ * and per hunk with hunk IDs "<digest8>:<file>:<hunk>" bound to the patch
+ * digest (lines as [origin, text]), checks, the receipt chain (verified)
+ * and "stale": null, or why corral/<id> or the review worktree no longer
+ * match the recorded commit (then LEASE_REVIEW_MARK records nothing and
+ * LEASE_ESTALE is returned with *out set). With LEASE_REVIEW_MARK a
+ * result_ready lease's commit is recorded as reviewed (receipt
+ * "reviewed"). Text from the sandbox is left raw: printers escape it.
+ */
+LEASE_NODISCARD int lease_result_review(struct lease_store *,
+    const char *state_dir, const char *id, unsigned flags,
+    struct json_t **out);
 
 /* ------------------------------------------------------------------ */
 /* apply.c: a reviewed result onto its target branch (SPEC 7.6)       */

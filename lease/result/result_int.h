@@ -26,6 +26,12 @@ struct lease_gate_odb {
 };
 
 /* gate.c (pure helpers) */
+#define LEASE__GATE_PATH_MAX 4096	/* bytes in a changed path */
+#define LEASE__GATE_NAME_MAX 255	/* bytes in one component */
+/* ASCII lower case; every other byte as it is. */
+int lease__gate_lower(int c);
+/* Lower-cased (ASCII) copy of path in buf; false if it does not fit. */
+bool lease__gate_fold_path(const char *path, char *buf, size_t sz);
 /* hex SHA-256 of len bytes into out (65 bytes). 0 or -ENOMEM. */
 int lease__gate_sha256_hex(const void *buf, size_t len, char out[65]);
 /* A JSON string of raw bytes; invalid UTF-8 bytes become "\\xNN" text. */
@@ -59,7 +65,8 @@ int lease__gate_odb_fail(struct lease_gate_odb *, int code, const char *fmt,
     ...)
     __attribute__((format(printf, 3, 4)));
 
-/* result.c: one lease's result work, shared with apply.c */
+/* result.c: one lease's result work, shared with result_check.c,
+   result_review.c and apply.c */
 struct lease__rctx {
 	struct lease_store *s;
 	const char *state_dir;
@@ -102,8 +109,6 @@ int lease__rctx_receipt(struct lease__rctx *, const char *kind,
 int lease__result_build(struct lease__rctx *, const char *parent_hex,
     const char *expect_tip, const char *tree_hex, const char *via,
     struct lease_gate_report *rep);
-/* Run the declared checks on copies of the result tree (SPEC 7.3). */
-int lease__result_checks(struct lease__rctx *);
 /*
  * 0 when corral/<id> and the review worktree (HEAD, index, working files)
  * match commit; LEASE_ESTALE with why; or an error.
@@ -120,5 +125,19 @@ int lease__result_load_patch(struct lease__rctx *, char **buf, size_t *len,
 int lease__result_load_manifest(struct lease__rctx *);
 /* A string member of the result JSON, or NULL. */
 const char *lease__rctx_str(const struct lease__rctx *, const char *key);
+/* "<rdir>/<name>" (malloc'd), or NULL. */
+char *lease__rctx_path(const struct lease__rctx *, const char *name);
+/* "<what>: <libgit2's last message>" to the store; returns code. */
+int lease__rctx_gitfail(struct lease__rctx *, int code, const char *what);
+/* o[k] = v (stolen); JSON null when v is NULL. */
+void lease__result_set(struct json_t *o, const char *k, struct json_t *v);
+/* s as a JSON string, or JSON null. */
+struct json_t *lease__result_str(const char *s);
+/* The names of the LEASE_FLAG_* bits in flags, as a JSON array. */
+struct json_t *lease__result_flags_json(unsigned flags);
+
+/* result_check.c */
+/* Run the declared checks on copies of the result tree (SPEC 7.3). */
+int lease__result_checks(struct lease__rctx *);
 
 #endif
