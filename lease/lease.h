@@ -120,6 +120,8 @@ LEASE_NODISCARD int lease_id_branch(char out[LEASE_BRANCH_LEN + 1],
 
 /* Milliseconds since the epoch (CLOCK_REALTIME). */
 int64_t lease_id_now_ms(void);
+/* Milliseconds on CLOCK_MONOTONIC: for timeouts and rates. */
+uint64_t lease_mono_ms(void);
 
 /* ------------------------------------------------------------------ */
 /* fsm.c: lease states, events, activity, cleanup (SPEC 5.1, 5.2)     */

@@ -25,6 +25,8 @@ struct lease_store {
 	sqlite3 *db;
 	char *path;
 	int busy_ms;
+	uint64_t busy_since;	/* the busy handler's wait, monotonic ms */
+	unsigned busy_seed;
 	int version;
 	struct lease__stmt stmts[LEASE__STMT_CACHE];
 	char errmsg[LEASE__ERRMSG];

@@ -2,7 +2,8 @@
  * test_tally.c: a lease's budget of journal lines its agent can cause
  * (tui/runtime/tally.c, issue 15): the first lines of each kind pass, the
  * rest are counted, kinds past the table count as "other", the summary
- * names only kinds with lines left out.
+ * names only kinds with lines left out; a rated tally lets a burst
+ * through, then so many a second, whatever the kind.
  */
 #include <check.h>
 #include <stdio.h>
@@ -62,6 +63,37 @@ START_TEST(test_tally_kinds_past_the_table)
 }
 END_TEST
 
+START_TEST(test_tally_rate)
+{
+	struct tui_tally t;
+	unsigned long long now = 1000000;
+	int passed = 0, i;
+
+	tui_tally_init(&t, 4096);
+	tui_tally_set_rate(&t, 100, 10);
+	/* A flood within one millisecond: the burst only. */
+	for (i = 0; i < 5000; i++)
+		passed += tui_tally_admit_at(&t, i % 2 ? "a" : "b", now);
+	ck_assert_int_eq(passed, 100);
+	/* Ten seconds of a flood at one line a millisecond: ~10 a second. */
+	passed = 0;
+	for (i = 0; i < 10000; i++)
+		passed += tui_tally_admit_at(&t, "a", ++now);
+	ck_assert_int_ge(passed, 99);
+	ck_assert_int_le(passed, 101);
+	ck_assert_uint_eq(tui_tally_total_unrecorded(&t),
+	    15000 - 100 - (unsigned)passed);
+	/* A quiet minute refills the burst, never more. */
+	now += 60000;
+	passed = 0;
+	for (i = 0; i < 500; i++)
+		passed += tui_tally_admit_at(&t, "c", now);
+	ck_assert_int_eq(passed, 100);
+	/* A clock that steps back takes nothing and grants nothing. */
+	ck_assert(!tui_tally_admit_at(&t, "c", now - 5000));
+}
+END_TEST
+
 Suite *
 tally_suite(void)
 {
@@ -70,6 +102,7 @@ tally_suite(void)
 
 	tcase_add_test(tc, test_tally_caps_each_kind);
 	tcase_add_test(tc, test_tally_kinds_past_the_table);
+	tcase_add_test(tc, test_tally_rate);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -33,6 +33,8 @@
  */
 #define HOLDER_EVENTS_PER_KIND 64
 #define HOLDER_ACTIVITY_ROWS 4096
+#define HOLDER_ACTIVITY_BURST 256	/* ... of which at once */
+#define HOLDER_ACTIVITY_PER_SEC 8	/* ... then so many a second */
 
 struct hmain {
 	struct tui_ctx *ctx;
@@ -484,6 +486,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	m.ctx = c;
 	tui_tally_init(&m.events, HOLDER_EVENTS_PER_KIND);
 	tui_tally_init(&m.activity, HOLDER_ACTIVITY_ROWS);
+	tui_tally_set_rate(&m.activity, HOLDER_ACTIVITY_BURST,
+	    HOLDER_ACTIVITY_PER_SEC);
 	m.id = id;
 	m.trusted_local = strcmp(ad->name, "trusted_local") == 0;
 	m.sock = tui_ctx_holder_sock(c, id);

@@ -31,6 +31,8 @@
 #define EGRESS_DIR TUI_SBX_RT_DIR "/egress"
 #define EGRESS_SOCK EGRESS_DIR "/proxy.sock"
 #define EGRESS_RECEIPTS_MAX 4096	/* per-decision lines in the journal */
+#define EGRESS_RECEIPTS_BURST 256	/* ... of which at once */
+#define EGRESS_RECEIPTS_PER_SEC 16	/* ... then so many a second */
 
 extern char **environ;
 
@@ -70,7 +72,8 @@ struct tui_holder_sbx {
 	bool px_closing, px_closed;
 	struct pty_holder *ph;	/* for the detector's EGRESS signal */
 	unsigned long long egress_denied;
-	unsigned long long egress_lines, egress_unrecorded;
+	struct tui_tally egress_lines;
+	unsigned long long egress_unrecorded;
 	/* the minted credential (SPEC 8.5) */
 	struct tui_holder_cred_cfg ccfg;
 	struct sbx_cred *cred;
@@ -280,6 +283,9 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 	h->ctx = c;
 	snprintf(h->id, sizeof h->id, "%s", id);
 	pty_wbuf_init(&h->wb);
+	tui_tally_init(&h->egress_lines, EGRESS_RECEIPTS_MAX);
+	tui_tally_set_rate(&h->egress_lines, EGRESS_RECEIPTS_BURST,
+	    EGRESS_RECEIPTS_PER_SEC);
 	*out = h;
 	if ((rc = from_journal(h, err, errsz)) < 0 ||
 	    (rc = load_policy(h, err, errsz)) < 0)
@@ -494,17 +500,18 @@ egress_event(const struct sbx_proxy_event *e, void *ud)
 	json_t *j;
 
 	/*
-	 * One line per decision up to a cap, so a flood of attempts cannot
-	 * grow the journal without bound (tests/adversarial egress_flood);
+	 * One line per decision up to a cap and at a rate, so a flood of
+	 * attempts can neither grow the journal without bound nor keep
+	 * every other writer of it waiting (tests/adversarial egress_flood);
 	 * egress_summary counts them all. A denial that ends the lease is
 	 * always written.
 	 */
-	if (h->egress_lines >= EGRESS_RECEIPTS_MAX && (!denied || record)) {
+	if ((!denied || record) && !tui_tally_admit(&h->egress_lines,
+	    "egress")) {
 		h->egress_unrecorded++;
 		h->egress_denied += denied;
 		return;
 	}
-	h->egress_lines++;
 	j = json_pack("{s:s, s:s, s:I, s:s, s:s, s:s, s:i, s:s, s:b}",
 	    "verdict", sbx_proxy_verdict_name(e->verdict), "reason",
 	    sbx_egress_reason_name(e->reason), "conn", (json_int_t)e->conn,

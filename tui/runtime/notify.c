@@ -63,15 +63,6 @@ struct tui_notify {
 
 static int try_run(struct tui_notify *);
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 static void
 logf_(struct tui_notify *n, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -295,7 +286,7 @@ spawn_hook(struct tui_notify *n, const char *id, const char *name,
 		}
 	}
 	r->pid = r->proc.pid;
-	n->last_ms = mono_ms();
+	n->last_ms = lease_mono_ms();
 	r->deadline_ms = n->last_ms + n->cf.hook_timeout_ms;
 	n->running++;
 	uv_timer_start(&r->timer, on_timeout, n->cf.hook_timeout_ms, 0);
@@ -323,7 +314,7 @@ static int
 try_run(struct tui_notify *n)
 {
 	struct pending *p = &n->p;
-	uint64_t now = mono_ms(), next;
+	uint64_t now = lease_mono_ms(), next;
 	int rc;
 
 	if (!p->set || n->running > 0)
@@ -394,7 +385,7 @@ reap_all(struct tui_notify *n)
 				r->exited = true;
 				break;
 			}
-			if (mono_ms() >= r->deadline_ms) {
+			if (lease_mono_ms() >= r->deadline_ms) {
 				logf_(n, "hook for %s (pid %d) still running "
 				    "at exit: killed", r->state, (int)r->pid);
 				kill(-r->pid, SIGKILL);

@@ -264,14 +264,25 @@ struct tui_tally_kind {
 
 struct tui_tally {
 	unsigned per_kind;	/* lines written per kind, the rest counted */
+	/* a rate over every kind (0: none): a token bucket, in 1/1000s */
+	unsigned burst, per_sec;
+	unsigned long long tokens, last_ms;
 	struct tui_tally_kind v[TUI_TALLY_KINDS];
 	size_t n;
 	unsigned long long other;	/* kinds past the table: never written */
 };
 
 void tui_tally_init(struct tui_tally *, unsigned per_kind);
+/*
+ * Past the cap, a rate: at most burst lines at once, then per_sec a
+ * second, whatever the kind; the rest counted like lines past the cap.
+ */
+void tui_tally_set_rate(struct tui_tally *, unsigned burst, unsigned per_sec);
 /* One more line of kind: true when it is to be written, else counted. */
 bool tui_tally_admit(struct tui_tally *, const char *kind);
+/* The same at a given time on a monotonic clock, in ms (tests). */
+bool tui_tally_admit_at(struct tui_tally *, const char *kind,
+    unsigned long long now_ms);
 /* The lines counted and not written, every kind. */
 unsigned long long tui_tally_total_unrecorded(const struct tui_tally *);
 /* o["KIND"] = lines not written, for each kind with any; 0 or -1. */

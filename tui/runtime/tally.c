@@ -3,12 +3,17 @@
  * 15): the first entries of each kind are written, the rest only counted,
  * and the counts go in one summary entry at the end, so an agent that
  * repeats what makes an entry (a reply the holder drops, an activity
- * change) cannot grow the journal without bound. Pure: the caller writes.
+ * change) cannot grow the journal without bound. A tally may also carry
+ * a rate, so that what it lets through cannot come as a burst of
+ * transactions that keeps every other writer of the journal waiting
+ * (a flood of refused egress held `corral new` off past its busy
+ * timeout). The caller writes; only tui_tally_admit reads a clock.
  */
 #include <string.h>
 
 #include <jansson.h>
 
+#include "lease/lease.h"
 #include "tui/runtime/runtime.h"
 
 void
@@ -18,8 +23,49 @@ tui_tally_init(struct tui_tally *t, unsigned per_kind)
 	t->per_kind = per_kind;
 }
 
+void
+tui_tally_set_rate(struct tui_tally *t, unsigned burst, unsigned per_sec)
+{
+	t->burst = burst;
+	t->per_sec = per_sec;
+	t->tokens = (unsigned long long)burst * 1000;
+	t->last_ms = 0;
+}
+
+/* The token bucket: one line costs 1000. */
+static bool
+rate_take(struct tui_tally *t, unsigned long long now_ms)
+{
+	unsigned long long full = (unsigned long long)t->burst * 1000;
+
+	if (t->per_sec == 0)
+		return true;
+	if (t->last_ms != 0 && now_ms > t->last_ms) {
+		unsigned long long dt = now_ms - t->last_ms;
+
+		t->tokens = dt >= full / t->per_sec + 1 ? full :
+		    t->tokens + dt * t->per_sec;
+		if (t->tokens > full)
+			t->tokens = full;
+	}
+	if (t->last_ms == 0 || now_ms > t->last_ms)
+		t->last_ms = now_ms;
+	if (t->tokens < 1000)
+		return false;
+	t->tokens -= 1000;
+	return true;
+}
+
 bool
 tui_tally_admit(struct tui_tally *t, const char *kind)
+{
+	return tui_tally_admit_at(t, kind, t->per_sec != 0 ?
+	    lease_mono_ms() : 0);
+}
+
+bool
+tui_tally_admit_at(struct tui_tally *t, const char *kind,
+    unsigned long long now_ms)
 {
 	struct tui_tally_kind *k = NULL;
 	size_t i;
@@ -38,7 +84,7 @@ tui_tally_admit(struct tui_tally *t, const char *kind)
 		k = &t->v[t->n++];
 		memcpy(k->kind, kind, strlen(kind) + 1);
 	}
-	if (k->recorded >= t->per_kind) {
+	if (k->recorded >= t->per_kind || !rate_take(t, now_ms)) {
 		k->unrecorded++;
 		return false;
 	}
