@@ -259,6 +259,32 @@ struct sbx_provisioned {
 	char note[256];		/* command: the provision hook's note */
 };
 
+/*
+ * A lease's sandbox as its holder runs it, from .attach to .detach: the
+ * adapter's own (opaque).
+ */
+struct sbx_running;
+
+/* What .attach found and made, for the holder's receipts. */
+struct sbx_attached {
+	char sandbox_id[160];	/* the journal's sandbox identity */
+	uid_t uid;		/* the lease's own */
+	gid_t gid;
+	char init_sha256[SBX_SHA256_HEX];	/* corral-sbx-init as it runs */
+};
+
+/* What a running lease's processes used (.usage; SPEC 8.4). */
+struct sbx_usage {
+	unsigned long long mem_max_usage;
+	unsigned long long oom_kills;	/* processes the OOM killer took */
+	unsigned long long pids_max;	/* forks refused at the pids limit */
+	unsigned long long pids_current;
+	unsigned long long cpu_usage_ns;	/* 0 if not accounted */
+	unsigned long long cpu_throttled;	/* periods throttled */
+	const char *limit;	/* the limit they show hit: "memory", "pids",
+				   or NULL */
+};
+
 struct sbx_adapter {
 	const char *name;
 	const char *isolation;	/* label: "bwrap", "trusted_local", ... */
@@ -293,6 +319,41 @@ struct sbx_adapter {
 	 */
 	int (*list)(const struct sbx_request *, char ***ids, char *err,
 	    size_t errsz);
+	/*
+	 * The holder's side of a running lease (SPEC 6.6, 8.4). NULL for an
+	 * adapter whose agent is the holder's plain child (trusted_local,
+	 * command). attach: lease req->id's sandbox from the resources its
+	 * journal records as made (res[0..n)), and the holder's own view of
+	 * req->workspace, req->init_path and req->ro_binds (bwrap: a private
+	 * mount namespace the holder moves into; nothing reaches the host).
+	 * Once, in the holder, before its loop runs. 0 with *out and *info,
+	 * or a negative code with err (*out NULL). Blocking.
+	 */
+	int (*attach)(const struct sbx_request *, const struct sbx_resource *res,
+	    size_t n, struct sbx_attached *info, struct sbx_running **out,
+	    char *err, size_t errsz);
+	/*
+	 * The agent's exec plan for req (as .plan) inside the running
+	 * sandbox: its uid, the holder's view of the paths, and the lease's
+	 * resources joined before exec (bwrap: its cgroups).
+	 */
+	int (*enter)(const struct sbx_running *, const struct sbx_request *,
+	    struct sbx_plan **out);
+	/*
+	 * Send sig to every process of the lease but the sandbox's own
+	 * (bwrap, corral-sbx-init), so SIGINT/SIGTERM reach the agent before
+	 * SIGKILL (SPEC 5.5). How many were signalled, or -errno.
+	 */
+	int (*signal)(const struct sbx_running *, int sig);
+	/* What the lease's processes used so far. 0 or -errno. */
+	int (*usage)(const struct sbx_running *, struct sbx_usage *);
+	/*
+	 * End every process of the lease at once (a limit was hit): freeze,
+	 * kill, thaw, wait at most timeout_ms. 0, -EBUSY (some remain),
+	 * -errno. The resources stay for .teardown.
+	 */
+	int (*stop)(const struct sbx_running *, unsigned timeout_ms);
+	void (*detach)(struct sbx_running *);	/* NULL is a no-op */
 };
 
 extern const struct sbx_adapter *const sbx_adapters[];
@@ -319,6 +380,12 @@ extern const struct sbx_adapter sbx_adapter_bwrap;
 #define SBX_BWRAP_TMP_BYTES (64ull << 20)
 #define SBX_BWRAP_HOME_BYTES (64ull << 20)
 #define SBX_EXEC_FAKETIME "/run/corral/libfaketime.so.1" /* inside */
+/*
+ * The holder's private runtime (sbx_bwrap_run.c, .attach): a tmpfs of
+ * the holder's own mount namespace; on the host an empty directory. The
+ * holder keeps its egress socket there too.
+ */
+#define SBX_BWRAP_RT_DIR "/run/corral/rt"
 
 /*
  * The exec zone (SPEC 8.2; SANDBOX.md 5.a): the agent zone's hardening

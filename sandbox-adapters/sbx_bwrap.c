@@ -608,4 +608,10 @@ const struct sbx_adapter sbx_adapter_bwrap = {
 	.provision = sbx__bwrap_host_provision,	/* sbx_bwrap_host.c */
 	.teardown = sbx__bwrap_host_teardown,
 	.list = sbx__bwrap_host_list,
+	.attach = sbx__bwrap_run_attach,	/* sbx_bwrap_run.c */
+	.enter = sbx__bwrap_run_enter,
+	.signal = sbx__bwrap_run_signal,
+	.usage = sbx__bwrap_run_usage,
+	.stop = sbx__bwrap_run_stop,
+	.detach = sbx__bwrap_run_detach,
 };

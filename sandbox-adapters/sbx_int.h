@@ -51,6 +51,18 @@ int sbx__bwrap_host_list(const struct sbx_request *, char ***ids, char *err,
     size_t errsz);
 
 /* ------------------------------------------------------------------ */
+/* sbx_bwrap_run.c: the bwrap adapter's holder side, .attach to .detach. */
+int sbx__bwrap_run_attach(const struct sbx_request *,
+    const struct sbx_resource *, size_t, struct sbx_attached *,
+    struct sbx_running **, char *err, size_t errsz);
+int sbx__bwrap_run_enter(const struct sbx_running *,
+    const struct sbx_request *, struct sbx_plan **);
+int sbx__bwrap_run_signal(const struct sbx_running *, int sig);
+int sbx__bwrap_run_usage(const struct sbx_running *, struct sbx_usage *);
+int sbx__bwrap_run_stop(const struct sbx_running *, unsigned timeout_ms);
+void sbx__bwrap_run_detach(struct sbx_running *);
+
+/* ------------------------------------------------------------------ */
 /* sbx_command.c */
 
 /* A lease ID the hooks may take or name (printable, no '/'). Pure. */

@@ -28,7 +28,7 @@
 #define MONITOR_MS 200
 #define LIMIT_KILL_MS 3000
 /* The proxy socket, in the holder's private runtime tmpfs. */
-#define EGRESS_DIR TUI_SBX_RT_DIR "/egress"
+#define EGRESS_DIR SBX_BWRAP_RT_DIR "/egress"
 #define EGRESS_SOCK EGRESS_DIR "/proxy.sock"
 #define EGRESS_RECEIPTS_MAX 4096	/* per-decision lines in the journal */
 #define EGRESS_RECEIPTS_BURST 256	/* ... of which at once */
@@ -41,15 +41,11 @@ struct tui_holder_sbx {
 	char id[LEASE_ID_LEN + 1];
 	uv_loop_t *loop;
 	struct sbx_policy *pol;
-	struct sbx_cgroup *cg;
+	const struct sbx_adapter *ad;	/* bwrap */
+	struct sbx_running *run;	/* the lease's sandbox (.attach) */
+	struct sbx_attached info;	/* its ID, uid, init's hash */
 	char *ws;		/* host path of the workspace */
-	uid_t uid;
-	gid_t gid;
-	char sid[64];
-	char init_sha[SBX_SHA256_HEX];
-	char *ro[64];		/* runtime paths of the policy's mounts */
-	struct sbx_mount mnt[64];
-	int nro;
+	struct sbx_mount *mnt;	/* the policy's read-only mounts */
 	char **env;
 	/* limits */
 	uv_timer_t wall, monitor;
@@ -110,12 +106,17 @@ lease_file(struct tui_holder_sbx *h, const char *name)
 	return p;
 }
 
-/* The lease's cgroups and uid as the journal records them. */
+/*
+ * The lease's sandbox back from what the journal records as made (its uid
+ * slot and cgroups), and the holder's private view of req's paths.
+ */
 static int
-from_journal(struct tui_holder_sbx *h, char *err, size_t errsz)
+attach(struct tui_holder_sbx *h, const struct sbx_request *req, char *err,
+    size_t errsz)
 {
 	struct lease_resource_row *v = NULL;
-	size_t n = 0;
+	struct sbx_resource *res;
+	size_t n = 0, k;
 	int rc;
 
 	if ((rc = lease_resource_list(h->ctx->store, h->id, &v, &n)) < 0) {
@@ -123,27 +124,16 @@ from_journal(struct tui_holder_sbx *h, char *err, size_t errsz)
 		    lease_store_errmsg(h->ctx->store));
 		return rc;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].state != LEASE_RS_CREATED)
-			continue;
-		if (v[i].kind == LEASE_RES_SANDBOX)
-			snprintf(h->sid, sizeof h->sid, "%s", v[i].identity);
-		else if (v[i].kind == LEASE_RES_CGROUP && h->cg == NULL &&
-		    (rc = sbx_cgroup_parse(h->id, v[i].identity, &h->cg)) < 0)
-			break;
+	if ((res = calloc(n + 1, sizeof *res)) == NULL) {
+		lease_resource_list_free(v, n);
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
 	}
+	k = tui_sandbox_resources(v, n, true, res);
+	rc = h->ad->attach(req, res, k, &h->info, &h->run, err, errsz);
+	free(res);
 	lease_resource_list_free(v, n);
-	if (rc < 0) {
-		snprintf(err, errsz, "cgroup record: %s", sbx_strerror(rc));
-		return rc;
-	}
-	if (sbx_bwrap_host_uid_of(h->sid, &h->uid, &h->gid) < 0 ||
-	    h->cg == NULL) {
-		snprintf(err, errsz, "the journal names no uid slot or cgroup "
-		    "for this lease");
-		return -EINVAL;
-	}
-	return 0;
+	return rc;
 }
 
 /* A lease file into *text (NULL when absent). */
@@ -273,7 +263,6 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 	struct tui_holder_sbx *h;
 	struct sbx_request req;
 	char *init = NULL;
-	const char *src[64];
 	int rc;
 
 	*out = NULL;
@@ -286,9 +275,9 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 	tui_tally_init(&h->egress_lines, EGRESS_RECEIPTS_MAX);
 	tui_tally_set_rate(&h->egress_lines, EGRESS_RECEIPTS_BURST,
 	    EGRESS_RECEIPTS_PER_SEC);
+	h->ad = &sbx_adapter_bwrap;
 	*out = h;
-	if ((rc = from_journal(h, err, errsz)) < 0 ||
-	    (rc = load_policy(h, err, errsz)) < 0)
+	if ((rc = load_policy(h, err, errsz)) < 0)
 		return rc;
 	if ((h->dir = tui_ctx_lease_dir(c, id)) == NULL)
 		return -ENOMEM;
@@ -302,45 +291,34 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 		snprintf(err, errsz, "corral-sbx-init not found");
 		return -ENOENT;
 	}
-	if (h->pol->nmounts_ro > sizeof h->ro / sizeof h->ro[0]) {
+	/* Bound at the same path inside as on the host. */
+	if ((h->mnt = calloc(h->pol->nmounts_ro + 1, sizeof *h->mnt)) ==
+	    NULL) {
 		free(init);
-		snprintf(err, errsz, "too many read-only mounts");
-		return -E2BIG;
+		return -ENOMEM;
 	}
-	h->nro = (int)h->pol->nmounts_ro;
-	for (int i = 0; i < h->nro; i++)
-		src[i] = h->pol->mounts_ro[i];
-	rc = tui_sandbox_runtime_setup(h->ws, init, h->init_sha, src, h->nro,
-	    h->ro, err, errsz);
+	for (size_t i = 0; i < h->pol->nmounts_ro; i++)
+		h->mnt[i].src = h->mnt[i].dst = h->pol->mounts_ro[i];
+
+	memset(&req, 0, sizeof req);
+	req.id = id;
+	req.workspace = h->ws;
+	req.init_path = init;
+	req.cmd = cmd;
+	req.ro_binds = h->pol->nmounts_ro > 0 ? h->mnt : NULL;
+	req.nro_binds = (int)h->pol->nmounts_ro;
+	req.limits = &h->pol->limits;
+	rc = attach(h, &req, err, errsz);
 	free(init);
+	req.init_path = NULL;
 	if (rc < 0)
 		return rc;
-	for (int i = 0; i < h->nro; i++) {
-		h->mnt[i].src = h->ro[i];
-		h->mnt[i].dst = h->pol->mounts_ro[i];
-	}
 	if ((rc = sbx_policy_env(h->pol, environ, &h->env)) < 0) {
 		snprintf(err, errsz, "environment: %s", sbx_strerror(rc));
 		return rc;
 	}
-
-	memset(&req, 0, sizeof req);
-	req.id = id;
-	req.lease_dir = NULL;
-	req.workspace = TUI_SBX_RT_WORK;
-	req.init_path = TUI_SBX_RT_INIT;
-	req.cmd = cmd;
-	req.uid = h->uid;
-	req.gid = h->gid;
-	req.ro_binds = h->nro > 0 ? h->mnt : NULL;
-	req.nro_binds = h->nro;
-	req.limits = &h->pol->limits;
 	req.env = h->env;
-	if ((rc = sbx_adapter_bwrap.plan(&req, plan)) < 0) {
-		snprintf(err, errsz, "sandbox plan: %s", sbx_strerror(rc));
-		return rc;
-	}
-	if ((rc = sbx_cgroup_plan(h->cg, *plan)) < 0) {
+	if ((rc = h->ad->enter(h->run, &req, plan)) < 0) {
 		snprintf(err, errsz, "sandbox plan: %s", sbx_strerror(rc));
 		return rc;
 	}
@@ -365,8 +343,9 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 		return rc;
 	}
 	receipt(h, "sandbox", json_pack("{s:s, s:s, s:i, s:s, s:s}",
-	    "adapter", "bwrap", "sandbox_id", h->sid, "uid", (int)h->uid,
-	    "workspace", h->ws, "init_sha256", h->init_sha));
+	    "adapter", "bwrap", "sandbox_id", h->info.sandbox_id, "uid",
+	    (int)h->info.uid, "workspace", h->ws, "init_sha256",
+	    h->info.init_sha256));
 	return 0;
 }
 
@@ -378,13 +357,13 @@ tui_holder_sbx_output_cap(const struct tui_holder_sbx *h)
 
 /* ---- limits ---------------------------------------------------------------- */
 
-/* The lease cgroup's usage figures into the receipt fields j. */
+/* The sandbox's usage figures into the receipt fields j. */
 static void
-add_cgroup_facts(struct tui_holder_sbx *h, json_t *j)
+add_usage(struct tui_holder_sbx *h, json_t *j)
 {
-	struct sbx_cgroup_facts f;
+	struct sbx_usage f;
 
-	if (j == NULL || sbx_cgroup_facts(h->cg, &f) < 0)
+	if (j == NULL || h->ad->usage(h->run, &f) < 0)
 		return;
 	json_object_set_new(j, "mem_max_usage",
 	    json_integer((json_int_t)f.mem_max_usage));
@@ -409,11 +388,11 @@ hit(struct tui_holder_sbx *h, const char *limit, const char *detail)
 		return;
 	h->limit = limit;
 	j = json_pack("{s:s, s:s}", "limit", limit, "detail", detail);
-	add_cgroup_facts(h, j);
+	add_usage(h, j);
 	receipt(h, strcmp(limit, "hermeticity_violation") == 0 ?
 	    "hermeticity_violation" : "limit_hit", j);
-	/* Atomic: freeze, kill, thaw (SANDBOX.md 3.6); the agent exits. */
-	if ((rc = sbx_cgroup_teardown(h->cg, LIMIT_KILL_MS)) < 0)
+	/* At once, the agent included: it exits. */
+	if ((rc = h->ad->stop(h->run, LIMIT_KILL_MS)) < 0)
 		fprintf(stderr, "corral holder %s: limit kill: %s\n", h->id,
 		    strerror(-rc));
 }
@@ -434,19 +413,19 @@ monitor_cb(uv_timer_t *t)
 {
 	struct tui_holder_sbx *h = t->data;
 	const struct sbx_limits *l = &h->pol->limits;
-	struct sbx_cgroup_facts f;
+	struct sbx_usage f;
 	struct statvfs vfs;
 	const char *why;
 	char d[128];
 
 	if (h->limit != NULL)
 		return;
-	if (sbx_cgroup_facts(h->cg, &f) == 0) {
+	if (h->ad->usage(h->run, &f) == 0) {
 		/*
 		 * RLIMIT_NPROC (the same count: the uid is the lease's
 		 * alone) may refuse forks before pids.max does.
 		 */
-		why = sbx_cgroup_limit_hit(&f);
+		why = f.limit;
 		if (why == NULL && l->pids > 0 && f.pids_current >= l->pids)
 			why = "pids";
 		if (why != NULL) {
@@ -565,8 +544,8 @@ egress_start(struct tui_holder_sbx *h, char *err, size_t errsz)
 	h->test_hosts = sbx_proxy_test_env();
 	memset(&o, 0, sizeof o);
 	o.sock_path = EGRESS_SOCK;
-	o.uid = h->uid;
-	o.gid = h->gid;
+	o.uid = h->info.uid;
+	o.gid = h->info.gid;
 	o.allow = h->allow;
 	o.loopback_port = h->pol->loopback_port;
 	o.loopback_name = o.loopback_port != 0 ? "localhost" : NULL;
@@ -647,8 +626,8 @@ tui_holder_sbx_drain(struct tui_holder_sbx *h, uv_loop_t *loop)
 int
 tui_holder_sbx_signal(struct tui_holder_sbx *h, int sig)
 {
-	/* Spares bwrap and corral-sbx-init: the agent exits on its own. */
-	return sbx_cgroup_signal(h->cg, sig);
+	/* Spares the sandbox's own processes: the agent exits on its own. */
+	return h->ad->signal(h->run, sig);
 }
 
 int
@@ -809,17 +788,18 @@ tui_holder_sbx_finish(struct tui_holder_sbx *h, struct tui_ctx *c)
 	json_t *j;
 	int rc;
 
-	if (h == NULL || h->cg == NULL)
+	if (h == NULL || h->run == NULL)
 		return 0;
 	j = json_object();
-	add_cgroup_facts(h, j);
+	add_usage(h, j);
 	/* Exact ID: the lease's cgroups and uid slot (SPEC 9.2). */
 	rc = tui_sandbox_teardown(c, c->store, h->id, err, sizeof err);
 	if (j != NULL) {
 		json_object_set_new(j, "ok", json_boolean(rc == 0));
 		json_object_set_new(j, "error", rc == 0 ? json_null() :
 							  json_string(err));
-		json_object_set_new(j, "sandbox_id", json_string(h->sid));
+		json_object_set_new(j, "sandbox_id",
+		    json_string(h->info.sandbox_id));
 	}
 	receipt_to(h, c->store, "teardown", j);
 	if (rc < 0)
@@ -841,10 +821,10 @@ tui_holder_sbx_free(struct tui_holder_sbx *h)
 	free(h->allow);
 	free(h->dir);
 	sbx_policy_free(h->pol);
-	sbx_cgroup_free(h->cg);
+	if (h->ad != NULL)
+		h->ad->detach(h->run);
+	free(h->mnt);
 	sbx_strv_free(h->env);
-	for (int i = 0; i < h->nro; i++)
-		free(h->ro[i]);
 	free(h->ws);
 	free(h->prompt);
 	pty_wbuf_free(&h->wb);

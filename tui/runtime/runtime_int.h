@@ -24,20 +24,6 @@
 struct lease_store;
 struct json_t;
 
-/*
- * Machine-wide runtime directory (root, 0755), which holds the uid slots
- * (SBX_UID_DIR: unique across every state directory on the host). /run is
- * a tmpfs: slots do not outlive a reboot, and neither does any sandbox.
- */
-#define TUI_SBX_RUN_DIR "/run/corral"
-/*
- * The mount point of each holder's private runtime tmpfs (see
- * tui_sandbox_runtime_setup); on the host it stays an empty directory.
- */
-#define TUI_SBX_RT_DIR "/run/corral/rt"
-#define TUI_SBX_RT_WORK TUI_SBX_RT_DIR "/work"
-#define TUI_SBX_RT_INIT TUI_SBX_RT_DIR "/init"
-
 /* The journal's sandbox ID of a bwrap lease: "uid:<uid>". */
 #define TUI_SBX_ID_PREFIX "uid:"
 
@@ -83,22 +69,15 @@ int tui_sandbox_adapter_teardown(struct tui_ctx *, struct lease_store *,
     const char *adapter, const char *id, const struct sbx_resource *res,
     size_t n, char *err, size_t errsz);
 
+struct lease_resource_row;
+struct sbx_resource;
 /*
- * The holder's private runtime (SPEC 8.3, SANDBOX.md 5): bwrap runs as
- * the lease uid and resolves its bind sources as that uid, but the state
- * directory and the lease directory stay 0700 root (under /root by
- * default). So the holder moves into a private mount namespace (slave of
- * the host's: nothing propagates back), mounts a small tmpfs on
- * TUI_SBX_RT_DIR, bind-mounts the workspace at TUI_SBX_RT_WORK and copies
- * corral-sbx-init to TUI_SBX_RT_INIT (hashing what it copied). Extra
- * read-only sources of the policy are bound at rt/ro/<n> (dst_out[n] gets
- * that path, malloc'd). Nothing is widened on the host and nothing is left
- * behind: the namespace dies with the holder and its sandbox. 0 or a
- * negative code with the reason in err.
+ * The adapter's resources among the journal's rows v[0..n) into res (n
+ * entries at most; identities borrowed from v): with made those recorded
+ * as made, else every one not yet removed. How many.
  */
-int tui_sandbox_runtime_setup(const char *workspace, const char *init,
-    char init_sha[65], const char *const *ro_src, int nro, char **ro_out,
-    char *err, size_t errsz);
+size_t tui_sandbox_resources(const struct lease_resource_row *v, size_t n,
+    bool made, struct sbx_resource *res);
 
 struct sbx_policy;
 struct sbx_policy_error;

@@ -1,20 +1,17 @@
 /*
  * sandbox.c: the host side of a bwrap lease that belongs to the composition
  * root (SPEC 6, 8.3, 9.2): the helper's path, hashes and preflight facts
- * for receipts, the adapter's steps journaled, the holder's private
- * runtime mounts, and the exact-ID runtime teardown.
+ * for receipts, the adapter's steps journaled, the journal's resources as
+ * the adapter takes them, and the exact-ID runtime teardown.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -25,8 +22,6 @@
 #include "lease/lease.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/runtime/runtime_int.h"
-
-#define RT_TMPFS_OPTS "mode=0711,size=32m,nr_inodes=1024"
 
 /* ---- paths and hashes ------------------------------------------------- */
 
@@ -306,136 +301,6 @@ tui_sandbox_provision(struct tui_ctx *c, struct lease_store *st,
 	}
 	jsteps_init(&s, &j, st, req->id, true);
 	return ad->provision(req, &s, out, err, errsz);
-}
-
-/* ---- the holder's private runtime -------------------------------------- */
-
-static int
-copy_file(const char *from, const char *to, mode_t mode, char sha[65])
-{
-	unsigned char buf[65536];
-	int in, out, rc = 0;
-	ssize_t r, w;
-
-	if ((in = open(from, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
-	    mode);
-	if (out < 0) {
-		rc = -errno;
-		close(in);
-		return rc;
-	}
-	while ((r = read(in, buf, sizeof buf)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			rc = -errno;
-			break;
-		}
-		for (ssize_t off = 0; off < r; off += w) {
-			w = write(out, buf + off, (size_t)(r - off));
-			if (w < 0 && errno == EINTR) {
-				w = 0;
-				continue;
-			}
-			if (w <= 0) {
-				rc = w < 0 ? -errno : -EIO;
-				break;
-			}
-		}
-		if (rc < 0)
-			break;
-	}
-	close(in);
-	if (rc == 0 && fchmod(out, mode) < 0)
-		rc = -errno;
-	if (close(out) < 0 && rc == 0)
-		rc = -errno;
-	/* Hash what the sandbox will run: the copy, not the source. */
-	if (rc == 0 && sha != NULL)
-		rc = tui_sandbox_sha256_file(to, sha);
-	return rc;
-}
-
-/* An empty file or directory to mount src on, matching its type. */
-static int
-mount_point_for(const char *src, const char *dst)
-{
-	struct stat sb;
-	int fd;
-
-	if (stat(src, &sb) < 0)
-		return -errno;
-	if (S_ISDIR(sb.st_mode))
-		return mkdir(dst, 0755) < 0 ? -errno : 0;
-	if ((fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) <
-	    0)
-		return -errno;
-	close(fd);
-	return 0;
-}
-
-int
-tui_sandbox_runtime_setup(const char *workspace, const char *init,
-    char init_sha[65], const char *const *ro_src, int nro, char **ro_out,
-    char *err, size_t errsz)
-{
-	char path[PATH_MAX];
-	int rc;
-
-	if ((rc = sbx_uid_mkdir_root(TUI_SBX_RUN_DIR, 0755)) < 0 ||
-	    (rc = sbx_uid_mkdir_root(TUI_SBX_RT_DIR, 0755)) < 0) {
-		snprintf(err, errsz, "%s: %s", TUI_SBX_RT_DIR, strerror(-rc));
-		return rc;
-	}
-	if (unshare(CLONE_NEWNS) < 0) {
-		snprintf(err, errsz, "private mount namespace: %s",
-		    strerror(errno));
-		return -errno;
-	}
-	/* Host mounts still reach us; ours never reach the host. */
-	if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0 ||
-	    mount("corral-rt", TUI_SBX_RT_DIR, "tmpfs", MS_NOSUID | MS_NODEV,
-	    RT_TMPFS_OPTS) < 0) {
-		rc = -errno;
-		snprintf(err, errsz, "runtime tmpfs on %s: %s",
-		    TUI_SBX_RT_DIR, strerror(errno));
-		return rc;
-	}
-	if (mkdir(TUI_SBX_RT_WORK, 0755) < 0 ||
-	    mount(workspace, TUI_SBX_RT_WORK, NULL, MS_BIND | MS_REC,
-	    NULL) < 0) {
-		rc = -errno;
-		snprintf(err, errsz, "bind %s: %s", workspace,
-		    strerror(errno));
-		return rc;
-	}
-	if ((rc = copy_file(init, TUI_SBX_RT_INIT, 0755, init_sha)) < 0) {
-		snprintf(err, errsz, "%s: %s", init, strerror(-rc));
-		return rc;
-	}
-	if (nro > 0 && mkdir(TUI_SBX_RT_DIR "/ro", 0711) < 0) {
-		rc = -errno;
-		snprintf(err, errsz, "%s/ro: %s", TUI_SBX_RT_DIR,
-		    strerror(errno));
-		return rc;
-	}
-	for (int i = 0; i < nro; i++) {
-		snprintf(path, sizeof path, "%s/ro/%d", TUI_SBX_RT_DIR, i);
-		if ((rc = mount_point_for(ro_src[i], path)) < 0 ||
-		    (rc = mount(ro_src[i], path, NULL, MS_BIND | MS_REC,
-		    NULL) < 0 ? -errno : 0) < 0) {
-			snprintf(err, errsz, "bind %s: %s", ro_src[i],
-			    strerror(-rc));
-			return rc;
-		}
-		if ((ro_out[i] = strdup(path)) == NULL) {
-			snprintf(err, errsz, "out of memory");
-			return -ENOMEM;
-		}
-	}
-	return 0;
 }
 
 /* ---- preflight facts ---------------------------------------------------- */
@@ -779,6 +644,27 @@ tui_sandbox_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 	return rc;
 }
 
+size_t
+tui_sandbox_resources(const struct lease_resource_row *v, size_t n, bool made,
+    struct sbx_resource *res)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (made ? v[i].state != LEASE_RS_CREATED :
+		    v[i].state == LEASE_RS_REMOVED)
+			continue;
+		if (v[i].kind == LEASE_RES_CGROUP)
+			res[k].kind = SBX_RES_CGROUP;
+		else if (v[i].kind == LEASE_RES_SANDBOX)
+			res[k].kind = SBX_RES_SANDBOX;
+		else
+			continue;
+		res[k++].identity = v[i].identity;
+	}
+	return k;
+}
+
 int
 tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
     char *err, size_t errsz)
@@ -810,17 +696,7 @@ tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		if (v[i].state == LEASE_RS_REMOVED)
-			continue;
-		if (v[i].kind == LEASE_RES_CGROUP)
-			res[k].kind = SBX_RES_CGROUP;
-		else if (v[i].kind == LEASE_RES_SANDBOX)
-			res[k].kind = SBX_RES_SANDBOX;
-		else
-			continue;
-		res[k++].identity = v[i].identity;
-	}
+	k = tui_sandbox_resources(v, n, false, res);
 	rc = k == 0 ? 0 : tui_sandbox_adapter_teardown(c, st, adapter, id, res,
 	    k,
 	    err, errsz);
