@@ -63,6 +63,13 @@ no "${inc}<(uv|unistd)\.h>" pty/vtfilter.c pty/keys.c
 # credential scrubber.
 no 'sbx_(cred_)?scrub' $(src 'pty/*')
 no "${inc}<uv\.h>" $(src 'lease/*' | grep -v '^lease/async\.c$')
+# The bwrap adapter is one place: outside sandbox-adapters/ nothing calls
+# its cgroup or uid-slot internals; a lease's holder goes through the
+# adapter's members (.attach, .enter, .signal, .usage, .stop, .detach).
+# Allowed until it provisions through the adapter (issue 15): the check
+# runner's uid claim for the exec zone in tui/runtime/checks.c.
+no '(^|[^a-z0-9_])sbx_(cgroup|uid)_[a-z0-9_]+[[:space:]]*\(' \
+    $(src 'tui/*' 'lease/*' 'pty/*' | grep -v '^tui/runtime/checks\.c$')
 if [ "$bad" -ne 0 ]; then
 	echo "boundaries: $bad file(s) break STYLE A"
 	exit 1

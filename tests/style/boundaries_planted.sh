@@ -34,5 +34,8 @@ check "only the curses surface includes curses.h" plant tui/cli/zz_plant.c '#inc
 check "lease/result depends on lease only" plant lease/result/zz_plant.c '#include "pty/pty.h"'
 check "lease/ never includes tui/" plant lease/zz_plant.h '#include "tui/tui.h"'
 check "a private header stays in its module" plant tui/zz_plant.c '#include "pty/pty_int.h"'
+check "the runtime calls no cgroup internals" plant tui/runtime/zz_plant.c 'int f(void) { return sbx_cgroup_signal(0, 15); }'
+check "the runtime calls no uid-slot internals" plant tui/runtime/zz_plant.c 'int f(void) { return sbx_uid_mkdir_root("/x", 0755); }'
+check "lease/ calls no cgroup internals" plant lease/zz_plant.c 'x = sbx_cgroup_parse (id, t, &cg);'
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]
