@@ -406,12 +406,15 @@ const char *sbx_bwrap_faketime_path(void);
 /* ------------------------------------------------------------------ */
 /*
  * sbx_bwrap_host.c: the bwrap adapter's resources on the host. A lease
- * gets a uid slot (sandbox ID "uid:<uid>", its scope req->scope) and its
- * cgroups; teardown kills what is left in them and of the uid, hands
- * req->workspace (kept for extraction) back to root, and releases the
- * slot. Its list: the IDs of the machine's uid slots claimed with scope
- * req->scope (or none recorded), and of lease cgroups under corral's own
- * cgroup that no slot claims (a live lease always holds its slot).
+ * gets a uid slot (sandbox ID "uid:<uid>", its scope req->scope, which
+ * .provision, .teardown and .list all require) and its cgroups under
+ * req->scope's tag; teardown kills what is left in those cgroups (and
+ * signals nothing by uid: a slot whose uid still runs something outside
+ * them stays claimed), hands req->workspace (kept for extraction) back to
+ * root, and releases the slot if it is still the lease's. Its list: the
+ * IDs of the uid slots claimed with exactly scope req->scope, and of
+ * req->scope's lease cgroups that no slot claims (a live lease always
+ * holds its slot), never a preflight's probe cgroup.
  */
 #define SBX_BWRAP_ID_PREFIX "uid:"
 void sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz);
@@ -427,8 +430,11 @@ SBX_NODISCARD int sbx_bwrap_host_uid_of(const char *sandbox_id, uid_t *uid,
  * sbx_uid.c: per-lease uids (SANDBOX.md 0.1). Slot N is uid and gid
  * SBX_UID_BASE + N, never a uid of the host's passwd: unique per live lease,
  * so RLIMIT_NPROC, file ownership and host-side process checks are exact.
- * A slot is claimed by creating DIR/slot-N (mkdir is atomic) holding the
- * lease ID; the lowest free slot wins, so allocation is deterministic.
+ * A claim is DIR/slot-N holding the lease ID ("owner") and the state
+ * directory that owns it ("scope"), both in place from the instant the
+ * claim exists (a staging directory renamed onto slot-N); the lowest free
+ * slot wins, so allocation is deterministic. Find and release match owner
+ * and scope both: no state directory names or frees another's (SPEC 9.2).
  */
 #define SBX_UID_BASE 2000000u
 /*
@@ -441,22 +447,28 @@ SBX_NODISCARD int sbx_bwrap_host_uid_of(const char *sandbox_id, uid_t *uid,
 /* The uid/gid of slot (pure). -EINVAL if slot >= SBX_UID_SLOTS. */
 SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);
 /*
- * Claim the lowest free slot under dir for lease id, taking back a stale
- * slot (see sbx_uid_free) under an flock on dir. 0, -ENOSPC, -errno.
+ * Claim the lowest free slot under dir for lease id of state directory
+ * scope (absolute; it names the claim's owner, and a claim whose scope is
+ * gone is stale), never one whose uid any process on the machine runs
+ * under, taking back a stale slot (see sbx_uid_free) under an flock on
+ * dir. 0, -EINVAL (no scope), -ENOSPC, -errno.
  */
-SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *id,
-    unsigned *slot);
+SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *scope,
+    const char *id, unsigned *slot);
 /*
  * mkdir path (mode) unless it exists; either way it must be a directory
  * owned by root (someone else's is not ours to use): 0, -EPERM, -errno.
  */
 SBX_NODISCARD int sbx_uid_mkdir_root(const char *path, mode_t mode);
-/* The slot under dir that id holds: 0 and *slot, -ENOENT, -errno. */
-SBX_NODISCARD int sbx_uid_find(const char *dir, const char *id,
-    unsigned *slot);
-/* Release slot if id holds it: 0, -ENOENT, -EPERM (another ID), -errno. */
+/* The slot under dir that (scope, id) holds: 0 and *slot, -ENOENT, -errno. */
+SBX_NODISCARD int sbx_uid_find(const char *dir, const char *scope,
+    const char *id, unsigned *slot);
+/*
+ * Release slot if (scope, id) holds it: 0, -ENOENT, -EPERM (another
+ * lease's or another state directory's), -errno.
+ */
 SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
-    const char *id);
+    const char *scope, const char *id);
 
 /* ------------------------------------------------------------------ */
 /*
@@ -580,9 +592,10 @@ SBX_NODISCARD int sbx_policy_env(const struct sbx_policy *,
 
 /* ------------------------------------------------------------------ */
 /*
- * sbx_cgroup.c: per-lease cgroups (SPEC 8.4; SANDBOX.md 3.6). Each lease
- * gets `corral/lease-<id>` under corral's own cgroup (this process's, from
- * /proc/self/cgroup) in each controller: v1 memory, pids, cpu, freezer
+ * sbx_cgroup.c: per-lease cgroups (SPEC 8.4, 9.2; SANDBOX.md 3.6). Each
+ * lease gets `corral/state-<tag>/lease-<id>` under corral's own cgroup
+ * (this process's, from /proc/self/cgroup) in each controller, where the
+ * tag (sbx_cgroup_scope_name) names the state directory that owns it: v1 memory, pids, cpu, freezer
  * (and cpuacct for accounting when mounted apart); v2 one directory. The
  * directories are absolute paths in struct sbx_cgroup; sbx_cgroup_describe
  * turns them into text for the lease journal (record before create: SPEC
@@ -608,15 +621,26 @@ struct sbx_cgroup {
 };
 
 /*
- * Where lease id's cgroups are, or will be (no side effect). 0,
- * SBX_EUNAVAIL (no usable mode), -EINVAL (bad id), -ENOMEM.
+ * "state-" and 16 hex digits of the SHA-256 of scope (the state
+ * directory, absolute): the cgroup directory holding that state
+ * directory's leases. 0 or -EINVAL.
  */
-SBX_NODISCARD int sbx_cgroup_locate(const char *id, struct sbx_cgroup **out);
+SBX_NODISCARD int sbx_cgroup_scope_name(const char *scope, char *buf,
+    size_t sz);
+/*
+ * Where lease id of state directory scope has its cgroups, or will (no
+ * side effect). 0, SBX_EUNAVAIL (no usable mode), -EINVAL (bad id, no
+ * scope), -ENOMEM.
+ */
+SBX_NODISCARD int sbx_cgroup_locate(const char *scope, const char *id,
+    struct sbx_cgroup **out);
 /* "mode\nctrl dir\n..." for the journal, malloc'd; NULL on ENOMEM. */
 char *sbx_cgroup_describe(const struct sbx_cgroup *);
 /*
  * Back from sbx_cgroup_describe text, validated: every dir under
- * /sys/fs/cgroup, ending in /corral/lease-<id>, no "." or ".." component.
+ * /sys/fs/cgroup, ending in /corral/state-<tag>/lease-<id> (or the
+ * /corral/lease-<id> of journals older than state tags), no "." or ".."
+ * component.
  * 0, -EINVAL, -ENOMEM.
  */
 SBX_NODISCARD int sbx_cgroup_parse(const char *id, const char *text,
@@ -741,6 +765,8 @@ SBX_NODISCARD int sbx_exec_tool_versions(char **text);
  * each failed check names its halt reason; report->halt is the first.
  */
 #define SBX_PROBE_IN "/run/corral/probe"	/* corral-sbx-probe, inside */
+/* The IDs of a preflight's own resources: "doctor-<pid>". */
+#define SBX_DOCTOR_ID_PREFIX "doctor-"
 #define SBX_DOCTOR_MAX_CHECKS 32
 
 /* Preflight facts for every receipt. */
@@ -775,7 +801,8 @@ struct sbx_doctor_report {
 
 struct sbx_doctor_opts {
 	const struct sbx_policy *policy;	/* the effective policy */
-	const char *state_dir;	/* corral's state dir: scratch, marker */
+	const char *state_dir;	/* corral's state dir (absolute): the
+				 * owner of what the run makes, marker */
 	const char *init_path;	/* host path of corral-sbx-init */
 	const char *probe_path;	/* host path of corral-sbx-probe */
 	/*
@@ -811,6 +838,13 @@ struct sbx_doctor_opts {
  */
 SBX_NODISCARD int sbx_doctor_run(const struct sbx_doctor_opts *,
     struct sbx_doctor_report *report);
+/*
+ * Take back what runs of state_dir's preflight left when killed midway
+ * (their pid is gone): probe cgroups (state_dir's "doctor-<pid>") and
+ * scratch directories (/tmp/corral-doctor-<tag>-<pid>-*, root's only).
+ * sbx_doctor_run does this first. How many it removed, or -EINVAL.
+ */
+int sbx_doctor_reclaim(const char *state_dir);
 /*
  * The adversarial marker: a file in state_dir keyed by (kernel, bwrap
  * hash, filter hash, corral version), written when `corral doctor

@@ -1,15 +1,15 @@
 /*
  * sbx_bwrap_host.c: the bwrap adapter's resources on the host (SPEC 8.1,
  * 9.2; SANDBOX.md 0.1, 3.6, 5.d): .provision claims a uid slot of the
- * lease's own and makes its cgroups, .teardown removes both by exact ID
- * (killing what is left, handing the kept workspace back to root), .list
- * names every lease holding a cgroup or slot. Each resource goes through
- * the caller's journaling steps before and after it is made or removed.
+ * lease's own, scoped to its state directory, and makes its cgroups under
+ * that state directory's tag; .teardown removes both by exact ID (killing
+ * what is left in the lease's own cgroups, never anything by uid, and
+ * handing the kept workspace back to root); .list names the leases of one
+ * state directory holding a cgroup or slot. Each resource goes through the
+ * caller's journaling steps before and after it is made or removed.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +92,8 @@ free_slot(unsigned first, unsigned *slot)
  * never plans a removed one again).
  */
 static int
-claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
-    char *err, size_t errsz)
+claim_slot(const char *scope, const char *id, const struct sbx_steps *s,
+    unsigned *slot, char *err, size_t errsz)
 {
 	char sid[64];
 	unsigned want, got, next = 0;
@@ -115,7 +115,8 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 			snprintf(err, errsz, "journal: %s", strerror(-rc));
 			return rc;
 		}
-		if ((rc = sbx_uid_claim_from(SBX_UID_DIR, id, want, &got)) < 0) {
+		if ((rc = sbx_uid_claim_from(SBX_UID_DIR, scope, id, want,
+		    &got)) < 0) {
 			snprintf(err, errsz, "uid slot: %s", strerror(-rc));
 			(void)step(s->removed, s->ud, SBX_RES_SANDBOX, sid);
 			return rc;
@@ -134,7 +135,7 @@ claim_slot(const char *id, const struct sbx_steps *s, unsigned *slot,
 		 * Another state directory took the predicted slot: give
 		 * back what we got (it carries our exact ID) and try again.
 		 */
-		if (sbx_uid_release(SBX_UID_DIR, got, id) < 0) {
+		if (sbx_uid_release(SBX_UID_DIR, got, scope, id) < 0) {
 			/* left to the orphan inventory (.list) */
 		}
 		(void)step(s->removed, s->ud, SBX_RES_SANDBOX, sid);
@@ -153,7 +154,7 @@ make_cgroups(const struct sbx_request *req, const struct sbx_steps *s,
 	char *text = NULL;
 	int rc;
 
-	if ((rc = sbx_cgroup_locate(req->id, &cg)) < 0) {
+	if ((rc = sbx_cgroup_locate(req->scope, req->id, &cg)) < 0) {
 		snprintf(err, errsz, "cgroups: %s", sbx_strerror(rc));
 		return rc;
 	}
@@ -212,18 +213,19 @@ sbx__bwrap_host_provision(const struct sbx_request *req,
 	if (s == NULL)
 		s = &none;
 	memset(out, 0, sizeof *out);
+	if (req->scope == NULL || req->scope[0] != '/') {
+		snprintf(err, errsz, "lease %s: no state directory to own its "
+		    "sandbox", req->id);
+		return -EINVAL;
+	}
 	r = *req;
 	if (r.limits == NULL) {
 		memset(&nolimits, 0, sizeof nolimits);
 		r.limits = &nolimits;
 	}
 	/* A uid of its own (SANDBOX.md 0.1), then the limits (3.6). */
-	if ((rc = claim_slot(r.id, s, &slot, err, errsz)) < 0)
+	if ((rc = claim_slot(r.scope, r.id, s, &slot, err, errsz)) < 0)
 		return rc;
-	if (r.scope != NULL && sbx_uid_set_scope(SBX_UID_DIR, slot, r.id,
-	    r.scope) < 0) {
-		/* unscoped: every state directory's reconcile may name it */
-	}
 	sbx_bwrap_host_sandbox_id(slot, out->sandbox_id, sizeof out->sandbox_id);
 	if ((rc = sbx_uid_of_slot(slot, &out->uid, &out->gid)) < 0)
 		return rc;
@@ -243,63 +245,6 @@ nap_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* Real uid of pid from /proc/pid/status, or -1. */
-static long
-proc_uid(const char *pid)
-{
-	char path[64], buf[4096], *u;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%s/status", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	if ((u = strstr(buf, "\nUid:")) == NULL)
-		return -1;
-	return strtol(u + 5, NULL, 10);
-}
-
-/*
- * The lease uid is unique to this lease while its slot is claimed: any
- * process still running as it (outside every cgroup we know of) is the
- * lease's. Kill them all and wait. 0, or -EBUSY if some survive.
- */
-static int
-uid_sweep(uid_t uid)
-{
-	int waited = 0, live;
-
-	for (;;) {
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-
-		if (d == NULL)
-			return -errno;
-		live = 0;
-		while ((e = readdir(d)) != NULL) {
-			if (e->d_name[0] < '1' || e->d_name[0] > '9')
-				continue;
-			if (proc_uid(e->d_name) == (long)uid) {
-				kill((pid_t)strtol(e->d_name, NULL, 10),
-				    SIGKILL);
-				live++;
-			}
-		}
-		closedir(d);
-		if (live == 0)
-			return 0;
-		if (waited >= KILL_WAIT_MS)
-			return -EBUSY;
-		nap_ms(10);
-		waited += 10;
-	}
-}
-
 /* The workspace's top directory: root's, 0700 (never a symlink). */
 static int
 hand_back_top(const char *ws)
@@ -315,6 +260,13 @@ hand_back_top(const char *ws)
 	return rc;
 }
 
+/*
+ * The lease's uid slot, after its cgroups are gone. Nothing is signalled
+ * here: a process of the uid outside the lease's cgroups is not known to
+ * be the lease's (SPEC 9.2), so the slot stays claimed (cleanup pending)
+ * until the uid runs nothing. A slot that is gone, or held by another
+ * lease or state directory, is not ours: left as it is.
+ */
 static int
 release_slot(const struct sbx_request *req, const char *sid, char *err,
     size_t errsz)
@@ -322,7 +274,7 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 	unsigned slot;
 	uid_t uid;
 	gid_t gid;
-	int rc;
+	int rc, held;
 
 	if ((rc = sbx_bwrap_host_slot_of(sid, &slot)) < 0 ||
 	    (rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0) {
@@ -330,10 +282,21 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 		    req->id, sid);
 		return rc;
 	}
-	if ((rc = uid_sweep(uid)) < 0) {
-		snprintf(err, errsz, "processes of uid %u survive SIGKILL",
+	if (req->scope == NULL) {
+		snprintf(err, errsz, "lease %s: no state directory to match "
+		    "uid slot %u against", req->id, slot);
+		return -EINVAL;
+	}
+	held = sbx_uid_held(SBX_UID_DIR, slot, req->scope, req->id);
+	/* A process of the cgroups still exiting: a bounded wait. */
+	for (int ms = 0; held == 0 && ms < KILL_WAIT_MS &&
+	    sbx_uid_busy(uid); ms += 10)
+		nap_ms(10);
+	if (held == 0 && sbx_uid_busy(uid)) {
+		snprintf(err, errsz, "uid %u still runs processes outside the "
+		    "lease's cgroups (not signalled); its slot stays claimed",
 		    (unsigned)uid);
-		return rc;
+		return -EBUSY;
 	}
 	/*
 	 * The workspace is kept for extraction (SPEC 9.2) but given back to
@@ -356,13 +319,16 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 			/* deeper than the walk: unreachable behind its top */
 		}
 	}
-	rc = sbx_uid_release(SBX_UID_DIR, slot, req->id);
-	/* Gone, or claimed since by another lease: not ours any more. */
-	if (rc == -ENOENT || rc == -EPERM)
-		rc = 0;
-	if (rc < 0)
+	/* Gone, or another's: not ours any more. */
+	if (held == -ENOENT || held == -EPERM)
+		return 0;
+	if (held < 0 || (rc = sbx_uid_release(SBX_UID_DIR, slot, req->scope,
+	    req->id)) < 0) {
+		rc = held < 0 ? held : rc;
 		snprintf(err, errsz, "uid slot %u: %s", slot, strerror(-rc));
-	return rc;
+		return rc;
+	}
+	return 0;
 }
 
 /*
@@ -380,12 +346,17 @@ teardown_found(const struct sbx_request *req, const struct sbx_steps *s,
 	size_t n = 0;
 	int rc;
 
-	if (sbx_cgroup_locate(req->id, &cg) == 0 &&
+	if (req->scope == NULL) {
+		snprintf(err, errsz, "lease %s: no state directory to look "
+		    "for its sandbox in", req->id);
+		return -EINVAL;
+	}
+	if (sbx_cgroup_locate(req->scope, req->id, &cg) == 0 &&
 	    (text = sbx_cgroup_describe(cg)) != NULL) {
 		res[n].kind = SBX_RES_CGROUP;
 		res[n++].identity = text;
 	}
-	if (sbx_uid_find(SBX_UID_DIR, req->id, &slot) == 0) {
+	if (sbx_uid_find(SBX_UID_DIR, req->scope, req->id, &slot) == 0) {
 		sbx_bwrap_host_sandbox_id(slot, sid, sizeof sid);
 		res[n].kind = SBX_RES_SANDBOX;
 		res[n++].identity = sid;
@@ -457,6 +428,7 @@ sbx__bwrap_host_list(const struct sbx_request *req, char ***ids, char *err,
     size_t errsz)
 {
 	char **cg = NULL, **slots = NULL;
+	const char *scope = req != NULL ? req->scope : NULL;
 	size_t k = 0;
 	unsigned slot;
 	int rc;
@@ -464,19 +436,28 @@ sbx__bwrap_host_list(const struct sbx_request *req, char ***ids, char *err,
 	if (ids == NULL)
 		return -EINVAL;
 	*ids = NULL;
-	if ((rc = sbx_cgroup_list(&cg)) < 0) {
+	if (scope == NULL) {
+		snprintf(err, errsz, "no state directory to list the "
+		    "sandboxes of");
+		return -EINVAL;
+	}
+	if ((rc = sbx_cgroup_list(scope, &cg)) < 0) {
 		snprintf(err, errsz, "cgroups: %s", strerror(-rc));
 		return rc;
 	}
-	if ((rc = sbx_uid_list(SBX_UID_DIR, req != NULL ? req->scope : NULL,
-	    &slots)) < 0) {
+	if ((rc = sbx_uid_list(SBX_UID_DIR, scope, &slots)) < 0) {
 		snprintf(err, errsz, "%s: %s", SBX_UID_DIR, strerror(-rc));
 		sbx_strv_free(cg);
 		return rc;
 	}
-	/* A cgroup whose lease holds a slot is that slot's to name. */
+	/*
+	 * A cgroup whose lease holds a slot is that slot's to name; a
+	 * preflight's probe cgroup is the preflight's (sbx_doctor_reclaim).
+	 */
 	for (size_t i = 0; cg[i] != NULL; i++) {
-		if (sbx_uid_find(SBX_UID_DIR, cg[i], &slot) == 0) {
+		if (strncmp(cg[i], SBX_DOCTOR_ID_PREFIX,
+		    strlen(SBX_DOCTOR_ID_PREFIX)) == 0 ||
+		    sbx_uid_find(SBX_UID_DIR, scope, cg[i], &slot) == 0) {
 			free(cg[i]);
 			continue;
 		}

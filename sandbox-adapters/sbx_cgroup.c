@@ -1,9 +1,10 @@
 /*
  * sbx_cgroup.c: per-lease cgroups (SPEC 8.4, 9.2; SANDBOX.md 3.6): mode
- * detection, `corral/lease-<id>` under corral's own cgroup in each
- * controller, limits, the graceful signal that spares bwrap, teardown by
- * exact ID (freeze, kill, thaw, wait, rmdir), listing for reconciliation
- * and the counters that name a hit limit. v1 is what this host enforces;
+ * detection, `corral/state-<tag>/lease-<id>` under corral's own cgroup in
+ * each controller (the tag names the state directory that owns it, SPEC
+ * 9.2), limits, the graceful signal that spares bwrap, teardown by exact
+ * ID (freeze, kill, thaw, wait, rmdir), listing of one state directory's
+ * cgroups for reconciliation and the counters that name a hit limit. v1 is what this host enforces;
  * the v2 path is written to the same contract but untested here.
  */
 #include <dirent.h>
@@ -23,6 +24,8 @@
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_SUB "corral"
 #define CG_PREFIX "lease-"
+#define CG_STATE "state-"
+#define TAG_HEX 16	/* hex digits of the state directory's tag */
 #define CPU_PERIOD_US 100000ull
 
 /* v1 controllers: the four that enforce, and cpuacct for accounting. */
@@ -381,17 +384,32 @@ cg_add(struct sbx_cgroup *cg, const char *ctrl, const char *dir)
 }
 
 int
-sbx_cgroup_locate(const char *id, struct sbx_cgroup **out)
+sbx_cgroup_scope_name(const char *scope, char *buf, size_t sz)
+{
+	char hex[SBX_SHA256_HEX];
+	int rc;
+
+	if (scope == NULL || scope[0] != '/' || buf == NULL ||
+	    sz < sizeof CG_STATE + TAG_HEX)
+		return -EINVAL;
+	if ((rc = sbx_sha256_hex(scope, strlen(scope), hex)) < 0)
+		return rc;
+	snprintf(buf, sz, CG_STATE "%.*s", TAG_HEX, hex);
+	return 0;
+}
+
+int
+sbx_cgroup_locate(const char *scope, const char *id, struct sbx_cgroup **out)
 {
 	struct sbx_cgroup *cg;
 	struct layout l;
-	char suffix[160], dir[1024];
+	char suffix[200], dir[1024], tag[32];
 	int rc;
 
 	if (out == NULL)
 		return -EINVAL;
 	*out = NULL;
-	if (!id_ok(id))
+	if (!id_ok(id) || sbx_cgroup_scope_name(scope, tag, sizeof tag) < 0)
 		return -EINVAL;
 	if ((rc = layout_read(&l)) < 0)
 		return rc;
@@ -399,7 +417,8 @@ sbx_cgroup_locate(const char *id, struct sbx_cgroup **out)
 		return -ENOMEM;
 	cg->mode = layout_mode(&l);
 	snprintf(cg->id, sizeof cg->id, "%s", id);
-	snprintf(suffix, sizeof suffix, "/" CG_SUB "/" CG_PREFIX "%s", id);
+	snprintf(suffix, sizeof suffix, "/" CG_SUB "/%s/" CG_PREFIX "%s", tag,
+	    id);
 	if (cg->mode == SBX_CGROUP_V1) {
 		for (size_t i = 0; i < NV1; i++) {
 			if (!l.v1[i].found)
@@ -457,19 +476,46 @@ ctrl_ok(enum sbx_cgroup_mode m, const char *ctrl)
 	return false;
 }
 
-/* Under /sys/fs/cgroup, ending in /corral/lease-<id>, no . or .. */
+/* "state-" and TAG_HEX lowercase hex digits, n bytes at p? */
+static bool
+tag_ok(const char *p, size_t n)
+{
+	if (n != strlen(CG_STATE) + TAG_HEX || strncmp(p, CG_STATE,
+	    strlen(CG_STATE)) != 0)
+		return false;
+	for (size_t i = strlen(CG_STATE); i < n; i++) {
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' &&
+		    p[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Under /sys/fs/cgroup, ending in /corral/state-<tag>/lease-<id> (or
+ * /corral/lease-<id>, as journals written before state tags name it), no
+ * "." or ".." component.
+ */
 static bool
 dir_ok(const char *dir, const char *id)
 {
 	char tail[160];
-	size_t dl = strlen(dir), tl;
-	const char *c;
+	size_t dl = strlen(dir), tl, sl = strlen("/" CG_SUB);
+	const char *c, *up;
 
 	if (strncmp(dir, CG_ROOT "/", sizeof CG_ROOT) != 0)
 		return false;
-	tl = (size_t)snprintf(tail, sizeof tail, "/" CG_SUB "/" CG_PREFIX
-	    "%s", id);
+	tl = (size_t)snprintf(tail, sizeof tail, "/" CG_PREFIX "%s", id);
 	if (dl <= tl || strcmp(dir + dl - tl, tail) != 0)
+		return false;
+	/* The component above: corral itself, or a state tag under it. */
+	for (up = dir + dl - tl; up > dir && up[-1] != '/'; up--)
+		;
+	if (up > dir && tag_ok(up, (size_t)(dir + dl - tl - up)))
+		dl = (size_t)(up - 1 - dir);
+	else
+		dl -= tl;
+	if (dl < sl || strncmp(dir + dl - sl, "/" CG_SUB, sl) != 0)
 		return false;
 	for (c = dir; *c != '\0';) {
 		size_t n;
@@ -640,12 +686,45 @@ v2_limits(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
 	return 0;
 }
 
+/*
+ * The directories above lease dir: corral's (and the state directory's
+ * tag under it) made if missing; v2 hands the controllers down each step,
+ * from corral's own cgroup to the lease's parent.
+ */
+static int
+make_parents(const struct sbx_cgroup *cg, const char *dir)
+{
+	char up[3][1024];
+	const char *base;
+	int n = 0, rc;
+
+	parent_of(dir, up[1], sizeof up[1]);	/* corral, or its tag */
+	base = strrchr(up[1], '/') + 1;
+	if (tag_ok(base, strlen(base))) {
+		snprintf(up[2], sizeof up[2], "%s", up[1]);
+		parent_of(up[2], up[1], sizeof up[1]);
+		n = 1;
+	}
+	parent_of(up[1], up[0], sizeof up[0]);	/* corral's own */
+	for (int k = 1; k <= 1 + n; k++) {
+		if (mkdir(up[k], 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (cg->mode != SBX_CGROUP_V2)
+		return 0;
+	for (int k = 0; k <= 1 + n; k++) {
+		if ((rc = write_at(up[k], "cgroup.subtree_control",
+		    "+memory +pids +cpu")) < 0)
+			return rc;
+	}
+	return 0;
+}
+
 int
 sbx_cgroup_create(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
 {
 	static const struct sbx_limits none;
 	bool made[SBX_CGROUP_MAX] = { false };
-	char parent[1024], gp[1024];
 	int rc = 0;
 
 	if (cg == NULL || cg->n == 0 || !id_ok(cg->id))
@@ -657,20 +736,8 @@ sbx_cgroup_create(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
 	if (lim == NULL)
 		lim = &none;
 	for (int i = 0; i < cg->n; i++) {
-		parent_of(cg->c[i].dir, parent, sizeof parent);
-		if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
-			rc = -errno;
+		if ((rc = make_parents(cg, cg->c[i].dir)) < 0)
 			goto fail;
-		}
-		if (cg->mode == SBX_CGROUP_V2) {
-			/* Hand the controllers down: own -> corral -> lease. */
-			parent_of(parent, gp, sizeof gp);
-			if ((rc = write_at(gp, "cgroup.subtree_control",
-			    "+memory +pids +cpu")) < 0 || (rc = write_at(parent,
-			    "cgroup.subtree_control", "+memory +pids +cpu")) <
-			    0)
-				goto fail;
-		}
 		if (mkdir(cg->c[i].dir, 0755) == 0)
 			made[i] = true;
 		else if (errno != EEXIST) {
@@ -979,10 +1046,10 @@ cmp_str(const void *a, const void *b)
 }
 
 int
-sbx_cgroup_list(char ***out)
+sbx_cgroup_list(const char *scope, char ***out)
 {
 	struct layout l;
-	char dir[1024];
+	char dir[1024], sub[64], tag[32];
 	char **ids;
 	size_t n = 0;
 	int rc;
@@ -990,6 +1057,9 @@ sbx_cgroup_list(char ***out)
 	if (out == NULL)
 		return -EINVAL;
 	*out = NULL;
+	if (sbx_cgroup_scope_name(scope, tag, sizeof tag) < 0)
+		return -EINVAL;
+	snprintf(sub, sizeof sub, "/" CG_SUB "/%s", tag);
 	if ((rc = layout_read(&l)) < 0)
 		return rc;
 	if ((ids = calloc(1, sizeof *ids)) == NULL)
@@ -997,7 +1067,7 @@ sbx_cgroup_list(char ***out)
 	for (size_t i = 0; i <= NV1; i++) {
 		const struct hier *h = i < NV1 ? &l.v1[i] : &l.v2;
 
-		if (!h->found || hier_path(h, "/" CG_SUB, dir, sizeof dir) < 0)
+		if (!h->found || hier_path(h, sub, dir, sizeof dir) < 0)
 			continue;
 		if ((rc = list_dir(dir, &ids, &n)) < 0) {
 			sbx_strv_free(ids);

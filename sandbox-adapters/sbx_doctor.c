@@ -6,7 +6,12 @@
  * zone (corral-sbx-probe, confirmed on the host: nothing injected into its
  * terminal, its /proc entry), an exec zone without network (a host
  * listener never reached), and cgroups. It also gathers the facts every
- * receipt carries and keeps the `doctor --adversarial` marker.
+ * receipt carries and keeps the `doctor --adversarial` marker. What a run
+ * makes on the host (its probe cgroup, its scratch directory under /tmp)
+ * is named by the state directory's tag and the run's pid, so another
+ * state directory never sees it, and a run killed midway leaves nothing
+ * for good: the next run of the same state directory takes it back
+ * (sbx_doctor_reclaim).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +37,9 @@
 
 #include "sandbox-adapters/sbx.h"
 #include "sandbox-adapters/sbx_int.h"
+
+#define SCRATCH_DIR "/tmp"
+#define SCRATCH_NAME "corral-doctor-"
 
 #ifndef CORRAL_VERSION
 #define CORRAL_VERSION "0"
@@ -432,13 +440,29 @@ copy_exe(const char *from, const char *to)
 	return rc;
 }
 
+/* "/tmp/corral-doctor-<tag>-": a state directory's scratch prefix. */
+static int
+scratch_prefix(const char *state_dir, char *buf, size_t sz)
+{
+	char tag[32];
+	int rc;
+
+	if ((rc = sbx_cgroup_scope_name(state_dir, tag, sizeof tag)) < 0)
+		return rc;
+	snprintf(buf, sz, SCRATCH_DIR "/" SCRATCH_NAME "%s-", tag);
+	return 0;
+}
+
 static int
 scratch_make(const struct sbx_doctor_opts *o, struct scratch *s)
 {
+	char pre[128];
 	int rc;
 
 	/* Under /tmp: bwrap resolves the binds as the lease uid. */
-	snprintf(s->dir, sizeof s->dir, "/tmp/corral-doctor-XXXXXX");
+	if ((rc = scratch_prefix(o->state_dir, pre, sizeof pre)) < 0)
+		return rc;
+	snprintf(s->dir, sizeof s->dir, "%s%d-XXXXXX", pre, (int)getpid());
 	if (mkdtemp(s->dir) == NULL)
 		return -errno;
 	snprintf(s->ws, sizeof s->ws, "%s/work", s->dir);
@@ -880,18 +904,18 @@ check_exec_zone(const struct sbx_doctor_opts *o, const struct scratch *s,
 
 /* cgroups: a mode that enforces, and a create/remove round trip. */
 static void
-check_cgroups(struct sbx_doctor_report *r)
+check_cgroups(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 {
 	struct sbx_limits lim = { 0 };
 	struct sbx_cgroup *cg = NULL;
 	char id[64];
 	int rc;
 
-	snprintf(id, sizeof id, "doctor-%d", (int)getpid());
+	snprintf(id, sizeof id, SBX_DOCTOR_ID_PREFIX "%d", (int)getpid());
 	lim.memory = 64ull << 20;
 	lim.pids = 16;
 	lim.cpu_milli = 500;
-	if ((rc = sbx_cgroup_locate(id, &cg)) < 0) {
+	if ((rc = sbx_cgroup_locate(o->state_dir, id, &cg)) < 0) {
 		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
 		    "no cgroup hierarchy enforces memory, pids and cpu here: "
 		    "%s", sbx_strerror(rc));
@@ -1028,6 +1052,62 @@ check_egress(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 	free(allow);
 }
 
+/* The pid a "<pid>" or "<pid>-..." name starts with, if it is gone. */
+static bool
+pid_gone(const char *name)
+{
+	char *end;
+	long pid = strtol(name, &end, 10);
+
+	return end != name && pid > 0 && (*end == '\0' || *end == '-') &&
+	    kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+int
+sbx_doctor_reclaim(const char *state_dir)
+{
+	char **ids = NULL, pre[128], path[PATH_MAX];
+	const char *base = SCRATCH_NAME;
+	struct dirent *e;
+	struct stat sb;
+	int n = 0;
+	DIR *d;
+
+	if (scratch_prefix(state_dir, pre, sizeof pre) < 0)
+		return -EINVAL;
+	if (sbx_cgroup_list(state_dir, &ids) == 0) {
+		for (size_t i = 0; ids[i] != NULL; i++) {
+			struct sbx_cgroup *cg = NULL;
+			const char *id = ids[i];
+
+			if (strncmp(id, SBX_DOCTOR_ID_PREFIX,
+			    strlen(SBX_DOCTOR_ID_PREFIX)) != 0 ||
+			    !pid_gone(id + strlen(SBX_DOCTOR_ID_PREFIX)))
+				continue;
+			if (sbx_cgroup_locate(state_dir, id, &cg) == 0 &&
+			    sbx_cgroup_teardown(cg, 5000) == 0)
+				n++;
+			sbx_cgroup_free(cg);
+		}
+		sbx_strv_free(ids);
+	}
+	/* Only root's directories of this state directory's dead runs. */
+	base = strrchr(pre, '/') + 1;
+	if ((d = opendir(SCRATCH_DIR)) == NULL)
+		return n;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, base, strlen(base)) != 0 ||
+		    !pid_gone(e->d_name + strlen(base)))
+			continue;
+		snprintf(path, sizeof path, SCRATCH_DIR "/%s", e->d_name);
+		if (lstat(path, &sb) == 0 && S_ISDIR(sb.st_mode) &&
+		    sb.st_uid == 0 && sbx_workspace_rmtree_safe(path) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int
 sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 {
@@ -1041,8 +1121,11 @@ sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 	if (!o->quick && (o->init_path == NULL || o->probe_path == NULL ||
 	    o->uid == 0 || o->gid == 0))
 		return -EINVAL;
+	if (o->state_dir == NULL || o->state_dir[0] != '/')
+		return -EINVAL;
 	if ((rc = sbx_doctor_facts(o->policy, o->state_dir, &r->facts)) < 0)
 		return rc;
+	sbx_doctor_reclaim(o->state_dir);
 	check_policy(o, r);
 	check_egress(o, r);
 	rc = sbx_adapter_bwrap.probe(why, sizeof why);
@@ -1054,7 +1137,7 @@ sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 	    SBX_HALT_ISOLATION_UNSATISFIABLE, r->facts.filter_sha256[0] ?
 	    "seccomp filter sha256 %.16s..." : "the seccomp filter cannot be "
 	    "built", r->facts.filter_sha256);
-	check_cgroups(r);
+	check_cgroups(o, r);
 	/* Reported, not a halt: --new-session and the filter cover it. */
 	check(r, "tiocsti", true, SBX_HALT_NONE, "dev.tty.legacy_tiocsti=%d%s",
 	    r->facts.legacy_tiocsti, r->facts.legacy_tiocsti == 1 ?

@@ -119,17 +119,19 @@ void sbx__hook_why(char *why, size_t whysz, const char *hook,
 /* sbx_uid.c */
 
 /*
- * Does any process still run as uid? sbx_uid_claim skips such slots (a
- * teardown still reaping); a caller predicting the next free slot must
- * skip them too.
+ * Does any process on the machine run as uid (real, effective, saved or
+ * filesystem uid or gid; a zombie runs nothing)? sbx_uid_claim skips such
+ * slots; a caller
+ * predicting the next free slot must skip them too. True when /proc
+ * cannot be read.
  */
 bool sbx_uid_busy(uid_t uid);
 /*
  * sbx_uid_claim, considering only slots first and above (a caller that
  * planned slot `first` never gets a lower one it did not plan).
  */
-SBX_NODISCARD int sbx_uid_claim_from(const char *dir, const char *id,
-    unsigned first, unsigned *slot);
+SBX_NODISCARD int sbx_uid_claim_from(const char *dir, const char *scope,
+    const char *id, unsigned first, unsigned *slot);
 /*
  * Is slot n under dir free to claim now: no claim directory, or a stale
  * one (its scope names a state directory that is gone), and its uid runs
@@ -137,17 +139,15 @@ SBX_NODISCARD int sbx_uid_claim_from(const char *dir, const char *id,
  */
 bool sbx_uid_free(const char *dir, unsigned n);
 /*
- * The lease IDs holding slots under dir (sorted, unique; sbx_strv_free);
- * with scope, not those recorded with another scope.
+ * The lease IDs holding slots under dir with exactly this scope (sorted,
+ * unique; sbx_strv_free). Another scope's claims, and claims without one,
+ * are never named.
  */
 SBX_NODISCARD int sbx_uid_list(const char *dir, const char *scope,
     char ***ids);
-/*
- * Record who claimed slot (id's): scope, e.g. the state directory, so
- * reconciliation names only its own. 0, -EPERM (not id's), -errno.
- */
-SBX_NODISCARD int sbx_uid_set_scope(const char *dir, unsigned slot,
-    const char *id, const char *scope);
+/* Does (scope, id) hold slot under dir? 0, -ENOENT, -EPERM, -EINVAL. */
+SBX_NODISCARD int sbx_uid_held(const char *dir, unsigned slot,
+    const char *scope, const char *id);
 
 /* ------------------------------------------------------------------ */
 /* sbx_cgroup.c */
@@ -168,11 +168,12 @@ SBX_NODISCARD int sbx_cgroup_create(const struct sbx_cgroup *,
  */
 SBX_NODISCARD int sbx_cgroup_detect(enum sbx_cgroup_mode *mode);
 /*
- * The IDs of the lease cgroups under corral's own cgroup in any
- * controller (for reconciliation), sorted, unique. *ids is
- * NULL-terminated (sbx_strv_free). 0 or -errno.
+ * The IDs of state directory scope's lease cgroups (corral/state-<tag>/
+ * in any controller; for reconciliation), sorted, unique. Another state
+ * directory's are never named. *ids is NULL-terminated (sbx_strv_free).
+ * 0 or -errno.
  */
-SBX_NODISCARD int sbx_cgroup_list(char ***ids);
+SBX_NODISCARD int sbx_cgroup_list(const char *scope, char ***ids);
 const char *sbx_cgroup_mode_name(enum sbx_cgroup_mode);
 /*
  * The live pids in the lease's cgroups (union, sorted), malloc'd in *pids.

@@ -1,29 +1,36 @@
 /*
- * sbx_uid.c: per-lease unprivileged uids (SANDBOX.md 0.1, SPEC 8.3). Slot N
- * maps to uid = gid = SBX_UID_BASE + N. A slot is claimed by an atomic
- * mkdir of DIR/slot-N holding an "owner" file with the lease ID; the lowest
- * free slot wins, so the allocator is deterministic and two live leases
- * never share a uid. Release checks the owner first (exact ID, SPEC 9). A
- * slot whose state directory (its "scope") no longer exists and whose uid
- * runs nothing is stale (a run that was killed with its state directory
- * removed): a claim takes it back, under a lock on DIR.
+ * sbx_uid.c: per-lease unprivileged uids (SANDBOX.md 0.1, SPEC 8.3, 9.2).
+ * Slot N maps to uid = gid = SBX_UID_BASE + N. A claim is a directory
+ * DIR/slot-N holding two files: "owner" (the lease ID) and "scope" (the
+ * state directory that owns it). Both are written into a private staging
+ * directory first, which is then renamed onto slot-N (atomic; it fails
+ * while slot-N holds a claim), so no slot is ever seen claimed without its
+ * scope. The lowest free slot wins. A uid is handed out only while no
+ * process on the machine runs under it (real, effective, saved or
+ * filesystem id). Release, find and list match owner and scope both: a
+ * state directory never names or frees another's slot. A slot whose scope
+ * no longer exists and whose uid runs nothing is stale (a run killed with
+ * its state directory removed): a claim takes it back, under a lock on DIR.
  */
 #include <assert.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
 #include "sandbox-adapters/sbx_int.h"
 
-static int read_owner(const char *dir, unsigned n, char *held, size_t sz);
+#define STAGE_PREFIX ".claim-"
+
 static int read_file_in(const char *dir, unsigned n, const char *name,
     char *buf, size_t sz);
 
@@ -39,19 +46,42 @@ sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid)
 }
 
 static int
-write_owner(const char *path, const char *id)
+write_new(const char *path, const char *text)
 {
-	size_t len = strlen(id);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	size_t len = strlen(text);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC |
+	    O_NOFOLLOW, 0600);
 	int rc = 0;
 
 	if (fd < 0)
 		return -errno;
-	if (write(fd, id, len) != (ssize_t)len)
+	if (write(fd, text, len) != (ssize_t)len)
 		rc = errno ? -errno : -EIO;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	return rc;
+}
+
+/* Does one of the ids on a "Uid:" or "Gid:" line of status equal id? */
+static bool
+status_has(const char *status, const char *key, unsigned long id)
+{
+	const char *p = strstr(status, key);
+	char *end;
+
+	if (p == NULL)
+		return false;
+	p += strlen(key);
+	for (int i = 0; i < 4; i++) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			return false;
+		if (v == id)
+			return true;
+		p = end;
+	}
+	return false;
 }
 
 bool
@@ -59,27 +89,42 @@ sbx_uid_busy(uid_t uid)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	struct stat sb;
-	char path[300];
+	char path[300], buf[4096];
 	bool busy = false;
+	ssize_t got;
+	int fd;
 
 	if (d == NULL)
-		return false;
+		return true;	/* unknowable: not free */
 	while (!busy && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof path, "/proc/%s", e->d_name);
-		busy = stat(path, &sb) == 0 && sb.st_uid == uid;
+		/*
+		 * The status lines, not the owner of /proc/PID: a process
+		 * that made itself non-dumpable shows as root's there.
+		 */
+		snprintf(path, sizeof path, "/proc/%s/status", e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;	/* gone meanwhile */
+		got = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (got <= 0)
+			continue;
+		buf[got] = '\0';
+		/* A zombie runs nothing: its parent has yet to reap it. */
+		if (strstr(buf, "\nState:\tZ") != NULL ||
+		    strstr(buf, "\nState:\tX") != NULL)
+			continue;
+		busy = status_has(buf, "\nUid:", uid) ||
+		    status_has(buf, "\nGid:", uid);
 	}
 	closedir(d);
 	return busy;
 }
 
 /*
- * Take back slot n if it is stale: its scope names a state directory that
- * is gone and its uid runs nothing. Serialised by an flock on dir so two
- * claimers never both remove it; a slot being claimed right now has no
- * scope yet and is never stale. True when the slot directory was removed.
+ * Is slot n stale: its scope names a state directory that is gone? A slot
+ * without a scope (written by an older corral) is never stale.
  */
 static bool
 slot_stale(const char *dir, unsigned n)
@@ -103,6 +148,21 @@ sbx_uid_free(const char *dir, unsigned n)
 	return !sbx_uid_busy((uid_t)(SBX_UID_BASE + n));
 }
 
+/* Remove claim directory path (owner, scope, itself). */
+static int
+remove_claim(const char *path)
+{
+	char f[4200];
+
+	snprintf(f, sizeof f, "%s/scope", path);
+	if (unlink(f) < 0 && errno != ENOENT)
+		return -errno;
+	snprintf(f, sizeof f, "%s/owner", path);
+	if (unlink(f) < 0 && errno != ENOENT)
+		return -errno;
+	return rmdir(path) < 0 ? -errno : 0;
+}
+
 static bool
 reclaim_stale(const char *dir, unsigned n)
 {
@@ -115,126 +175,190 @@ reclaim_stale(const char *dir, unsigned n)
 	if ((lk = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return false;
 	if (flock(lk, LOCK_EX) == 0 && slot_stale(dir, n)) {
-		snprintf(path, sizeof path, "%s/slot-%u/scope", dir, n);
-		unlink(path);
-		snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
-		unlink(path);
 		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
-		done = rmdir(path) == 0;
+		done = remove_claim(path) == 0;
 	}
 	close(lk);
 	return done;
 }
 
-int
-sbx_uid_claim(const char *dir, const char *id, unsigned *slot)
+/* Staging directories of claimers that died between mkdir and rename. */
+static void
+sweep_stages(const char *dir)
 {
-	return sbx_uid_claim_from(dir, id, 0, slot);
-}
+	char path[4200];
+	struct dirent *e;
+	DIR *d;
+	long pid;
 
-int
-sbx_uid_claim_from(const char *dir, const char *id, unsigned first,
-    unsigned *slot)
-{
-	char path[4096], owner[4200];
-	int rc;
-
-	if (dir == NULL || id == NULL || slot == NULL || *id == '\0' ||
-	    strchr(id, '/') != NULL)
-		return -EINVAL;
-	if (mkdir(dir, 0700) < 0 && errno == ENOENT) {
-		/* The parent (e.g. /run/corral) on first use. */
-		char parent[4096], *sl;
-
-		snprintf(parent, sizeof parent, "%s", dir);
-		if ((sl = strrchr(parent, '/')) != NULL && sl != parent) {
-			*sl = '\0';
-			if (mkdir(parent, 0755) < 0 && errno != EEXIST)
-				return -errno;
-		}
-		if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
-	} else if (access(dir, W_OK | X_OK) < 0) {
-		return -errno;
-	}
-	for (unsigned n = first; n < SBX_UID_SLOTS; n++) {
-		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
-		if (mkdir(path, 0700) < 0) {
-			if (errno != EEXIST)
-				return -errno;
-			if (!reclaim_stale(dir, n) || mkdir(path, 0700) < 0)
-				continue;
-		}
-		/*
-		 * A uid whose processes have not all gone yet (a teardown
-		 * still reaping) is not handed out again: skip the slot.
-		 */
-		if (sbx_uid_busy((uid_t)(SBX_UID_BASE + n))) {
-			rmdir(path);
+	if ((d = opendir(dir)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, STAGE_PREFIX, strlen(STAGE_PREFIX)) != 0)
 			continue;
+		pid = strtol(e->d_name + strlen(STAGE_PREFIX), NULL, 10);
+		if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		if (remove_claim(path) < 0) {
+			/* another claimer swept it first */
 		}
-		snprintf(owner, sizeof owner, "%s/owner", path);
-		if ((rc = write_owner(owner, id)) < 0) {
-			unlink(owner);
-			rmdir(path);
-			return rc;
-		}
-		*slot = n;
-		return 0;
 	}
-	return -ENOSPC;
+	closedir(d);
 }
 
-int
-sbx_uid_release(const char *dir, unsigned slot, const char *id)
+static bool
+scope_ok(const char *scope)
 {
-	char path[4096], owner[4200], held[256];
-	ssize_t n;
-	int fd;
+	size_t n;
 
-	if (dir == NULL || id == NULL || slot >= SBX_UID_SLOTS)
-		return -EINVAL;
-	snprintf(path, sizeof path, "%s/slot-%u", dir, slot);
-	snprintf(owner, sizeof owner, "%s/owner", path);
-	if ((fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+	return scope != NULL && scope[0] == '/' &&
+	    (n = strlen(scope)) < 4000 && strchr(scope, '\n') == NULL;
+}
+
+/* The slot pool directory, made on first use (its parent too). */
+static int
+pool_dir(const char *dir)
+{
+	char parent[4096], *sl;
+
+	if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+		return access(dir, W_OK | X_OK) < 0 ? -errno : 0;
+	if (errno != ENOENT)
 		return -errno;
-	n = read(fd, held, sizeof held - 1);
-	close(fd);
-	if (n < 0)
-		return -EIO;
-	held[n] = '\0';
-	if (strcmp(held, id) != 0)
-		return -EPERM;
-	snprintf(owner, sizeof owner, "%s/scope", path);
-	if (unlink(owner) < 0 && errno != ENOENT)
-		return -errno;
-	snprintf(owner, sizeof owner, "%s/owner", path);
-	if (unlink(owner) < 0 || rmdir(path) < 0)
+	snprintf(parent, sizeof parent, "%s", dir);
+	if ((sl = strrchr(parent, '/')) != NULL && sl != parent) {
+		*sl = '\0';
+		if (mkdir(parent, 0755) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
 
-int
-sbx_uid_set_scope(const char *dir, unsigned slot, const char *id,
-    const char *scope)
+/* A staging directory under dir holding owner id and scope: its path. */
+static int
+stage_claim(const char *dir, const char *scope, const char *id, char *stage,
+    size_t sz)
 {
-	char held[256], path[4200];
+	char f[4300];
+	unsigned r = 0;
+	int rc;
 
+	if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+		r = (unsigned)getpid() * 2654435761u;
+	snprintf(stage, sz, "%s/" STAGE_PREFIX "%d-%08x", dir, (int)getpid(),
+	    r);
+	if (mkdir(stage, 0700) < 0)
+		return -errno;
+	snprintf(f, sizeof f, "%s/owner", stage);
+	if ((rc = write_new(f, id)) == 0) {
+		snprintf(f, sizeof f, "%s/scope", stage);
+		rc = write_new(f, scope);
+	}
+	if (rc < 0 && remove_claim(stage) < 0) {
+		/* left to sweep_stages once this process is gone */
+	}
+	return rc;
+}
+
+int
+sbx_uid_claim(const char *dir, const char *scope, const char *id,
+    unsigned *slot)
+{
+	return sbx_uid_claim_from(dir, scope, id, 0, slot);
+}
+
+int
+sbx_uid_claim_from(const char *dir, const char *scope, const char *id,
+    unsigned first, unsigned *slot)
+{
+	char stage[4200], path[4200];
+	int rc;
+
+	if (dir == NULL || id == NULL || slot == NULL || *id == '\0' ||
+	    strchr(id, '/') != NULL || strchr(id, '\n') != NULL ||
+	    strlen(id) > 200 || !scope_ok(scope))
+		return -EINVAL;
+	if ((rc = pool_dir(dir)) < 0)
+		return rc;
+	sweep_stages(dir);
+	if ((rc = stage_claim(dir, scope, id, stage, sizeof stage)) < 0)
+		return rc;
+	rc = -ENOSPC;
+	for (unsigned n = first; n < SBX_UID_SLOTS; n++) {
+		uid_t uid = (uid_t)(SBX_UID_BASE + n);
+
+		snprintf(path, sizeof path, "%s/slot-%u", dir, n);
+		/* Never a uid that still runs something (SPEC 9.2). */
+		if (sbx_uid_busy(uid))
+			continue;
+		if (rename(stage, path) < 0) {
+			if (errno != EEXIST && errno != ENOTEMPTY) {
+				rc = -errno;
+				break;
+			}
+			if (!reclaim_stale(dir, n) || rename(stage, path) < 0)
+				continue;
+		}
+		/*
+		 * Claimed, owner and scope at once. Looked at again: a
+		 * process that started as the uid after the first look gives
+		 * the slot back to the pool.
+		 */
+		if (sbx_uid_busy(uid)) {
+			if (rename(path, stage) < 0 && remove_claim(path) < 0)
+				break;
+			continue;
+		}
+		*slot = n;
+		return 0;
+	}
+	if (remove_claim(stage) < 0) {
+		/* left to sweep_stages */
+	}
+	return rc;
+}
+
+/* Does slot under dir carry exactly (scope, id)? 0, -ENOENT, -EPERM. */
+static int
+held_by(const char *dir, unsigned slot, const char *scope, const char *id)
+{
+	char held[256], sc[4096];
+	int rc;
+
+	if ((rc = read_file_in(dir, slot, "owner", held, sizeof held)) < 0)
+		return rc;
+	if (strcmp(held, id) != 0)
+		return -EPERM;
+	if (read_file_in(dir, slot, "scope", sc, sizeof sc) < 0 ||
+	    strcmp(sc, scope) != 0)
+		return -EPERM;
+	return 0;
+}
+
+int
+sbx_uid_held(const char *dir, unsigned slot, const char *scope,
+    const char *id)
+{
 	if (dir == NULL || id == NULL || scope == NULL ||
 	    slot >= SBX_UID_SLOTS)
 		return -EINVAL;
-	if (read_owner(dir, slot, held, sizeof held) < 0 ||
-	    strcmp(held, id) != 0)
-		return -EPERM;
-	snprintf(path, sizeof path, "%s/slot-%u/scope", dir, slot);
-	return write_owner(path, scope);
+	return held_by(dir, slot, scope, id);
 }
 
-/* The owner file of slot n under dir into held (NUL-terminated). */
-static int
-read_owner(const char *dir, unsigned n, char *held, size_t sz)
+int
+sbx_uid_release(const char *dir, unsigned slot, const char *scope,
+    const char *id)
 {
-	return read_file_in(dir, n, "owner", held, sz);
+	char path[4200];
+	int rc;
+
+	if ((rc = sbx_uid_held(dir, slot, scope, id)) < 0)
+		return rc;
+	snprintf(path, sizeof path, "%s/slot-%u", dir, slot);
+	return remove_claim(path);
 }
 
 static int
@@ -273,22 +397,21 @@ slot_name(const char *name)
 }
 
 int
-sbx_uid_find(const char *dir, const char *id, unsigned *slot)
+sbx_uid_find(const char *dir, const char *scope, const char *id,
+    unsigned *slot)
 {
-	char held[256];
 	struct dirent *e;
 	DIR *d;
 	int rc = -ENOENT;
 
-	if (dir == NULL || id == NULL || slot == NULL)
+	if (dir == NULL || id == NULL || slot == NULL || scope == NULL)
 		return -EINVAL;
 	if ((d = opendir(dir)) == NULL)
 		return errno == ENOENT ? -ENOENT : -errno;
 	while (rc == -ENOENT && (e = readdir(d)) != NULL) {
 		long n = slot_name(e->d_name);
 
-		if (n >= 0 && read_owner(dir, (unsigned)n, held,
-		    sizeof held) == 0 && strcmp(held, id) == 0) {
+		if (n >= 0 && held_by(dir, (unsigned)n, scope, id) == 0) {
 			*slot = (unsigned)n;
 			rc = 0;
 		}
@@ -312,7 +435,7 @@ sbx_uid_list(const char *dir, const char *scope, char ***out)
 	DIR *d;
 	int rc = 0;
 
-	if (dir == NULL || out == NULL)
+	if (dir == NULL || out == NULL || scope == NULL)
 		return -EINVAL;
 	*out = NULL;
 	if ((v = calloc(1, sizeof *v)) == NULL)
@@ -329,12 +452,12 @@ sbx_uid_list(const char *dir, const char *scope, char ***out)
 	while (rc == 0 && (e = readdir(d)) != NULL) {
 		long s = slot_name(e->d_name);
 
-		if (s < 0 || read_owner(dir, (unsigned)s, held,
+		if (s < 0 || read_file_in(dir, (unsigned)s, "owner", held,
 		    sizeof held) < 0 || held[0] == '\0')
 			continue;
-		/* Another state directory's lease: not ours to name. */
-		if (scope != NULL && read_file_in(dir, (unsigned)s, "scope",
-		    sc, sizeof sc) == 0 && strcmp(sc, scope) != 0)
+		/* Another state directory's (or an unscoped) claim. */
+		if (read_file_in(dir, (unsigned)s, "scope", sc,
+		    sizeof sc) < 0 || strcmp(sc, scope) != 0)
 			continue;
 		if ((nv = realloc(v, (n + 2) * sizeof *v)) == NULL) {
 			rc = -ENOMEM;

@@ -60,12 +60,22 @@ tui_ctx_init(struct tui_ctx *c, const char *argv0)
 	return 0;
 }
 
+const char *
+tui_ctx_scope(struct tui_ctx *c)
+{
+	if (c->scope == NULL && (c->scope = realpath(c->state_dir,
+	    NULL)) == NULL && c->state_dir[0] == '/')
+		c->scope = strdup(c->state_dir);
+	return c->scope;
+}
+
 void
 tui_ctx_free(struct tui_ctx *c)
 {
 	lease_store_close(c->store);
 	free(c->self);
 	free(c->state_dir);
+	free(c->scope);
 	memset(c, 0, sizeof *c);
 }
 

@@ -45,6 +45,7 @@ struct tui_ctx {
 	const char *argv0;
 	char *self;		/* absolute path of this binary */
 	char *state_dir;	/* SPEC 11 */
+	char *scope;		/* tui_ctx_scope */
 	struct lease_store *store; /* opened by tui_ctx_store */
 	bool json;
 	const char *cmd;	/* the command word, for messages */
@@ -54,6 +55,12 @@ int tui_ctx_init(struct tui_ctx *, const char *argv0);
 void tui_ctx_free(struct tui_ctx *);
 /* Open the journal (creating the state dir 0700). NULL after an error. */
 struct lease_store *tui_ctx_store(struct tui_ctx *);
+/*
+ * The state directory as the owner of host resources (uid slots, cgroups,
+ * probes: SPEC 9.2): its canonical absolute path, or NULL if there is
+ * none (a relative path that does not exist yet).
+ */
+const char *tui_ctx_scope(struct tui_ctx *);
 /* "corral CMD: message" on stderr; returns TUI_EXIT_FAIL. */
 int tui_ctx_err(struct tui_ctx *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -300,16 +300,23 @@ check "...and no repository policy is recorded" jq_eq "$(js "$idu")" \
 rm -rf "$REPO/.corral"
 
 # --- an orphan cgroup: reported after two inventories, removed by gc ID --------------
-# A lease cgroup under corral's parent (the one corral's own cgroup gives,
-# as sbx_cgroup_locate computes it) that no lease of this state directory
-# owns: the bwrap adapter's .list names it, reconcile reports it, and only
-# `corral gc ID` removes it, after two consistent inventories (SPEC 9.2).
+# A lease cgroup under this state directory's tag in corral's parent (the
+# one corral's own cgroup gives, as sbx_cgroup_locate computes it) that no
+# lease of this state directory owns: the bwrap adapter's .list names it,
+# reconcile reports it, and only `corral gc ID` removes it, after two
+# consistent inventories (SPEC 9.2). The same stray without the tag (an
+# older corral's) or under another state directory's tag is never named.
 STRAY=20240101-000000-000-cafe
-strays=()
+tag=state-$(printf %s "$(realpath "$CORRAL_STATE_DIR")" | sha256sum | cut -c1-16)
+strays=() others=()
 for ctrl in memory pids; do
 	rel=$(awk -F: -v c="$ctrl" '$2 == c { print $3 }' /proc/self/cgroup)
-	d=/sys/fs/cgroup/$ctrl${rel%/}/corral/lease-$STRAY
+	d=/sys/fs/cgroup/$ctrl${rel%/}/corral/$tag/lease-$STRAY
 	mkdir -p "$d" && strays+=("$d")
+	for o in corral corral/state-0123456789abcdef; do
+		d=/sys/fs/cgroup/$ctrl${rel%/}/$o/lease-$STRAY-x
+		mkdir -p "$d" && others+=("$d")
+	done
 done
 check "a stray lease cgroup exists under corral's parent" test "${#strays[@]}" -eq 2
 "$CORRAL" reconcile >"$TMP/rec1" 2>&1
@@ -324,6 +331,8 @@ expect_rc 0 "gc removes it by exact ID" "$CORRAL" gc "$STRAY"
 check "its cgroups are gone" bash -c "! ls -d ${strays[*]} 2>/dev/null"
 check "the next reconcile no longer reports it" bash -c \
 	"! '$CORRAL' reconcile | grep -q '$STRAY'"
-for d in "${strays[@]}"; do rmdir "$d" 2>/dev/null; done
+check "another state directory's (or an untagged) stray is never named" \
+	bash -c "! grep -q '$STRAY-x' '$TMP/rec1'"
+for d in "${strays[@]}" "${others[@]}"; do rmdir "$d" 2>/dev/null; done
 
 finish

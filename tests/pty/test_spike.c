@@ -72,10 +72,12 @@ sweep_stale_slots(const char *dir)
 		snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
 		if ((owner = cu_read_file(path, NULL)) == NULL)
 			continue;
+		snprintf(path, sizeof path, "/proc/%ld", strtol(owner + 6,
+		    NULL, 10));
 		if (strncmp(owner, "spike-", 6) == 0 &&
 		    (pid = strtol(owner + 6, NULL, 10)) > 0 &&
 		    kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
-		    sbx_uid_release(dir, n, owner) < 0) {
+		    sbx_uid_release(dir, n, path, owner) < 0) {
 			/* another run swept it first */
 		}
 		free(owner);
@@ -114,7 +116,8 @@ spk_start(struct spk *t, char *const *cmd, int rows, int cols)
 	ck_assert_int_gt(asprintf(&t->uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(t->id, sizeof t->id, "spike-%d", (int)getpid());
 	sweep_stale_slots(t->uiddir);
-	ck_assert_int_eq(sbx_uid_claim(t->uiddir, t->id, &t->slot), 0);
+	ck_assert_int_eq(sbx_uid_claim(t->uiddir, cu_scope(), t->id,
+	    &t->slot), 0);
 	ck_assert_int_eq(sbx_uid_of_slot(t->slot, &t->uid, &t->gid), 0);
 
 	t->dir = cu_tmpdir("spike-lease");
@@ -215,7 +218,8 @@ spk_stop(struct spk *t)
 		kill(t->pid, SIGTERM);
 		spk_wait(t);
 	}
-	ck_assert_int_eq(sbx_uid_release(t->uiddir, t->slot, t->id), 0);
+	ck_assert_int_eq(sbx_uid_release(t->uiddir, t->slot, cu_scope(),
+	    t->id), 0);
 	cu_rmrf(t->dir);
 	cu_rmrf(t->ws);
 	cu_rmrf(t->stage);

@@ -34,19 +34,22 @@ struct st_lease {
 static inline void
 st_sweep(const char *dir)
 {
-	char path[4096], *owner;
+	char path[4096], *owner, *scope;
 	long pid;
 
 	for (unsigned n = 0; n < 64; n++) {
 		snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
 		if ((owner = cu_read_file(path, NULL)) == NULL)
 			continue;
-		if (strncmp(owner, "sbxtest-", 8) == 0 &&
+		snprintf(path, sizeof path, "%s/slot-%u/scope", dir, n);
+		scope = cu_read_file(path, NULL);
+		if (scope != NULL && strncmp(owner, "sbxtest-", 8) == 0 &&
 		    (pid = strtol(owner + 8, NULL, 10)) > 0 &&
 		    kill((pid_t)pid, 0) < 0 && errno == ESRCH &&
-		    sbx_uid_release(dir, n, owner) < 0) {
+		    sbx_uid_release(dir, n, scope, owner) < 0) {
 			/* another run swept it first */
 		}
+		free(scope);
 		free(owner);
 	}
 }
@@ -59,7 +62,8 @@ st_lease_init(struct st_lease *l, const char *tag)
 	ck_assert_int_gt(asprintf(&l->uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(l->owner, sizeof l->owner, "sbxtest-%d", (int)getpid());
 	st_sweep(l->uiddir);
-	ck_assert_int_eq(sbx_uid_claim(l->uiddir, l->owner, &l->slot), 0);
+	ck_assert_int_eq(sbx_uid_claim(l->uiddir, cu_scope(), l->owner,
+	    &l->slot), 0);
 	ck_assert_int_eq(sbx_uid_of_slot(l->slot, &l->uid, &l->gid), 0);
 	l->ws = cu_tmpdir(tag);
 	ck_assert_int_eq(chown(l->ws, l->uid, l->gid), 0);
@@ -69,7 +73,8 @@ st_lease_init(struct st_lease *l, const char *tag)
 static inline void
 st_lease_fini(struct st_lease *l)
 {
-	ck_assert_int_eq(sbx_uid_release(l->uiddir, l->slot, l->owner), 0);
+	ck_assert_int_eq(sbx_uid_release(l->uiddir, l->slot, cu_scope(),
+	    l->owner), 0);
 	if (l->ws != NULL) {
 		cu_rmrf(l->ws);
 		free(l->ws);

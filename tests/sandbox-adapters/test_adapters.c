@@ -8,11 +8,15 @@
  * nothing. Also the slot helpers (find, list, scope) on a private dir.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
@@ -169,45 +173,129 @@ END_TEST
 
 START_TEST(test_adapters_slots)
 {
-	char *dir = cu_tmpdir("slots"), **ids = NULL;
+	char *dir = cu_tmpdir("slots"), **ids = NULL, *text;
+	char *one = cu_tmpdir("state-one"), *two = cu_tmpdir("state-two");
+	char path[4200];
 	unsigned a, b, found;
+	struct dirent *e;
+	DIR *d;
 
-	ck_assert_int_eq(sbx_uid_claim(dir, "lease-a", &a), 0);
-	ck_assert_int_eq(sbx_uid_claim(dir, "lease-b", &b), 0);
-	ck_assert_int_eq(sbx_uid_find(dir, "lease-b", &found), 0);
+	/* A claim names its state directory: without one there is none. */
+	ck_assert_int_eq(sbx_uid_claim(dir, NULL, "lease-a", &a), -EINVAL);
+	ck_assert_int_eq(sbx_uid_claim(dir, "relative", "lease-a", &a),
+	    -EINVAL);
+	ck_assert_int_eq(sbx_uid_claim(dir, one, "lease-a", &a), 0);
+	ck_assert_int_eq(sbx_uid_claim(dir, two, "lease-b", &b), 0);
+	/* Owner and scope both in place (and no staging left behind). */
+	snprintf(path, sizeof path, "%s/slot-%u/scope", dir, a);
+	ck_assert_ptr_nonnull(text = cu_read_file(path, NULL));
+	ck_assert_str_eq(text, one);
+	free(text);
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while ((e = readdir(d)) != NULL)
+		ck_assert_msg(e->d_name[0] != '.' || strcmp(e->d_name, ".") ==
+		    0 || strcmp(e->d_name, "..") == 0, "left: %s", e->d_name);
+	closedir(d);
+	/* Found, listed and released only by owner and scope together. */
+	ck_assert_int_eq(sbx_uid_find(dir, two, "lease-b", &found),
+	    0);
 	ck_assert_uint_eq(found, b);
-	ck_assert_int_eq(sbx_uid_find(dir, "lease-c", &found), -ENOENT);
-	ck_assert_int_eq(sbx_uid_set_scope(dir, a, "lease-a", "/state/one"),
-	    0);
-	ck_assert_int_eq(sbx_uid_set_scope(dir, b, "lease-a", "/state/one"),
-	    -EPERM);	/* not lease-a's slot */
-	ck_assert_int_eq(sbx_uid_set_scope(dir, b, "lease-b", "/state/two"),
-	    0);
-	ck_assert_int_eq(sbx_uid_list(dir, NULL, &ids), 0);
-	ck_assert(strv_has(ids, "lease-a") && strv_has(ids, "lease-b"));
-	sbx_strv_free(ids);
-	/* Another state directory's slot is not named. */
-	ck_assert_int_eq(sbx_uid_list(dir, "/state/one", &ids), 0);
+	ck_assert_int_eq(sbx_uid_find(dir, one, "lease-b", &found),
+	    -ENOENT);
+	ck_assert_int_eq(sbx_uid_find(dir, one, "lease-c", &found),
+	    -ENOENT);
+	ck_assert_int_eq(sbx_uid_list(dir, one, &ids), 0);
 	ck_assert(strv_has(ids, "lease-a") && !strv_has(ids, "lease-b"));
 	sbx_strv_free(ids);
+	ck_assert_int_eq(sbx_uid_list(dir, dir, &ids), 0);
+	ck_assert_ptr_null(ids[0]);
+	sbx_strv_free(ids);
+	ck_assert_int_eq(sbx_uid_release(dir, b, one, "lease-b"),
+	    -EPERM);
+	ck_assert_int_eq(sbx_uid_release(dir, b, two, "lease-a"),
+	    -EPERM);
 	/* Release removes the scope too (the slot directory goes). */
-	ck_assert_int_eq(sbx_uid_release(dir, a, "lease-a"), 0);
-	ck_assert_int_eq(sbx_uid_find(dir, "lease-a", &found), -ENOENT);
-	ck_assert_int_eq(sbx_uid_release(dir, b, "lease-b"), 0);
-	ck_assert_int_eq(sbx_uid_list(dir, NULL, &ids), 0);
+	ck_assert_int_eq(sbx_uid_release(dir, a, one, "lease-a"), 0);
+	ck_assert_int_eq(sbx_uid_find(dir, one, "lease-a", &found),
+	    -ENOENT);
+	ck_assert_int_eq(sbx_uid_release(dir, b, two, "lease-b"), 0);
+	ck_assert_int_eq(sbx_uid_list(dir, two, &ids), 0);
 	ck_assert_ptr_null(ids[0]);
 	sbx_strv_free(ids);
 	/* A claim from slot N never hands out a lower one (the bwrap
 	 * adapter planned N in the journal: a lower slot is unplanned). A
 	 * slot whose uid runs something is skipped, so only ">=" holds. */
-	ck_assert_int_eq(sbx_uid_claim_from(dir, "lease-e", 5, &a), 0);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, one, "lease-e", 5, &a), 0);
 	ck_assert_uint_ge(a, 5);
-	ck_assert_int_eq(sbx_uid_claim_from(dir, "lease-f", a, &b), 0);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, one, "lease-f", a, &b), 0);
 	ck_assert_uint_gt(b, a);
-	ck_assert_int_eq(sbx_uid_claim_from(dir, "lease-g", SBX_UID_SLOTS,
-	    &found), -ENOSPC);
-	ck_assert_int_eq(sbx_uid_release(dir, a, "lease-e"), 0);
-	ck_assert_int_eq(sbx_uid_release(dir, b, "lease-f"), 0);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, one, "lease-g",
+	    SBX_UID_SLOTS, &found), -ENOSPC);
+	ck_assert_int_eq(sbx_uid_release(dir, a, one, "lease-e"), 0);
+	ck_assert_int_eq(sbx_uid_release(dir, b, one, "lease-f"), 0);
+	cu_rmrf(dir);
+	cu_rmrf(one);
+	cu_rmrf(two);
+	free(dir);
+	free(one);
+	free(two);
+}
+END_TEST
+
+/*
+ * A child that takes gid (all three) and uids (real, effective, saved),
+ * optionally non-dumpable, then waits to be killed: its pid, once it runs
+ * so.
+ */
+static pid_t
+run_as(gid_t gid, uid_t ruid, uid_t euid, uid_t suid, bool nodump)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(p), 0);
+	if ((pid = fork()) == 0) {
+		close(p[0]);
+		if ((gid != 0 && setresgid(gid, gid, gid) < 0) ||
+		    setresuid(ruid, euid, suid) < 0 ||
+		    (nodump && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0))
+			_exit(1);
+		(void)!write(p[1], "r", 1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	ck_assert_int_eq(read(p[0], &c, 1), 1);
+	close(p[0]);
+	return pid;
+}
+
+/*
+ * A uid any process on the machine runs under is never handed out, even
+ * one whose /proc entry is root's (a non-dumpable process): a child that
+ * takes slot 0's uid as its saved uid only (and stays non-dumpable) makes
+ * the claim skip slot 0.
+ */
+START_TEST(test_adapters_slots_busy)
+{
+	char *dir = cu_tmpdir("slots-busy");
+	unsigned got = 0;
+	pid_t pid;
+
+	ck_assert_int_eq(geteuid(), 0);
+	/* A uid far up the pool: no lease of a concurrent run holds it. */
+	pid = run_as(0, 0, 0, SBX_UID_BASE + SBX_UID_SLOTS - 1, true);
+	ck_assert(sbx_uid_busy(SBX_UID_BASE + SBX_UID_SLOTS - 1));
+	ck_assert_int_eq(sbx_uid_claim_from(dir, dir, "lease-a",
+	    SBX_UID_SLOTS - 1, &got), -ENOSPC);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert(!sbx_uid_busy(SBX_UID_BASE + SBX_UID_SLOTS - 1));
+	ck_assert_int_eq(sbx_uid_claim_from(dir, dir, "lease-a",
+	    SBX_UID_SLOTS - 1, &got), 0);
+	ck_assert_uint_eq(got, SBX_UID_SLOTS - 1);
+	ck_assert_int_eq(sbx_uid_release(dir, got, dir, "lease-a"), 0);
 	cu_rmrf(dir);
 	free(dir);
 }
@@ -216,42 +304,37 @@ END_TEST
 /*
  * A slot whose state directory is gone (a killed run whose directory was
  * removed) is taken back by the next claim, unless its uid still runs
- * something; a slot whose state directory exists, or that has no scope
- * yet (being claimed), is never taken.
+ * something; a slot whose state directory exists is never taken.
  */
 START_TEST(test_adapters_slots_stale)
 {
 	char *dir = cu_tmpdir("slots"), *live = cu_tmpdir("live-state");
 	char gone[4200];
-	unsigned a, b, c, d, found;
+	unsigned a, b, d, found;
 	bool busy;
 
 	snprintf(gone, sizeof gone, "%s/removed-state", dir);
-	ck_assert_int_eq(sbx_uid_claim(dir, "lease-a", &a), 0);
-	ck_assert_int_eq(sbx_uid_claim(dir, "lease-b", &b), 0);
-	ck_assert_int_eq(sbx_uid_claim(dir, "lease-c", &c), 0); /* no scope */
-	ck_assert_int_eq(sbx_uid_set_scope(dir, a, "lease-a", gone), 0);
-	ck_assert_int_eq(sbx_uid_set_scope(dir, b, "lease-b", live), 0);
+	/* b first: a claim takes a stale slot back, b's own included. */
+	ck_assert_int_eq(sbx_uid_claim(dir, live, "lease-b", &b), 0);
+	ck_assert_int_eq(sbx_uid_claim(dir, gone, "lease-a", &a), 0);
 	/* From a up: a lower slot skipped as busy (another corral's agent
 	 * on the host) may have come free meanwhile. */
 	busy = sbx_uid_busy((uid_t)(SBX_UID_BASE + a));
-	ck_assert_int_eq(sbx_uid_claim_from(dir, "lease-d", a, &d), 0);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, live, "lease-d", a, &d), 0);
 	busy = busy || sbx_uid_busy((uid_t)(SBX_UID_BASE + a));
 	if (d == a) {
 		/* lowest, taken back */
-		ck_assert_int_eq(sbx_uid_find(dir, "lease-a", &found),
+		ck_assert_int_eq(sbx_uid_find(dir, gone, "lease-a", &found),
 		    -ENOENT);
 	} else {
 		ck_assert_msg(busy, "stale slot %u not taken back (got %u)",
 		    a, d);
-		ck_assert_int_eq(sbx_uid_find(dir, "lease-a", &found), 0);
+		ck_assert_int_eq(sbx_uid_find(dir, gone, "lease-a", &found),
+		    0);
 	}
-	ck_assert_int_eq(sbx_uid_find(dir, "lease-b", &found), 0);
+	ck_assert_int_eq(sbx_uid_find(dir, live, "lease-b", &found), 0);
 	ck_assert_uint_eq(found, b);
-	ck_assert_int_eq(sbx_uid_find(dir, "lease-c", &found), 0);
-	ck_assert_uint_eq(found, c);
 	ck_assert_uint_ne(d, b);
-	ck_assert_uint_ne(d, c);
 	cu_rmrf(dir);
 	cu_rmrf(live);
 	free(dir);
@@ -312,7 +395,8 @@ bwrap_teardown_both(const struct sbx_request *req,
 	ck_assert(rec_is(&r, 0, "removed cgroup "));
 	ck_assert(rec_is(&r, 1, "removed sandbox uid:"));
 	ck_assert_int_eq(stat(cg->c[0].dir, &sb), -1);
-	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, req->id, &slot), -ENOENT);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, req->scope, req->id,
+	    &slot), -ENOENT);
 	rec_clear(&r);
 }
 
@@ -355,7 +439,7 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	ck_assert(rec_is(&r, 1, "created sandbox uid:"));
 	ck_assert(rec_is(&r, 2, "plan cgroup "));
 	ck_assert(rec_is(&r, 3, "created cgroup "));
-	ck_assert_int_eq(sbx_cgroup_locate(id, &cg), 0);
+	ck_assert_int_eq(sbx_cgroup_locate(scope, id, &cg), 0);
 	ck_assert_int_eq(stat(cg->c[0].dir, &sb), 0);
 	/* Listed under its own scope, not another's. */
 	ck_assert_int_eq(sbx_adapter_bwrap.list(&req, &ids, err, sizeof err),
@@ -367,6 +451,7 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	    0);
 	ck_assert(!strv_has(ids, id));
 	sbx_strv_free(ids);
+	req.scope = scope;
 	/* Teardown by exact ID: both removed, each reported. */
 	res[0].kind = SBX_RES_SANDBOX;
 	res[0].identity = out.sandbox_id;
@@ -415,11 +500,12 @@ START_TEST(test_adapters_bwrap_orphan)
 	ck_assert_int_eq(geteuid(), 0);
 	snprintf(id, sizeof id, "sbxorphan-%ld", (long)getpid());
 	bwrap_req(&req, &lim, id, ws);
+	req.scope = ws;
 	rec_init(&r, &s);
 	ck_assert_msg(sbx_adapter_bwrap.provision(&req, &s, &out, err,
 	    sizeof err) == 0, "provision: %s", err);
-	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, id, &slot), 0);
-	ck_assert_int_eq(sbx_cgroup_locate(id, &cg), 0);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, ws, id, &slot), 0);
+	ck_assert_int_eq(sbx_cgroup_locate(ws, id, &cg), 0);
 	ck_assert_int_eq(stat(cg->c[0].dir, &sb), 0);
 	rec_clear(&r);
 	bwrap_teardown_both(&req, NULL, 0, cg);
@@ -450,13 +536,113 @@ START_TEST(test_adapters_bwrap_journal_refuses)
 	snprintf(id, sizeof id, "sbxtest-%ld", (long)getpid());
 	memset(&req, 0, sizeof req);
 	req.id = id;
+	req.scope = "/tmp";
 	rec_init(&r, &s);
 	r.fail_at = 0;
 	ck_assert_int_eq(sbx_adapter_bwrap.provision(&req, &s, &out, err,
 	    sizeof err), -EIO);
 	ck_assert_int_eq(r.n, 1);
-	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, id, &slot), -ENOENT);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, "/tmp", id, &slot),
+	    -ENOENT);
 	rec_clear(&r);
+}
+END_TEST
+
+/*
+ * Two state directories on one host (SPEC 9.2): lease X of state A is
+ * neither listed nor found by state B, and B's teardown of X as an orphan
+ * (gc from the wrong state directory) touches nothing of A's: its cgroup,
+ * its slot and the process in its cgroup all stay.
+ */
+START_TEST(test_adapters_bwrap_other_state)
+{
+	struct sbx_provisioned out;
+	struct sbx_limits lim;
+	struct sbx_request req;
+	struct sbx_cgroup *cg = NULL;
+	char id[64], err[512], **ids = NULL, *ws = cu_tmpdir("bwrap-a");
+	char *stb = cu_tmpdir("state-b"), *procs, pid_s[32];
+	unsigned slot;
+	struct stat sb;
+	pid_t pid;
+
+	ck_assert_int_eq(geteuid(), 0);
+	snprintf(id, sizeof id, "sbxtenant-%ld", (long)getpid());
+	bwrap_req(&req, &lim, id, ws);
+	req.scope = ws;		/* state A */
+	ck_assert_msg(sbx_adapter_bwrap.provision(&req, NULL, &out, err,
+	    sizeof err) == 0, "provision: %s", err);
+	ck_assert_int_eq(sbx_cgroup_locate(ws, id, &cg), 0);
+	/* A process of A's lease, in its cgroup (as the holder puts it). */
+	if ((pid = fork()) == 0) {
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_gt(asprintf(&procs, "%s/cgroup.procs", cg->c[0].dir), 0);
+	snprintf(pid_s, sizeof pid_s, "%d", (int)pid);
+	ck_assert_int_eq(cu_write_file(procs, pid_s, strlen(pid_s)), 0);
+	/* State B: not listed, not found, not torn down. */
+	req.scope = stb;
+	ck_assert_int_eq(sbx_adapter_bwrap.list(&req, &ids, err, sizeof err),
+	    0);
+	ck_assert(!strv_has(ids, id));
+	sbx_strv_free(ids);
+	ck_assert_int_eq(sbx_adapter_bwrap.teardown(&req, NULL, 0, NULL, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(kill(pid, 0), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, WNOHANG), 0);
+	ck_assert_int_eq(stat(cg->c[0].dir, &sb), 0);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, ws, id, &slot), 0);
+	/* A's own teardown ends it. */
+	req.scope = ws;
+	ck_assert_msg(sbx_adapter_bwrap.teardown(&req, NULL, 0, NULL, err,
+	    sizeof err) == 0, "teardown: %s", err);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_int_eq(stat(cg->c[0].dir, &sb), -1);
+	free(procs);
+	sbx_cgroup_free(cg);
+	cu_rmrf(stb);
+	cu_rmrf(ws);
+	free(stb);
+	free(ws);
+}
+END_TEST
+
+/*
+ * Teardown signals only what is in the lease's own cgroups, never every
+ * process of its uid (another corral's agent, once uids are shared by
+ * mistake, was killed that way): a process of the lease uid outside the
+ * cgroups survives teardown, and the slot stays claimed (-EBUSY, cleanup
+ * pending) until that uid runs nothing.
+ */
+START_TEST(test_adapters_bwrap_teardown_by_cgroup)
+{
+	struct sbx_provisioned out;
+	struct sbx_limits lim;
+	struct sbx_request req;
+	char id[64], err[512], *ws = cu_tmpdir("bwrap-uid");
+	unsigned slot;
+	pid_t pid;
+
+	ck_assert_int_eq(geteuid(), 0);
+	snprintf(id, sizeof id, "sbxuid-%ld", (long)getpid());
+	bwrap_req(&req, &lim, id, ws);
+	req.scope = ws;
+	ck_assert_msg(sbx_adapter_bwrap.provision(&req, NULL, &out, err,
+	    sizeof err) == 0, "provision: %s", err);
+	pid = run_as(out.gid, out.uid, out.uid, out.uid, false);
+	ck_assert_int_eq(sbx_adapter_bwrap.teardown(&req, NULL, 0, NULL, err,
+	    sizeof err), -EBUSY);
+	ck_assert_ptr_nonnull(strstr(err, "not signalled"));
+	ck_assert_int_eq(waitpid(pid, NULL, WNOHANG), 0);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, ws, id, &slot), 0);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_msg(sbx_adapter_bwrap.teardown(&req, NULL, 0, NULL, err,
+	    sizeof err) == 0, "teardown: %s", err);
+	ck_assert_int_eq(sbx_uid_find(SBX_UID_DIR, ws, id, &slot), -ENOENT);
+	cu_rmrf(ws);
+	free(ws);
 }
 END_TEST
 
@@ -559,10 +745,13 @@ adapters_suite(void)
 	tcase_add_test(tc, test_adapters_bwrap_ids);
 	tcase_add_test(tc, test_adapters_slots);
 	tcase_add_test(tc, test_adapters_slots_stale);
+	tcase_add_test(tc, test_adapters_slots_busy);
 	tcase_add_test(tc, test_adapters_union);
 	tcase_add_test(tc, test_adapters_bwrap_lifecycle);
 	tcase_add_test(tc, test_adapters_bwrap_orphan);
 	tcase_add_test(tc, test_adapters_bwrap_journal_refuses);
+	tcase_add_test(tc, test_adapters_bwrap_other_state);
+	tcase_add_test(tc, test_adapters_bwrap_teardown_by_cgroup);
 	tcase_add_test(tc, test_adapters_command);
 	suite_add_tcase(s, tc);
 	return s;

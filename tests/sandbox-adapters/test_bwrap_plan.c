@@ -460,8 +460,8 @@ START_TEST(test_bwrap_plan_uid_slots)
 	 */
 	snprintf(owner, sizeof owner, "sbxtest-%d", (int)getpid());
 	st_sweep(SBX_UID_DIR);
-	ck_assert_int_eq(sbx_uid_claim(SBX_UID_DIR, owner, &x), 0);
-	ck_assert_int_eq(sbx_uid_claim(SBX_UID_DIR, owner, &y), 0);
+	ck_assert_int_eq(sbx_uid_claim(SBX_UID_DIR, cu_scope(), owner, &x), 0);
+	ck_assert_int_eq(sbx_uid_claim(SBX_UID_DIR, cu_scope(), owner, &y), 0);
 	ck_assert_uint_ne(x, y);
 	lo = x < y ? x : y;
 	hi = x < y ? y : x;
@@ -476,21 +476,21 @@ START_TEST(test_bwrap_plan_uid_slots)
 		ck_assert_int_eq(cu_write_file(path, held, strlen(held)), 0);
 	}
 	/* Lowest free slot, never shared by two live leases. */
-	ck_assert_int_eq(sbx_uid_claim(sub, "lease-a", &a), 0);
-	ck_assert_int_eq(sbx_uid_claim(sub, "lease-b", &b), 0);
+	ck_assert_int_eq(sbx_uid_claim(sub, cu_scope(), "lease-a", &a), 0);
+	ck_assert_int_eq(sbx_uid_claim(sub, cu_scope(), "lease-b", &b), 0);
 	ck_assert_uint_eq(a, lo);
 	ck_assert_uint_eq(b, hi);
 	/* Release by exact ID only. */
-	ck_assert_int_eq(sbx_uid_release(sub, a, "lease-b"), -EPERM);
-	ck_assert_int_eq(sbx_uid_release(sub, a, "lease-a"), 0);
-	ck_assert_int_eq(sbx_uid_release(sub, a, "lease-a"), -ENOENT);
-	ck_assert_int_eq(sbx_uid_claim(sub, "lease-c", &c), 0);
+	ck_assert_int_eq(sbx_uid_release(sub, a, cu_scope(), "lease-b"), -EPERM);
+	ck_assert_int_eq(sbx_uid_release(sub, a, cu_scope(), "lease-a"), 0);
+	ck_assert_int_eq(sbx_uid_release(sub, a, cu_scope(), "lease-a"), -ENOENT);
+	ck_assert_int_eq(sbx_uid_claim(sub, cu_scope(), "lease-c", &c), 0);
 	ck_assert_uint_eq(c, lo);
-	ck_assert_int_eq(sbx_uid_claim(sub, "../x", &c), -EINVAL);
-	ck_assert_int_eq(sbx_uid_release(sub, b, "lease-b"), 0);
-	ck_assert_int_eq(sbx_uid_release(sub, lo, "lease-c"), 0);
-	ck_assert_int_eq(sbx_uid_release(SBX_UID_DIR, x, owner), 0);
-	ck_assert_int_eq(sbx_uid_release(SBX_UID_DIR, y, owner), 0);
+	ck_assert_int_eq(sbx_uid_claim(sub, cu_scope(), "../x", &c), -EINVAL);
+	ck_assert_int_eq(sbx_uid_release(sub, b, cu_scope(), "lease-b"), 0);
+	ck_assert_int_eq(sbx_uid_release(sub, lo, cu_scope(), "lease-c"), 0);
+	ck_assert_int_eq(sbx_uid_release(SBX_UID_DIR, x, cu_scope(), owner), 0);
+	ck_assert_int_eq(sbx_uid_release(SBX_UID_DIR, y, cu_scope(), owner), 0);
 	free(sub);
 	cu_rmrf(dir);
 	free(dir);

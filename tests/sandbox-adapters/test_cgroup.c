@@ -14,6 +14,9 @@
 
 Suite *cgroup_suite(void);
 
+/* The state directory the suite's cgroups belong to. */
+#define SCOPE "/var/empty/corral-test-cgroup"
+
 static void
 lease_id(char *buf, size_t sz, const char *tag)
 {
@@ -24,7 +27,7 @@ static struct sbx_cgroup *
 locate(const char *id)
 {
 	struct sbx_cgroup *cg = NULL;
-	int rc = sbx_cgroup_locate(id, &cg);
+	int rc = sbx_cgroup_locate(SCOPE, id, &cg);
 
 	ck_assert_msg(rc == 0, "locate: %s", sbx_strerror(rc));
 	return cg;
@@ -56,16 +59,22 @@ dir_of(const struct sbx_cgroup *cg, const char *ctrl)
 }
 
 static bool
-listed(const char *id)
+listed_in(const char *scope, const char *id)
 {
 	char **ids = NULL;
 	bool found = false;
 
-	ck_assert_int_eq(sbx_cgroup_list(&ids), 0);
+	ck_assert_int_eq(sbx_cgroup_list(scope, &ids), 0);
 	for (size_t i = 0; ids[i] != NULL; i++)
 		found = found || strcmp(ids[i], id) == 0;
 	sbx_strv_free(ids);
 	return found;
+}
+
+static bool
+listed(const char *id)
+{
+	return listed_in(SCOPE, id);
 }
 
 /* This host enforces through v1 (SANDBOX.md 0.9): anything else fails. */
@@ -93,19 +102,30 @@ START_TEST(test_cgroup_describe_parse)
 		"v1\nmemory /sys/fs/cgroup/memory/corral/lease-%s extra\n",
 		"v3\nmemory /sys/fs/cgroup/memory/corral/lease-%s\n",
 		"v2\nmemory /sys/fs/cgroup/corral/lease-%s\n",
+		"v1\nmemory /sys/fs/cgroup/memory/corral/other/lease-%s\n",
+		"v1\nmemory /sys/fs/cgroup/memory/corral/state-0123/lease-%s\n",
+		"v1\nmemory /sys/fs/cgroup/memory/corral/state-0123456789abcdeF"
+		    "/lease-%s\n",
+		"v1\nmemory /sys/fs/cgroup/memory/x/state-0123456789abcdef"
+		    "/lease-%s\n",
 		"v1\n",
 		"",
 	};
+	char tag[32], *legacy;
 
 	lease_id(id, sizeof id, "desc");
 	cg = locate(id);
 	ck_assert_int_eq(cg->mode, SBX_CGROUP_V1);
 	/* memory, pids, cpu, freezer, and cpuacct mounted apart here. */
 	ck_assert_int_eq(cg->n, 5);
+	/* Under the state directory's tag (SPEC 9.2). */
+	ck_assert_int_eq(sbx_cgroup_scope_name(SCOPE, tag, sizeof tag), 0);
+	ck_assert_uint_eq(strlen(tag), 22);
+	ck_assert(strncmp(tag, "state-", 6) == 0);
 	for (int i = 0; i < cg->n; i++) {
 		char tail[128];
 
-		snprintf(tail, sizeof tail, "/corral/lease-%s", id);
+		snprintf(tail, sizeof tail, "/corral/%s/lease-%s", tag, id);
 		ck_assert(strncmp(cg->c[i].dir, "/sys/fs/cgroup/", 15) == 0);
 		ck_assert_str_eq(cg->c[i].dir + strlen(cg->c[i].dir) -
 		    strlen(tail), tail);
@@ -129,8 +149,17 @@ START_TEST(test_cgroup_describe_parse)
 		    "accepted: %s", bad);
 		free(bad);
 	}
-	ck_assert_int_eq(sbx_cgroup_locate("../x", &back), -EINVAL);
-	ck_assert_int_eq(sbx_cgroup_locate("", &back), -EINVAL);
+	/* A journal written before state tags still names its own. */
+	ck_assert_int_ge(asprintf(&legacy, "v1\nmemory /sys/fs/cgroup/memory/"
+	    "corral/lease-%s\n", id), 0);
+	ck_assert_int_eq(sbx_cgroup_parse(id, legacy, &back), 0);
+	sbx_cgroup_free(back);
+	back = NULL;
+	free(legacy);
+	ck_assert_int_eq(sbx_cgroup_locate(SCOPE, "../x", &back), -EINVAL);
+	ck_assert_int_eq(sbx_cgroup_locate(SCOPE, "", &back), -EINVAL);
+	ck_assert_int_eq(sbx_cgroup_locate(NULL, id, &back), -EINVAL);
+	ck_assert_int_eq(sbx_cgroup_locate("rel", id, &back), -EINVAL);
 	free(text);
 	sbx_cgroup_free(cg);
 	sbx_cgroup_free(NULL);
@@ -142,7 +171,7 @@ START_TEST(test_cgroup_limits_written)
 	struct sbx_limits lim = { 0 };
 	struct sbx_cgroup *cg;
 	struct sbx_plan *p;
-	char id[64];
+	char id[64], **none = NULL;
 	struct stat sb;
 
 	lease_id(id, sizeof id, "lim");
@@ -154,6 +183,9 @@ START_TEST(test_cgroup_limits_written)
 	ck_assert(!listed(id));
 	ck_assert_int_eq(sbx_cgroup_create(cg, &lim), 0);
 	ck_assert(listed(id));
+	/* Another state directory's list never names it. */
+	ck_assert(!listed_in("/var/empty/another-state", id));
+	ck_assert_int_eq(sbx_cgroup_list(NULL, &none), -EINVAL);
 	ck_assert_uint_eq(read_num(dir_of(cg, "memory"),
 	    "memory.limit_in_bytes"), 96ull << 20);
 	ck_assert_uint_eq(read_num(dir_of(cg, "memory"),

@@ -654,7 +654,7 @@ START_TEST(test_cred_canary_host_scan)
 	    &c, why, sizeof why), 0);
 	ck_assert_int_gt(asprintf(&z.uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(z.id, sizeof z.id, "cred-%d", (int)getpid());
-	ck_assert_int_eq(sbx_uid_claim(z.uiddir, z.id, &z.slot), 0);
+	ck_assert_int_eq(sbx_uid_claim(z.uiddir, cu_scope(), z.id, &z.slot), 0);
 	ck_assert_int_eq(sbx_uid_of_slot(z.slot, &z.uid, &z.gid), 0);
 	z.ws = cu_tmpdir("cred-work");
 	ck_assert_int_eq(chown(z.ws, z.uid, z.gid), 0);
@@ -759,7 +759,7 @@ START_TEST(test_cred_canary_host_scan)
 	sbx_exec_result_clear(&z.res);
 	sbx_plan_free(z.plan);
 	sbx_cred_free(c);
-	ck_assert_int_eq(sbx_uid_release(z.uiddir, z.slot, z.id), 0);
+	ck_assert_int_eq(sbx_uid_release(z.uiddir, z.slot, cu_scope(), z.id), 0);
 	cu_rmrf(z.ws);
 	cu_rmrf(z.stage);
 	free(z.ws);

@@ -11,6 +11,7 @@
 #include <pty.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "sbx_test.h"
@@ -182,6 +183,7 @@ START_TEST(test_doctor_policy_symlink)
 	homes[1] = NULL;
 	memset(&o, 0, sizeof o);
 	o.policy = p;
+	o.state_dir = "/var/empty/corral-test-doctor";
 	o.homes = homes;
 	o.quick = true;
 	ck_assert_int_eq(sbx_doctor_run(&o, &r), SBX_EPROBE);
@@ -254,6 +256,65 @@ START_TEST(test_doctor_policy_state_dir)
 }
 END_TEST
 
+/*
+ * A preflight killed midway leaves its probe cgroup and scratch directory;
+ * the next run of the same state directory takes them back (their pid is
+ * gone), never a live run's and never another state directory's.
+ */
+START_TEST(test_doctor_reclaim)
+{
+	struct sbx_cgroup *dead = NULL, *live = NULL, *other = NULL;
+	char *state = cu_tmpdir("doctor-reclaim"), tag[32], id[64];
+	char dir_dead[256], dir_live[256], dir_other[256];
+	struct stat sb;
+	pid_t gone;
+
+	ck_assert_int_eq(geteuid(), 0);
+	if ((gone = fork()) == 0)
+		_exit(0);
+	ck_assert_int_eq(waitpid(gone, NULL, 0), gone);
+	snprintf(id, sizeof id, SBX_DOCTOR_ID_PREFIX "%d", (int)gone);
+	ck_assert_int_eq(sbx_cgroup_locate(state, id, &dead), 0);
+	ck_assert_int_eq(sbx_cgroup_create(dead, NULL), 0);
+	ck_assert_int_eq(sbx_cgroup_locate("/var/empty/other-state", id,
+	    &other), 0);
+	ck_assert_int_eq(sbx_cgroup_create(other, NULL), 0);
+	snprintf(id, sizeof id, SBX_DOCTOR_ID_PREFIX "%d", (int)getpid());
+	ck_assert_int_eq(sbx_cgroup_locate(state, id, &live), 0);
+	ck_assert_int_eq(sbx_cgroup_create(live, NULL), 0);
+	ck_assert_int_eq(sbx_cgroup_scope_name(state, tag, sizeof tag), 0);
+	snprintf(dir_dead, sizeof dir_dead, "/tmp/corral-doctor-%s-%d-x", tag,
+	    (int)gone);
+	snprintf(dir_live, sizeof dir_live, "/tmp/corral-doctor-%s-%d-x", tag,
+	    (int)getpid());
+	ck_assert_int_eq(sbx_cgroup_scope_name("/var/empty/other-state", tag,
+	    sizeof tag), 0);
+	snprintf(dir_other, sizeof dir_other, "/tmp/corral-doctor-%s-%d-x",
+	    tag, (int)gone);
+	ck_assert_int_eq(mkdir(dir_dead, 0700), 0);
+	ck_assert_int_eq(mkdir(dir_live, 0700), 0);
+	ck_assert_int_eq(mkdir(dir_other, 0700), 0);
+
+	ck_assert_int_eq(sbx_doctor_reclaim(state), 2);
+	ck_assert_int_ne(stat(dead->c[0].dir, &sb), 0);
+	ck_assert_int_ne(stat(dir_dead, &sb), 0);
+	ck_assert_int_eq(stat(live->c[0].dir, &sb), 0);
+	ck_assert_int_eq(stat(dir_live, &sb), 0);
+	ck_assert_int_eq(stat(other->c[0].dir, &sb), 0);
+	ck_assert_int_eq(stat(dir_other, &sb), 0);
+
+	ck_assert_int_eq(sbx_cgroup_teardown(live, 5000), 0);
+	ck_assert_int_eq(sbx_cgroup_teardown(other, 5000), 0);
+	rmdir(dir_live);
+	rmdir(dir_other);
+	sbx_cgroup_free(dead);
+	sbx_cgroup_free(live);
+	sbx_cgroup_free(other);
+	cu_rmrf(state);
+	free(state);
+}
+END_TEST
+
 START_TEST(test_doctor_marker)
 {
 	struct sbx_facts f, g;
@@ -297,7 +358,7 @@ START_TEST(test_doctor_fails_closed)
 	const struct sbx_doctor_check *c;
 
 	st_lease_init(&l, "doctor-closed");
-	opts_init(&o, &l, p, NULL);
+	opts_init(&o, &l, p, l.ws);
 	free((char *)o.probe_path);
 	o.probe_path = strdup("/nonexistent/corral-sbx-probe");
 	ck_assert_int_eq(sbx_doctor_run(&o, &r), SBX_EPROBE);
@@ -306,6 +367,10 @@ START_TEST(test_doctor_fails_closed)
 	ck_assert_ptr_nonnull(c);
 	ck_assert(!c->ok);
 	o.uid = 0;
+	ck_assert_int_eq(sbx_doctor_run(&o, &r), -EINVAL);
+	/* What a run makes needs an owner: no state directory, no run. */
+	o.uid = l.uid;
+	o.state_dir = NULL;
 	ck_assert_int_eq(sbx_doctor_run(&o, &r), -EINVAL);
 	opts_fini(&o);
 	sbx_policy_free(p);
@@ -424,6 +489,7 @@ bad_bwrap_child(int which, const char *stage, char *why, size_t whysz)
 		return -2;
 	memset(&o, 0, sizeof o);
 	o.quick = true;
+	o.state_dir = stage;
 	o.policy = sbx_policy_new_default();
 	rc = sbx_doctor_run(&o, &r);
 	sbx_policy_free((struct sbx_policy *)o.policy);
@@ -501,6 +567,7 @@ doctor_suite(void)
 	tcase_add_test(tc, test_doctor_policy_halts);
 	tcase_add_test(tc, test_doctor_policy_symlink);
 	tcase_add_test(tc, test_doctor_policy_state_dir);
+	tcase_add_test(tc, test_doctor_reclaim);
 	tcase_add_test(tc, test_doctor_marker);
 	tcase_set_timeout(ti, 60);
 	tcase_add_test(ti, test_doctor_host_passes);

@@ -1638,7 +1638,7 @@ START_TEST(test_proxy_bwrap_zone)
 	fx_init(&f);
 	ck_assert_int_gt(asprintf(&uiddir, "%s", SBX_UID_DIR), 0);
 	snprintf(id, sizeof id, "egress-%d", (int)getpid());
-	ck_assert_int_eq(sbx_uid_claim(uiddir, id, &slot), 0);
+	ck_assert_int_eq(sbx_uid_claim(uiddir, cu_scope(), id, &slot), 0);
 	ck_assert_int_eq(sbx_uid_of_slot(slot, &uid, &gid), 0);
 	/* The socket belongs to the lease uid; its directory is passable. */
 	ck_assert_int_eq(chmod(f.dir, 0711), 0);
@@ -1719,7 +1719,7 @@ START_TEST(test_proxy_bwrap_zone)
 	sbx_exec_result_clear(&z.res);
 	sbx_plan_free(z.plan);
 	fx_done(&f);
-	ck_assert_int_eq(sbx_uid_release(uiddir, slot, id), 0);
+	ck_assert_int_eq(sbx_uid_release(uiddir, slot, cu_scope(), id), 0);
 	cu_rmrf(ws);
 	cu_rmrf(stage);
 	free(ws);

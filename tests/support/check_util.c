@@ -162,3 +162,12 @@ cu_run(const char *cmd, int *status)
 		*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return buf;
 }
+
+const char *
+cu_scope(void)
+{
+	static char scope[32];
+
+	snprintf(scope, sizeof scope, "/proc/%d", (int)getpid());
+	return scope;
+}

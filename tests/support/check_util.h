@@ -26,6 +26,12 @@ char *cu_fixture_path(const char *name);
 char *cu_corral_bin(void);
 /* Monotonic milliseconds. */
 uint64_t cu_now_ms(void);
+/*
+ * The scope a test's uid slot claims carry: "/proc/PID" of the calling
+ * process, a directory that goes with it, so the slots of a run that died
+ * are stale and the next claim takes them back. Static storage.
+ */
+const char *cu_scope(void);
 /* Run a shell command, capture stdout (malloc'd) and its exit status. */
 char *cu_run(const char *cmd, int *status);
 

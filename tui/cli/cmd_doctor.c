@@ -175,7 +175,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	    "corral-sbx-probe", "CORRAL_SBX_PROBE");
 	memset(&o, 0, sizeof o);
 	o.policy = pol;
-	o.state_dir = c->state_dir;
+	o.state_dir = tui_ctx_scope(c);
 	o.init_path = init;
 	o.probe_path = probe;
 	o.uid = NOBODY;

@@ -194,7 +194,7 @@ preflight(struct prov *p, bool *verified)
 	}
 	memset(&o, 0, sizeof o);
 	o.policy = p->pol;
-	o.state_dir = p->c->state_dir;
+	o.state_dir = tui_ctx_scope(p->c);
 	o.init_path = p->init;
 	o.probe_path = probe;
 	/* The probes run as nobody: the lease's own uid is not claimed
@@ -458,7 +458,7 @@ provision(struct prov *p, struct lease_lock *lk)
 	req.lease_dir = dir;
 	req.limits = &p->pol->limits;
 	req.command = p->cmdcfg;
-	req.scope = p->c->state_dir;
+	req.scope = tui_ctx_scope(p->c);
 	if ((rc = tui_sandbox_provision(p->c, p->st, p->ad, &req, &made, err,
 	    sizeof err)) < 0) {
 		if (p->cmdcfg != NULL) {

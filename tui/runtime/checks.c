@@ -213,8 +213,11 @@ tui_checks_run(const struct lease_check_run *run,
 	int rc, ws;
 
 	memset(&res, 0, sizeof res);
-	/* a uid of its own for the run, never another lease's */
-	if ((rc = sbx_uid_claim(SBX_UID_DIR, run->id, &slot)) < 0) {
+	/*
+	 * A uid of its own for the run, never another lease's, its claim
+	 * scoped to the run's copy: no state directory names it as its own.
+	 */
+	if ((rc = sbx_uid_claim(SBX_UID_DIR, run->dir, run->id, &slot)) < 0) {
 		oc->status = LEASE_CHECK_ERROR;
 		snprintf(oc->detail, sizeof oc->detail, "no uid slot: %s",
 		    sbx_strerror(rc));
@@ -289,7 +292,7 @@ out:
 	sbx_exec_result_clear(&res);
 	sbx_plan_free(plan);
 	sbx_strv_free(env);
-	TUI_BEST_EFFORT(sbx_uid_release(SBX_UID_DIR, slot, run->id));
+	TUI_BEST_EFFORT(sbx_uid_release(SBX_UID_DIR, slot, run->dir, run->id));
 	return 0;
 }
 

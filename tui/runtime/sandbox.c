@@ -627,6 +627,7 @@ tui_sandbox_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 	}
 	memset(&req, 0, sizeof req);
 	req.id = id;
+	req.scope = tui_ctx_scope(c);
 	if ((req.workspace = lease_path_workspace(c->state_dir, id)) == NULL)
 		return -ENOMEM;
 	if (strcmp(ad->name, "command") == 0) {
@@ -727,7 +728,7 @@ tui_sandbox_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
 		if (ad->list == NULL)
 			continue;
 		memset(&req, 0, sizeof req);
-		req.scope = c->state_dir;
+		req.scope = tui_ctx_scope(c);
 		if (strcmp(ad->name, "command") == 0) {
 			/* No [command] hooks configured: nothing of it. */
 			if (tui_sandbox_command_config(&cf, &cc, err,
