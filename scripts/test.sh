@@ -3,8 +3,10 @@
 # the suites (unit, end-to-end, acceptance, adversarial), the same suites
 # under AddressSanitizer and UndefinedBehaviorSanitizer, the fuzz targets
 # -- then checks that no test left anything running on the host (a tmux
-# server, a lease holder, a cgroup, a mount, a loop device), prints one
-# summary line per stage, and ends with a plain "N passed, N failed".
+# server, a lease holder, a cgroup, a mount, a loop device) and that a
+# second state directory's leases, live beside the suites all along, came
+# out intact (scripts/second-tenant.sh), prints one summary line per
+# stage, and ends with a plain "N passed, N failed".
 #
 #   scripts/test.sh [STAGE...]   stages: suites adversarial asan fuzz
 #                                (default: all four)
@@ -25,6 +27,15 @@ export GIT_PAGER=cat PAGER=cat MANPAGER=cat EDITOR=false VISUAL=false \
 
 stages=("$@")
 [ ${#stages[@]} -gt 0 ] || stages=(suites adversarial asan fuzz)
+
+# ---- a second tenant: another state directory's live leases, working beside
+# the suites; at the end they must be intact (scripts/second-tenant.sh) ----
+TENANT=
+if [[ " ${stages[*]} " =~ \ (suites|adversarial)\  ]]; then
+	TENANT=$(mktemp -d /tmp/corral-tenant.XXXXXX)
+	make --no-print-directory build >"$LOGDIR/tenant.build.log" 2>&1 &&
+	    scripts/second-tenant.sh start "$TENANT" 2>&1 | tee "$LOGDIR/tenant.log"
+fi
 
 # ---- what the host runs before: anything new after the run is a leftover ----
 # Lease holders (`corral __holder`), tmux servers, lease cgroups, mounts
@@ -146,6 +157,16 @@ else
 fi
 SECS[leftovers]=0
 stages+=(leftovers)
+if [ -n "$TENANT" ]; then
+	scripts/second-tenant.sh stop "$TENANT" 2>&1 | tee -a "$LOGDIR/tenant.log"
+	PASSED[tenant]=$(sed -n 's/^tenant: \([0-9]*\) passed.*/\1/p' "$LOGDIR/tenant.log")
+	FAILED[tenant]=$(sed -n 's/^tenant: [0-9]* passed, \([0-9]*\) failed$/\1/p' "$LOGDIR/tenant.log")
+	: "${PASSED[tenant]:=0}"
+	[ -n "${FAILED[tenant]}" ] || FAILED[tenant]=1
+	RESULT[tenant]=$(sed -n 's/^tenant: FAIL - //p' "$LOGDIR/tenant.log" | tr '\n' ';')
+	SECS[tenant]=0
+	stages+=(tenant)
+fi
 
 echo "==== make test: summary"
 for s in "${stages[@]}"; do
