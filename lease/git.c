@@ -22,8 +22,13 @@ struct lease_git {
 	git_repository *repo;
 	char *workdir;
 	bool owner_override;	/* opened with owner validation off */
+	char *state;		/* lease_git_set_owner: canonical, or NULL */
+	char *state_as;		/* ... and as given */
 	char errmsg[LEASE__ERRMSG];
 };
+
+/* The reflog message a branch is created with: names its state directory. */
+#define OWNER_MARK "corral: lease of "
 
 int
 lease_git_init(void)
@@ -201,6 +206,8 @@ lease_git_free(struct lease_git *g)
 		return;
 	git_repository_free(g->repo);
 	free(g->workdir);
+	free(g->state);
+	free(g->state_as);
 	free(g);
 }
 
@@ -264,11 +271,55 @@ lookup_commit(struct lease_git *g, const char *oid_hex, git_commit **out)
 	return 0;
 }
 
+void
+lease_git_set_owner(struct lease_git *g, const char *state_dir)
+{
+	char *p;
+
+	assert(g != NULL);
+	free(g->state);
+	free(g->state_as);
+	g->state = g->state_as = NULL;
+	if (state_dir == NULL)
+		return;
+	g->state_as = strdup(state_dir);
+	if ((p = realpath(state_dir, NULL)) == NULL)
+		p = strdup(state_dir);
+	/* One line in a reflog: a newline would end the message. */
+	if (p != NULL && strchr(p, '\n') != NULL) {
+		free(p);
+		p = NULL;
+	}
+	g->state = p;
+}
+
+/* The state directory a branch's oldest reflog message names, or NULL. */
+static char *
+branch_owner(struct lease_git *g, const char *refname)
+{
+	git_reflog *log = NULL;
+	const git_reflog_entry *e;
+	const char *msg;
+	char *owner = NULL;
+	size_t n;
+
+	if (git_reflog_read(&log, g->repo, refname) < 0)
+		return NULL;
+	if ((n = git_reflog_entrycount(log)) > 0 &&
+	    (e = git_reflog_entry_byindex(log, n - 1)) != NULL &&
+	    (msg = git_reflog_entry_message(e)) != NULL &&
+	    strncmp(msg, OWNER_MARK, strlen(OWNER_MARK)) == 0)
+		owner = strdup(msg + strlen(OWNER_MARK));
+	git_reflog_free(log);
+	return owner;
+}
+
 int
 lease_git_branch_create(struct lease_git *g, const char *id,
     const char *oid_hex)
 {
-	char name[LEASE_BRANCH_LEN + 1];
+	char name[LEASE_BRANCH_LEN + 1], full[LEASE_BRANCH_LEN + 16];
+	char *msg = NULL;
 	git_commit *c = NULL;
 	git_reference *ref = NULL;
 	int rc;
@@ -278,7 +329,25 @@ lease_git_branch_create(struct lease_git *g, const char *id,
 		return rc;
 	if ((rc = lookup_commit(g, oid_hex, &c)) < 0)
 		return rc;
-	rc = git_branch_create(&ref, g->repo, name, c, 0);
+	/*
+	 * Created with a reflog message naming the state directory (SPEC
+	 * 9.2): another state directory on the same repository never takes
+	 * it for one of its own orphans.
+	 */
+	snprintf(full, sizeof full, "refs/heads/%s", name);
+	if (g->state != NULL) {
+		size_t len = strlen(OWNER_MARK) + strlen(g->state) + 1;
+
+		if ((msg = malloc(len)) == NULL) {
+			git_commit_free(c);
+			return -ENOMEM;
+		}
+		snprintf(msg, len, OWNER_MARK "%s", g->state);
+	}
+	rc = msg != NULL ? git_reference_create(&ref, g->repo, full,
+	    git_commit_id(c), 0, msg) : git_branch_create(&ref, g->repo, name,
+	    c, 0);
+	free(msg);
 	if (rc == GIT_EEXISTS)
 		rc = gfail(g, LEASE_EBRANCHEXISTS, "branch %s already exists "
 		    "in %s", name, g->workdir);
@@ -533,6 +602,47 @@ out:
 	return rc;
 }
 
+/* Marked as another state directory's (a handle with an owner only)? */
+static bool
+foreign_branch(struct lease_git *g, const char *refname)
+{
+	char *owner;
+	bool foreign;
+
+	if (g->state == NULL || (owner = branch_owner(g, refname)) == NULL)
+		return false;	/* unmarked: an older corral's, listed */
+	foreign = strcmp(owner, g->state) != 0;
+	free(owner);
+	return foreign;
+}
+
+/* Is path under dir/worktrees/? */
+static bool
+in_worktrees(const char *path, const char *dir)
+{
+	size_t n = dir != NULL ? strlen(dir) : 0;
+
+	return n > 0 && strncmp(path, dir, n) == 0 &&
+	    strncmp(path + n, "/worktrees/", 11) == 0;
+}
+
+/* Registered at a path outside the owner's worktrees/ directory? */
+static bool
+foreign_worktree(struct lease_git *g, const char *name)
+{
+	git_worktree *wt = NULL;
+	const char *path;
+	bool foreign = false;
+
+	if (g->state == NULL || git_worktree_lookup(&wt, g->repo, name) < 0)
+		return false;
+	if ((path = git_worktree_path(wt)) != NULL)
+		foreign = !in_worktrees(path, g->state) &&
+		    !in_worktrees(path, g->state_as);
+	git_worktree_free(wt);
+	return foreign;
+}
+
 int
 lease_git_branches(struct lease_git *g, lease_git_name_cb cb, void *ud)
 {
@@ -550,7 +660,8 @@ lease_git_branches(struct lease_git *g, lease_git_name_cb cb, void *ud)
 		name = NULL;
 		if (git_branch_name(&name, ref) == 0 &&
 		    strncmp(name, LEASE_BRANCH_PREFIX, plen) == 0 &&
-		    strchr(name + plen, '/') == NULL)
+		    strchr(name + plen, '/') == NULL &&
+		    !foreign_branch(g, git_reference_name(ref)))
 			rc = cb(name + plen, ud);
 		git_reference_free(ref);
 	}
@@ -572,8 +683,10 @@ lease_git_worktrees(struct lease_git *g, lease_git_name_cb cb, void *ud)
 	assert(g != NULL && g->repo != NULL && cb != NULL);
 	if (git_worktree_list(&names, g->repo) < 0)
 		return gfail(g, LEASE_EGIT, "cannot list worktrees");
-	for (i = 0; i < names.count && rc == 0; i++)
-		rc = cb(names.strings[i], ud);
+	for (i = 0; i < names.count && rc == 0; i++) {
+		if (!foreign_worktree(g, names.strings[i]))
+			rc = cb(names.strings[i], ud);
+	}
 	git_strarray_dispose(&names);
 	return rc;
 }

@@ -582,6 +582,16 @@ LEASE_NODISCARD int lease_git_resolve(struct lease_git *, const char *base,
     char oid_hex[41], char **ref_out);
 
 /*
+ * lease_git_set_owner: the state directory this handle works for (SPEC
+ * 9.2; NULL: none, as opened). lease_git_branch_create then marks each
+ * branch with it (the first message of the branch's reflog), and
+ * lease_git_branches and lease_git_worktrees skip what is marked as
+ * another's: a branch whose mark names another state directory, a
+ * worktree registered outside state_dir/worktrees/. An unmarked branch
+ * (an older corral's, or a repository without reflogs) is listed.
+ */
+void lease_git_set_owner(struct lease_git *, const char *state_dir);
+/*
  * lease_git_branch_create: create corral/<id> at the commit oid_hex. An
  * existing branch is never moved: LEASE_EBRANCHEXISTS.
  */
@@ -628,10 +638,16 @@ LEASE_NODISCARD int lease_git_workspace_seed(struct lease_git *,
 
 /* Called per branch corral/<x>: name is x (may be an invalid ID). */
 typedef int (*lease_git_name_cb)(const char *name, void *ud);
-/* Every branch corral/<x> (x without '/') of the repository. */
+/*
+ * Every branch corral/<x> (x without '/') of the repository, but one the
+ * handle's owner marks as another state directory's.
+ */
 LEASE_NODISCARD int lease_git_branches(struct lease_git *, lease_git_name_cb,
     void *ud);
-/* Every worktree name registered in the repository. */
+/*
+ * Every worktree name registered in the repository, but one registered
+ * outside the handle's owner's worktrees/ directory.
+ */
 LEASE_NODISCARD int lease_git_worktrees(struct lease_git *,
     lease_git_name_cb, void *ud);
 

@@ -184,8 +184,9 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 
 	/* Step 2: validate the repository, resolve and record the base. */
 	fault("provision.base", "before");
-	if ((rc = lease_git_open(&g, repo_dir)) < 0 ||
-	    (rc = lease_git_resolve(g, base, oid, &ref)) < 0) {
+	if ((rc = lease_git_open(&g, repo_dir)) == 0)
+		lease_git_set_owner(g, state_dir);
+	if (rc < 0 || (rc = lease_git_resolve(g, base, oid, &ref)) < 0) {
 		lease__store_msg(s, "%s", lease_git_errmsg(g));
 		goto refuse;
 	}

@@ -112,6 +112,7 @@ set_res(struct lease_finding *f, enum lease_resource k, const char *identity,
 /* Repositories the journal knows, opened once each                    */
 
 struct repos {
+	const char *state_dir;	/* whose branches and worktrees to list */
 	char *path[MAX_REPOS];
 	struct lease_git *g[MAX_REPOS];
 	int state[MAX_REPOS];	/* 0 unopened, 1 open, 2 gone, <0 error */
@@ -148,6 +149,8 @@ repos_get(struct repos *rs, const char *path)
 			if (rc < 0) {
 				lease_git_free(rs->g[i]);
 				rs->g[i] = NULL;
+			} else {
+				lease_git_set_owner(rs->g[i], rs->state_dir);
 			}
 			rs->state[i] = rc == 0 ? 1 : rc == LEASE_ENOTREPO ? 2 :
 			    rc;
@@ -705,6 +708,7 @@ lease_recover_reconcile_with(struct lease_store *s, struct lease_lock *held,
 		return -ENOMEM;
 	rep->dry_run = dry;
 	memset(&rs, 0, sizeof rs);
+	rs.state_dir = state_dir;
 	if ((rc = lease_record_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
 		goto out;
 	for (i = 0; i < n && rc == 0; i++)

@@ -6,7 +6,9 @@
 # on A's IDs and runs a lease of its own to the end. Nothing of A's is
 # listed by B, nothing of A's is signalled or freed by B's cleanup, and
 # both come out intact: A's agent still working, A's check finished and
-# passed, each state directory's cgroups under its own tag.
+# passed, each state directory's cgroups under its own tag, neither one's
+# branches or review worktrees in the repository both use listed by the
+# other.
 set -u
 . "$(dirname "$0")/lib.bash"
 
@@ -120,9 +122,8 @@ check "A: its check ran to the end and passed" jq_eq "$j" \
 check "A: the worker is still working" bash -c \
 	"b=\$(cat '$A/leases/$WORKER/work/beats'); sleep 0.6; [ \"\$(cat '$A/leases/$WORKER/work/beats')\" -gt \"\$b\" ]"
 out=$(in_a reconcile --json 2>&1)
-check "A: its own reconcile lists no sandbox of B's as an orphan" \
-	jq_eq "$out" '[.findings[]? | select(.kind == "orphan" and
-	    .resource == "sandbox")] | length' 0
+check "A: its own reconcile lists nothing of B's (sandbox, branch, worktree on the shared repository)" \
+	jq_eq "$out" '[.findings[]? | select(.kind == "orphan")] | length' 0
 in_a cancel "$WORKER" >/dev/null 2>&1
 in_a wait "$WORKER" --until cancelled,failed --timeout 30 >/dev/null 2>&1
 check "A: the worker ends as asked (cancelled)" jq_eq "$(js_a "$WORKER")" .lease_state cancelled

@@ -226,6 +226,65 @@ START_TEST(test_git_worktree)
 }
 END_TEST
 
+/* Appends each name to the comma list ud (a 256-byte buffer). */
+static int
+list_name(const char *name, void *ud)
+{
+	char *buf = ud;
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, 256 - n, "%s,", name);
+	return 0;
+}
+
+/*
+ * Two state directories on one repository (SPEC 9.2): a branch and a
+ * worktree of state one are never listed by state two, as its orphans
+ * would be; an unmarked branch (an older corral's) is listed by both.
+ */
+START_TEST(test_git_two_states)
+{
+	struct lease_git *one = open_ok(repo), *two = open_ok(repo);
+	struct lease_git *old = open_ok(repo);
+	char *s1 = lt_fmt("%s/%s", tmp, "state-one");
+	char *s2 = lt_fmt("%s/%s", tmp, "state-two");
+	char *wts = lt_fmt("%s/%s", s1, "worktrees");
+	char *wt = lt_fmt("%s/%s", wts, ID_A);
+	char seen[256];
+
+	ck_assert_int_eq(mkdir(s1, 0700), 0);
+	ck_assert_int_eq(mkdir(s2, 0700), 0);
+	ck_assert_int_eq(mkdir(wts, 0700), 0);
+	lease_git_set_owner(one, s1);
+	lease_git_set_owner(two, s2);
+	ck_assert_int_eq(lease_git_branch_create(one, ID_A, c[1]), 0);
+	ck_assert_int_eq(lease_git_worktree_add(one, ID_A, wt), 0);
+	ck_assert_int_eq(lease_git_branch_create(old, ID_B, c[1]), 0);
+	seen[0] = '\0';
+	ck_assert_int_eq(lease_git_branches(one, list_name, seen), 0);
+	ck_assert_str_eq(seen, ID_A "," ID_B ",");
+	seen[0] = '\0';
+	ck_assert_int_eq(lease_git_branches(two, list_name, seen), 0);
+	ck_assert_str_eq(seen, ID_B ",");
+	seen[0] = '\0';
+	ck_assert_int_eq(lease_git_worktrees(one, list_name, seen), 0);
+	ck_assert_str_eq(seen, ID_A ",");
+	seen[0] = '\0';
+	ck_assert_int_eq(lease_git_worktrees(two, list_name, seen), 0);
+	ck_assert_str_eq(seen, "");
+	ck_assert_int_eq(lease_git_worktree_remove(one, ID_A), 0);
+	ck_assert_int_eq(lease_git_branch_delete(one, ID_A), 0);
+	ck_assert_int_eq(lease_git_branch_delete(old, ID_B), 0);
+	lease_git_free(one);
+	lease_git_free(two);
+	lease_git_free(old);
+	free(wt);
+	free(wts);
+	free(s1);
+	free(s2);
+}
+END_TEST
+
 static int nlink_bad;
 static int nfiles;
 
@@ -533,6 +592,7 @@ git_suite(void)
 	tcase_add_test(tc, test_git_resolve);
 	tcase_add_test(tc, test_git_branch_collision);
 	tcase_add_test(tc, test_git_worktree);
+	tcase_add_test(tc, test_git_two_states);
 	tcase_add_test(tc, test_git_workspace_inspection);
 	tcase_add_test(tc, test_git_two_leases_one_base);
 	tcase_add_test(tc, test_git_diffstat);
