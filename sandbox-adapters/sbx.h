@@ -653,6 +653,8 @@ SBX_NODISCARD int sbx_cgroup_plan(const struct sbx_cgroup *,
  * Send sig to every process of the lease but bwrap itself (the outer bwrap
  * in corral's pid namespace and the sandbox's pid 1) and corral-sbx-init,
  * so SIGINT/SIGTERM reach the agent inside before SIGKILL (SPEC 5.5).
+ * The cgroups are frozen while the pids are read and signalled (no pid
+ * can be freed and reused by another process meanwhile) and thawed after.
  * Returns how many were signalled, or -errno.
  */
 int sbx_cgroup_signal(const struct sbx_cgroup *, int sig);

@@ -874,23 +874,57 @@ spared(pid_t pid)
 	return false;
 }
 
+static int freeze(const struct sbx_cgroup *, bool on,
+    unsigned long long deadline);
+
+/* Is this process one of pids (n, sorted)? */
+static bool
+has_self(const pid_t *pids, size_t n)
+{
+	pid_t me = getpid();
+
+	for (size_t i = 0; i < n; i++) {
+		if (pids[i] == me)
+			return true;
+	}
+	return false;
+}
+
 int
 sbx_cgroup_signal(const struct sbx_cgroup *cg, int sig)
 {
 	pid_t *pids = NULL;
 	size_t n = 0;
+	bool frozen = false;
 	int rc, count = 0;
 
 	if (cg == NULL || sig <= 0 || sig >= NSIG)
 		return -EINVAL;
 	if ((rc = sbx_cgroup_pids(cg, &pids, &n)) < 0)
 		return rc;
+	/*
+	 * Frozen while signalled (never with ourselves inside): no process
+	 * of the lease can exit and have its pid reused by another's between
+	 * the read and the kill. The signal is delivered at the thaw.
+	 */
+	if (n > 0 && !has_self(pids, n) && freeze(cg, true, now_ms() +
+	    1000) == 0) {
+		frozen = true;
+		free(pids);
+		pids = NULL;
+		if ((rc = sbx_cgroup_pids(cg, &pids, &n)) < 0) {
+			(void)freeze(cg, false, 0);
+			return rc;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (pids[i] <= 1 || pids[i] == getpid() || spared(pids[i]))
 			continue;
 		if (kill(pids[i], sig) == 0)
 			count++;
 	}
+	if (frozen)
+		(void)freeze(cg, false, 0);
 	free(pids);
 	return count;
 }

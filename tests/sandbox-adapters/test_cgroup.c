@@ -409,6 +409,17 @@ START_TEST(test_cgroup_graceful_signal)
 	wait_pids(b.cg, 3);
 	n = sbx_cgroup_signal(b.cg, SIGTERM);
 	ck_assert_int_ge(n, 1);
+	/* Frozen while signalled, never left frozen. */
+	{
+		char *fs = NULL, *st;
+
+		ck_assert_int_gt(asprintf(&fs, "%s/freezer.state",
+		    dir_of(b.cg, "freezer")), 0);
+		ck_assert_ptr_nonnull(st = cu_read_file(fs, NULL));
+		ck_assert_str_eq(st, "THAWED\n");
+		free(st);
+		free(fs);
+	}
 	ck_assert_int_eq(pthread_join(th, NULL), 0);
 	/* Host side: the agent handled it, bwrap carried its status. */
 	ck_assert(wait_file(term, 1000));
