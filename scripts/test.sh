@@ -39,29 +39,16 @@ fi
 
 # ---- what the host runs before: anything new after the run is a leftover ----
 # Lease holders (`corral __holder`), tmux servers, lease cgroups, mounts
-# and loop devices under a test's temporary directory.
-# This run's processes carry CORRAL_TEST_RUN in their environment (a
-# holder or tmux server another run started is not this run's).
+# and loop devices. Only this run's count: other corral runs, a second
+# tenant or an operator may share the host. This run's processes carry
+# CORRAL_TEST_RUN in their environment; every test makes its files under
+# its own TMPDIR, so its state directories, mounts and loop images are
+# under RUN_TMP; a lease's cgroups sit under state-<tag>, the tag naming
+# the state directory that owns them.
 export CORRAL_TEST_RUN="$$.$(date +%s%N)"
-snapshot() {
-	local p cmd
-	{
-		for p in /proc/[0-9]*; do
-			cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
-			echo "$cmd" | grep -qE \
-			    '(^|/)corral __holder|^tmux |(^|/)tmux (-[^ ]+ )*-L ' || continue
-			tr '\0' '\n' 2>/dev/null <"$p/environ" |
-			    grep -qxF "CORRAL_TEST_RUN=$CORRAL_TEST_RUN" || continue
-			echo "process ${p#/proc/} ${cmd:0:120}"
-		done
-		find /sys/fs/cgroup -mindepth 1 -maxdepth 8 -type d \
-		    \( -name 'lease-*' -o -name 'corral-exec-*' \) 2>/dev/null |
-		    sed 's/^/cgroup /'
-		awk '$5 ~ /\/(corral|tmp\/corral)[-.]/ { print "mount " $5 }' \
-		    /proc/self/mountinfo
-		losetup -a 2>/dev/null | grep -F /tmp/ | cut -d: -f1 | sed 's/^/loop /'
-	} | sort -u
-}
+RUN_TMP=$(mktemp -d /tmp/corral-run.XXXXXX)
+export TMPDIR=$RUN_TMP
+. scripts/leftovers.bash
 snapshot >"$LOGDIR/host.before"
 
 declare -A RESULT PASSED FAILED SECS
@@ -89,46 +76,38 @@ ctest_stage() {
 	    sed 's/^[[:space:]]*[0-9]* - //' | tr '\n' ' ')
 }
 
+# built TARGET STAGE: make TARGET, or the stage fails as "build failed".
+built() {
+	make --no-print-directory "$1" >"$LOGDIR/$2.build.log" 2>&1 && return
+	tail -n 40 "$LOGDIR/$2.build.log"
+	PASSED[$2]=0 FAILED[$2]=1 RESULT[$2]="build failed"
+	return 1
+}
+
 run_stage() {
 	local name=$1 t0=$SECONDS
 	echo "==== make test: stage $name"
 	case $name in
 	suites)
-		if make --no-print-directory build >"$LOGDIR/$name.build.log" 2>&1; then
-			ctest_stage suites "$BUILD" -E '^adversarial/'
-		else
-			tail -n 40 "$LOGDIR/$name.build.log"
-			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
-		fi ;;
+		built build "$name" &&
+		    ctest_stage suites "$BUILD" -E '^adversarial/' ;;
 	adversarial)
 		# Its own stage, so its line per probe shows as each ends.
-		if make --no-print-directory build >"$LOGDIR/$name.build.log" 2>&1; then
-			ctest_stage adversarial "$BUILD" -R '^adversarial/' -V
-		else
-			tail -n 40 "$LOGDIR/$name.build.log"
-			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
-		fi ;;
+		built build "$name" &&
+		    ctest_stage adversarial "$BUILD" -R '^adversarial/' -V ;;
 	asan)
-		if make --no-print-directory asan >"$LOGDIR/$name.build.log" 2>&1; then
-			ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-			UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-			    ctest_stage asan "$ASAN" -E '^e2e/'
-		else
-			tail -n 40 "$LOGDIR/$name.build.log"
-			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
-		fi ;;
+		built asan "$name" &&
+		    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		    ctest_stage asan "$ASAN" -E '^e2e/' ;;
 	fuzz)
-		if make --no-print-directory fuzz-build >"$LOGDIR/$name.build.log" 2>&1; then
-			sh scripts/fuzz.sh "$FUZZ" "$FUZZ_RUNS" 2>&1 | tee "$LOGDIR/$name.log"
-			PASSED[$name]=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$LOGDIR/$name.log")
-			FAILED[$name]=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$LOGDIR/$name.log")
-			: "${PASSED[$name]:=0}"
-			[ -n "${FAILED[$name]}" ] || FAILED[$name]=1
-			RESULT[$name]=$(sed -n 's/^fuzz: \(.*\) FAILED$/\1/p' "$LOGDIR/$name.log" | tr '\n' ' ')
-		else
-			tail -n 40 "$LOGDIR/$name.build.log"
-			PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="build failed"
-		fi ;;
+		built fuzz-build "$name" || { SECS[$name]=$((SECONDS - t0)); return; }
+		sh scripts/fuzz.sh "$FUZZ" "$FUZZ_RUNS" 2>&1 | tee "$LOGDIR/$name.log"
+		PASSED[$name]=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$LOGDIR/$name.log")
+		FAILED[$name]=$(sed -n 's/^fuzz: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$LOGDIR/$name.log")
+		: "${PASSED[$name]:=0}"
+		[ -n "${FAILED[$name]}" ] || FAILED[$name]=1
+		RESULT[$name]=$(sed -n 's/^fuzz: \(.*\) FAILED$/\1/p' "$LOGDIR/$name.log" | tr '\n' ' ') ;;
 	*)
 		echo "make test: unknown stage '$name' (stages: suites adversarial asan fuzz)" >&2
 		PASSED[$name]=0 FAILED[$name]=1 RESULT[$name]="unknown stage" ;;
@@ -143,7 +122,7 @@ for s in "${stages[@]}"; do run_stage "$s"; done
 # give what is new a deadline to go before calling it a leftover.
 left=
 for _ in $(seq 60); do
-	left=$(snapshot | comm -13 "$LOGDIR/host.before" -)
+	left=$(new_leftovers)
 	[ -z "$left" ] && break
 	sleep 0.5
 done
@@ -152,8 +131,10 @@ if [ -n "$left" ]; then
 	echo "$left" | sed 's/^/  /'
 	PASSED[leftovers]=0 FAILED[leftovers]=1
 	RESULT[leftovers]="$(echo "$left" | wc -l) leftover(s)"
+	echo "  (kept for a look: $RUN_TMP)"
 else
 	PASSED[leftovers]=1 FAILED[leftovers]=0
+	rm -rf --one-file-system "$RUN_TMP"
 fi
 SECS[leftovers]=0
 stages+=(leftovers)

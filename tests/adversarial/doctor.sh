@@ -5,7 +5,7 @@
 # says so and a new lease is labelled `bwrap`, no longer `bwrap unverified`.
 set -u
 CORRAL=${CORRAL_BIN:?CORRAL_BIN must name the corral binary}
-TMP=$(mktemp -d /tmp/corral-doctor.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/corral-doctor.XXXXXX)
 export CORRAL_STATE_DIR=$TMP/state XDG_CONFIG_HOME=$TMP/config
 export CORRAL_DATA_DIR=${CORRAL_DATA_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 FAIL=0

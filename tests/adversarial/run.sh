@@ -36,7 +36,7 @@ for t in jq python3 git tmux ss script; do
 	command -v "$t" >/dev/null || die "$t is required"
 done
 
-TMP=$(mktemp -d /tmp/corral-adv.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/corral-adv.XXXXXX)
 STATE=$TMP/state
 export CORRAL_STATE_DIR=$STATE
 export XDG_CONFIG_HOME=$TMP/config

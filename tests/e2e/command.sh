@@ -25,7 +25,7 @@ BASE=$(git -C "$REPO" rev-parse HEAD)
 H=$TMP/hooks
 # The hooks' "machines", one directory per lease: outside the 0700 test
 # directory, so the unprivileged uid can reach its copy of the workspace.
-HS=$(mktemp -d /tmp/corral-cmdhooks.XXXXXX)
+HS=$(mktemp -d "${TMPDIR:-/tmp}"/corral-cmdhooks.XXXXXX)
 chmod 0711 "$HS"
 trap 'cleanup; rm -rf "$HS"' EXIT
 LOG=$TMP/hooks.log

@@ -4,7 +4,7 @@
 # Each test ends with `finish`, which prints "N passed, N failed".
 CORRAL=${CORRAL_BIN:?CORRAL_BIN must name the corral binary}
 CORRAL_FIXTURES=${CORRAL_FIXTURES:?}
-TMP=$(mktemp -d /tmp/corral-e2e.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/corral-e2e.XXXXXX)
 export CORRAL_STATE_DIR="$TMP/state"
 export XDG_CONFIG_HOME="$TMP/config"
 PASS=0

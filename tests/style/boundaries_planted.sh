@@ -5,7 +5,7 @@
 # the file; the clean export must pass.
 set -u
 SRC=${CORRAL_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-TMP=$(mktemp -d /tmp/corral-bound.XXXXXX)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}"/corral-bound.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
 PASS=0 FAIL=0
 check() { # check NAME CMD...
