@@ -26,6 +26,7 @@ static const char *const lease_errors[] = {
 	[LEASE_EBUSY - LEASE_EBASE] = "lease is live",
 	[LEASE_ENOTREMOVABLE - LEASE_EBASE] =
 	    "orphan not yet seen by two inventories",
+	[LEASE_ETOOLARGE - LEASE_EBASE] = "base does not fit the workspace",
 	/* results (gate.c, extract.c, result.c, apply.c) */
 	[LEASE_EINVALID - LEASE_EBASE] = "result failed the import gate",
 	[LEASE_ENORESULT - LEASE_EBASE] = "no materialised result",

@@ -4,7 +4,7 @@
  * owner check relaxed only for the directory the operator named), resolve
  * the base, create and delete corral/<id>, add and prune the review
  * worktree, and seed the sandbox workspace as a detached clone with its
- * own object database written by the packbuilder.
+ * own object database (the pack of a limited history is seed.c's).
  */
 #include <assert.h>
 #include <errno.h>
@@ -513,9 +513,14 @@ pack_cb(void *buf, size_t size, void *ud)
 	return pc->wp->append(pc->wp, buf, size, &pc->stats);
 }
 
-/* Copy the commit and its history into dst's object database as a pack. */
+/*
+ * Copy the commit, its tree and as much history as asked into dst's object
+ * database (SPEC 6.4): a limited history is seed.c's, whose cost follows
+ * the base tree; every ancestor is the packbuilder's, with deltas.
+ */
 static int
-copy_objects(struct lease_git *g, const git_oid *base, git_repository *dst)
+copy_objects(struct lease_git *g, const git_oid *base, git_repository *dst,
+    unsigned long long history)
 {
 	git_packbuilder *pb = NULL;
 	git_revwalk *walk = NULL;
@@ -524,6 +529,9 @@ copy_objects(struct lease_git *g, const git_oid *base, git_repository *dst)
 	struct pack_ctx pc;
 	int rc;
 
+	if (history != LEASE_HISTORY_ALL)
+		return lease__seed_objects(g->repo, base, history, dst,
+		    g->errmsg, sizeof g->errmsg);
 	memset(&pc, 0, sizeof pc);
 	if ((rc = git_packbuilder_new(&pb, g->repo)) < 0 ||
 	    (rc = git_revwalk_new(&walk, g->repo)) < 0 ||
@@ -546,7 +554,7 @@ copy_objects(struct lease_git *g, const git_oid *base, git_repository *dst)
 
 int
 lease_git_workspace_seed(struct lease_git *g, const char *oid_hex,
-    const char *path)
+    const char *path, unsigned long long history)
 {
 	git_repository_init_options io;
 	git_checkout_options co;
@@ -573,7 +581,7 @@ lease_git_workspace_seed(struct lease_git *g, const char *oid_hex,
 		    path);
 		goto out;
 	}
-	if ((rc = copy_objects(g, git_commit_id(c), dst)) < 0)
+	if ((rc = copy_objects(g, git_commit_id(c), dst, history)) < 0)
 		goto out;
 	if (git_repository_set_head_detached(dst, git_commit_id(c)) < 0) {
 		rc = gfail(g, LEASE_EGIT, "%s: cannot detach HEAD", path);

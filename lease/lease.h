@@ -21,6 +21,7 @@
 #define CORRAL_LEASE_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -56,6 +57,7 @@ enum {
 	LEASE_ETAMPERED,	/* receipt chain fails verification */
 	LEASE_EBUSY,		/* the lease is live: refused */
 	LEASE_ENOTREMOVABLE,	/* orphan not yet seen by two inventories */
+	LEASE_ETOOLARGE,	/* the base does not fit the workspace */
 };
 
 /* Codes lease/result/ returns (lease_strerror names them too). */
@@ -624,17 +626,24 @@ LEASE_NODISCARD int lease_git_worktree_remove(struct lease_git *,
 /* 1 if git has a worktree named <id>, 0 if not, or a negative error. */
 int lease_git_worktree_exists(struct lease_git *, const char *id);
 
+/* [git] history = all: every ancestor of the base. */
+#define LEASE_HISTORY_ALL ULLONG_MAX
+
 /*
  * lease_git_workspace_seed: create the sandbox workspace at path (which
  * must not exist; created 0700) as a detached clone of oid_hex: a new
- * repository whose own object database gets one pack of the commit and its
- * history, written by the packbuilder (so no hardlinks, no alternates, no
- * remote at all, nothing of the operator's index or working tree), HEAD
- * detached at the commit and checked out, core.hooksPath=/dev/null and
- * credential.helper="". LEASE_EEXIST when path exists.
+ * repository whose own object database gets one pack, written by the
+ * packbuilder, of the commit, its tree and `history` generations of its
+ * ancestors (0: the commit alone; LEASE_HISTORY_ALL: all of them), with
+ * .git/shallow naming the commits whose parents were left out, so the
+ * commit keeps its ID and git log shows what is there. No hardlinks, no
+ * alternates, no remote at all, nothing of the operator's index or
+ * working tree; HEAD detached at the commit and checked out,
+ * core.hooksPath=/dev/null and credential.helper="". LEASE_EEXIST when
+ * path exists.
  */
 LEASE_NODISCARD int lease_git_workspace_seed(struct lease_git *,
-    const char *oid_hex, const char *path);
+    const char *oid_hex, const char *path, unsigned long long history);
 
 /* Called per branch corral/<x>: name is x (may be an invalid ID). */
 typedef int (*lease_git_name_cb)(const char *name, void *ud);
@@ -696,14 +705,24 @@ char *lease_path_result(const char *state_dir, const char *id);
  * (planned), create it, mark it created. On failure, what was created is
  * torn down again (journaled), the lease goes to failed with a named
  * reason ("not_a_repository", "bare_repository", "repository_owner",
- * "unknown_base", "branch_exists", "provision_error") and the error is
+ * "unknown_base", "base_too_large", "branch_exists", "provision_error")
+ * and the error is
  * returned with its message on the store handle. A refused request
- * (repository, base) creates nothing. trusted_local leases do not call
- * this (SPEC 3). Needs lease_git_init.
+ * (repository, base) creates nothing. seed says how much history the
+ * workspace gets (NULL: the base commit alone). trusted_local leases do
+ * not call this (SPEC 3). Needs lease_git_init.
  */
+struct lease_seed {
+	/* generations of the base's ancestors (lease_git_workspace_seed) */
+	unsigned long long history;
+	/* a base with a larger file, or whose files take more, is refused
+	 * (LEASE_ETOOLARGE, "base_too_large") before anything is created;
+	 * 0: no limit */
+	unsigned long long max_file, max_tree;
+};
 LEASE_NODISCARD int lease_provision_git(struct lease_store *,
     struct lease_lock *held, const char *state_dir, const char *id,
-    const char *repo_dir, const char *base);
+    const char *repo_dir, const char *base, const struct lease_seed *seed);
 
 #define LEASE_TEARDOWN_RUNTIME 0x1	/* review worktree and workspace */
 #define LEASE_TEARDOWN_HISTORY 0x2	/* branch and the lease directory */

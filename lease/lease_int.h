@@ -83,6 +83,26 @@ struct git_repository *lease__git_repo(struct lease_git *);
 int lease__git_owner_off(const struct lease_git *);
 void lease__git_owner_restore(const struct lease_git *, int prev);
 
+/*
+ * seed.c: the base commit, its tree and `history` generations of its
+ * ancestors from src into dst's object database as one pack without
+ * deltas, and dst's .git/shallow naming the commits whose parents were
+ * left out. 0, or an error with its message in errmsg.
+ */
+struct git_oid;
+int lease__seed_objects(struct git_repository *src,
+    const struct git_oid *base, unsigned long long history,
+    struct git_repository *dst, char *errmsg, size_t errsz);
+/*
+ * The base's files against the workspace's limits before anything is
+ * created: LEASE_ETOOLARGE (naming the file, or the total) when one file
+ * is larger than max_file or all of them take more than max_tree (0: no
+ * limit). Object headers only: no content is read.
+ */
+int lease__seed_fits(struct git_repository *src, const char *oid_hex,
+    unsigned long long max_file, unsigned long long max_tree, char *errmsg,
+    size_t errsz);
+
 /* path.c */
 /* "<state_dir><a><id><b>" (malloc'd); NULL for a bad ID or on -ENOMEM. */
 char *lease__path(const char *state_dir, const char *a, const char *id,

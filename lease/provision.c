@@ -29,6 +29,8 @@ reason_of(int rc)
 		return "unknown_base";
 	case LEASE_EBRANCHEXISTS:
 		return "branch_exists";
+	case LEASE_ETOOLARGE:
+		return "base_too_large";
 	case -ENOSPC:
 		return "disk_full";
 	default:
@@ -106,7 +108,8 @@ make_parent(struct lease_store *s, const char *state_dir, const char *sub)
 /* Create one resource; on failure the message is on the store. */
 static int
 create(struct lease_store *s, struct lease_git *g, const char *state_dir,
-    const char *id, const char *oid, const struct step *st)
+    const char *id, const char *oid, const struct step *st,
+    const struct lease_seed *seed)
 {
 	int rc;
 
@@ -128,7 +131,8 @@ create(struct lease_store *s, struct lease_git *g, const char *state_dir,
 		lease__store_msg(s, "%s: %s", st->identity, strerror(errno));
 		return rc;
 	case LEASE_RES_WORKSPACE:
-		rc = lease_git_workspace_seed(g, oid, st->identity);
+		rc = lease_git_workspace_seed(g, oid, st->identity,
+		    seed != NULL ? seed->history : 0);
 		break;
 	default:
 		return -EINVAL;
@@ -154,7 +158,7 @@ forget(struct lease_store *s, const char *id, const struct step *st)
 int
 lease_provision_git(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, const char *id, const char *repo_dir,
-    const char *base)
+    const char *base, const struct lease_seed *seed)
 {
 	char oid[41], branch[LEASE_BRANCH_LEN + 1];
 	char *msg = NULL, *ref = NULL, *top = NULL, *wt = NULL, *ldir = NULL;
@@ -190,6 +194,10 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 		lease__store_msg(s, "%s", lease_git_errmsg(g));
 		goto refuse;
 	}
+	if (seed != NULL && (rc = lease__seed_fits(lease__git_repo(g), oid,
+	    seed->max_file, seed->max_tree, s->errmsg,
+	    sizeof s->errmsg)) < 0)
+		goto refuse;
 	if ((top = chop(lease_git_workdir(g))) == NULL) {
 		rc = -ENOMEM;
 		goto refuse;
@@ -220,7 +228,7 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 		    st[i].identity, st[i].scope)) < 0)
 			goto undo;
 		fault(st[i].name, "before");
-		if ((rc = create(s, g, state_dir, id, oid, &st[i])) < 0) {
+		if ((rc = create(s, g, state_dir, id, oid, &st[i], seed)) < 0) {
 			/* Not ours (it was there before): never remove it. */
 			if (rc == LEASE_EBRANCHEXISTS || rc == LEASE_EEXIST)
 				forget(s, id, &st[i]);

@@ -13,6 +13,7 @@
 #ifndef CORRAL_SBX_H
 #define CORRAL_SBX_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/resource.h>
@@ -535,7 +536,11 @@ struct sbx_policy {
 	bool allow_binary, allow_symlinks;
 	/* artifacts (SPEC 7.1): relative, no trailing '/'; "": none */
 	char output_dir[256];
+	/* [git] history (SPEC 6.4): generations of the base's ancestors the
+	 * workspace gets; 0 the base alone, SBX_HISTORY_ALL every one */
+	unsigned long long git_history;
 };
+#define SBX_HISTORY_ALL ULLONG_MAX
 
 /* Where a policy went wrong: "FILE:LINE: message". */
 struct sbx_policy_error {

@@ -242,6 +242,7 @@ enum sbx__policy_ktype {
 	SBX_PK_ENV,		/* list of names */
 	SBX_PK_MOUNTS,	/* list of absolute paths */
 	SBX_PK_RELDIR,	/* one relative directory (char array) */
+	SBX_PK_HISTORY,	/* a count, 0 included, or "all" */
 };
 
 struct sbx__policy_key {

@@ -50,11 +50,12 @@ static const struct sbx__policy_key keys[] = {
 	{ "result", "allow_binary", SBX_PK_BOOL, POL(allow_binary), true },
 	{ "result", "allow_symlinks", SBX_PK_BOOL, POL(allow_symlinks), true },
 	{ "result", "output_dir", SBX_PK_RELDIR, POL(output_dir), true },
+	{ "git", "history", SBX_PK_HISTORY, POL(git_history), true },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static const char *const sections[] = { "network", "limits", "env",
-	"mounts", "checks", "result" };
+	"mounts", "checks", "result", "git" };
 
 /* inih's line buffer (INI_MAX_LINE 200): a longer line is an error. */
 #define LINE_MAX_BYTES 198
@@ -699,6 +700,11 @@ scalar_value(struct pctx *c, const struct sbx__policy_key *k, const char *value)
 		break;
 	case SBX_PK_COUNT:
 		ok = parse_u64(value, strlen(value), &v);
+		break;
+	case SBX_PK_HISTORY:
+		v = SBX_HISTORY_ALL;
+		ok = strcmp(value, "all") == 0 || parse_u64(value,
+		    strlen(value), &v);
 		break;
 	case SBX_PK_CPU:
 		ok = parse_cpu(value, &v);

@@ -101,6 +101,10 @@ sbx_policy_canonical(const struct sbx_policy *p)
 	    p->allow_symlinks ? "true" : "false");
 	if (p->output_dir[0] != '\0')
 		sb_add(&b, "output_dir = %s\n", p->output_dir);
+	if (p->git_history == SBX_HISTORY_ALL)
+		sb_add(&b, "[git]\nhistory = all\n");
+	else
+		sb_add(&b, "[git]\nhistory = %llu\n", p->git_history);
 	if (b.oom) {
 		free(b.p);
 		return NULL;

@@ -67,7 +67,8 @@ rt_provision(struct rt *t, const char *base, char id[LEASE_ID_LEN + 1])
 
 	ck_assert_int_eq(lease_lock_acquire(t->state, 5000, &lk), 0);
 	rt_insert(t, id);
-	rc = lease_provision_git(t->s, lk, t->state, id, t->repo, base);
+	rc = lease_provision_git(t->s, lk, t->state, id, t->repo, base,
+	    NULL);
 	lease_lock_release(lk);
 	return rc;
 }
@@ -104,7 +105,7 @@ rt_child(struct rt *t, const char *point, bool provision, const char *id_in,
 			if (lease_record_insert(cs, &sp, id) != 0)
 				_exit(4);
 			if (lease_provision_git(cs, lk, t->state, id, t->repo,
-			    NULL) != 0)
+			    NULL, NULL) != 0)
 				_exit(5);
 		} else {
 			memcpy(id, id_in, sizeof id);

@@ -120,6 +120,17 @@ lt_make_repo(const char *dir, char c[3][41])
 	return path;
 }
 
+/* lease_git_open that must succeed (the message on failure). */
+static inline struct lease_git *
+lt_git_open(const char *dir)
+{
+	struct lease_git *g;
+	int rc = lease_git_open(&g, dir);
+
+	ck_assert_msg(rc == 0, "open %s: %d %s", dir, rc, lease_git_errmsg(g));
+	return g;
+}
+
 /* The whole file, for byte-for-byte "unchanged" checks. */
 static inline char *
 lt_slurp(const char *path, size_t *len)

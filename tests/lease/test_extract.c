@@ -38,7 +38,7 @@ setup(void)
 	ws = lt_fmt("%s/%s", tmp, "work");
 	qdir = lt_fmt("%s/%s", tmp, "result");
 	ck_assert_int_eq(lease_git_open(&g, repo), 0);
-	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], ws), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], ws, 0), 0);
 	ck_assert_int_eq(lease_gate_odb_open(g, qdir, &q), 0);
 	lease_result_policy_defaults(&pol);
 	memset(&rep, 0, sizeof rep);
@@ -676,7 +676,7 @@ ignore_base(void)
 	git_repository_free(r);
 	/* a fresh workspace at the new base */
 	cu_rmrf(ws);
-	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], ws), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], ws, 0), 0);
 	p = wpath("tracked.o");
 	ck_assert_int_eq(access(p, F_OK), 0);
 	free(p);
@@ -751,7 +751,7 @@ START_TEST(test_extract_symlinks_policy)
 	lt_commit_all(r, "link", c[2]);
 	git_repository_free(r);
 	cu_rmrf(ws);
-	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], ws), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], ws, 0), 0);
 	ck_assert_int_eq(extract(), 0);
 	ck_assert_uint_eq(rep.n, 0);
 	ck_assert_uint_eq(ex.changed, 0);

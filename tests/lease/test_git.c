@@ -35,16 +35,6 @@ teardown(void)
 	lease_git_shutdown();
 }
 
-static struct lease_git *
-open_ok(const char *dir)
-{
-	struct lease_git *g;
-	int rc = lease_git_open(&g, dir);
-
-	ck_assert_msg(rc == 0, "open %s: %d %s", dir, rc, lease_git_errmsg(g));
-	return g;
-}
-
 static void
 expect_open(const char *dir, int want, const char *needle)
 {
@@ -73,7 +63,7 @@ START_TEST(test_git_open_errors)
 	git_repository_free(r);
 	expect_open(bare, LEASE_EBARE, "bare repository");
 	/* a subdirectory finds its repository, as git does */
-	g = open_ok(sub);
+	g = lt_git_open(sub);
 	{
 		char *want = lt_fmt("%s%s", repo, "/");
 
@@ -90,7 +80,7 @@ END_TEST
 
 START_TEST(test_git_resolve)
 {
-	struct lease_git *g = open_ok(repo);
+	struct lease_git *g = lt_git_open(repo);
 	char oid[41];
 	char *ref;
 	git_repository *r;
@@ -149,7 +139,7 @@ END_TEST
 
 START_TEST(test_git_branch_collision)
 {
-	struct lease_git *g = open_ok(repo);
+	struct lease_git *g = lt_git_open(repo);
 
 	ck_assert_int_eq(lease_git_branch_exists(g, ID_A), 0);
 	ck_assert_int_eq(lease_git_branch_create(g, ID_A, c[1]), 0);
@@ -180,7 +170,7 @@ count_name(const char *name, void *ud)
 
 START_TEST(test_git_worktree)
 {
-	struct lease_git *g = open_ok(repo);
+	struct lease_git *g = lt_git_open(repo);
 	char *wt = lt_fmt("%s/%s", tmp, "worktrees/" ID_A);
 	char *file, *head, *body;
 	int n = 0;
@@ -244,8 +234,8 @@ list_name(const char *name, void *ud)
  */
 START_TEST(test_git_two_states)
 {
-	struct lease_git *one = open_ok(repo), *two = open_ok(repo);
-	struct lease_git *old = open_ok(repo);
+	struct lease_git *one = lt_git_open(repo), *two = lt_git_open(repo);
+	struct lease_git *old = lt_git_open(repo);
 	char *s1 = lt_fmt("%s/%s", tmp, "state-one");
 	char *s2 = lt_fmt("%s/%s", tmp, "state-two");
 	char *wts = lt_fmt("%s/%s", s1, "worktrees");
@@ -305,7 +295,7 @@ check_nlink(const char *path, const struct stat *sb, int flag,
 
 START_TEST(test_git_workspace_inspection)
 {
-	struct lease_git *g = open_ok(repo);
+	struct lease_git *g = lt_git_open(repo);
 	char *ws = lt_fmt("%s/%s", tmp, "ws");
 	char *p, *body;
 	git_repository *r;
@@ -319,8 +309,9 @@ START_TEST(test_git_workspace_inspection)
 	/* the operator's uncommitted changes: must never reach the clone */
 	lt_write(repo, "README", "DIRTY uncommitted edit\n");
 	lt_write(repo, "untracked.txt", "not committed\n");
-	ck_assert_int_eq(lease_git_workspace_seed(g, c[1], ws), 0);
-	ck_assert_int_eq(lease_git_workspace_seed(g, c[1], ws), LEASE_EEXIST);
+	ck_assert_int_eq(lease_git_workspace_seed(g, c[1], ws, 0), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, c[1], ws, 0),
+	    LEASE_EEXIST);
 
 	ck_assert_int_eq(git_repository_open(&r, ws), 0);
 	/* config */
@@ -360,10 +351,10 @@ START_TEST(test_git_workspace_inspection)
 	git_oid_fromstr(&oid, c[1]);
 	ck_assert(git_oid_equal(git_reference_target(head), &oid));
 	git_reference_free(head);
-	/* history of the base only: c[0] is there, c[2] is not */
+	/* history = 0: the base alone, not c[0] (its parent) nor c[2] */
 	ck_assert_int_eq(git_repository_odb(&odb, r), 0);
 	git_oid_fromstr(&oid, c[0]);
-	ck_assert_int_eq(git_odb_exists(odb, &oid), 1);
+	ck_assert_int_eq(git_odb_exists(odb, &oid), 0);
 	git_oid_fromstr(&oid, c[2]);
 	ck_assert_int_eq(git_odb_exists(odb, &oid), 0);
 	git_odb_free(odb);
@@ -419,7 +410,7 @@ END_TEST
 
 START_TEST(test_git_two_leases_one_base)
 {
-	struct lease_git *g = open_ok(repo);
+	struct lease_git *g = lt_git_open(repo);
 	char *wa = lt_fmt("%s/%s", tmp, "wt-a"), *wb = lt_fmt("%s/%s", tmp,
 	    "wt-b");
 	char *sa = lt_fmt("%s/%s", tmp, "ws-a"), *sb = lt_fmt("%s/%s", tmp,
@@ -431,8 +422,8 @@ START_TEST(test_git_two_leases_one_base)
 	ck_assert_int_eq(lease_git_branch_create(g, ID_B, c[2]), 0);
 	ck_assert_int_eq(lease_git_worktree_add(g, ID_A, wa), 0);
 	ck_assert_int_eq(lease_git_worktree_add(g, ID_B, wb), 0);
-	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], sa), 0);
-	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], sb), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], sa, 0), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, c[2], sb, 0), 0);
 	ck_assert_int_eq(lease_git_branches(g, count_name, &n), 0);
 	ck_assert_int_eq(n, 2);
 	/* a write in one workspace is not visible in the other */
@@ -455,7 +446,7 @@ END_TEST
 
 START_TEST(test_git_diffstat)
 {
-	struct lease_git *g = open_ok(repo);
+	struct lease_git *g = lt_git_open(repo);
 	struct lease_diffstat st;
 
 	ck_assert_int_eq(lease_git_diffstat(g, c[0], c[2], &st), 0);
@@ -474,7 +465,7 @@ END_TEST
  */
 START_TEST(test_git_read_blob)
 {
-	struct lease_git *g = open_ok(repo);
+	struct lease_git *g = lt_git_open(repo);
 	char *buf = NULL, *cmd;
 	size_t len = 0;
 	int st;
@@ -555,7 +546,7 @@ START_TEST(test_git_foreign_owner)
 	git_libgit2_opts(GIT_OPT_GET_OWNER_VALIDATION, &on);
 	ck_assert_int_eq(on, 1);
 
-	g = open_ok(repo);
+	g = lt_git_open(repo);
 	git_libgit2_opts(GIT_OPT_GET_OWNER_VALIDATION, &on);
 	ck_assert_int_eq(on, 1);
 	ck_assert_int_eq(lease_git_resolve(g, NULL, oid, &ref), 0);
@@ -563,7 +554,7 @@ START_TEST(test_git_foreign_owner)
 	free(ref);
 	ck_assert_int_eq(lease_git_branch_create(g, ID_A, oid), 0);
 	ck_assert_int_eq(lease_git_worktree_add(g, ID_A, wt), 0);
-	ck_assert_int_eq(lease_git_workspace_seed(g, oid, ws), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, oid, ws, 0), 0);
 	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A), 0);
 	ck_assert_int_eq(lease_git_branch_delete(g, ID_A), 0);
 	git_libgit2_opts(GIT_OPT_GET_OWNER_VALIDATION, &on);

@@ -266,7 +266,7 @@ expect_refused(const char *repo, const char *base, int want,
 
 	ck_assert_int_eq(lease_lock_acquire(t.state, 1000, &lk), 0);
 	rt_insert(&t, id);
-	rc = lease_provision_git(t.s, lk, t.state, id, repo, base);
+	rc = lease_provision_git(t.s, lk, t.state, id, repo, base, NULL);
 	lease_lock_release(lk);
 	ck_assert_msg(rc == want, "provision gave %d (%s), want %d", rc,
 	    lease_store_errmsg(t.s), want);
@@ -323,7 +323,7 @@ START_TEST(test_recover_branch_collision)
 	ck_assert_int_eq(lease_git_branch_create(g, id, t.c[0]), 0);
 	lease_git_free(g);
 	ck_assert_int_eq(lease_provision_git(t.s, lk, t.state, id, t.repo,
-	    NULL), LEASE_EBRANCHEXISTS);
+	    NULL, NULL), LEASE_EBRANCHEXISTS);
 	lease_lock_release(lk);
 	ck_assert_ptr_nonnull(strstr(lease_store_errmsg(t.s),
 	    "already exists"));

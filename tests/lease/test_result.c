@@ -68,8 +68,8 @@ new_lease(char id[LEASE_ID_LEN + 1], const char *name)
 	spec.isolation = "bwrap";
 	ck_assert_int_eq(lease_record_insert(st, &spec, id), 0);
 	ck_assert_int_eq(lease_lock_acquire(state, 5000, &lk), 0);
-	ck_assert_msg(lease_provision_git(st, lk, state, id, repo, "main") ==
-	    0, "provision: %s", lease_store_errmsg(st));
+	ck_assert_msg(lease_provision_git(st, lk, state, id, repo, "main",
+	    NULL) == 0, "provision: %s", lease_store_errmsg(st));
 	lease_lock_release(lk);
 	ck_assert_int_eq(lease_record_transition(st, id, LEASE_EV_START,
 	    "test", NULL), 0);

@@ -49,7 +49,7 @@ holder_main(void)
 	if (lease_store_open(&s, t.db) != 0 ||
 	    lease_lock_acquire(t.state, 10000, &lk) != 0 ||
 	    lease_record_insert(s, &sp, id) != 0 ||
-	    lease_provision_git(s, lk, t.state, id, t.repo, NULL) != 0 ||
+	    lease_provision_git(s, lk, t.state, id, t.repo, NULL, NULL) != 0 ||
 	    lease_proc_start(getpid(), &start) != 0 ||
 	    lease_record_set_holder(s, id, getpid(), start) != 0)
 		_exit(2);

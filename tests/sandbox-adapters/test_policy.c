@@ -532,6 +532,43 @@ START_TEST(test_policy_narrow_result)
 }
 END_TEST
 
+START_TEST(test_policy_git_history)
+{
+	struct sbx_policy_error err;
+	struct sbx_policy *d = sbx_policy_new_default(), *p, *q = NULL;
+	struct sbx_policy *w = NULL;
+	char *text;
+
+	/* the base commit alone unless asked */
+	ck_assert_uint_eq(d->git_history, 0);
+	text = sbx_policy_canonical(d);
+	ck_assert_ptr_nonnull(strstr(text, "[git]\nhistory = 0\n"));
+	free(text);
+	p = load_ok("[git]\nhistory = 25\n");
+	ck_assert_uint_eq(p->git_history, 25);
+	sbx_policy_free(p);
+	p = load_ok("[git]\nhistory = all\n");
+	ck_assert(p->git_history == SBX_HISTORY_ALL);
+	text = sbx_policy_canonical(p);
+	ck_assert_ptr_nonnull(strstr(text, "[git]\nhistory = all\n"));
+	free(text);
+	/* a repository's policy may ask for less, never more */
+	ck_assert_int_eq(sbx_policy_narrow(p, "[git]\nhistory = 3\n", "r", &q,
+	    &err), 0);
+	ck_assert_uint_eq(q->git_history, 3);
+	ck_assert_int_eq(sbx_policy_narrow(q, "[git]\nhistory = all\n", "r",
+	    &w, &err), SBX_EWIDER);
+	ck_assert_ptr_null(w);
+	ck_assert_ptr_nonnull(strstr(err.msg, "history"));
+	sbx_policy_free(q);
+	sbx_policy_free(p);
+	load_bad("[git]\nhistory = some\n", 2, "[git] history: bad value");
+	load_bad("[git]\nhistory = -1\n", 2, "[git] history");
+	load_bad("[git]\ndepth = 1\n", 2, "unknown key 'depth' in [git]");
+	sbx_policy_free(d);
+}
+END_TEST
+
 START_TEST(test_policy_canonical_hash)
 {
 	struct sbx_policy *a = load_ok("[network]\nallow = b.x:1, a.x:2\n"
@@ -593,6 +630,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_policy_errors);
 	tcase_add_test(tc, test_policy_mount_host_system);
 	tcase_add_test(tc, test_policy_output_dir);
+	tcase_add_test(tc, test_policy_git_history);
 	tcase_add_test(tc, test_policy_long_line);
 	tcase_add_test(tc, test_policy_env_credentials);
 	tcase_add_test(tc, test_policy_narrow_limits);

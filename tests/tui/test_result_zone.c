@@ -110,7 +110,7 @@ START_TEST(test_result_zone_checks)
 	ck_assert_int_eq(lease_record_insert(ctx.store, &spec, id), 0);
 	ck_assert_int_eq(lease_lock_acquire(state, 5000, &lk), 0);
 	ck_assert_int_eq(lease_provision_git(ctx.store, lk, state, id, repo,
-	    "main"), 0);
+	    "main", NULL), 0);
 	lease_lock_release(lk);
 	ck_assert_int_eq(lease_record_transition(ctx.store, id, LEASE_EV_START,
 	    "test", NULL), 0);

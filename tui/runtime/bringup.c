@@ -415,14 +415,19 @@ provision(struct prov *p, struct lease_lock *lk)
 	const struct tui_bringup *rq = p->rq;
 	char err[600], *ws = NULL, *sock = NULL, *dir = NULL;
 	struct sbx_provisioned made;
+	struct lease_seed seed;
 	struct sbx_request req;
 	struct tui_spawn sp;
 	pid_t child;
 	int rc;
 
 	/* Steps 2-4: base, branch, review worktree, workspace (lease/). */
+	seed.history = p->pol->git_history == SBX_HISTORY_ALL ?
+	    LEASE_HISTORY_ALL : p->pol->git_history;
+	seed.max_file = p->pol->limits.file_size;
+	seed.max_tree = p->pol->limits.disk;
 	rc = lease_provision_git(p->st, lk, p->c->state_dir, p->id, rq->repo,
-	    rq->base);
+	    rq->base, &seed);
 	if (rc < 0) {
 		struct lease_record r;
 		char *msg = strdup(lease_store_errmsg(p->st));
