@@ -47,6 +47,7 @@ fi
 # the state directory that owns them.
 export CORRAL_TEST_RUN="$$.$(date +%s%N)"
 RUN_TMP=$(mktemp -d /tmp/corral-run.XXXXXX)
+chmod 1777 "$RUN_TMP"	# as /tmp: a sandbox uid reaches what a test shares
 export TMPDIR=$RUN_TMP
 . scripts/leftovers.bash
 snapshot >"$LOGDIR/host.before"
