@@ -23,6 +23,7 @@
 #define RUN_DIR "/run/corral"
 #define CLAIM_TRIES 16
 #define KILL_WAIT_MS 5000
+#define ZOMBIE_WAIT_MS 2000
 
 void
 sbx_bwrap_host_sandbox_id(unsigned slot, char *buf, size_t sz)
@@ -288,9 +289,14 @@ release_slot(const struct sbx_request *req, const char *sid, char *err,
 		return -EINVAL;
 	}
 	held = sbx_uid_held(SBX_UID_DIR, slot, req->scope, req->id);
-	/* A process of the cgroups still exiting: a bounded wait. */
-	for (int ms = 0; held == 0 && ms < KILL_WAIT_MS &&
-	    sbx_uid_busy(uid); ms += 10)
+	/*
+	 * A process of the cgroups still exiting, or dead and not yet reaped
+	 * (an orphan the host's init reaps): a bounded wait for the uid to
+	 * run nothing at all, zombies included; live ones stop the release.
+	 */
+	for (int ms = 0, st; held == 0 && ms < KILL_WAIT_MS &&
+	    (st = sbx_uid_procs(uid)) != 0 && (st == 2 ||
+	    ms < ZOMBIE_WAIT_MS); ms += 10)
 		nap_ms(10);
 	if (held == 0 && sbx_uid_busy(uid)) {
 		snprintf(err, errsz, "uid %u still runs processes outside the "

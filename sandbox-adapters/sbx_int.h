@@ -126,6 +126,8 @@ void sbx__hook_why(char *why, size_t whysz, const char *hook,
  * cannot be read.
  */
 bool sbx_uid_busy(uid_t uid);
+/* 0: nothing runs as uid; 1: zombies only; 2: a live process (or unknown). */
+int sbx_uid_procs(uid_t uid);
 /*
  * sbx_uid_claim, considering only slots first and above (a caller that
  * planned slot `first` never gets a lower one it did not plan).

@@ -84,19 +84,19 @@ status_has(const char *status, const char *key, unsigned long id)
 	return false;
 }
 
-bool
-sbx_uid_busy(uid_t uid)
+int
+sbx_uid_procs(uid_t uid)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
 	char path[300], buf[4096];
-	bool busy = false;
+	int found = 0;
 	ssize_t got;
 	int fd;
 
 	if (d == NULL)
-		return true;	/* unknowable: not free */
-	while (!busy && (e = readdir(d)) != NULL) {
+		return 2;	/* unknowable: not free */
+	while (found < 2 && (e = readdir(d)) != NULL) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')
 			continue;
 		/*
@@ -111,15 +111,24 @@ sbx_uid_busy(uid_t uid)
 		if (got <= 0)
 			continue;
 		buf[got] = '\0';
+		if (!status_has(buf, "\nUid:", uid) &&
+		    !status_has(buf, "\nGid:", uid))
+			continue;
 		/* A zombie runs nothing: its parent has yet to reap it. */
 		if (strstr(buf, "\nState:\tZ") != NULL ||
 		    strstr(buf, "\nState:\tX") != NULL)
-			continue;
-		busy = status_has(buf, "\nUid:", uid) ||
-		    status_has(buf, "\nGid:", uid);
+			found = 1;
+		else
+			found = 2;
 	}
 	closedir(d);
-	return busy;
+	return found;
+}
+
+bool
+sbx_uid_busy(uid_t uid)
+{
+	return sbx_uid_procs(uid) == 2;
 }
 
 /*
