@@ -450,48 +450,129 @@ lease_git_worktree_add(struct lease_git *g, const char *id, const char *path)
 	return rc;
 }
 
+/* "<common dir>/worktrees/<id>" (malloc'd), the worktree's admin entry. */
+static char *
+admin_dir(struct lease_git *g, const char *id)
+{
+	const char *common = git_repository_commondir(g->repo);
+	size_t n;
+	char *p;
+
+	if (common == NULL)
+		return NULL;
+	n = strlen(common) + strlen(id) + sizeof "/worktrees/";
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%s%sworktrees/%s", common,
+		    common[0] != '\0' && common[strlen(common) - 1] == '/' ?
+		    "" : "/", id);
+	return p;
+}
+
 int
 lease_git_worktree_exists(struct lease_git *g, const char *id)
 {
-	git_strarray names = { NULL, 0 };
-	size_t i;
-	int found = 0;
+	char *admin;
+	int rc;
 
 	assert(g != NULL && g->repo != NULL);
 	if (!lease_id_valid(id))
 		return LEASE_EBADID;
-	if (git_worktree_list(&names, g->repo) < 0)
-		return gfail(g, LEASE_EGIT, "cannot list worktrees");
-	for (i = 0; i < names.count; i++)
-		if (strcmp(names.strings[i], id) == 0)
-			found = 1;
-	git_strarray_dispose(&names);
-	return found;
+	/* the entry itself, also one too broken for git_worktree_list */
+	if ((admin = admin_dir(g, id)) == NULL)
+		return -ENOMEM;
+	rc = lease__fs_exists(admin);
+	free(admin);
+	if (rc < 0)
+		return gfail(g, rc, "cannot look up worktree %s", id);
+	return rc;
+}
+
+/*
+ * Whether the admin entry at admin names path as its working tree: its
+ * gitdir file holds "<path>/.git" (the path as given or with its parent
+ * resolved). An entry without a gitdir file (a crash while git wrote it)
+ * is taken to be the one named by the lease's ID.
+ */
+static bool
+admin_points_at(const char *admin, const char *path)
+{
+	char *file, *text = NULL, *slash, real[PATH_MAX], *parent;
+	size_t len = 0, n;
+	bool ours;
+
+	if ((file = malloc(strlen(admin) + sizeof "/gitdir")) == NULL)
+		return false;
+	strcpy(file, admin);
+	strcat(file, "/gitdir");
+	if (lease__fs_read_capped(file, PATH_MAX, &text, &len) < 0) {
+		ours = lease__fs_exists(file) == 0;
+		free(file);
+		return ours;
+	}
+	free(file);
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '/'))
+		text[--len] = '\0';
+	if (len > 5 && strcmp(text + len - 5, "/.git") == 0)
+		text[len -= 5] = '\0';
+	ours = strcmp(text, path) == 0;
+	if (!ours && (parent = strdup(path)) != NULL) {
+		/* the same place through a resolved parent directory */
+		if ((slash = strrchr(parent, '/')) != NULL && slash != parent) {
+			*slash = '\0';
+			n = strlen(slash + 1);
+			if (realpath(parent, real) != NULL &&
+			    strlen(real) + 1 + n < sizeof real) {
+				strcat(real, "/");
+				strcat(real, slash + 1);
+				ours = strcmp(text, real) == 0;
+			}
+		}
+		free(parent);
+	}
+	free(text);
+	return ours;
 }
 
 int
-lease_git_worktree_remove(struct lease_git *g, const char *id)
+lease_git_worktree_remove(struct lease_git *g, const char *id,
+    const char *path)
 {
 	git_worktree_prune_options o;
 	git_worktree *wt = NULL;
+	char *admin;
 	int rc, prev;
 
-	assert(g != NULL && g->repo != NULL);
+	assert(g != NULL && g->repo != NULL && path != NULL);
 	if ((rc = lease_git_worktree_exists(g, id)) <= 0)
 		return rc;	/* absent (0) or an error */
-	if (git_worktree_lookup(&wt, g->repo, id) < 0)
-		return gfail(g, LEASE_EGIT, "cannot look up worktree %s", id);
+	if ((admin = admin_dir(g, id)) == NULL)
+		return -ENOMEM;
+	if (!admin_points_at(admin, path)) {
+		/* an operator's worktree that happens to carry this name */
+		snprintf(g->errmsg, sizeof g->errmsg, "worktree %s of %s is "
+		    "not corral's (its working tree is not %s): left alone",
+		    id, g->workdir, path);
+		free(admin);
+		return LEASE_EBUSY;
+	}
 	git_worktree_prune_options_init(&o,
 	    GIT_WORKTREE_PRUNE_OPTIONS_VERSION);
 	/* Admin entry only: the caller removes the directory it created. */
 	o.flags = GIT_WORKTREE_PRUNE_VALID | GIT_WORKTREE_PRUNE_LOCKED;
 	prev = owner_off(g);
-	rc = git_worktree_prune(wt, &o);
+	rc = git_worktree_lookup(&wt, g->repo, id);
+	if (rc == 0)
+		rc = git_worktree_prune(wt, &o);
 	owner_restore(g, prev);
 	git_worktree_free(wt);
-	if (rc < 0)
-		return gfail(g, LEASE_EGIT, "cannot prune worktree %s", id);
-	return 0;
+	/* an entry git cannot read (half written): ours, remove it as is */
+	if (rc < 0 && (rc = lease__fs_rmtree(admin)) < 0)
+		rc = gfail(g, LEASE_EGIT, "cannot prune worktree %s", id);
+	else if (rc == 0 && (rc = lease__fs_exists(admin)) != 0)
+		rc = rc > 0 ? gfail(g, LEASE_EGIT, "worktree %s: %s is still "
+		    "there after pruning", id, admin) : rc;
+	free(admin);
+	return rc;
 }
 
 /*

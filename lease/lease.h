@@ -206,7 +206,7 @@ int lease_fsm_mode_parse(const char *, enum lease_mode *out);
 /* store.c: the journal's handle (SPEC 9.1)                           */
 
 /* Schema version this build writes (PRAGMA user_version). */
-#define LEASE_SCHEMA_VERSION 2
+#define LEASE_SCHEMA_VERSION 3
 /* Default busy timeout: holders and commands write from many processes. */
 #define LEASE_BUSY_MS 5000
 
@@ -616,14 +616,18 @@ int lease_git_branch_exists(struct lease_git *, const char *id);
 LEASE_NODISCARD int lease_git_worktree_add(struct lease_git *,
     const char *id, const char *path);
 /*
- * lease_git_worktree_remove: prune git's admin entry for the worktree named
- * <id> (even if its directory still exists). Absent is 0. It never deletes
- * a working tree: the caller removes the directory it created
- * (lease_provision_teardown does, at the path computed from the ID).
+ * lease_git_worktree_remove: remove git's admin entry for the worktree
+ * named <id> (.git/worktrees/<id>, even if its directory still exists or
+ * is gone, and also one git itself cannot read), but only when it belongs
+ * to the working tree at path: an entry of that name pointing anywhere
+ * else is the operator's and is refused (LEASE_EBUSY). Absent is 0. It
+ * never deletes a working tree: the caller removes the directory it
+ * created (lease_provision_teardown does, at the path computed from the
+ * ID).
  */
 LEASE_NODISCARD int lease_git_worktree_remove(struct lease_git *,
-    const char *id);
-/* 1 if git has a worktree named <id>, 0 if not, or a negative error. */
+    const char *id, const char *path);
+/* 1 if git has an admin entry for the worktree <id>, 0 if not, or an error. */
 int lease_git_worktree_exists(struct lease_git *, const char *id);
 
 /* [git] history = all: every ancestor of the base. */
@@ -773,6 +777,26 @@ LEASE_NODISCARD int lease_lock_acquire(const char *state_dir, int timeout_ms,
     struct lease_lock **out);
 void lease_lock_release(struct lease_lock *);
 
+/* How long apply, reject and gc wait for a lease's lock. */
+#define LEASE_LOCK_WAIT_MS 30000
+
+/*
+ * lease_lock_lease: the lease's own lock, $STATE/locks/<id>.lock (made
+ * 0700/0600 as needed), so apply, reject, gc and reconciliation of one
+ * lease run one at a time; each re-reads the lease once it holds it.
+ * lease_lock_ref: the lock of one target branch (ref, a full name) of the
+ * repository repo, so one apply at a time moves it. Both wait up to
+ * timeout_ms (0: try once), then LEASE_ELOCKED. Never take the state lock
+ * while holding either (gc and reconciliation take them in the other
+ * order). lease_lock_forget: remove the lock's file, then release it (gc
+ * of the lease); a waiter that got the removed file opens it again.
+ */
+LEASE_NODISCARD int lease_lock_lease(const char *state_dir, const char *id,
+    int timeout_ms, struct lease_lock **out);
+LEASE_NODISCARD int lease_lock_ref(const char *state_dir, const char *repo,
+    const char *ref, int timeout_ms, struct lease_lock **out);
+void lease_lock_forget(struct lease_lock *);
+
 /* ------------------------------------------------------------------ */
 /* recover.c: reconciliation and gc (SPEC 9.2, 9.3)                   */
 
@@ -800,6 +824,10 @@ enum lease_finding_kind {
 	LEASE_FIND_CLEANUP_PENDING,	/* resources kept or teardown failed */
 	LEASE_FIND_RESOURCE,		/* journal corrected from disk */
 	LEASE_FIND_ORPHAN,		/* on disk without a lease */
+	LEASE_FIND_INTENT,		/* an interrupted apply finished or
+					   undone (intent.c) */
+	LEASE_FIND_REPAIRED,		/* corral's own leftover removed from
+					   the operator's .git */
 	LEASE_FIND_COUNT
 };
 
@@ -880,6 +908,25 @@ LEASE_NODISCARD int lease_recover_gc_id_with(struct lease_store *,
     struct lease_lock *held, const char *state_dir, const char *id,
     const struct lease_orphan_src *src);
 
+/* An empty report (dry_run as given) for the *_into functions; NULL: ENOMEM. */
+struct lease_report *lease_recover_report_new(bool dry_run);
+/*
+ * lease_recover_reconcile_into: lease_recover_reconcile_with, adding its
+ * findings to rep (which the caller made with lease_recover_report_new and
+ * frees). lease_recover_reconcile* first settle interrupted applies
+ * (lease_recover_intents) and, for each lease whose lock they can take
+ * (a lease whose apply, reject or gc is at work is left alone and
+ * reported live), remove what a killed corral left of it in the
+ * operator's .git: the lock file of corral/<id> and the admin entry of a
+ * removed review worktree (never anything else: not another lock, not a
+ * worktree that is not the lease's). A review worktree counts as present
+ * while either its directory or its admin entry exists.
+ */
+LEASE_NODISCARD int lease_recover_reconcile_into(struct lease_store *,
+    struct lease_lock *held, const char *state_dir,
+    lease_holder_probe_cb probe, void *ud, unsigned flags,
+    const struct lease_orphan_src *src, struct lease_report *rep);
+
 /*
  * lease_recover_gc_id: `corral gc ID`, exact and validated (LEASE_EBADID, never
  * a pattern). A lease that is live (provisioning, running, result_ready) is
@@ -900,6 +947,64 @@ LEASE_NODISCARD int lease_recover_gc_id(struct lease_store *,
 LEASE_NODISCARD int lease_recover_gc_older_than(struct lease_store *,
     struct lease_lock *held, const char *state_dir, int64_t age_ms,
     size_t *removed);
+
+/* ------------------------------------------------------------------ */
+/* intent.c: changes to the operator's repository, journaled first    */
+
+/* An apply's intent (SPEC 9.2): move ref of repo from old to new. */
+struct lease_intent {
+	int64_t seq;		/* per lease, from 1 */
+	char *repo;		/* the repository's top directory */
+	char ref[256];		/* full ref name of the target branch */
+	char old[41], new_[41];	/* the target before and after, hex */
+	char how[64];		/* "fast-forward", "already in the target" */
+	int64_t at;		/* ms since the epoch */
+};
+void lease_intent_clear(struct lease_intent *);
+
+/*
+ * lease_intent_open: before the target moves, record the intent and the
+ * receipt "applying" {target, old, new, how} in one transaction; *seq
+ * gets its number. A lease has at most one open intent: another one
+ * gives LEASE_EBUSY (reconcile settles it). The caller holds the lease's
+ * lock (lease_lock_lease) from before open until after done or undo.
+ * LEASE_ESCHEMA for a journal without intents (schema version < 3).
+ */
+LEASE_NODISCARD int lease_intent_open(struct lease_store *, const char *id,
+    const char *repo, const char *ref, const char *old_hex,
+    const char *new_hex, const char *how, int64_t *seq);
+/*
+ * lease_intent_done: after the move, in one transaction: the intent
+ * closed, the result's "applied" {target, from, to, how, at}, the receipt
+ * "applied" {target, from, to, how[, via]} and the transition to applied
+ * (LEASE_EBADTRANSITION, and nothing written, unless result_ready).
+ */
+LEASE_NODISCARD int lease_intent_done(struct lease_store *, const char *id,
+    int64_t seq, const char *via);
+/*
+ * lease_intent_undo: the target did not move (or was moved back): close
+ * the intent with the receipt "apply_undone" {target, old, new, holds, why};
+ * the lease keeps its state.
+ */
+LEASE_NODISCARD int lease_intent_undo(struct lease_store *, const char *id,
+    int64_t seq, const char *why, const char *holds);
+/* The lease's open intent: 1 (*out filled; clear it), 0 none, or error. */
+LEASE_NODISCARD int lease_intent_get_open(struct lease_store *,
+    const char *id, struct lease_intent *out);
+
+/*
+ * lease_recover_intents: under the state lock, settle every open intent
+ * whose lease lock can be taken (an apply at work keeps its own; reported
+ * live): a target holding the new commit finishes it (lease_intent_done,
+ * via "reconcile"); any other value undoes it. A lock file on the target
+ * that the killed apply left (libgit2's, holding the new commit's ID, or
+ * empty and made after the intent) is removed first; any other one is the
+ * operator's and leaves the intent open. Findings go to rep. With
+ * LEASE_RECONCILE_DRY_RUN nothing is written or removed.
+ */
+LEASE_NODISCARD int lease_recover_intents(struct lease_store *,
+    struct lease_lock *held, const char *state_dir, unsigned flags,
+    struct lease_report *rep);
 
 /* ------------------------------------------------------------------ */
 /* proc.c: process facts for holder probes                            */

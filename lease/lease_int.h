@@ -69,6 +69,28 @@ int lease__record_cleanup_eval(struct lease_store *, const char *id,
 int lease__record_set_text(struct lease_store *, const char *id,
     enum lease_field, const char *value, int64_t at);
 
+/* Inside a transaction on id: lease_record_transition's work, at now. */
+int lease__record_transition_tx(struct lease_store *, const char *id,
+    enum lease_event, const char *reason, int64_t now,
+    enum lease_state *next);
+
+/* receipt.c */
+/* Inside a transaction on id: lease_receipt_append's work (fields borrowed). */
+int lease__receipt_append_tx(struct lease_store *, const char *id,
+    const char *kind, struct json_t *fields, int64_t *seq_out);
+
+/* recover.c */
+/* Add a finding to rep (printf-style detail); NULL on -ENOMEM. */
+struct lease_finding *lease__recover_note(struct lease_report *,
+    enum lease_finding_kind, const char *id, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* intent.c */
+/* What a killed corral left of lease r in g's .git, removed (recover.c). */
+int lease__intent_leftovers(struct lease_store *, struct lease_report *,
+    struct lease_git *g, const char *state_dir,
+    const struct lease_record *r, bool dry);
+
 /* event.c */
 /*
  * Inside a transaction: append a transitions row for id with the next seq.

@@ -351,14 +351,22 @@ remove_one(struct lease_store *s, const char *state_dir, const char *id,
 		if (rc < 0)
 			lease__store_msg(s, "%s: cannot remove: %s", path,
 			    strerror(-rc));
-		free(path);
-		if (rc < 0 || row->kind != LEASE_RES_WORKTREE)
+		if (rc < 0 || row->kind != LEASE_RES_WORKTREE) {
+			free(path);
 			return rc;
-		/* then git's admin entry for the worktree */
-		if ((rc = open_scope(s, row->scope, g)) != 0)
+		}
+		/*
+		 * then git's admin entry for the worktree: the row stays
+		 * created until both are gone (reconcile's present())
+		 */
+		lease_fault_point("teardown.worktree.dir_removed");
+		if ((rc = open_scope(s, row->scope, g)) != 0) {
+			free(path);
 			return rc > 0 ? 0 : rc;
-		if ((rc = lease_git_worktree_remove(*g, id)) < 0)
+		}
+		if ((rc = lease_git_worktree_remove(*g, id, path)) < 0)
 			lease__store_msg(s, "%s", lease_git_errmsg(*g));
+		free(path);
 		return rc;
 	default:
 		return 0;	/* the caller's kinds */

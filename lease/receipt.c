@@ -135,15 +135,72 @@ read_head(struct lease_store *s, const char *id, char head[HEX_LEN + 1],
 	return lease__store_fail(s, rc, "read receipt head");
 }
 
+/* Inside a transaction on id: append the entry (lease_int.h). */
 int
-lease_receipt_append(struct lease_store *s, const char *id, const char *kind,
-    json_t *fields, int64_t *seq_out)
+lease__receipt_append_tx(struct lease_store *s, const char *id,
+    const char *kind, json_t *fields, int64_t *seq_out)
 {
 	char head[HEX_LEN + 1], hash[HEX_LEN + 1];
 	sqlite3_stmt *st;
 	json_t *entry = NULL;
 	char *text = NULL;
 	int64_t len, seq, now;
+	int rc;
+
+	if (!kind_valid(kind) || (fields != NULL && !json_is_object(fields))) {
+		lease__store_msg(s, "receipt: kind must be [a-z0-9_.-]{1,%d} "
+		    "and fields an object", KIND_MAX);
+		return -EINVAL;
+	}
+	if ((rc = read_head(s, id, head, &len)) < 0)
+		goto out;
+	seq = len + 1;
+	now = lease_id_now_ms();
+	/* "o" steals the reference we take here, even on failure */
+	entry = json_pack("{s:I, s:I, s:s, s:o}", "seq", (json_int_t)seq,
+	    "at", (json_int_t)now, "kind", kind, "fields",
+	    fields != NULL ? json_incref(fields) : json_object());
+	if (entry == NULL || (text = json_dumps(entry, CANON_FLAGS)) == NULL) {
+		lease__store_msg(s, "receipt: cannot encode entry");
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = chain_hash(head, text, hash)) < 0) {
+		lease__store_msg(s, "lease %s: receipt head is malformed", id);
+		rc = rc == -EINVAL ? LEASE_ETAMPERED : rc;
+		goto out;
+	}
+	if ((rc = lease__store_stmt(s, sql_add, &st)) < 0)
+		goto out;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, seq);
+	sqlite3_bind_int64(st, 3, now);
+	sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, *head != '\0' ? head : zero_hex, -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, hash, -1, SQLITE_STATIC);
+	if ((rc = lease__store_step_done(s, st, "append receipt")) < 0)
+		goto out;
+	if ((rc = lease__store_stmt(s, sql_move_head, &st)) < 0)
+		goto out;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, seq);
+	if ((rc = lease__store_step_done(s, st, "move receipt head")) < 0)
+		goto out;
+	if (seq_out != NULL)
+		*seq_out = seq;
+out:
+	json_decref(entry);
+	free(text);
+	return rc;
+}
+
+int
+lease_receipt_append(struct lease_store *s, const char *id, const char *kind,
+    json_t *fields, int64_t *seq_out)
+{
+	int64_t seq = 0;
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
@@ -154,53 +211,15 @@ lease_receipt_append(struct lease_store *s, const char *id, const char *kind,
 	}
 	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = read_head(s, id, head, &len)) < 0)
-		goto fail;
-	seq = len + 1;
-	now = lease_id_now_ms();
-	/* "o" steals the reference we take here, even on failure */
-	entry = json_pack("{s:I, s:I, s:s, s:o}", "seq", (json_int_t)seq,
-	    "at", (json_int_t)now, "kind", kind, "fields",
-	    fields != NULL ? json_incref(fields) : json_object());
-	if (entry == NULL || (text = json_dumps(entry, CANON_FLAGS)) == NULL) {
-		lease__store_msg(s, "receipt: cannot encode entry");
-		rc = -ENOMEM;
-		goto fail;
+	if ((rc = lease__receipt_append_tx(s, id, kind, fields, &seq)) < 0) {
+		lease__store_rollback(s);
+		return rc;
 	}
-	if ((rc = chain_hash(head, text, hash)) < 0) {
-		lease__store_msg(s, "lease %s: receipt head is malformed", id);
-		rc = rc == -EINVAL ? LEASE_ETAMPERED : rc;
-		goto fail;
-	}
-	if ((rc = lease__store_stmt(s, sql_add, &st)) < 0)
-		goto fail;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, seq);
-	sqlite3_bind_int64(st, 3, now);
-	sqlite3_bind_text(st, 4, text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, *head != '\0' ? head : zero_hex, -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_text(st, 6, hash, -1, SQLITE_STATIC);
-	if ((rc = lease__store_step_done(s, st, "append receipt")) < 0)
-		goto fail;
-	if ((rc = lease__store_stmt(s, sql_move_head, &st)) < 0)
-		goto fail;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, hash, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 3, seq);
-	if ((rc = lease__store_step_done(s, st, "move receipt head")) < 0)
-		goto fail;
 	if ((rc = lease__store_commit(s)) < 0)
-		goto out;
+		return rc;
 	if (seq_out != NULL)
 		*seq_out = seq;
-	goto out;
-fail:
-	lease__store_rollback(s);
-out:
-	json_decref(entry);
-	free(text);
-	return rc;
+	return 0;
 }
 
 static const char sql_chain[] =

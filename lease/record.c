@@ -419,50 +419,65 @@ lease__record_cleanup_eval(struct lease_store *s, const char *id, int64_t at)
 	return 0;
 }
 
+/* Inside a transaction on id: the transition (lease_int.h). */
 int
-lease_record_transition(struct lease_store *s, const char *id,
-    enum lease_event ev, const char *reason, enum lease_state *next)
+lease__record_transition_tx(struct lease_store *s, const char *id,
+    enum lease_event ev, const char *reason, int64_t now,
+    enum lease_state *next)
 {
 	enum lease_state cur, to;
 	enum lease_cleanup cleanup;
 	sqlite3_stmt *st;
-	int64_t now = lease_id_now_ms();
 	int rc;
 
-	assert(s != NULL && s->db != NULL);
-	if ((rc = lease__store_begin_lease(s, id)) < 0)
-		return rc;
 	if ((rc = read_state(s, id, &cur, &cleanup)) < 0)
-		goto fail;
+		return rc;
 	if ((rc = lease_fsm_next(cur, ev, &to)) < 0) {
 		lease__store_msg(s, "lease %s: %s is not allowed from %s", id,
 		    lease_fsm_event_name(ev), lease_fsm_state_name(cur));
-		goto fail;
+		return rc;
 	}
 	if ((rc = lease__store_stmt(s, sql_set_state, &st)) < 0)
-		goto fail;
+		return rc;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, lease_fsm_state_name(to), -1, SQLITE_STATIC);
 	sqlite3_bind_int(st, 3, ev == LEASE_EV_FAIL);
 	sqlite3_bind_text(st, 4, reason, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(st, 5, now);
 	if ((rc = lease__store_step_done(s, st, "set lease state")) < 0)
-		goto fail;
+		return rc;
 	if ((rc = lease__event_log(s, id, now, "lease",
 	    lease_fsm_state_name(cur),
 	    lease_fsm_state_name(to), reason)) < 0)
-		goto fail;
+		return rc;
 	if (lease_fsm_state_final(to) &&
 	    (rc = lease__record_cleanup_eval(s, id, now)) < 0)
-		goto fail;
+		return rc;
+	if (next != NULL)
+		*next = to;
+	return 0;
+}
+
+int
+lease_record_transition(struct lease_store *s, const char *id,
+    enum lease_event ev, const char *reason, enum lease_state *next)
+{
+	enum lease_state to;
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	if ((rc = lease__record_transition_tx(s, id, ev, reason,
+	    lease_id_now_ms(), &to)) < 0) {
+		lease__store_rollback(s);
+		return rc;
+	}
 	if ((rc = lease__store_commit(s)) < 0)
 		return rc;
 	if (next != NULL)
 		*next = to;
 	return 0;
-fail:
-	lease__store_rollback(s);
-	return rc;
 }
 
 static const char sql_activity_of[] =

@@ -34,6 +34,8 @@ static const char *const finding_names[LEASE_FIND_COUNT] = {
 	[LEASE_FIND_CLEANUP_PENDING] = "cleanup_pending",
 	[LEASE_FIND_RESOURCE] = "resource",
 	[LEASE_FIND_ORPHAN] = "orphan",
+	[LEASE_FIND_INTENT] = "intent",
+	[LEASE_FIND_REPAIRED] = "repaired",
 };
 
 const char *
@@ -91,6 +93,29 @@ add(struct lease_report *rep, enum lease_finding_kind kind, const char *id,
 		return NULL;
 	rep->n++;
 	return f;
+}
+
+struct lease_finding *
+lease__recover_note(struct lease_report *rep, enum lease_finding_kind kind,
+    const char *id, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	return add(rep, kind, id, "%s", buf);
+}
+
+struct lease_report *
+lease_recover_report_new(bool dry_run)
+{
+	struct lease_report *rep = calloc(1, sizeof *rep);
+
+	if (rep != NULL)
+		rep->dry_run = dry_run;
+	return rep;
 }
 
 static int
@@ -180,8 +205,16 @@ present(struct repos *rs, const char *id, const struct lease_resource_row *r)
 {
 	struct lease_git *g;
 
+	int p;
+
 	switch (r->kind) {
 	case LEASE_RES_WORKTREE:
+		/* gone only when its directory and git's admin entry are */
+		if ((p = lease__fs_exists(r->identity)) != 0)
+			return p;
+		if (r->scope == NULL || (g = repos_get(rs, r->scope)) == NULL)
+			return 0;
+		return lease_git_worktree_exists(g, id);
 	case LEASE_RES_LEASE_DIR:
 	case LEASE_RES_WORKSPACE:
 		return lease__fs_exists(r->identity);
@@ -691,46 +724,111 @@ lease_recover_reconcile_with(struct lease_store *s, struct lease_lock *held,
     struct lease_report **out)
 {
 	struct lease_report *rep;
-	struct lease_record *v = NULL, r;
+	int rc;
+
+	assert(s != NULL && s->db != NULL && out != NULL);
+	*out = NULL;
+	if ((rep = lease_recover_report_new((flags &
+	    LEASE_RECONCILE_DRY_RUN) != 0)) == NULL)
+		return -ENOMEM;
+	if ((rc = lease_recover_reconcile_into(s, held, state_dir, probe, ud,
+	    flags, src, rep)) < 0) {
+		lease_recover_report_free(rep);
+		return rc;
+	}
+	*out = rep;
+	return 0;
+}
+
+/* Nothing writes corral/<id> of r now: no creator, no live holder. */
+static bool
+git_quiet(const struct lease_record *r)
+{
+	return r->state != LEASE_STATE_RUNNING &&
+	    (r->state != LEASE_STATE_PROVISIONING || r->holder_pid <= 0);
+}
+
+/* One lease, its lock held: the journal, its holder, its teardown. */
+static int
+reconcile_one(struct lease_store *s, struct lease_report *rep,
+    struct repos *rs, const char *state_dir, const char *id,
+    lease_holder_probe_cb probe, void *ud, bool dry)
+{
+	struct lease_record r;
+	struct lease_git *g;
+	bool quiet;
+	int rc;
+
+	if ((rc = fix_resources(s, rep, rs, id, dry)) < 0)
+		return rc;
+	/* re-read: fix_resources may have changed cleanup */
+	if ((rc = lease_record_get(s, id, &r)) < 0)
+		return rc;
+	g = r.repo != NULL ? repos_get(rs, r.repo) : NULL;
+	/* a stale lock on corral/<id> first: teardown may delete it */
+	if ((quiet = git_quiet(&r)) &&
+	    (rc = lease__intent_leftovers(s, rep, g, state_dir, &r, dry)) < 0)
+		goto out;
+	rc = reconcile_lease(s, rep, state_dir, &r, probe, ud, dry);
+	if (rc == 0 && !quiet && !dry) {
+		lease_record_clear(&r);
+		if ((rc = lease_record_get(s, id, &r)) == 0 && git_quiet(&r))
+			rc = lease__intent_leftovers(s, rep, g, state_dir, &r,
+			    false);
+	}
+out:
+	lease_record_clear(&r);
+	return rc;
+}
+
+int
+lease_recover_reconcile_into(struct lease_store *s, struct lease_lock *held,
+    const char *state_dir, lease_holder_probe_cb probe, void *ud,
+    unsigned flags, const struct lease_orphan_src *src,
+    struct lease_report *rep)
+{
+	struct lease_record *v = NULL;
+	struct lease_lock *lk;
 	struct repos rs;
 	bool dry = (flags & LEASE_RECONCILE_DRY_RUN) != 0;
 	size_t n = 0, i;
 	int rc;
 
-	assert(s != NULL && s->db != NULL && out != NULL);
+	assert(s != NULL && s->db != NULL && rep != NULL);
 	assert(held != NULL);	/* one at a time, never racing provisioning */
-	*out = NULL;
 	if (state_dir == NULL)
 		return -EINVAL;
 	if ((rc = need_v2(s)) < 0)
 		return rc;
-	if ((rep = calloc(1, sizeof *rep)) == NULL)
-		return -ENOMEM;
-	rep->dry_run = dry;
 	memset(&rs, 0, sizeof rs);
 	rs.state_dir = state_dir;
+	if ((rc = lease_recover_intents(s, held, state_dir, flags, rep)) < 0)
+		goto out;
 	if ((rc = lease_record_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
 		goto out;
-	for (i = 0; i < n && rc == 0; i++)
-		rc = fix_resources(s, rep, &rs, v[i].id, dry);
 	for (i = 0; i < n && rc == 0; i++) {
-		/* re-read: fix_resources may have changed cleanup */
-		if ((rc = lease_record_get(s, v[i].id, &r)) < 0)
+		/* an apply, reject or gc of it at work: not ours to race */
+		rc = lease_lock_lease(state_dir, v[i].id, 0, &lk);
+		if (rc == LEASE_ELOCKED) {
+			rc = add(rep, LEASE_FIND_LIVE, v[i].id, "%s: an apply, "
+			    "reject or gc of it is at work",
+			    lease_fsm_state_name(v[i].state)) ? 0 : -ENOMEM;
+			continue;
+		}
+		if (rc == LEASE_EREADONLY && dry)
+			rc = 0;	/* a read-only state directory: look only */
+		if (rc < 0)
 			break;
-		rc = reconcile_lease(s, rep, state_dir, &r, probe, ud, dry);
-		lease_record_clear(&r);
+		rc = reconcile_one(s, rep, &rs, state_dir, v[i].id, probe, ud,
+		    dry);
+		lease_lock_release(lk);
 	}
 	if (rc == 0)
 		rc = inventory_run(s, rep, &rs, state_dir, dry, src);
 out:
 	repos_free(&rs);
 	lease_record_list_free(v, n);
-	if (rc < 0) {
-		lease_recover_report_free(rep);
-		return rc;
-	}
-	*out = rep;
-	return 0;
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -781,10 +879,14 @@ remove_orphan(struct lease_store *s, const char *state_dir, const char *id,
 			lease_git_free(g);
 			return 0;
 		}
-		if (rc == 0)
-			rc = o->kind == LEASE_RES_BRANCH ?
-			    lease_git_branch_delete(g, id) :
-			    lease_git_worktree_remove(g, id);
+		if (rc == 0 && o->kind == LEASE_RES_BRANCH)
+			rc = lease_git_branch_delete(g, id);
+		else if (rc == 0 && (path = lease_path_worktree(state_dir,
+		    id)) == NULL)
+			rc = -ENOMEM;
+		else if (rc == 0)
+			rc = lease_git_worktree_remove(g, id, path);
+		free(path);
 		if (rc < 0)
 			lease__store_msg(s, "%s", lease_git_errmsg(g));
 		lease_git_free(g);
@@ -883,6 +985,7 @@ lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
     const char *state_dir, const char *id, const struct lease_orphan_src *src)
 {
 	struct lease_record r;
+	struct lease_lock *lk = NULL;
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
@@ -901,22 +1004,40 @@ lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
 		return gc_orphans(s, state_dir, id, src, false);
 	if (rc < 0)
 		return rc;
+	lease_record_clear(&r);
+	/* one apply, reject or gc of a lease at a time; then re-read */
+	if ((rc = lease_lock_lease(state_dir, id, LEASE_LOCK_WAIT_MS,
+	    &lk)) < 0) {
+		lease__store_msg(s, "lease %s: %s", id, rc == LEASE_ELOCKED ?
+		    "an apply or reject of it is at work: try again" :
+		    lease_strerror(rc));
+		return rc == LEASE_ELOCKED ? LEASE_EBUSY : rc;
+	}
+	if ((rc = lease_record_get(s, id, &r)) < 0)
+		goto out;
 	if (!lease_fsm_state_final(r.state)) {
 		lease__store_msg(s, "lease %s is %s: cancel or finish it "
 		    "before gc", id, lease_fsm_state_name(r.state));
 		lease_record_clear(&r);
-		return LEASE_EBUSY;
+		rc = LEASE_EBUSY;
+		goto out;
 	}
 	lease_record_clear(&r);
 	if ((rc = lease_provision_teardown(s, state_dir, id,
 	    LEASE_TEARDOWN_ALL)) < 0)
-		return rc;
+		goto out;
 	if (src != NULL && (rc = gc_orphans(s, state_dir, id, src, true)) < 0)
-		return rc;
+		goto out;
 	lease_fault_point("gc.delete.before");
-	if ((rc = lease_record_delete(s, id)) < 0)
-		return rc;
-	return inventory_drop(s, id);
+	if ((rc = lease_record_delete(s, id)) < 0 ||
+	    (rc = inventory_drop(s, id)) < 0)
+		goto out;
+	/* the lease is gone: so is its lock file */
+	lease_lock_forget(lk);
+	return 0;
+out:
+	lease_lock_release(lk);
+	return rc;
 }
 
 int

@@ -98,9 +98,29 @@ static const char schema_v2[] =
     ");"
     "CREATE INDEX transitions_at ON transitions(at);";
 
+/* Version 3: intents on the operator's repository (SPEC 9.2), journaled
+ * before the change they announce and closed after it (intent.c). */
+static const char schema_v3[] =
+    "CREATE TABLE intents ("
+    " lease_id TEXT NOT NULL REFERENCES leases(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL,"
+    " op TEXT NOT NULL CHECK (op IN ('apply')),"
+    " repo TEXT NOT NULL,"
+    " ref TEXT NOT NULL,"
+    " old TEXT NOT NULL,"
+    " new TEXT NOT NULL,"
+    " how TEXT NOT NULL,"
+    " state TEXT NOT NULL CHECK (state IN ('open','done','undone')),"
+    " at INTEGER NOT NULL,"
+    " closed_at INTEGER,"
+    " PRIMARY KEY (lease_id, seq)"
+    ");"
+    "CREATE INDEX intents_open ON intents(state) WHERE state = 'open';";
+
 static const char *const migrations[LEASE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
+	schema_v3,
 };
 
 /* ------------------------------------------------------------------ */

@@ -536,27 +536,125 @@ out:
 	return rc;
 }
 
+/* After the apply: the review worktree and workspace go. */
 static int
-applied(struct lease__rctx *c, struct lease_apply_outcome *out,
-    const char *how, const struct lease_apply_opts *opts)
+teardown(struct lease__rctx *c, const struct lease_apply_outcome *out,
+    const struct lease_apply_opts *opts)
 {
-	int rc;
+	char *msg;
+	int rc = 0;
 
-	json_object_set_new(c->result, "applied", json_pack("{s:s, s:s, s:s, "
-	    "s:s, s:I}", "target", out->target, "from", out->from, "to",
-	    out->to, "how", how, "at", (json_int_t)lease_id_now_ms()));
-	if ((rc = lease__rctx_save(c)) < 0 ||
-	    (rc = lease__rctx_receipt(c, "applied", json_pack("{s:s, s:s, "
-	    "s:s, s:s}", "target", out->target, "from", out->from, "to",
-	    out->to, "how", how))) < 0 ||
-	    (rc = lease_record_transition(c->s, c->id, LEASE_EV_APPLY, how,
-	    NULL)) < 0)
+	if (opts->before_teardown != NULL)
+		rc = opts->before_teardown(c->id, opts->teardown_ud);
+	if (rc == 0 && (rc = lease_provision_teardown(c->s, c->state_dir,
+	    c->id, LEASE_TEARDOWN_RUNTIME)) == 0)
+		return 0;
+	/* the apply stands: say so, and what is left */
+	msg = strdup(lease_store_errmsg(c->s));
+	lease__store_msg(c->s, "applied %s %.12s..%.12s, but the review "
+	    "worktree and workspace could not all be removed (%s); corral "
+	    "reconcile or gc tries again", out->target, out->from, out->to,
+	    msg != NULL && *msg != '\0' ? msg : lease_strerror(rc));
+	free(msg);
+	return rc;
+}
+
+/*
+ * The journal could not record a made move: move the target back (by
+ * compare-and-swap) and close the intent if we can; either way the open
+ * intent in the journal says where the target is, and reconcile settles
+ * it from what the target holds.
+ */
+static int
+journal_lost(struct lease__rctx *c, const struct lease_apply_outcome *out,
+    const git_oid *tip, const git_oid *cm, int64_t seq, bool moved, int rc)
+{
+	git_reference *r = NULL;
+	char *why = strdup(lease_store_errmsg(c->s));
+	const char *w = why != NULL ? why : lease_strerror(rc);
+	int back = 0, undo;
+
+	if (moved) {
+		back = git_reference_create_matching(&r, lease__git_repo(c->g),
+		    out->target, tip, 1, cm, "corral: apply undone (the "
+		    "journal could not record it)");
+		git_reference_free(r);
+	}
+	if (back < 0) {
+		lease__store_msg(c->s, "the journal could not record the apply "
+		    "(%s) and %s could not be moved back: it holds %.12s; the "
+		    "journal holds the intent: run corral reconcile, which "
+		    "finishes the apply", w, out->target, out->to);
+		free(why);
 		return rc;
-	if (opts->before_teardown != NULL &&
-	    (rc = opts->before_teardown(c->id, opts->teardown_ud)) < 0)
-		return rc;
-	return lease_provision_teardown(c->s, c->state_dir, c->id,
-	    LEASE_TEARDOWN_RUNTIME);
+	}
+	undo = lease_intent_undo(c->s, c->id, seq, "journal_unwritable",
+	    out->from);
+	lease__store_msg(c->s, "the journal could not record the apply (%s): "
+	    "%s %s %.12s, nothing is applied%s", w, out->target, moved ?
+	    "was moved back to" : "still holds", out->from, undo < 0 ?
+	    "; run corral reconcile once the journal is writable (it closes "
+	    "the recorded intent)" : "");
+	free(why);
+	return rc;
+}
+
+/*
+ * Move the target from tip to cm (tip == cm: it holds the commit
+ * already) as SPEC 9.2 says: the intent journaled first, then the
+ * compare-and-swap, then the outcome in one transaction.
+ */
+static int
+move(struct lease__rctx *c, struct lease_apply_outcome *out,
+    const git_oid *tip, const git_oid *cm, const char *how,
+    const struct lease_apply_opts *opts)
+{
+	const git_error *e;
+	git_reference *r = NULL;
+	bool moves = !git_oid_equal(tip, cm);
+	int64_t seq = 0;
+	char *msg;
+	int rc, grc;
+
+	git_oid_tostr(out->to, sizeof out->to, cm);
+	if ((rc = lease_intent_open(c->s, c->id, c->rec.repo, out->target,
+	    out->from, out->to, how, &seq)) < 0)
+		return rc;	/* nothing moved */
+	lease_fault_point("apply.intent.after");
+	if (moves) {
+		/* fast-forward, compare-and-swap: never force */
+		grc = git_reference_create_matching(&r, lease__git_repo(c->g),
+		    out->target, cm, 1, tip, "corral: apply (fast-forward)");
+		git_reference_free(r);
+		if (grc < 0) {
+			e = git_error_last();
+			if (grc == GIT_EMODIFIED)
+				lease__store_msg(c->s, "%s moved while "
+				    "applying: run apply again", out->target);
+			else
+				lease__store_msg(c->s, "%s: %s", out->target,
+				    e != NULL && e->message != NULL ?
+				    e->message : "cannot update");
+			msg = strdup(lease_store_errmsg(c->s));
+			rc = lease_intent_undo(c->s, c->id, seq, grc ==
+			    GIT_EMODIFIED ? "target_moved" : "git_error",
+			    out->from);
+			if (msg != NULL)
+				lease__store_msg(c->s, "%s%s", msg, rc < 0 ?
+				    " (the journal keeps the intent: corral "
+				    "reconcile closes it)" : "");
+			free(msg);
+			if (grc == GIT_EMODIFIED)
+				return refuse(c, LEASE_ESTALE, "target_moved",
+				    NULL);
+			return LEASE_EGIT;
+		}
+		lease_fault_point("apply.ref.after");
+	}
+	if ((rc = lease_intent_done(c->s, c->id, seq, NULL)) < 0)
+		return journal_lost(c, out, tip, cm, seq, moves, rc);
+	lease_fault_point("apply.journal.after");
+	return teardown(c, out, opts);
 }
 
 int
@@ -565,6 +663,7 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 {
 	struct lease_apply_opts none;
 	struct lease__rctx c;
+	struct lease_lock *lk = NULL, *rk = NULL;
 	git_reference *r = NULL;
 	git_repository *repo;
 	git_oid tip, cm;
@@ -579,7 +678,10 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 		memset(&none, 0, sizeof none);
 		opts = &none;
 	}
-	if ((rc = lease__rctx_open(&c, s, state_dir, id, opts->policy,
+	memset(&c, 0, sizeof c);
+	/* one apply, reject or gc of the lease at a time; then read it */
+	if ((rc = lease__result_lock(s, state_dir, id, &lk)) < 0 ||
+	    (rc = lease__rctx_open(&c, s, state_dir, id, opts->policy,
 	    opts->run_check, opts->ud, false)) < 0)
 		goto out;
 	if (c.rec.state != LEASE_STATE_RESULT_READY) {
@@ -646,6 +748,14 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 		    lease__rctx_str(&c, "commit"));
 		snprintf(out->commit, sizeof out->commit, "%s", commit);
 	}
+	/* one apply into the target at a time; its tip read under the lock */
+	if ((rc = lease_lock_ref(state_dir, c.rec.repo, out->target,
+	    LEASE_LOCK_WAIT_MS, &rk)) < 0) {
+		lease__store_msg(s, "%s: %s", out->target, rc ==
+		    LEASE_ELOCKED ? "another apply into it is still at work: "
+		    "try again" : lease_strerror(rc));
+		goto out;
+	}
 	if (git_reference_lookup(&r, repo, out->target) < 0 ||
 	    git_reference_type(r) != GIT_REFERENCE_DIRECT) {
 		lease__store_msg(s, "no branch %s in %s", out->target,
@@ -660,8 +770,7 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	git_oid_fromstr(&cm, commit);
 	if (git_oid_equal(&tip, &cm)) {
 		/* the owner ran the merge: it is in */
-		snprintf(out->to, sizeof out->to, "%s", commit);
-		rc = applied(&c, out, "already in the target", opts);
+		rc = move(&c, out, &tip, &cm, "already in the target", opts);
 		goto out;
 	}
 	if (strcmp(out->from, parent) != 0 &&
@@ -681,30 +790,12 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 		    out->checked_out)), "hint", "git merge --ff-only"));
 		goto out;
 	}
-	/* fast-forward, compare-and-swap: never force */
-	rc = git_reference_create_matching(&r, repo, out->target, &cm, 1, &tip,
-	    "corral: apply (fast-forward)");
-	git_reference_free(r);
-	r = NULL;
-	if (rc == GIT_EMODIFIED) {
-		lease__store_msg(s, "%s moved while applying: run apply again",
-		    out->target);
-		rc = refuse(&c, LEASE_ESTALE, "target_moved", NULL);
-		goto out;
-	}
-	if (rc < 0) {
-		const git_error *e = git_error_last();
-
-		lease__store_msg(s, "%s: %s", out->target, e ? e->message :
-		    "cannot update");
-		rc = LEASE_EGIT;
-		goto out;
-	}
-	snprintf(out->to, sizeof out->to, "%s", commit);
-	rc = applied(&c, out, "fast-forward", opts);
+	rc = move(&c, out, &tip, &cm, "fast-forward", opts);
 out:
 	free(patch);
 	git_reference_free(r);
 	lease__rctx_close(&c);
+	lease_lock_release(rk);
+	lease_lock_release(lk);
 	return rc;
 }

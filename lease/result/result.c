@@ -967,10 +967,14 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
     const char *id, lease_teardown_cb cb, void *ud)
 {
 	struct lease__rctx c;
+	struct lease_lock *lk = NULL;
 	int rc;
 
 	assert(s != NULL);
-	if ((rc = lease__rctx_open(&c, s, state_dir, id, NULL, NULL, NULL,
+	memset(&c, 0, sizeof c);
+	/* one apply, reject or gc of the lease at a time; then read it */
+	if ((rc = lease__result_lock(s, state_dir, id, &lk)) < 0 ||
+	    (rc = lease__rctx_open(&c, s, state_dir, id, NULL, NULL, NULL,
 	    false)) < 0)
 		goto out;
 	switch (c.rec.state) {
@@ -1004,5 +1008,25 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
 	rc = lease_provision_teardown(s, state_dir, id, LEASE_TEARDOWN_RUNTIME);
 out:
 	lease__rctx_close(&c);
+	lease_lock_release(lk);
+	return rc;
+}
+
+int
+lease__result_lock(struct lease_store *s, const char *state_dir,
+    const char *id, struct lease_lock **out)
+{
+	int rc;
+
+	if (state_dir == NULL)
+		return -EINVAL;
+	rc = lease_lock_lease(state_dir, id, LEASE_LOCK_WAIT_MS, out);
+	if (rc == LEASE_ELOCKED)
+		lease__store_msg(s, "lease %s: another apply, reject or gc of "
+		    "it is still at work after %d s: try again", id,
+		    LEASE_LOCK_WAIT_MS / 1000);
+	else if (rc < 0)
+		lease__store_msg(s, "lease %s: cannot take its lock: %s", id,
+		    lease_strerror(rc));
 	return rc;
 }

@@ -92,6 +92,12 @@ int lease__rctx_open(struct lease__rctx *, struct lease_store *,
     const struct lease_result_policy *, lease_check_run_cb, void *ud,
     bool repo);
 void lease__rctx_close(struct lease__rctx *);
+/*
+ * The lease's lock (lease_lock_lease, LEASE_LOCK_WAIT_MS) for apply and
+ * reject, with the message on the store when it cannot be had.
+ */
+int lease__result_lock(struct lease_store *, const char *state_dir,
+    const char *id, struct lease_lock **out);
 /* Write ctx->result to the lease row. */
 int lease__rctx_save(struct lease__rctx *);
 /* Append a receipt entry (fields stolen; may be NULL). */

@@ -206,10 +206,10 @@ START_TEST(test_git_worktree)
 	/* while checked out there, the branch cannot be deleted */
 	ck_assert_int_eq(lease_git_branch_delete(g, ID_A), LEASE_EBUSY);
 	/* prune removes git's entry only; the directory is the caller's */
-	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A), 0);
+	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A, wt), 0);
 	ck_assert_int_eq(lease_git_worktree_exists(g, ID_A), 0);
 	ck_assert_int_eq(access(wt, F_OK), 0);
-	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A), 0);
+	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A, wt), 0);
 	ck_assert_int_eq(lease_git_branch_delete(g, ID_A), 0);
 	lease_git_free(g);
 	free(wt);
@@ -555,7 +555,7 @@ START_TEST(test_git_foreign_owner)
 	ck_assert_int_eq(lease_git_branch_create(g, ID_A, oid), 0);
 	ck_assert_int_eq(lease_git_worktree_add(g, ID_A, wt), 0);
 	ck_assert_int_eq(lease_git_workspace_seed(g, oid, ws, 0), 0);
-	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A), 0);
+	ck_assert_int_eq(lease_git_worktree_remove(g, ID_A, wt), 0);
 	ck_assert_int_eq(lease_git_branch_delete(g, ID_A), 0);
 	git_libgit2_opts(GIT_OPT_GET_OWNER_VALIDATION, &on);
 	ck_assert_int_eq(on, 1);

@@ -84,10 +84,10 @@ START_TEST(test_store_open_creates_v2_wal)
 	ck_assert_int_eq(lease_store_version(s), LEASE_SCHEMA_VERSION);
 	ck_assert_str_eq(lease_store_path(s), db);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 2);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 3);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
 	    "name IN ('leases','transitions','resources','receipts','ids',"
-	    "'inventory')"), 6);
+	    "'inventory','intents')"), 7);
 	/* WAL is persistent in the file header: byte 18 == 2 */
 	{
 		size_t len;
@@ -1022,12 +1022,12 @@ START_TEST(test_store_v1_then_v2)
 		free(b);
 	}
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 2);
+	ck_assert_int_eq(lease_store_version(s), 3);
 	check_fixture(s);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 2);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 3);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
-	    "name IN ('inventory', 'transitions_at')"), 2);
+	    "name IN ('inventory', 'transitions_at', 'intents')"), 3);
 }
 END_TEST
 
@@ -1043,11 +1043,12 @@ START_TEST(test_store_committed_v1_fixture)
 	free(src);
 	ck_assert_int_eq(raw_int("PRAGMA user_version"), 1);
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 2);
+	ck_assert_int_eq(lease_store_version(s), 3);
 	check_fixture(s);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 2);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 3);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM inventory"), 0);
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM intents"), 0);
 }
 END_TEST
 

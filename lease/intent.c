@@ -1,0 +1,567 @@
+/*
+ * intent.c: changes to the operator's repository, journaled first (SPEC
+ * 9.2, 7.6). An apply records its intent {target, old, new} (and the
+ * receipt "applying") before the target branch moves by compare-and-swap;
+ * after the move one transaction closes the intent and writes what the
+ * move means: the result's "applied" record, the receipt "applied" and the
+ * transition to applied. Reconciliation finishes an intent left open by a
+ * killed apply when the target holds the new commit, or closes it as
+ * undone when it does not, and removes what a killed corral left in the
+ * operator's .git: the ref lock of an open intent, the lock of a
+ * corral/<id> branch, and the admin entry of a removed review worktree.
+ * Nothing else of the operator's repository is touched.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <git2.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lease/lease_int.h"
+
+/* An empty ref lock this much younger than now may still be written. */
+#define LOCK_SETTLE_MS 2000
+
+static const char sql_open_of[] =
+    "SELECT seq, repo, ref, old, new, how, at FROM intents"
+    " WHERE lease_id = ?1 AND state = 'open' ORDER BY seq LIMIT 1";
+static const char sql_open_ids[] =
+    "SELECT DISTINCT lease_id FROM intents WHERE state = 'open'"
+    " ORDER BY lease_id";
+static const char sql_next_seq[] =
+    "SELECT COALESCE(MAX(seq), 0) + 1 FROM intents WHERE lease_id = ?1";
+static const char sql_insert[] =
+    "INSERT INTO intents (lease_id, seq, op, repo, ref, old, new, how,"
+    " state, at) VALUES (?1, ?2, 'apply', ?3, ?4, ?5, ?6, ?7, 'open', ?8)";
+static const char sql_close[] =
+    "UPDATE intents SET state = ?3, closed_at = ?4"
+    " WHERE lease_id = ?1 AND seq = ?2 AND state = 'open'";
+static const char sql_result_of[] = "SELECT result FROM leases WHERE id = ?1";
+
+/* Inside a transaction: a receipt whose fields we own (NULL: -ENOMEM). */
+static int
+receipt(struct lease_store *s, const char *id, const char *kind,
+    json_t *fields)
+{
+	int rc;
+
+	if (fields == NULL)
+		return -ENOMEM;
+	rc = lease__receipt_append_tx(s, id, kind, fields, NULL);
+	json_decref(fields);
+	return rc;
+}
+
+void
+lease_intent_clear(struct lease_intent *in)
+{
+	if (in == NULL)
+		return;
+	free(in->repo);
+	memset(in, 0, sizeof *in);
+}
+
+static int
+need_v3(struct lease_store *s)
+{
+	if (s->version >= 3)
+		return 0;
+	lease__store_msg(s, "%s: schema version %d has no intents; open it "
+	    "with the current schema", s->path, s->version);
+	return LEASE_ESCHEMA;
+}
+
+/* Inside a transaction: the lease's open intent (1), none (0), or error. */
+static int
+read_open(struct lease_store *s, const char *id, struct lease_intent *out)
+{
+	sqlite3_stmt *st;
+	bool oom = false;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if ((rc = lease__store_stmt(s, sql_open_of, &st)) < 0)
+		return rc;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		out->seq = sqlite3_column_int64(st, 0);
+		out->repo = lease__store_col_text(st, 1, &oom);
+		snprintf(out->ref, sizeof out->ref, "%s",
+		    (const char *)sqlite3_column_text(st, 2));
+		snprintf(out->old, sizeof out->old, "%s",
+		    (const char *)sqlite3_column_text(st, 3));
+		snprintf(out->new_, sizeof out->new_, "%s",
+		    (const char *)sqlite3_column_text(st, 4));
+		snprintf(out->how, sizeof out->how, "%s",
+		    (const char *)sqlite3_column_text(st, 5));
+		out->at = sqlite3_column_int64(st, 6);
+	}
+	sqlite3_reset(st);
+	if (rc == SQLITE_ROW && (oom || out->repo == NULL)) {
+		lease_intent_clear(out);
+		return -ENOMEM;
+	}
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return lease__store_fail(s, rc, "read intent");
+}
+
+int
+lease_intent_get_open(struct lease_store *s, const char *id,
+    struct lease_intent *out)
+{
+	assert(s != NULL && s->db != NULL && out != NULL);
+	memset(out, 0, sizeof *out);
+	if (s->version < 3)
+		return 0;
+	if (!lease_id_valid(id))
+		return LEASE_EBADID;
+	return read_open(s, id, out);
+}
+
+int
+lease_intent_open(struct lease_store *s, const char *id, const char *repo,
+    const char *ref, const char *old_hex, const char *new_hex,
+    const char *how, int64_t *seq_out)
+{
+	struct lease_intent cur;
+	sqlite3_stmt *st;
+	int64_t seq, now = lease_id_now_ms();
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if (repo == NULL || ref == NULL || old_hex == NULL ||
+	    new_hex == NULL || how == NULL)
+		return -EINVAL;
+	if ((rc = need_v3(s)) < 0 ||
+	    (rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	if ((rc = read_open(s, id, &cur)) != 0) {
+		if (rc == 1) {
+			lease__store_msg(s, "lease %s: an earlier apply into "
+			    "%s was interrupted; run corral reconcile first",
+			    id, cur.ref);
+			lease_intent_clear(&cur);
+			rc = LEASE_EBUSY;
+		}
+		goto fail;
+	}
+	if ((rc = lease__store_stmt(s, sql_next_seq, &st)) < 0)
+		goto fail;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
+		sqlite3_reset(st);
+		rc = lease__store_fail(s, rc, "number intent");
+		goto fail;
+	}
+	seq = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	if ((rc = lease__store_stmt(s, sql_insert, &st)) < 0)
+		goto fail;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, seq);
+	sqlite3_bind_text(st, 3, repo, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, ref, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, old_hex, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 6, new_hex, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, how, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, now);
+	if ((rc = lease__store_step_done(s, st, "record intent")) < 0)
+		goto fail;
+	if ((rc = receipt(s, id, "applying", json_pack("{s:s, s:s, s:s, s:s}",
+	    "target", ref, "old", old_hex, "new", new_hex, "how", how))) < 0)
+		goto fail;
+	if ((rc = lease__store_commit(s)) < 0)
+		return rc;
+	if (seq_out != NULL)
+		*seq_out = seq;
+	return 0;
+fail:
+	lease__store_rollback(s);
+	return rc;
+}
+
+/* Inside a transaction: close the open intent seq as state. */
+static int
+close_intent(struct lease_store *s, const char *id, int64_t seq,
+    const char *state, int64_t now)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if ((rc = lease__store_stmt(s, sql_close, &st)) < 0)
+		return rc;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, seq);
+	sqlite3_bind_text(st, 3, state, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, now);
+	if ((rc = lease__store_step_done(s, st, "close intent")) < 0)
+		return rc;
+	if (sqlite3_changes(s->db) != 1) {
+		lease__store_msg(s, "lease %s: intent %lld is not open", id,
+		    (long long)seq);
+		return LEASE_EBADTRANSITION;
+	}
+	return 0;
+}
+
+/* Inside a transaction: result["applied"] = what the intent did. */
+static int
+record_applied(struct lease_store *s, const char *id,
+    const struct lease_intent *in, int64_t now)
+{
+	sqlite3_stmt *st;
+	json_t *res = NULL;
+	const unsigned char *t;
+	char *text;
+	int rc;
+
+	if ((rc = lease__store_stmt(s, sql_result_of, &st)) < 0)
+		return rc;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW &&
+	    (t = sqlite3_column_text(st, 0)) != NULL)
+		res = json_loads((const char *)t, 0, NULL);
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW)
+		return lease__store_fail(s, rc, "read result");
+	if ((res == NULL || !json_is_object(res)) && (json_decref(res),
+	    res = json_object()) == NULL)
+		return -ENOMEM;
+	json_object_set_new(res, "applied", json_pack("{s:s, s:s, s:s, s:s, "
+	    "s:I}", "target", in->ref, "from", in->old, "to", in->new_,
+	    "how", in->how, "at", (json_int_t)now));
+	text = json_dumps(res, JSON_COMPACT | JSON_ENSURE_ASCII);
+	json_decref(res);
+	if (text == NULL)
+		return -ENOMEM;
+	rc = lease__record_set_text(s, id, LEASE_FIELD_RESULT, text, now);
+	free(text);
+	return rc;
+}
+
+int
+lease_intent_done(struct lease_store *s, const char *id, int64_t seq,
+    const char *via)
+{
+	struct lease_intent in;
+	int64_t now = lease_id_now_ms();
+	json_t *f;
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if ((rc = need_v3(s)) < 0 ||
+	    (rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	if ((rc = read_open(s, id, &in)) <= 0 || in.seq != seq) {
+		if (rc >= 0) {
+			lease__store_msg(s, "lease %s: intent %lld is not "
+			    "open", id, (long long)seq);
+			rc = LEASE_EBADTRANSITION;
+		}
+		goto fail;
+	}
+	f = json_pack("{s:s, s:s, s:s, s:s}", "target", in.ref, "from",
+	    in.old, "to", in.new_, "how", in.how);
+	if (f != NULL && via != NULL)
+		json_object_set_new(f, "via", json_string(via));
+	if ((rc = close_intent(s, id, seq, "done", now)) < 0 ||
+	    (rc = record_applied(s, id, &in, now)) < 0 ||
+	    (rc = receipt(s, id, "applied", f)) < 0 ||
+	    (rc = lease__record_transition_tx(s, id, LEASE_EV_APPLY, in.how,
+	    now, NULL)) < 0)
+		goto fail;
+	lease_intent_clear(&in);
+	return lease__store_commit(s);
+fail:
+	lease_intent_clear(&in);
+	lease__store_rollback(s);
+	return rc;
+}
+
+int
+lease_intent_undo(struct lease_store *s, const char *id, int64_t seq,
+    const char *why, const char *holds)
+{
+	struct lease_intent in;
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if ((rc = need_v3(s)) < 0 ||
+	    (rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	if ((rc = read_open(s, id, &in)) <= 0 || in.seq != seq) {
+		if (rc >= 0) {
+			lease__store_msg(s, "lease %s: intent %lld is not "
+			    "open", id, (long long)seq);
+			rc = LEASE_EBADTRANSITION;
+		}
+		goto fail;
+	}
+	if ((rc = close_intent(s, id, seq, "undone", lease_id_now_ms())) < 0 ||
+	    (rc = receipt(s, id, "apply_undone", json_pack("{s:s, s:s, s:s, "
+	    "s:s, s:s}", "target", in.ref, "old", in.old, "new", in.new_,
+	    "holds", holds != NULL ? holds : "", "why", why != NULL ? why :
+	    ""))) < 0)
+		goto fail;
+	lease_intent_clear(&in);
+	return lease__store_commit(s);
+fail:
+	lease_intent_clear(&in);
+	lease__store_rollback(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reconciliation                                                       */
+
+/* "<common dir>/<name>.lock" of the repository (malloc'd). */
+static char *
+lock_path(struct lease_git *g, const char *name)
+{
+	const char *common = git_repository_commondir(lease__git_repo(g));
+	size_t n;
+	char *p;
+
+	if (common == NULL)
+		return NULL;
+	n = strlen(common) + strlen(name) + sizeof "/.lock";
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%s%s%s.lock", common, common[0] != '\0' &&
+		    common[strlen(common) - 1] == '/' ? "" : "/", name);
+	return p;
+}
+
+/*
+ * Is the target's lock file at path the one a killed apply of in left?
+ * libgit2 writes the new commit's ID into it before renaming it over the
+ * ref: that content, or an empty file made after the intent was recorded
+ * and left alone for a while, is ours. 1 ours, 0 absent, -EBUSY someone
+ * else's.
+ */
+static int
+target_lock_ours(const char *path, const struct lease_intent *in)
+{
+	struct stat sb;
+	char *text = NULL;
+	size_t len = 0;
+	int64_t mtime, now = lease_id_now_ms();
+	int rc;
+
+	if (lstat(path, &sb) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISREG(sb.st_mode))
+		return -EBUSY;
+	mtime = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec /
+	    1000000;
+	if (sb.st_size == 0)
+		return mtime + 1000 >= in->at && now - mtime >= LOCK_SETTLE_MS ?
+		    1 : -EBUSY;
+	if ((rc = lease__fs_read_capped(path, 128, &text, &len)) < 0)
+		return -EBUSY;
+	rc = len == 41 && strncmp(text, in->new_, 40) == 0 &&
+	    text[40] == '\n' ? 1 : -EBUSY;
+	free(text);
+	return rc;
+}
+
+/* Settle one lease's open intent; its lease lock is held. */
+static int
+settle(struct lease_store *s, struct lease_report *rep, const char *id,
+    bool dry)
+{
+	struct lease_intent in;
+	struct lease_git *g = NULL;
+	git_oid oid;
+	char holds[41] = "", *lk = NULL;
+	int rc, ours;
+
+	if ((rc = read_open(s, id, &in)) <= 0)
+		return rc;
+	rc = lease_git_open(&g, in.repo);
+	if (rc == LEASE_ENOTREPO) {
+		snprintf(holds, sizeof holds, "%s", "-");
+		goto undo;
+	}
+	if (rc < 0) {
+		rc = lease__recover_note(rep, LEASE_FIND_INTENT, id, "apply "
+		    "into %s left open: %s", in.ref, lease_git_errmsg(g)) ?
+		    0 : -ENOMEM;
+		goto out;
+	}
+	if ((lk = lock_path(g, in.ref)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((ours = target_lock_ours(lk, &in)) < 0) {
+		/* the operator's git may be moving the branch right now */
+		rc = lease__recover_note(rep, LEASE_FIND_INTENT, id, "apply "
+		    "into %s left open: %s exists and is not corral's", in.ref,
+		    lk) ? 0 : -ENOMEM;
+		goto out;
+	}
+	if (ours == 1) {
+		if (!dry && unlink(lk) < 0 && errno != ENOENT) {
+			rc = -errno;
+			lease__store_msg(s, "%s: %s", lk, strerror(errno));
+			goto out;
+		}
+		if (lease__recover_note(rep, LEASE_FIND_REPAIRED, id, "%s: "
+		    "the lock a killed apply left on %s %s", lk, in.ref, dry ?
+		    "would be removed" : "removed") == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
+	if (git_reference_name_to_id(&oid, lease__git_repo(g), in.ref) == 0)
+		git_oid_tostr(holds, sizeof holds, &oid);
+	else
+		snprintf(holds, sizeof holds, "%s", "-");
+	if (strcmp(holds, in.new_) == 0) {
+		if (lease__recover_note(rep, LEASE_FIND_INTENT, id, "apply "
+		    "into %s %s: the branch holds %.12s", in.ref, dry ?
+		    "would be finished" : "finished", in.new_) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		rc = dry ? 0 : lease_intent_done(s, id, in.seq, "reconcile");
+		goto out;
+	}
+undo:
+	if (lease__recover_note(rep, LEASE_FIND_INTENT, id, "apply into %s "
+	    "%s: the branch holds %.12s, not %.12s (it never moved, or it "
+	    "was moved back)", in.ref, dry ? "would be undone" : "undone",
+	    holds, in.new_) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = dry ? 0 : lease_intent_undo(s, id, in.seq, "reconcile", holds);
+out:
+	free(lk);
+	lease_git_free(g);
+	lease_intent_clear(&in);
+	return rc;
+}
+
+int
+lease_recover_intents(struct lease_store *s, struct lease_lock *held,
+    const char *state_dir, unsigned flags, struct lease_report *rep)
+{
+	struct lease_lock *lk;
+	sqlite3_stmt *st;
+	char (*ids)[LEASE_ID_LEN + 1] = NULL, (*nv)[LEASE_ID_LEN + 1];
+	const unsigned char *t;
+	size_t n = 0, cap = 0, i;
+	bool dry = (flags & LEASE_RECONCILE_DRY_RUN) != 0;
+	int rc = 0, step;
+
+	assert(s != NULL && s->db != NULL && rep != NULL);
+	assert(held != NULL);
+	if (state_dir == NULL)
+		return -EINVAL;
+	if (s->version < 3)
+		return 0;
+	if ((rc = lease__store_stmt(s, sql_open_ids, &st)) < 0)
+		return rc;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		t = sqlite3_column_text(st, 0);
+		if (t == NULL || !lease_id_valid((const char *)t))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((nv = realloc(ids, cap * sizeof *ids)) == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			ids = nv;
+		}
+		memcpy(ids[n++], t, LEASE_ID_LEN + 1);
+	}
+	sqlite3_reset(st);
+	if (rc == 0 && step != SQLITE_DONE)
+		rc = lease__store_fail(s, step, "list intents");
+	for (i = 0; rc == 0 && i < n; i++) {
+		rc = lease_lock_lease(state_dir, ids[i], 0, &lk);
+		if (rc == LEASE_ELOCKED) {
+			/* an apply of it is at work: its intent is its own */
+			rc = lease__recover_note(rep, LEASE_FIND_LIVE, ids[i],
+			    "an apply is at work: its intent is left to it") ?
+			    0 : -ENOMEM;
+			continue;
+		}
+		if (rc < 0)
+			break;
+		rc = settle(s, rep, ids[i], dry);
+		lease_lock_release(lk);
+	}
+	free(ids);
+	return rc;
+}
+
+/*
+ * What a killed corral left in the operator's .git for lease r (whose
+ * lock is held, and which nothing else writes now): the lock file of its
+ * branch corral/<id>, and the admin entry of a review worktree the
+ * journal says is removed.
+ */
+int
+lease__intent_leftovers(struct lease_store *s, struct lease_report *rep,
+    struct lease_git *g, const char *state_dir,
+    const struct lease_record *r, bool dry)
+{
+	struct lease_resource_row *v = NULL;
+	char name[LEASE_BRANCH_LEN + 16], *lk, *wt;
+	size_t n = 0, i;
+	int rc, ex;
+
+	if (g == NULL)
+		return 0;
+	snprintf(name, sizeof name, "refs/heads/" LEASE_BRANCH_PREFIX "%s",
+	    r->id);
+	if ((lk = lock_path(g, name)) == NULL)
+		return -ENOMEM;
+	rc = lease__fs_exists(lk);
+	if (rc == 1 && !dry && unlink(lk) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 1 && lease__recover_note(rep, LEASE_FIND_REPAIRED, r->id,
+	    "%s: a stale lock of corral/%s %s", lk, r->id, dry ?
+	    "would be removed" : "removed") == NULL)
+		rc = -ENOMEM;
+	if (rc < 0)
+		lease__store_msg(s, "%s: %s", lk, strerror(-rc));
+	free(lk);
+	if (rc < 0)
+		return rc;
+	if ((rc = lease_resource_list(s, r->id, &v, &n)) < 0)
+		return rc;
+	for (i = 0; i < n && rc == 0; i++) {
+		if (v[i].kind != LEASE_RES_WORKTREE ||
+		    v[i].state != LEASE_RS_REMOVED)
+			continue;
+		if ((ex = lease_git_worktree_exists(g, r->id)) <= 0)
+			continue;
+		if ((wt = lease_path_worktree(state_dir, r->id)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		ex = dry ? 0 : lease_git_worktree_remove(g, r->id, wt);
+		free(wt);
+		if (lease__recover_note(rep, ex == 0 ? LEASE_FIND_REPAIRED :
+		    LEASE_FIND_CLEANUP_PENDING, r->id, "worktree %s of %s: "
+		    "%s", r->id, lease_git_workdir(g), ex == 0 ? (dry ?
+		    "its admin entry would be removed" : "its admin entry "
+		    "was left behind: removed") : lease_git_errmsg(g)) ==
+		    NULL)
+			rc = -ENOMEM;
+	}
+	lease_resource_list_free(v, n);
+	return rc;
+}

@@ -1,0 +1,683 @@
+/*
+ * test_apply.c: apply, reject, gc and reconcile against the operator's
+ * repository when they race, are killed, or find the journal unwritable
+ * (SPEC 7.6, 9.2, issue 16). Real repositories, the real corral binary
+ * for the commands, leases made ready and reviewed through the library.
+ * Two applies of one lease into two branches: exactly one moves its
+ * branch; apply racing reject: never a rejected lease whose commit moved
+ * the target; a kill after the intent or after the ref move, then
+ * reconcile: the journal and the branch agree; a held journal lock or a
+ * full state disk: the branch is not moved; what a killed corral leaves
+ * in .git (a ref lock, a worktree's admin entry) is removed by reconcile,
+ * the operator's own never.
+ */
+#include <fcntl.h>
+#include <git2.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+
+#include "lease/result/result.h"
+#include "lease_test.h"
+
+static char *tmp, *repo, *state;
+static char c[3][41];
+static struct lease_store *st;
+
+static void
+open_store(void)
+{
+	char *db = lt_fmt("%s/%s", state, "corral.db");
+
+	ck_assert_int_eq(lease_store_open(&st, db), 0);
+	free(db);
+}
+
+static void
+setup(void)
+{
+	ck_assert_int_ge(lease_git_init(), 0);
+	tmp = cu_tmpdir("apply");
+	repo = lt_make_repo(tmp, c);
+	state = lt_fmt("%s/%s", tmp, "state");
+	ck_assert_int_eq(mkdir(state, 0700), 0);
+	open_store();
+	ck_assert_int_eq(setenv("CORRAL_STATE_DIR", state, 1), 0);
+}
+
+static void
+teardown(void)
+{
+	lease_store_close(st);
+	cu_rmrf(tmp);
+	free(tmp);
+	free(repo);
+	free(state);
+	lease_git_shutdown();
+}
+
+/* A result_ready lease from main, its result commit reviewed. */
+static void
+ready_lease(char id[LEASE_ID_LEN + 1], const char *text)
+{
+	struct lease_result_opts o;
+	struct lease_spec spec;
+	struct lease_lock *lk;
+	json_t *doc = NULL;
+	char *ws;
+
+	memset(&spec, 0, sizeof spec);
+	spec.mode = LEASE_MODE_SANDBOXED;
+	spec.adapter = "bwrap";
+	spec.isolation = "bwrap";
+	ck_assert_int_eq(lease_record_insert(st, &spec, id), 0);
+	ck_assert_int_eq(lease_lock_acquire(state, 5000, &lk), 0);
+	ck_assert_msg(lease_provision_git(st, lk, state, id, repo, "main",
+	    NULL) == 0, "provision: %s", lease_store_errmsg(st));
+	lease_lock_release(lk);
+	ck_assert_int_eq(lease_record_transition(st, id, LEASE_EV_START,
+	    "test", NULL), 0);
+	ws = lease_path_workspace(state, id);
+	lt_write(ws, "README", text);
+	free(ws);
+	memset(&o, 0, sizeof o);
+	ck_assert_msg(lease_result_finish(st, state, id, &o) == 0, "finish: "
+	    "%s", lease_store_errmsg(st));
+	ck_assert_msg(lease_result_review(st, state, id, LEASE_REVIEW_MARK,
+	    &doc) == 0, "review: %s", lease_store_errmsg(st));
+	json_decref(doc);
+}
+
+static struct lease_record
+record(const char *id)
+{
+	struct lease_record r;
+
+	ck_assert_int_eq(lease_record_get(st, id, &r), 0);
+	return r;
+}
+
+/* The lease's result commit. */
+static void
+commit_of(const char *id, char out[41])
+{
+	struct lease_record r = record(id);
+	json_t *j = json_loads(r.result, 0, NULL);
+
+	ck_assert_ptr_nonnull(j);
+	snprintf(out, 41, "%s", json_string_value(json_object_get(j,
+	    "commit")));
+	json_decref(j);
+	lease_record_clear(&r);
+}
+
+static void
+make_branch(const char *name)
+{
+	git_repository *r;
+	git_reference *ref;
+	git_commit *cm;
+	git_oid oid;
+
+	ck_assert_int_eq(git_repository_open(&r, repo), 0);
+	git_oid_fromstr(&oid, c[2]);
+	ck_assert_int_eq(git_commit_lookup(&cm, r, &oid), 0);
+	ck_assert_int_eq(git_branch_create(&ref, r, name, cm, 0), 0);
+	git_reference_free(ref);
+	git_commit_free(cm);
+	git_repository_free(r);
+}
+
+/* The tip of refs/heads/<name> (a fresh repository handle each time). */
+static void
+tip_of(const char *name, char out[41])
+{
+	git_repository *r;
+	git_oid oid;
+	char ref[256];
+
+	snprintf(ref, sizeof ref, "refs/heads/%s", name);
+	ck_assert_int_eq(git_repository_open(&r, repo), 0);
+	ck_assert_int_eq(git_reference_name_to_id(&oid, r, ref), 0);
+	git_oid_tostr(out, 41, &oid);
+	git_repository_free(r);
+}
+
+/* How many receipts of kind the lease's (verified) chain has. */
+static int
+receipts_of(const char *id, const char *kind)
+{
+	json_t *a = NULL, *e;
+	size_t i;
+	int n = 0;
+
+	ck_assert_int_eq(lease_receipt_entries(st, id, &a), 0);
+	json_array_foreach(a, i, e)
+		n += strcmp(json_string_value(json_object_get(e, "kind")),
+		    kind) == 0;
+	json_decref(a);
+	return n;
+}
+
+/* Run the real corral (sh -c): stdout+stderr, *status its exit code. */
+static char *
+corral(int *status, const char *env, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static char *
+corral(int *status, const char *env, const char *fmt, ...)
+{
+	char args[2048], cmd[4096];
+	char *bin = cu_corral_bin();
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(args, sizeof args, fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof cmd, "%s '%s' %s 2>&1", env != NULL ? env : "",
+	    bin, args);
+	free(bin);
+	return cu_run(cmd, status);
+}
+
+/* Fork a shell running cmd once gate[0] reads EOF; output to log. */
+static pid_t
+spawn_gated(const int gate[2], const char *cmd, const char *log)
+{
+	char byte;
+	pid_t pid = fork();
+	int fd;
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(gate[1]);
+		while (read(gate[0], &byte, 1) < 0 && errno == EINTR)
+			;
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Two corral commands started at the same moment; their exit codes. */
+static void
+race(const char *a, const char *b, int *ra, int *rb)
+{
+	char *bin = cu_corral_bin(), ca[1024], cb[1024], *la, *lb;
+	int gate[2];
+	pid_t pa, pb;
+
+	snprintf(ca, sizeof ca, "exec '%s' %s", bin, a);
+	snprintf(cb, sizeof cb, "exec '%s' %s", bin, b);
+	free(bin);
+	la = lt_fmt("%s/%s", tmp, "race-a.log");
+	lb = lt_fmt("%s/%s", tmp, "race-b.log");
+	ck_assert_int_eq(pipe(gate), 0);
+	pa = spawn_gated(gate, ca, la);
+	pb = spawn_gated(gate, cb, lb);
+	close(gate[0]);
+	close(gate[1]);		/* both go */
+	*ra = lt_wait(pa);
+	*rb = lt_wait(pb);
+	free(la);
+	free(lb);
+}
+
+/* ---- races --------------------------------------------------------------- */
+
+/* 100 rounds of each race; CORRAL_RACES=N for another count. */
+static int
+races(void)
+{
+	const char *e = getenv("CORRAL_RACES");
+
+	return e != NULL && atoi(e) > 0 ? atoi(e) : 100;
+}
+
+START_TEST(test_apply_two_into_two)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t1[41], t2[41];
+	char b1[32], b2[32], a1[128], a2[128];
+	struct lease_record r;
+	int i, x, y, moved, won = 0;
+
+	for (i = 0; i < races(); i++) {
+		snprintf(b1, sizeof b1, "one-%d", i);
+		snprintf(b2, sizeof b2, "two-%d", i);
+		make_branch(b1);
+		make_branch(b2);
+		ready_lease(id, "raced\n");
+		commit_of(id, cm);
+		snprintf(a1, sizeof a1, "apply %s --into %s", id, b1);
+		snprintf(a2, sizeof a2, "apply %s --into %s", id, b2);
+		race(a1, a2, &x, &y);
+		tip_of(b1, t1);
+		tip_of(b2, t2);
+		moved = (strcmp(t1, cm) == 0) + (strcmp(t2, cm) == 0);
+		ck_assert_msg(moved == 1, "race %d: %d branches moved", i,
+		    moved);
+		ck_assert_msg((x == 0) + (y == 0) == 1, "race %d: exits %d "
+		    "and %d", i, x, y);
+		/* the winner's branch is the one that moved */
+		ck_assert_str_eq(x == 0 ? t1 : t2, cm);
+		ck_assert_str_eq(x == 0 ? t2 : t1, c[2]);
+		r = record(id);
+		ck_assert_int_eq(r.state, LEASE_STATE_APPLIED);
+		lease_record_clear(&r);
+		ck_assert_int_eq(receipts_of(id, "applied"), 1);
+		won++;
+	}
+	ck_assert_int_eq(won, races());
+}
+END_TEST
+
+START_TEST(test_apply_vs_reject)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41], b[32], a[128], j[128];
+	struct lease_record r;
+	int i, x, y, applied = 0, rejected = 0;
+
+	for (i = 0; i < races(); i++) {
+		snprintf(b, sizeof b, "side-%d", i);
+		make_branch(b);
+		ready_lease(id, "raced\n");
+		commit_of(id, cm);
+		snprintf(a, sizeof a, "apply %s --into %s", id, b);
+		snprintf(j, sizeof j, "reject %s", id);
+		race(a, j, &x, &y);
+		tip_of(b, t);
+		r = record(id);
+		if (r.state == LEASE_STATE_APPLIED) {
+			ck_assert_str_eq(t, cm);
+			ck_assert_int_eq(x, 0);
+			ck_assert_int_ne(y, 0);
+			applied++;
+		} else {
+			ck_assert_msg(r.state == LEASE_STATE_REJECTED, "race "
+			    "%d: %s", i, lease_fsm_state_name(r.state));
+			ck_assert_msg(strcmp(t, c[2]) == 0, "race %d: a "
+			    "rejected lease moved %s", i, b);
+			ck_assert_int_ne(x, 0);
+			ck_assert_int_eq(y, 0);
+			ck_assert_int_eq(receipts_of(id, "applied"), 0);
+			rejected++;
+		}
+		lease_record_clear(&r);
+	}
+	fprintf(stderr, "apply vs reject: %d applied, %d rejected\n",
+	    applied, rejected);
+	ck_assert_int_eq(applied + rejected, races());
+}
+END_TEST
+
+/* ---- kills --------------------------------------------------------------- */
+
+/* The lease's open intent: 1 and its target, or 0. */
+static int
+open_intent(const char *id, char *target, size_t sz)
+{
+	struct lease_intent in;
+	int rc = lease_intent_get_open(st, id, &in);
+
+	ck_assert_int_ge(rc, 0);
+	if (rc == 1 && target != NULL)
+		snprintf(target, sz, "%s", in.ref);
+	lease_intent_clear(&in);
+	return rc;
+}
+
+static void
+reconcile_ok(void)
+{
+	int status;
+	char *out = corral(&status, NULL, "reconcile");
+
+	ck_assert_msg(status == 0, "reconcile: %s", out);
+	free(out);
+}
+
+START_TEST(test_apply_killed_after_ref_move)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41], target[256];
+	struct lease_record r;
+	char *out;
+	int status;
+
+	make_branch("side");
+	ready_lease(id, "killed\n");
+	commit_of(id, cm);
+	out = corral(&status, "CORRAL_FAULT=apply.ref.after",
+	    "apply %s --into side", id);
+	ck_assert_msg(status == 137, "exit %d: %s", status, out);
+	free(out);
+	/* the branch moved; the journal says an apply is under way */
+	tip_of("side", t);
+	ck_assert_str_eq(t, cm);
+	ck_assert_int_eq(open_intent(id, target, sizeof target), 1);
+	ck_assert_str_eq(target, "refs/heads/side");
+	ck_assert_int_eq(receipts_of(id, "applying"), 1);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+	/* reconcile finishes it from what the branch holds */
+	out = corral(&status, NULL, "reconcile");
+	ck_assert_msg(status == 0, "reconcile: %s", out);
+	ck_assert_msg(strstr(out, "finished") != NULL, "%s", out);
+	free(out);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_APPLIED);
+	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_CONFIRMED);
+	lease_record_clear(&r);
+	ck_assert_int_eq(open_intent(id, NULL, 0), 0);
+	ck_assert_int_eq(receipts_of(id, "applied"), 1);
+	ck_assert_int_eq(lease_receipt_verify(st, id, NULL, NULL), 0);
+	tip_of("side", t);
+	ck_assert_str_eq(t, cm);
+	/* and again: nothing left to do */
+	reconcile_ok();
+	ck_assert_int_eq(receipts_of(id, "applied"), 1);
+}
+END_TEST
+
+START_TEST(test_apply_killed_after_intent)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41];
+	struct lease_record r;
+	char *out;
+	int status;
+
+	make_branch("side");
+	ready_lease(id, "killed early\n");
+	commit_of(id, cm);
+	out = corral(&status, "CORRAL_FAULT=apply.intent.after",
+	    "apply %s --into side", id);
+	ck_assert_msg(status == 137, "exit %d: %s", status, out);
+	free(out);
+	tip_of("side", t);
+	ck_assert_str_eq(t, c[2]);
+	ck_assert_int_eq(open_intent(id, NULL, 0), 1);
+	/* a second apply will not stack on an unsettled intent */
+	out = corral(&status, NULL, "apply %s --into side", id);
+	ck_assert_int_eq(status, 1);
+	ck_assert_msg(strstr(out, "reconcile") != NULL, "%s", out);
+	free(out);
+	tip_of("side", t);
+	ck_assert_str_eq(t, c[2]);
+	/* reconcile undoes it; the lease can be applied again */
+	out = corral(&status, NULL, "reconcile");
+	ck_assert_msg(status == 0 && strstr(out, "undone") != NULL, "%s",
+	    out);
+	free(out);
+	ck_assert_int_eq(open_intent(id, NULL, 0), 0);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+	ck_assert_int_eq(receipts_of(id, "apply_undone"), 1);
+	out = corral(&status, NULL, "apply %s --into side", id);
+	ck_assert_msg(status == 0, "apply: %s", out);
+	free(out);
+	tip_of("side", t);
+	ck_assert_str_eq(t, cm);
+	ck_assert_int_eq(lease_receipt_verify(st, id, NULL, NULL), 0);
+}
+END_TEST
+
+/*
+ * SIGKILL at the entry of the first rename of `corral apply` (strace):
+ * libgit2 has written refs/heads/side.lock and is about to rename it over
+ * the branch. The lock blocks git itself until reconcile removes it.
+ */
+START_TEST(test_apply_killed_holding_target_lock)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41], *lock, *out, *bin;
+	struct lease_record r;
+	int status;
+
+	make_branch("side");
+	ready_lease(id, "locked\n");
+	commit_of(id, cm);
+	bin = cu_corral_bin();
+	{
+		char cmd[4096];
+
+		snprintf(cmd, sizeof cmd, "strace -f -qq -o /dev/null -e "
+		    "trace=rename,renameat,renameat2 -e inject=rename,"
+		    "renameat,renameat2:signal=SIGKILL:when=1 '%s' apply %s "
+		    "--into side 2>&1", bin, id);
+		out = cu_run(cmd, &status);
+	}
+	free(bin);
+	ck_assert_msg(status == 137, "exit %d: %s", status, out);
+	free(out);
+	lock = lt_fmt("%s/%s", repo, ".git/refs/heads/side.lock");
+	ck_assert_int_eq(access(lock, F_OK), 0);
+	tip_of("side", t);
+	ck_assert_str_eq(t, c[2]);
+	/* git is blocked by it */
+	out = lt_fmt("cd '%s' && git update-ref refs/heads/side HEAD 2>&1%s",
+	    repo, "");
+	free(cu_run(out, &status));
+	ck_assert_int_ne(status, 0);
+	reconcile_ok();
+	ck_assert_int_eq(access(lock, F_OK), -1);
+	ck_assert_int_eq(open_intent(id, NULL, 0), 0);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+	tip_of("side", t);
+	ck_assert_str_eq(t, c[2]);
+	/* git works again, and so does apply */
+	free(cu_run(out, &status));
+	ck_assert_int_eq(status, 0);
+	free(out);
+	out = lt_fmt("cd '%s' && git update-ref refs/heads/side %s", repo,
+	    c[2]);
+	free(cu_run(out, &status));
+	ck_assert_int_eq(status, 0);
+	free(out);
+	out = corral(&status, NULL, "apply %s --into side", id);
+	ck_assert_msg(status == 0, "apply: %s", out);
+	free(out);
+	tip_of("side", t);
+	ck_assert_str_eq(t, cm);
+	free(lock);
+}
+END_TEST
+
+/* ---- an unwritable journal ----------------------------------------------- */
+
+START_TEST(test_apply_journal_locked)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41], *db, *out;
+	struct lease_record r;
+	sqlite3 *h;
+	int status;
+
+	make_branch("side");
+	ready_lease(id, "locked out\n");
+	commit_of(id, cm);
+	db = lt_fmt("%s/%s", state, "corral.db");
+	ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+	free(db);
+	/* another process in a write transaction for the whole apply */
+	ck_assert_int_eq(sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL),
+	    SQLITE_OK);
+	out = corral(&status, NULL, "apply %s --into side", id);
+	ck_assert_int_eq(status, 1);
+	ck_assert_msg(strstr(out, "locked") != NULL, "%s", out);
+	free(out);
+	ck_assert_int_eq(sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL),
+	    SQLITE_OK);
+	sqlite3_close(h);
+	/* the branch never moved: nothing to settle */
+	tip_of("side", t);
+	ck_assert_str_eq(t, c[2]);
+	ck_assert_int_eq(open_intent(id, NULL, 0), 0);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+	out = corral(&status, NULL, "apply %s --into side", id);
+	ck_assert_msg(status == 0, "apply: %s", out);
+	free(out);
+	tip_of("side", t);
+	ck_assert_str_eq(t, cm);
+}
+END_TEST
+
+START_TEST(test_apply_disk_full)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41], *fill, *out, buf[65536];
+	struct lease_record r;
+	int status, fd;
+	ssize_t w;
+
+	/* the state directory on a small filesystem of its own */
+	lease_store_close(st);
+	st = NULL;
+	lt_private_tmpfs(state, "size=32m,mode=0700");
+	open_store();
+	make_branch("side");
+	ready_lease(id, "full\n");
+	commit_of(id, cm);
+	/* the journal stays open here (as the console keeps it) */
+	fill = lt_fmt("%s/%s", state, "ballast");
+	ck_assert_int_ge(fd = open(fill, O_WRONLY | O_CREAT, 0600), 0);
+	memset(buf, 'x', sizeof buf);
+	while ((w = write(fd, buf, sizeof buf)) > 0)
+		;
+	ck_assert_int_eq(errno, ENOSPC);
+	while (write(fd, buf, 1) > 0)
+		;
+	close(fd);
+	out = corral(&status, NULL, "apply %s --into side", id);
+	ck_assert_int_eq(status, 1);
+	ck_assert_msg(strstr(out, "disk full") != NULL, "%s", out);
+	free(out);
+	tip_of("side", t);
+	ck_assert_str_eq(t, c[2]);
+	/* space again: nothing was lost, the apply goes through */
+	ck_assert_int_eq(unlink(fill), 0);
+	free(fill);
+	ck_assert_int_eq(open_intent(id, NULL, 0), 0);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+	reconcile_ok();
+	out = corral(&status, NULL, "apply %s --into side", id);
+	ck_assert_msg(status == 0, "apply: %s", out);
+	free(out);
+	tip_of("side", t);
+	ck_assert_str_eq(t, cm);
+	ck_assert_int_eq(lease_receipt_verify(st, id, NULL, NULL), 0);
+	lease_store_close(st);
+	st = NULL;
+	ck_assert_int_eq(umount2(state, MNT_DETACH), 0);
+}
+END_TEST
+
+/* ---- what a killed corral leaves in .git --------------------------------- */
+
+static bool
+exists(const char *path)
+{
+	struct stat sb;
+
+	return lstat(path, &sb) == 0;
+}
+
+START_TEST(test_apply_git_leftovers)
+{
+	char a[LEASE_ID_LEN + 1], b[LEASE_ID_LEN + 1], n[LEASE_ID_LEN + 1];
+	char *wa, *wb, *la, *op_lock, *op_wt, *out, *cmd;
+	struct lease_record r;
+	int status;
+
+	ready_lease(a, "one\n");
+	ready_lease(b, "two\n");
+	/* the operator's own lock and worktree, which corral never touches */
+	op_lock = lt_fmt("%s/%s", repo, ".git/refs/heads/mine.lock");
+	ck_assert_int_eq(cu_write_file(op_lock, "x\n", 2), 0);
+	op_wt = lt_fmt("%s/%s", tmp, "opwt");
+	cmd = lt_fmt("cd '%s' && git worktree add -q -b opb '%s' 2>&1", repo,
+	    op_wt);
+	free(cu_run(cmd, &status));
+	ck_assert_int_eq(status, 0);
+	free(cmd);
+	/* reject both, each killed between the worktree and its admin entry */
+	out = corral(&status, "CORRAL_FAULT=teardown.worktree.dir_removed",
+	    "reject %s", a);
+	ck_assert_msg(status == 137, "exit %d: %s", status, out);
+	free(out);
+	out = corral(&status, "CORRAL_FAULT=teardown.worktree.dir_removed",
+	    "reject %s", b);
+	ck_assert_msg(status == 137, "exit %d: %s", status, out);
+	free(out);
+	wa = lt_fmt("%s/.git/worktrees/%s", repo, a);
+	wb = lt_fmt("%s/.git/worktrees/%s", repo, b);
+	ck_assert(exists(wa) && exists(wb));
+	/* a kill around corral/<a> leaves its lock */
+	la = lt_fmt("%s/.git/refs/heads/corral/%s.lock", repo, a);
+	ck_assert_int_eq(cu_write_file(la, c[2], 40), 0);
+	reconcile_ok();
+	/* only corral's own are gone; the worktree counts gone only now */
+	ck_assert(!exists(wa));
+	ck_assert(!exists(wb));
+	ck_assert(!exists(la));
+	ck_assert(exists(op_lock));
+	cmd = lt_fmt("%s/.git/worktrees/%s", repo, "opwt");
+	ck_assert(exists(cmd));
+	free(cmd);
+	ck_assert(exists(op_wt));
+	r = record(a);
+	ck_assert_int_eq(r.state, LEASE_STATE_REJECTED);
+	ck_assert_int_eq(r.cleanup, LEASE_CLEANUP_CONFIRMED);
+	lease_record_clear(&r);
+	/* gc and new work */
+	out = corral(&status, NULL, "gc %s", a);
+	ck_assert_msg(status == 0, "gc: %s", out);
+	free(out);
+	out = corral(&status, NULL, "gc %s", b);
+	ck_assert_msg(status == 0, "gc: %s", out);
+	free(out);
+	ck_assert_int_eq(lease_record_get(st, a, &r), LEASE_ENOTFOUND);
+	ready_lease(n, "three\n");
+	ck_assert(exists(op_lock));
+	free(wa);
+	free(wb);
+	free(la);
+	free(op_lock);
+	free(op_wt);
+}
+END_TEST
+
+Suite *apply_suite(void);
+
+Suite *
+apply_suite(void)
+{
+	Suite *s = suite_create("apply");
+	TCase *tc = tcase_create("Races");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_apply_two_into_two);
+	tcase_add_test(tc, test_apply_vs_reject);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Crashes");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_apply_killed_after_ref_move);
+	tcase_add_test(tc, test_apply_killed_after_intent);
+	tcase_add_test(tc, test_apply_killed_holding_target_lock);
+	tcase_add_test(tc, test_apply_journal_locked);
+	tcase_add_test(tc, test_apply_disk_full);
+	tcase_add_test(tc, test_apply_git_leftovers);
+	suite_add_tcase(s, tc);
+	return s;
+}
