@@ -343,17 +343,19 @@ lock_path(struct lease_git *g, const char *name)
 /*
  * Is the target's lock file at path the one a killed apply of in left?
  * libgit2 writes the new commit's ID into it before renaming it over the
- * ref: that content, or an empty file made after the intent was recorded
- * and left alone for a while, is ours. 1 ours, 0 absent, -EBUSY someone
- * else's.
+ * ref: that content is ours. An empty one (killed between creating and
+ * writing it) made after the intent is ours once it has stayed empty and
+ * unchanged for LOCK_SETTLE_MS (a git of the operator's fills its own at
+ * once): we wait for that. 1 ours, 0 absent, -EBUSY someone else's.
  */
 static int
 target_lock_ours(const char *path, const struct lease_intent *in)
 {
-	struct stat sb;
+	struct stat sb, again;
+	struct timespec ts;
 	char *text = NULL;
 	size_t len = 0;
-	int64_t mtime, now = lease_id_now_ms();
+	int64_t mtime, age;
 	int rc;
 
 	if (lstat(path, &sb) < 0)
@@ -362,9 +364,23 @@ target_lock_ours(const char *path, const struct lease_intent *in)
 		return -EBUSY;
 	mtime = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec /
 	    1000000;
-	if (sb.st_size == 0)
-		return mtime + 1000 >= in->at && now - mtime >= LOCK_SETTLE_MS ?
-		    1 : -EBUSY;
+	if (sb.st_size == 0) {
+		if (mtime + 1000 < in->at)
+			return -EBUSY;	/* older than the intent */
+		if ((age = lease_id_now_ms() - mtime) < LOCK_SETTLE_MS) {
+			age = age < 0 ? 0 : age;
+			ts.tv_sec = (LOCK_SETTLE_MS - age) / 1000;
+			ts.tv_nsec = (long)((LOCK_SETTLE_MS - age) % 1000) *
+			    1000000L;
+			while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+				;
+		}
+		if (lstat(path, &again) < 0)
+			return errno == ENOENT ? 0 : -errno;
+		return again.st_ino == sb.st_ino && again.st_size == 0 &&
+		    again.st_mtim.tv_sec == sb.st_mtim.tv_sec &&
+		    again.st_mtim.tv_nsec == sb.st_mtim.tv_nsec ? 1 : -EBUSY;
+	}
 	if ((rc = lease__fs_read_capped(path, 128, &text, &len)) < 0)
 		return -EBUSY;
 	rc = len == 41 && strncmp(text, in->new_, 40) == 0 &&

@@ -655,6 +655,179 @@ START_TEST(test_apply_git_leftovers)
 }
 END_TEST
 
+/* ---- the crash-point sweep ----------------------------------------------- */
+
+/*
+ * Every syscall that changes the repository, the journal or the state
+ * directory. strace counts injections per syscall name, so the kth of
+ * them in a run is "the jth call of its name", found in a traced run.
+ */
+#define SWEEP_SET "rename,renameat,renameat2,unlink,unlinkat,mkdir,mkdirat," \
+	"rmdir,write,pwrite64,pwritev,pwritev2,fsync,fdatasync,ftruncate," \
+	"fallocate,link,linkat,symlink,symlinkat,chmod,fchmod,fchmodat"
+#define SWEEP_MAX 4096
+
+struct sweep {
+	char (*name)[24];	/* the state-changing syscalls, in order */
+	size_t n;
+	int killed, finished, undone, applied_first;	/* counts */
+};
+
+/* The state-changing syscalls of `corral ARGS`, in order, into sw. */
+static void
+sweep_trace(struct sweep *sw, const char *args)
+{
+	char *bin = cu_corral_bin(), *log = lt_fmt("%s/%s", tmp, "trace.log");
+	char cmd[4096], line[4096], *p, *q;
+	FILE *f;
+	int status;
+
+	snprintf(cmd, sizeof cmd, "strace -f -qq -o '%s' -e trace=" SWEEP_SET
+	    " '%s' %s >/dev/null 2>&1", log, bin, args);
+	free(bin);
+	free(cu_run(cmd, &status));
+	ck_assert_msg(status == 0, "traced apply: exit %d", status);
+	sw->name = calloc(SWEEP_MAX, sizeof *sw->name);
+	ck_assert_ptr_nonnull(sw->name);
+	ck_assert_ptr_nonnull(f = fopen(log, "r"));
+	while (fgets(line, sizeof line, f) != NULL && sw->n < SWEEP_MAX) {
+		if (strstr(line, "resumed>") != NULL || line[0] == '+' ||
+		    strstr(line, "--- ") != NULL)
+			continue;
+		p = line;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		while (*p == ' ')
+			p++;
+		if ((q = strchr(p, '(')) == NULL || q - p >= 24)
+			continue;
+		memcpy(sw->name[sw->n], p, (size_t)(q - p));
+		sw->name[sw->n][q - p] = '\0';
+		sw->n++;
+	}
+	fclose(f);
+	free(log);
+}
+
+/* No lock file anywhere under the repository's .git. */
+static void
+no_locks(int k)
+{
+	char *cmd = lt_fmt("find '%s/.git' -name '*.lock'%s", repo, "");
+	char *out = cu_run(cmd, NULL);
+
+	ck_assert_msg(out[0] == '\0', "kill %d: lock files left: %s", k, out);
+	free(out);
+	free(cmd);
+}
+
+/*
+ * Kill `corral apply` at the entry of its kth state-changing syscall (so
+ * after the first k-1), reconcile, and check that the journal, the branch,
+ * the worktree and .git agree; a lease left ready is applied after.
+ */
+static void
+sweep_one(struct sweep *sw, size_t k)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41], b[32], cmd[4096], *out;
+	char *bin, *p;
+	struct lease_record r;
+	size_t i, j = 0;
+	int status, applied;
+
+	for (i = 0; i <= k; i++)
+		j += strcmp(sw->name[i], sw->name[k]) == 0;
+	snprintf(b, sizeof b, "sweep-%zu", k);
+	make_branch(b);
+	ready_lease(id, "swept\n");
+	commit_of(id, cm);
+	bin = cu_corral_bin();
+	snprintf(cmd, sizeof cmd, "strace -f -qq -o /dev/null -e trace=%s -e "
+	    "inject=%s:signal=SIGKILL:when=%zu '%s' apply %s --into %s "
+	    ">/dev/null 2>&1", sw->name[k], sw->name[k], j, bin, id, b);
+	free(bin);
+	free(cu_run(cmd, &status));
+	ck_assert_msg(status == 137 || status == 0, "kill %zu (%s #%zu): "
+	    "exit %d", k, sw->name[k], j, status);
+	sw->killed += status == 137;
+	out = corral(&status, NULL, "reconcile");
+	ck_assert_msg(status == 0, "kill %zu: reconcile: %s", k, out);
+	sw->finished += strstr(out, " finished: the branch holds") != NULL;
+	sw->undone += strstr(out, " undone: the branch holds") != NULL;
+	ck_assert_msg(open_intent(id, NULL, 0) == 0, "kill %zu (%s #%zu): "
+	    "intent left open: %s", k, sw->name[k], j, out);
+	free(out);
+	ck_assert_int_eq(lease_receipt_verify(st, id, NULL, NULL), 0);
+	tip_of(b, t);
+	r = record(id);
+	applied = r.state == LEASE_STATE_APPLIED;
+	ck_assert_msg(applied || r.state == LEASE_STATE_RESULT_READY, "kill "
+	    "%zu (%s #%zu): %s", k, sw->name[k], j,
+	    lease_fsm_state_name(r.state));
+	/* the branch moved if and only if the journal says applied */
+	ck_assert_msg(strcmp(t, applied ? cm : c[2]) == 0, "kill %zu (%s "
+	    "#%zu): %s, branch at %.12s", k, sw->name[k], j,
+	    lease_fsm_state_name(r.state), t);
+	ck_assert_int_eq(receipts_of(id, "applied"), applied);
+	if (applied) {
+		ck_assert_msg(r.cleanup == LEASE_CLEANUP_CONFIRMED, "kill %zu: "
+		    "cleanup %s", k, lease_fsm_cleanup_name(r.cleanup));
+		p = lease_path_worktree(state, id);
+		ck_assert(!exists(p));
+		free(p);
+		p = lt_fmt("%s/.git/worktrees/%s", repo, id);
+		ck_assert(!exists(p));
+		free(p);
+	}
+	lease_record_clear(&r);
+	no_locks((int)k);
+	if (!applied) {
+		/* nothing is stuck: it applies now */
+		out = corral(&status, NULL, "apply %s --into %s", id, b);
+		ck_assert_msg(status == 0, "kill %zu: apply after: %s", k, out);
+		free(out);
+		tip_of(b, t);
+		ck_assert_str_eq(t, cm);
+	} else {
+		sw->applied_first++;
+	}
+}
+
+/*
+ * CORRAL_SWEEP=all kills at every state-changing syscall (make stress);
+ * by default the first 48 (the locks, the intent, the move, the outcome)
+ * and every 16th after (the teardown).
+ */
+START_TEST(test_apply_crash_sweep)
+{
+	const char *e = getenv("CORRAL_SWEEP");
+	bool all = e != NULL && strcmp(e, "all") == 0;
+	char id[LEASE_ID_LEN + 1], args[256];
+	struct sweep sw;
+	size_t k, runs = 0;
+
+	memset(&sw, 0, sizeof sw);
+	make_branch("traced");
+	ready_lease(id, "swept\n");
+	snprintf(args, sizeof args, "apply %s --into traced", id);
+	sweep_trace(&sw, args);
+	ck_assert_uint_gt(sw.n, 10);
+	for (k = 0; k < sw.n; k++) {
+		if (!all && k >= 48 && k % 16 != 0)
+			continue;
+		sweep_one(&sw, k);
+		runs++;
+	}
+	fprintf(stderr, "apply crash sweep: %zu state-changing syscalls, "
+	    "%zu kill points, %d killed; reconcile finished %d intents and "
+	    "undid %d; %d applied after reconcile, %zu ready and applied "
+	    "again\n", sw.n, runs, sw.killed, sw.finished, sw.undone,
+	    sw.applied_first, runs - (size_t)sw.applied_first);
+	ck_assert_int_ge(sw.killed, (int)runs * 9 / 10);
+	free(sw.name);
+}
+END_TEST
+
 Suite *apply_suite(void);
 
 Suite *
@@ -678,6 +851,12 @@ apply_suite(void)
 	tcase_add_test(tc, test_apply_journal_locked);
 	tcase_add_test(tc, test_apply_disk_full);
 	tcase_add_test(tc, test_apply_git_leftovers);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Sweep");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 3600);
+	tcase_add_test(tc, test_apply_crash_sweep);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -262,7 +262,7 @@ START_TEST(test_git_two_states)
 	seen[0] = '\0';
 	ck_assert_int_eq(lease_git_worktrees(two, list_name, seen), 0);
 	ck_assert_str_eq(seen, "");
-	ck_assert_int_eq(lease_git_worktree_remove(one, ID_A), 0);
+	ck_assert_int_eq(lease_git_worktree_remove(one, ID_A, wt), 0);
 	ck_assert_int_eq(lease_git_branch_delete(one, ID_A), 0);
 	ck_assert_int_eq(lease_git_branch_delete(old, ID_B), 0);
 	lease_git_free(one);

@@ -99,7 +99,7 @@ START_TEST(test_store_open_creates_v2_wal)
 	}
 	/* reopening is a no-op migration */
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 2);
+	ck_assert_int_eq(lease_store_version(s), 3);
 	lease_store_close(s);
 	lease_store_close(NULL);
 }

@@ -236,10 +236,21 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	if ((rc = lease_lock_acquire(c->state_dir, RECOVER_LOCK_MS, &lk)) < 0)
 		return tui_ctx_err(c, "state lock: %s", lease_strerror(rc));
 	lease_git_init();
-	if (!dry)
+	if ((rep = lease_recover_report_new(dry)) == NULL) {
+		rc = tui_ctx_err(c, "out of memory");
+		goto out;
+	}
+	/*
+	 * Interrupted applies first: one that finishes leaves its lease
+	 * applied with teardown pending, which the prepass then unmounts.
+	 */
+	rc = dry ? 0 : lease_recover_intents(c->store, lk, c->state_dir, 0,
+	    rep);
+	if (rc == 0 && !dry)
 		sandbox_prepass(c);
-	rc = lease_recover_reconcile_with(c->store, lk, c->state_dir, probe, c,
-	    dry ? LEASE_RECONCILE_DRY_RUN : 0, &src, &rep);
+	if (rc == 0)
+		rc = lease_recover_reconcile_into(c->store, lk, c->state_dir,
+		    probe, c, dry ? LEASE_RECONCILE_DRY_RUN : 0, &src, rep);
 	if (rc < 0) {
 		rc = tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
 		goto out;
@@ -285,8 +296,11 @@ const struct tui_cmd tui_cmd_reconcile = {
 		"lease whose holder is dead or wedged fails\nwith holder_lost "
 		"and its processes are stopped; its workspace is kept. A\n"
 		"resource without a lease is reported as an orphan; after two "
-		"consistent\ninventories 'corral gc ID' may remove it. "
-		"--dry-run changes nothing.",
+		"consistent\ninventories 'corral gc ID' may remove it. An "
+		"apply that was interrupted is\nfinished when its branch holds "
+		"the new commit, else undone; lock files and\nworktree entries "
+		"a killed corral left in the repository are removed (never\n"
+		"the operator's own). --dry-run changes nothing.",
 	.exec = reconcile_exec,
 };
 

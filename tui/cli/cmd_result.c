@@ -613,6 +613,10 @@ const struct tui_cmd tui_cmd_apply = {
 		"when it no longer applies). --hunks DIGEST:FILE:HUNK,... "
 		"(IDs from\n'corral review') first makes a commit of only "
 		"those hunks, verified and\nchecked again. On success the "
-		"review worktree and workspace are removed.",
+		"review worktree and workspace are removed.\nOne apply or "
+		"reject of a lease runs at a time. The move is written to\n"
+		"the journal before BRANCH changes; an apply that is "
+		"interrupted is finished\nor undone by 'corral reconcile', "
+		"from what BRANCH holds.",
 	.exec = apply_exec,
 };
