@@ -114,6 +114,15 @@ struct sbx_plan {
 	uid_t uid;
 	gid_t gid;
 	bool no_new_privs;
+	/*
+	 * bind_src non-NULL: right after the cgroup join the child enters a
+	 * mount namespace of its own (slave to the host's) and binds
+	 * bind_src on bind_dst (made if absent), still as root: a path the
+	 * zone's uid could never walk to reaches it (the exec zone's copy
+	 * inside the lease directory). Nothing of it is seen on the host.
+	 */
+	char *bind_src;
+	char *bind_dst;
 	int umask;	/* -1: inherit; else umask(umask) in the child */
 	char label[32];	/* isolation class shown to the operator */
 };
@@ -132,7 +141,7 @@ SBX_NODISCARD int sbx_plan_open_data(struct sbx_plan *);
  * sbx_recipe.c: the pre-exec recipe, the only code between fork and exec
  * for either zone (the agent on its PTY in pty/proc.c, the exec zone in
  * sbx_exec.c). In the child, in this order: default signal dispositions
- * and an empty mask, the cgroup join, setsid (and TIOCSCTTY on stdio[0]
+ * and an empty mask, the cgroup join, the private bind (bind_src), setsid (and TIOCSCTTY on stdio[0]
  * if take_ctty), stdio and the plan's fd map, close_range of every other
  * fd, rlimits, then with drop_uid an empty capability bounding set and no
  * ambient set, setgroups(0)/setresgid/setresuid (checked), no_new_privs,
@@ -207,6 +216,13 @@ struct sbx_request {
 	const char *credential;
 	/* Exec zone (sbx_bwrap_exec_plan) only: */
 	bool workspace_ro;		/* bind /work read-only */
+	/*
+	 * workspace is a path the zone's uid cannot walk to (a check's copy
+	 * in the lease directory): the plan's child binds it at
+	 * SBX_EXEC_MNT in a mount namespace of its own (plan->bind_src)
+	 * and bwrap binds SBX_EXEC_MNT on /work.
+	 */
+	bool workspace_private;
 	long long source_date_epoch;	/* the base commit's time (>= 0) */
 	const char *faketime;	/* host path of libfaketime.so.1, or NULL */
 	/* The command adapter (sbx_command.c): the operator's hooks. */
@@ -387,6 +403,7 @@ extern const struct sbx_adapter sbx_adapter_bwrap;
  * holder keeps its egress socket there too.
  */
 #define SBX_BWRAP_RT_DIR "/run/corral/rt"
+#define SBX_EXEC_MNT "/run/corral/exec"	/* host: a private bind only */
 
 /*
  * The exec zone (SPEC 8.2; SANDBOX.md 5.a): the agent zone's hardening
@@ -483,7 +500,8 @@ SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
  *             nofile
  *   [env]     allow = NAME, ...
  *   [mounts]  ro = /abs/path, ...
- *   [checks]  NAME = shell command
+ *   [checks]  NAME = shell command; timeout = the time limit of each
+ *             check (a duration; "timeout" is no check name)
  *   [result]  max_files, max_file_bytes, max_total_bytes, allow_binary,
  *             allow_symlinks (true/false), output_dir (a relative
  *             directory of the workspace whose files are the artifacts;
@@ -532,6 +550,7 @@ struct sbx_policy {
 	size_t nmounts_ro;
 	struct sbx_check *checks;	/* sorted by name */
 	size_t nchecks;
+	unsigned long long check_timeout;	/* seconds, each check */
 	unsigned long long max_files, max_file_bytes, max_total_bytes;
 	bool allow_binary, allow_symlinks;
 	/* artifacts (SPEC 7.1): relative, no trailing '/'; "": none */

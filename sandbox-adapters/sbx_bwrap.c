@@ -316,6 +316,7 @@ zone_options(struct nulbuf *b, const struct sbx_request *req, enum zone z)
 	opts(b, "--perms", "0700", "--size", num, "--tmpfs", SBX_BWRAP_HOME,
 	    NULL);
 	opts(b, z == ZONE_EXEC && req->workspace_ro ? "--ro-bind" : "--bind",
+	    z == ZONE_EXEC && req->workspace_private ? SBX_EXEC_MNT :
 	    req->workspace, SBX_BWRAP_WORK, NULL);
 	for (int i = 0; i < req->nro_binds; i++)
 		opts(b, "--ro-bind", req->ro_binds[i].src,
@@ -443,6 +444,10 @@ zone_plan(const struct sbx_request *req, enum zone z, struct sbx_plan **out)
 		rc = sbx_plan_arg(p, req->cmd[i]);
 	if (rc == 0)
 		rc = sbx_plan_cwd(p, "/");
+	if (rc == 0 && z == ZONE_EXEC && req->workspace_private &&
+	    ((p->bind_src = strdup(req->workspace)) == NULL ||
+	    (p->bind_dst = strdup(SBX_EXEC_MNT)) == NULL))
+		rc = -ENOMEM;
 	if (rc < 0) {
 		sbx_plan_free(p);
 		return rc;

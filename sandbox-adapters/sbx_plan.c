@@ -85,6 +85,8 @@ sbx_plan_free(struct sbx_plan *p)
 	strv_free(p->argv);
 	strv_free(p->envp);
 	free(p->cwd);
+	free(p->bind_src);
+	free(p->bind_dst);
 	for (int i = 0; i < p->ncgroups; i++)
 		free(p->cgroup_procs[i]);
 	for (int i = 0; i < p->ndata; i++) {

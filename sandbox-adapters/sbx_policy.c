@@ -44,6 +44,8 @@ static const struct sbx__policy_key keys[] = {
 	{ "limits", "home", SBX_PK_BYTES, LIM(home), false },
 	{ "env", "allow", SBX_PK_ENV, 0, true },
 	{ "mounts", "ro", SBX_PK_MOUNTS, 0, true },
+	/* the one key among the check names: each check's own time limit */
+	{ "checks", "timeout", SBX_PK_DURATION, POL(check_timeout), false },
 	{ "result", "max_files", SBX_PK_COUNT, POL(max_files), false },
 	{ "result", "max_file_bytes", SBX_PK_BYTES, POL(max_file_bytes), false },
 	{ "result", "max_total_bytes", SBX_PK_BYTES, POL(max_total_bytes), false },
@@ -829,7 +831,7 @@ handler(void *user, const char *section, const char *name,
 		known = known || strcmp(section, sections[i]) == 0;
 	if (!known)
 		return fail(c, "unknown section [%s]", section);
-	if (strcmp(section, "checks") == 0)
+	if (strcmp(section, "checks") == 0 && strcmp(name, "timeout") != 0)
 		return check_value(c, name, value);
 	for (size_t i = 0; i < NKEYS; i++) {
 		const struct sbx__policy_key *k = &keys[i];

@@ -91,7 +91,7 @@ sbx_policy_canonical(const struct sbx_policy *p)
 	sb_list(&b, "allow", p->env_allow, p->nenv_allow);
 	sb_add(&b, "[mounts]\n");
 	sb_list(&b, "ro", p->mounts_ro, p->nmounts_ro);
-	sb_add(&b, "[checks]\n");
+	sb_add(&b, "[checks]\ntimeout = %llu\n", p->check_timeout);
 	for (size_t i = 0; i < p->nchecks; i++)
 		sb_add(&b, "%s = %s\n", p->checks[i].name, p->checks[i].cmd);
 	sb_add(&b, "[result]\nmax_files = %llu\nmax_file_bytes = %llu\n"

@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -272,6 +274,17 @@ sbx_recipe_exec(const struct sbx_recipe *r)
 		if (write(fd, "0", 1) != 1)
 			fail(errfd, pl->cgroup_procs[i], errno);
 		close(fd);
+	}
+	if (pl->bind_src != NULL) {
+		if (unshare(CLONE_NEWNS) < 0)
+			fail(errfd, "mount namespace", errno);
+		if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+			fail(errfd, "mount namespace", errno);
+		if (mkdir(pl->bind_dst, 0755) < 0 && errno != EEXIST)
+			fail(errfd, pl->bind_dst, errno);
+		if (mount(pl->bind_src, pl->bind_dst, NULL, MS_BIND | MS_REC,
+		    NULL) < 0)
+			fail(errfd, pl->bind_dst, errno);
 	}
 	if (setsid() < 0)
 		fail(errfd, "setsid", errno);

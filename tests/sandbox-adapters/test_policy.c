@@ -589,7 +589,7 @@ START_TEST(test_policy_canonical_hash)
 	ck_assert_str_ne(ha, hc);
 	ck_assert_ptr_nonnull(strstr(ca, "allow = a.x:2,b.x:1\n"));
 	ck_assert_ptr_nonnull(strstr(ca, "memory = 1073741824\n"));
-	ck_assert_ptr_nonnull(strstr(ca, "[checks]\ny = 2\nz = 1\n"));
+	ck_assert_ptr_nonnull(strstr(ca, "[checks]\ntimeout = 900\ny = 2\nz = 1\n"));
 	free(ca);
 	sbx_policy_free(a);
 	sbx_policy_free(b);
@@ -619,6 +619,35 @@ START_TEST(test_policy_operator_over_base)
 }
 END_TEST
 
+/*
+ * [checks] timeout (issue 15 item 1): each check's own time limit, 15
+ * minutes as shipped, set like a duration; a repository may only lower it,
+ * and "timeout" is never taken for a check's name.
+ */
+START_TEST(test_policy_check_timeout)
+{
+	struct sbx_policy_error err;
+	struct sbx_policy *d = sbx_policy_new_default(), *p, *q = NULL;
+
+	ck_assert_ptr_nonnull(d);
+	ck_assert_uint_eq(d->check_timeout, 15 * 60);
+	p = load_ok("[checks]\ntimeout = 2m\nunit = make test\n");
+	ck_assert_uint_eq(p->check_timeout, 120);
+	ck_assert_uint_eq(p->nchecks, 1);
+	ck_assert_str_eq(p->checks[0].name, "unit");
+	ck_assert_int_eq(sbx_policy_narrow(p, "[checks]\ntimeout = 30s\n",
+	    "r", &q, &err), 0);
+	ck_assert_uint_eq(q->check_timeout, 30);
+	sbx_policy_free(q);
+	q = NULL;
+	ck_assert_int_eq(sbx_policy_narrow(p, "[checks]\ntimeout = 1h\n",
+	    "r", &q, &err), SBX_EWIDER);
+	ck_assert_ptr_nonnull(strstr(err.msg, "timeout"));
+	sbx_policy_free(p);
+	sbx_policy_free(d);
+}
+END_TEST
+
 Suite *
 policy_suite(void)
 {
@@ -638,6 +667,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_policy_narrow_scalars);
 	tcase_add_test(tc, test_policy_narrow_result);
 	tcase_add_test(tc, test_policy_canonical_hash);
+	tcase_add_test(tc, test_policy_check_timeout);
 	tcase_add_test(tc, test_policy_operator_over_base);
 	suite_add_tcase(s, tc);
 	return s;
