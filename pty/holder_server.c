@@ -378,6 +378,14 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 		    "the owner did not allow control");
 		return;
 	}
+	if (h->state == PTY_RUN_EXITED && type == PTY_W_CANCEL && h->held &&
+	    h->o->hooks.cancel_held != NULL &&
+	    h->o->hooks.cancel_held(h->o->hooks.ud) == 0) {
+		pty__holder_event(h, "cancel", "operator cancel requested "
+		    "while %s", h->phase);
+		send_ok(c, type);
+		return;
+	}
 	if (h->state == PTY_RUN_EXITED && type != PTY_W_RESIZE) {
 		send_error(c, PTY_ECLOSED, "the agent has exited");
 		return;

@@ -511,6 +511,13 @@ struct pty_holder_hooks {
 	 */
 	int (*signal_agent)(int sig, void *ud);
 	/*
+	 * The operator cancels after the agent has exited while the holder
+	 * is held (pty_holder_hold: the composition root's result and checks
+	 * still run): stop that work. 0: taken (the client gets ok), else
+	 * refused as "the agent has exited". NULL: always refused.
+	 */
+	int (*cancel_held)(void *ud);
+	/*
 	 * The holder is about to close every handle on its loop: close the
 	 * caller's own handles on it now (uv_close; their callbacks still
 	 * run). After this the pty_holder of hooks.running is gone.

@@ -257,12 +257,24 @@ sbx__bwrap_run_attach(const struct sbx_request *req,
 	return 0;
 }
 
+/* A plan just built for r (rc its code), joined to r's cgroups. */
+static int
+joined(const struct sbx_running *r, int rc, struct sbx_plan **out)
+{
+	if (rc < 0)
+		return rc;
+	if ((rc = sbx_cgroup_plan(r->cg, *out)) < 0) {
+		sbx_plan_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
 int
 sbx__bwrap_run_enter(const struct sbx_running *r,
     const struct sbx_request *req, struct sbx_plan **out)
 {
 	struct sbx_request in;
-	int rc;
 
 	*out = NULL;
 	if (r == NULL || req == NULL)
@@ -275,13 +287,7 @@ sbx__bwrap_run_enter(const struct sbx_running *r,
 	in.gid = r->gid;
 	in.ro_binds = r->nro > 0 ? r->mnt : NULL;
 	in.nro_binds = r->nro;
-	if ((rc = sbx_adapter_bwrap.plan(&in, out)) < 0)
-		return rc;
-	if ((rc = sbx_cgroup_plan(r->cg, *out)) < 0) {
-		sbx_plan_free(*out);
-		*out = NULL;
-	}
-	return rc;
+	return joined(r, sbx_adapter_bwrap.plan(&in, out), out);
 }
 
 int
@@ -328,4 +334,113 @@ sbx__bwrap_run_detach(struct sbx_running *r)
 	for (int i = 0; i < r->nro; i++)
 		free(r->ro[i]);
 	free(r);
+}
+
+/* ---- a check run's exec zone ---------------------------------------------- */
+
+/* The caller's steps, and what they saw made: the run's cgroups and uid. */
+struct xsteps {
+	const struct sbx_steps *up;
+	struct sbx_running *r;
+	const char *id;
+	bool has_uid;
+};
+
+static int
+xs_plan(void *ud, const char *kind, const char *ident)
+{
+	struct xsteps *x = ud;
+
+	return x->up->plan != NULL ? x->up->plan(x->up->ud, kind, ident) : 0;
+}
+
+static int
+xs_created(void *ud, const char *kind, const char *ident)
+{
+	struct xsteps *x = ud;
+	int rc;
+
+	if (x->up->created != NULL &&
+	    (rc = x->up->created(x->up->ud, kind, ident)) < 0)
+		return rc;
+	if (strcmp(kind, SBX_RES_CGROUP) == 0 && x->r->cg == NULL)
+		return sbx_cgroup_parse(x->id, ident, &x->r->cg);
+	if (strcmp(kind, SBX_RES_SANDBOX) == 0 &&
+	    sbx_bwrap_host_uid_of(ident, &x->r->uid, &x->r->gid) == 0)
+		x->has_uid = true;
+	return 0;
+}
+
+static int
+xs_removed(void *ud, const char *kind, const char *ident)
+{
+	struct xsteps *x = ud;
+
+	return x->up->removed != NULL ? x->up->removed(x->up->ud, kind,
+	    ident) : 0;
+}
+
+static void
+xs_point(void *ud, const char *step, const char *when)
+{
+	struct xsteps *x = ud;
+
+	if (x->up->point != NULL)
+		x->up->point(x->up->ud, step, when);
+}
+
+int
+sbx_bwrap_run_exec(const struct sbx_request *req, const struct sbx_steps *s,
+    struct sbx_running **out, char *err, size_t errsz)
+{
+	static const struct sbx_steps none;
+	struct sbx_provisioned prov;
+	struct sbx_steps xs;
+	struct xsteps x;
+	struct sbx_running *r;
+	int rc;
+
+	*out = NULL;
+	if (errsz > 0)
+		err[0] = '\0';
+	if (req == NULL || req->id == NULL || req->workspace == NULL ||
+	    req->limits == NULL || req->limits->disk == 0) {
+		snprintf(err, errsz, "bad request (a bounded copy is needed)");
+		return -EINVAL;
+	}
+	if ((r = calloc(1, sizeof *r)) == NULL) {
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	x = (struct xsteps){ s != NULL ? s : &none, r, req->id, false };
+	xs = (struct sbx_steps){ xs_plan, xs_created, xs_removed, xs_point,
+		&x };
+	/* uid slot, cgroups, the copy moved into its bounded image */
+	rc = sbx_adapter_bwrap.provision(req, &xs, &prov, err, errsz);
+	if (rc == 0 && (r->cg == NULL || !x.has_uid)) {
+		snprintf(err, errsz, "no cgroup or uid made for %s", req->id);
+		rc = -EINVAL;
+	}
+	if (rc < 0) {
+		sbx__bwrap_run_detach(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+int
+sbx_bwrap_run_exec_plan(const struct sbx_running *r,
+    const struct sbx_request *req, struct sbx_plan **out)
+{
+	struct sbx_request in;
+
+	*out = NULL;
+	if (r == NULL || req == NULL)
+		return -EINVAL;
+	in = *req;
+	in.uid = r->uid;
+	in.gid = r->gid;
+	in.workspace_private = true;
+	return joined(r, sbx_bwrap_exec_plan(&in, out), out);
 }

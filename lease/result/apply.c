@@ -699,7 +699,6 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	if ((rc = lease__rctx_open(&c, s, state_dir, id, opts->policy,
 	    opts->run_check, opts->ud, true)) < 0)
 		goto out;
-	c.checks_dir = opts->checks_dir;
 	repo = lease__git_repo(c.g);
 	if (lease__rctx_str(&c, "commit") == NULL ||
 	    lease__rctx_str(&c, "parent") == NULL) {

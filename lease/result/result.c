@@ -2,8 +2,8 @@
  * result.c: what happens to a lease's result on the trusted side (SPEC
  * 7.1-7.5): lease_result_finish (extract, gate, then quarantine or
  * materialise as a commit on corral/<id> checked out in the review
- * worktree, running -> result_ready, then the declared checks of
- * result_check.c), the result context the other result files share, and
+ * worktree, then the declared checks of result_check.c while the lease
+ * is still running, then running -> result_ready), the result context the other result files share, and
  * reject. The review document is result_review.c. The result JSON on the
  * lease row and the receipts record every step; docs/results.md
  * describes both.
@@ -755,6 +755,7 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	struct lease_gate_report rep;
 	struct lease_extract ex;
 	struct lease__rctx c;
+	struct lease_record now;
 	char *ws = NULL, *arts = NULL, tip[41];
 	int rc;
 
@@ -768,7 +769,6 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	if ((rc = lease__rctx_open(&c, s, state_dir, id, opts->policy,
 	    opts->run_check, opts->ud, false)) < 0)
 		goto out;
-	c.checks_dir = opts->checks_dir;
 	if (c.rec.mode != LEASE_MODE_SANDBOXED) {
 		lease__store_msg(s, "lease %s is trusted_local: it has no "
 		    "result", id);
@@ -860,11 +860,23 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 		goto quarantined;
 	if (rc < 0)
 		goto fail;
-	if (c.rec.state == LEASE_STATE_RUNNING &&
-	    (rc = lease_record_transition(s, id, LEASE_EV_RESULT,
-	    "result materialised", NULL)) < 0)
+	/*
+	 * The checks run while the lease is still running: until they end
+	 * it is busy (reject and gc refuse it), and a cancel stops them and
+	 * ends it cancelled (SPEC 5.1, 7.3); only then is the result ready.
+	 */
+	if ((rc = lease__result_checks(&c)) < 0 ||
+	    c.rec.state != LEASE_STATE_RUNNING)
 		goto out;
-	rc = lease__result_checks(&c);
+	rc = lease_record_transition(s, id, LEASE_EV_RESULT,
+	    "result materialised", NULL);
+	if (rc == LEASE_EBADTRANSITION &&
+	    lease_record_get(s, id, &now) == 0) {
+		/* cancelled while its checks ran: it stays cancelled */
+		if (now.state == LEASE_STATE_CANCELLED)
+			rc = 0;
+		lease_record_clear(&now);
+	}
 	goto out;
 quarantined:
 	if ((rc = quarantine(&c, &rep, &ex)) < 0)

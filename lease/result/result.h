@@ -418,7 +418,12 @@ LEASE_NODISCARD int lease_patch_write(struct lease_gate_odb *q,
 struct lease_check_run {
 	const char *id;			/* lease ID */
 	const struct lease_check *check;
-	const char *dir;		/* a fresh copy of the result tree */
+	/*
+	 * A fresh copy of the result tree in the lease's directory (root's,
+	 * 0755), removed after the run: the runner may move it into a
+	 * bounded image mounted there, unmounted again before it returns.
+	 */
+	const char *dir;
 	int64_t source_date_epoch;	/* the base commit's time */
 	char *log;			/* buffer for the log (lease-owned) */
 	size_t log_max;			/* its size */
@@ -470,12 +475,6 @@ struct lease_result_opts {
 	 * running lease fails with this reason.
 	 */
 	const char *fail_reason;
-	/*
-	 * Where each check's copy of the result tree is made, as
-	 * <checks_dir>/<id>.<n> (NULL: $STATE/leases/<id>/result/checks):
-	 * a directory the exec zone's uid can reach.
-	 */
-	const char *checks_dir;
 	lease_extract_race_cb race;	/* tests only */
 	void *race_ud;
 };
@@ -494,9 +493,11 @@ struct lease_result_opts {
  * <corral@localhost>", the lease ID in the message) moves corral/<id>
  * from the base (compare-and-swap) and is checked out in the review
  * worktree; its commit and tree IDs go into the result JSON and a
- * receipt; running -> result_ready; then the declared checks run, each on
- * a fresh copy of the result tree, with outcome, independence and a
- * bounded log in a receipt and the result JSON. Idempotent: a result_ready
+ * receipt; then the declared checks run, each on a fresh copy of the
+ * result tree, with outcome, independence and a bounded log in a receipt
+ * and the result JSON, while the lease is still running (busy for reject
+ * and gc; a cancel meanwhile ends it cancelled, and it stays so: 0); then
+ * running -> result_ready. Idempotent: a result_ready
  * lease returns 0 at once. Errors fail a running lease with result_error
  * (the workspace is kept). Needs lease_git_init.
  */
@@ -556,7 +557,6 @@ struct lease_apply_opts {
 	const struct lease_result_policy *policy;	/* NULL: defaults */
 	lease_check_run_cb run_check;
 	void *ud;
-	const char *checks_dir;		/* as in lease_result_opts */
 	lease_teardown_cb before_teardown;	/* optional */
 	void *teardown_ud;
 };

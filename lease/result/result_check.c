@@ -198,7 +198,7 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 	struct lease_check_outcome oc;
 	struct lease_check_run run;
 	json_t *inputs = json_array(), *e;
-	char *dir, *base, name[32];
+	char *dir, *base, name[32], why[600];
 	bool independent = true;
 	size_t k, n = 0;
 	int rc;
@@ -213,16 +213,10 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 	}
 	memset(&oc, 0, sizeof oc);
 	oc.exit_code = -1;
-	if (c->checks_dir != NULL) {
-		base = strdup(c->checks_dir);
-		n = strlen(c->checks_dir) + LEASE_ID_LEN + 32;
-		if ((dir = malloc(n)) != NULL)
-			snprintf(dir, n, "%s/%s.%zu", c->checks_dir, c->id, i);
-	} else {
-		snprintf(name, sizeof name, "checks/%zu", i);
-		base = lease__rctx_path(c, "checks");
-		dir = lease__rctx_path(c, name);
-	}
+	/* In the lease's own directory, never a machine-wide one. */
+	snprintf(name, sizeof name, "checks/%zu", i);
+	base = lease__rctx_path(c, "checks");
+	dir = lease__rctx_path(c, name);
 	if (base == NULL || dir == NULL) {
 		free(base);
 		free(dir);
@@ -258,8 +252,18 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 		if (oc.log_len > LEASE_RESULT_LOG_MAX)
 			oc.log_len = LEASE_RESULT_LOG_MAX;
 	}
-	if (lease__fs_rmtree(dir) < 0) {
-		/* a leftover copy is removed with the lease directory */
+	/*
+	 * The copy goes now; if it cannot, that is said in the receipt and
+	 * the lease's cleanup stays failed until reject, gc or reconcile
+	 * remove the lease's directory (SPEC 9.2).
+	 */
+	if ((rc = lease__fs_rmtree(dir)) < 0) {
+		snprintf(why, sizeof why, "check copy %s not removed: %s", dir,
+		    strerror(-rc));
+		if (lease_record_set_cleanup(c->s, c->id, LEASE_CLEANUP_FAILED,
+		    why) < 0) {
+			/* the receipt below still says so */
+		}
 	}
 	free(dir);
 	free(base);
@@ -275,6 +279,9 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 		return -ENOMEM;
 	json_array_append(all, e);
 	json_object_set_new(e, "log", lease__gate_json_bytes(log, oc.log_len));
+	json_object_set_new(e, "copy_removed", json_boolean(rc >= 0));
+	if (rc < 0)
+		json_object_set_new(e, "copy_error", json_string(why));
 	json_object_set_new(e, "commit", lease__result_str(lease__rctx_str(c,
 	    "commit")));
 	return lease__rctx_receipt(c, "check", e);

@@ -78,7 +78,6 @@ struct lease__rctx {
 	struct lease_result_policy pol;
 	lease_check_run_cb run;
 	void *ud;
-	const char *checks_dir;		/* NULL: <rdir>/checks */
 	struct json_t *result;		/* the result JSON (owned) */
 	struct lease_manifest *m;	/* the current result's manifest */
 };

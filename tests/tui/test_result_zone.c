@@ -131,7 +131,7 @@ START_TEST(test_result_zone_checks)
 	lt_write(ws, "src/new.c", "int fresh;\n");
 	free(ws);
 
-	rc = tui_checks_finish(&ctx, id, NULL, NULL);
+	rc = tui_checks_finish(&ctx, id, NULL, NULL, NULL);
 	ck_assert_msg(rc == 0, "finish: %d %s", rc,
 	    lease_store_errmsg(ctx.store));
 	ck_assert_int_eq(lease_record_get(ctx.store, id, &r), 0);

@@ -475,7 +475,7 @@ const struct tui_cmd tui_cmd_send = {
 static int
 cancel_exec(struct tui_ctx *c, int argc, char **argv)
 {
-	struct lease_record rec;
+	struct lease_record rec, now;
 	struct pty_holder_client *cl = NULL;
 	int rc;
 
@@ -510,6 +510,15 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 		while ((r = pty_holder_client_recv(cl, &type, &p, &plen,
 		    10000)) == 1 && type != PTY_W_EXIT)
 			;
+		/*
+		 * Its agent had exited already (its checks ran): the holder
+		 * stops them, then closes; the journal says how it ended.
+		 */
+		if (r < 0 && lease_record_get(c->store, rec.id, &now) == 0) {
+			if (now.state == LEASE_STATE_CANCELLED)
+				r = 1;
+			lease_record_clear(&now);
+		}
 		if (r != 1)
 			rc = tui_ctx_err(c, "lease %s did not end in time",
 			    rec.id);

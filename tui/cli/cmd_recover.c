@@ -104,7 +104,7 @@ stop_lost(struct tui_ctx *c, const char *id)
 		if (tui_sandbox_teardown(c, c->store, id, err, sizeof err) < 0)
 			fprintf(stderr, "corral reconcile: %s: %s\n", id, err);
 		else if ((rc = tui_checks_finish(c, id, "holder_lost",
-		    secret)) < 0 && rc != LEASE_EINVALID) /* quarantined: ok */
+		    secret, NULL)) < 0 && rc != LEASE_EINVALID) /* quarantined: ok */
 			fprintf(stderr, "corral reconcile: %s: result: %s\n",
 			    id, lease_store_errmsg(c->store));
 		if (secret != NULL) {

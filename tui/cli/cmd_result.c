@@ -560,14 +560,13 @@ apply_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_usage(c, "expected one lease ID or name");
 	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
-	if (tui_checks_env_new(&rec, &env, err, sizeof err) < 0) {
+	if (tui_checks_env_new(c, &rec, NULL, &env, err, sizeof err) < 0) {
 		lease_record_clear(&rec);
 		return tui_ctx_err(c, "%s", err);
 	}
 	ao.policy = tui_checks_env_policy(env);
 	ao.run_check = tui_checks_run;
 	ao.ud = env;
-	ao.checks_dir = tui_checks_dir();
 	ao.before_teardown = tui_checks_before_teardown;
 	ao.teardown_ud = c;
 	lease_git_init();

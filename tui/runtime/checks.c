@@ -6,13 +6,16 @@
  * tree) and tui_checks_finish, the one call the holder makes when its
  * agent has ended (and reconciliation makes for a lost holder).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,12 +26,20 @@
 
 extern char **environ;
 
-#define RESULT_RUN_DIR "/run/corral"		/* machine-wide, 0755 */
-#define RESULT_CHECKS_DIR RESULT_RUN_DIR "/checks"
-#define RESULT_CHECK_TIMEOUT_MS (30ull * 60 * 1000)
-#define RESULT_TREE_DEPTH 512
+/* A check's limits where the lease's policy sets none (SPEC 8.4). */
+#define TUI_CHECK_TIMEOUT_S (15ull * 60)
+#define TUI_CHECK_DISK (1ull << 30)
+#define TUI_CHECK_INODES 262144ull
+/* Less than this left of the bounded copy: the run ran into its limit. */
+#define TUI_CHECK_FULL_BYTES (1ull << 20)
+#define TUI_CHECK_FULL_INODES 16
+
 
 struct tui_checks_env {
+	struct tui_ctx *ctx;	/* its journal: each run's resources */
+	char *secret;		/* the minted credential, scrubbed from logs */
+	unsigned runs;
+	struct tui_checks_stop *stop;	/* or NULL */
 	struct sbx_policy *sbx;
 	struct lease_result_policy pol;
 	struct lease_check *checks;
@@ -42,6 +53,10 @@ tui_checks_env_free(struct tui_checks_env *e)
 {
 	if (e == NULL)
 		return;
+	if (e->secret != NULL) {
+		explicit_bzero(e->secret, strlen(e->secret));
+		free(e->secret);
+	}
 	sbx_policy_free(e->sbx);
 	free(e->checks);
 	free(e->argvs);
@@ -84,17 +99,30 @@ tui_checks_review_flags(struct lease_flag_rules *out, char *err, size_t errsz)
 }
 
 int
-tui_checks_env_new(const struct lease_record *r, struct tui_checks_env **out,
-    char *err, size_t errsz)
+tui_checks_env_new(struct tui_ctx *c, const struct lease_record *r,
+    const char *secret, struct tui_checks_env **out, char *err, size_t errsz)
 {
 	struct sbx_policy_error perr;
 	struct tui_checks_env *e;
+	char *dir;
 	size_t i;
 	int rc = 0;
 
 	*out = NULL;
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return -ENOMEM;
+	e->ctx = c;
+	/* The holder's, or one still stored (not yet revoked). */
+	if (secret != NULL) {
+		if ((e->secret = strdup(secret)) == NULL) {
+			tui_checks_env_free(e);
+			return -ENOMEM;
+		}
+	} else if ((dir = tui_ctx_lease_dir(c, r->id)) != NULL) {
+		if (sbx_cred_read(dir, &e->secret) < 0)
+			e->secret = NULL;
+		free(dir);
+	}
 	lease_result_policy_defaults(&e->pol);
 	if ((rc = tui_checks_review_flags(&e->rules, err, errsz)) < 0) {
 		tui_checks_env_free(e);
@@ -148,37 +176,6 @@ tui_checks_env_new(const struct lease_record *r, struct tui_checks_env **out,
 	return 0;
 }
 
-/* chown a fresh tree we wrote ourselves, without following links. */
-static int
-chown_tree(int dirfd, const char *name, uid_t uid, gid_t gid, int depth)
-{
-	struct dirent *d;
-	struct stat sb;
-	DIR *dir;
-	int fd, rc = 0;
-
-	if (depth > RESULT_TREE_DEPTH)
-		return -ELOOP;
-	if (fchownat(dirfd, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	if (!S_ISDIR(sb.st_mode))
-		return 0;
-	if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0)
-		return -errno;
-	if ((dir = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -errno;
-	}
-	while (rc == 0 && (d = readdir(dir)) != NULL)
-		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
-			rc = chown_tree(fd, d->d_name, uid, gid, depth + 1);
-	closedir(dir);
-	return rc;
-}
-
 /* The exec zone's tools, as one short line for the receipt. */
 static void
 tool_versions(char *out, size_t sz)
@@ -195,86 +192,270 @@ tool_versions(char *out, size_t sz)
 	free(text);
 }
 
-int
-tui_checks_run(const struct lease_check_run *run,
-    struct lease_check_outcome *oc, void *ud)
-{
-	struct tui_checks_env *e = ud;
-	struct sbx_exec_opts eo;
-	struct sbx_exec_result res;
-	struct sbx_request req;
-	struct sbx_mount mnt[64];
-	struct sbx_plan *plan = NULL;
-	char **env = NULL;
-	unsigned slot = 0;
-	size_t i, n;
-	uid_t uid;
-	gid_t gid;
-	int rc, ws;
+struct logbuf {
+	char *p;
+	size_t len, max;
+};
 
-	memset(&res, 0, sizeof res);
-	/*
-	 * A uid of its own for the run, never another lease's, its claim
-	 * scoped to the run's copy: no state directory names it as its own.
-	 */
-	if ((rc = sbx_uid_claim(SBX_UID_DIR, run->dir, run->id, &slot)) < 0) {
-		oc->status = LEASE_CHECK_ERROR;
-		snprintf(oc->detail, sizeof oc->detail, "no uid slot: %s",
-		    sbx_strerror(rc));
-		return 0;
+static void
+log_put(const char *buf, size_t len, void *ud)
+{
+	struct logbuf *l = ud;
+	size_t take = l->max - l->len < len ? l->max - l->len : len;
+
+	memcpy(l->p + l->len, buf, take);
+	l->len += take;
+}
+
+/*
+ * The log: stdout then stderr, each through the scrubber when the lease
+ * has a minted credential (SPEC 8.5: the same one as the transcript's),
+ * capped at run->log_max. True when something was cut.
+ */
+static bool
+put_log(const struct tui_checks_env *e, const struct lease_check_run *run,
+    const struct sbx_exec_result *res, size_t *len)
+{
+	struct logbuf l = { run->log, 0, run->log_max };
+	const char *part[2] = { res->out, res->err };
+	size_t plen[2] = { res->out_len, res->err_len };
+	struct sbx_scrub *sc;
+
+	for (int i = 0; i < 2; i++) {
+		if (e->secret == NULL) {
+			log_put(part[i], plen[i], &l);
+			continue;
+		}
+		/* NULL on ENOMEM: then nothing of it, never the raw bytes */
+		if ((sc = sbx_scrub_new(e->secret)) == NULL)
+			continue;
+		sbx_scrub_feed(sc, part[i], plen[i], log_put, &l);
+		sbx_scrub_flush(sc, log_put, &l);
+		sbx_scrub_free(sc);
 	}
-	if ((rc = sbx_uid_of_slot(slot, &uid, &gid)) < 0 ||
-	    (rc = chown_tree(AT_FDCWD, run->dir, uid, gid, 0)) < 0) {
-		oc->status = LEASE_CHECK_ERROR;
-		snprintf(oc->detail, sizeof oc->detail, "cannot hand the copy "
-		    "to uid %u: %s", (unsigned)uid, strerror(-rc));
-		goto out;
+	*len = l.len;
+	return l.len == l.max;
+}
+
+/*
+ * The limit a run hit, by name (SPEC 8.4), or NULL. A bound the run ran
+ * into (time, output, memory, pids, the copy's disk or inodes) fails it
+ * whatever it exits with; a signal's rlimit names why it failed.
+ */
+static const char *
+limit_hit(const struct sbx_exec_result *res, const struct sbx_running *zone,
+    const char *copy, bool failed)
+{
+	struct sbx_usage u;
+	struct statvfs vs;
+
+	if (res->timed_out)
+		return "timeout";
+	if (res->output_killed)
+		return "output";
+	if (sbx_adapter_bwrap.usage(zone, &u) == 0 && u.limit != NULL)
+		return u.limit;
+	/* the bounded copy is full, but for ext4's rounding */
+	if (statvfs(copy, &vs) == 0 && vs.f_blocks > 0) {
+		if ((unsigned long long)vs.f_bavail * vs.f_frsize <
+		    TUI_CHECK_FULL_BYTES)
+			return "disk";
+		if (vs.f_files > 0 && vs.f_favail < TUI_CHECK_FULL_INODES)
+			return "inodes";
 	}
+	if (failed && WIFSIGNALED(res->wstatus) &&
+	    WTERMSIG(res->wstatus) == SIGXFSZ)
+		return "file_size";
+	if (failed && WIFSIGNALED(res->wstatus) &&
+	    WTERMSIG(res->wstatus) == SIGXCPU)
+		return "cpu_time";
+	return NULL;
+}
+
+static long long
+wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The zone's command line and mounts, for a run as uid/gid. */
+static int
+exec_plan(const struct tui_checks_env *e, const struct lease_check_run *run,
+    const char *cid, const struct sbx_limits *lim, const struct sbx_running *zone,
+    char **env, const char **faketime, struct sbx_plan **plan)
+{
+	struct sbx_mount mnt[64];
+	struct sbx_request req;
+	size_t i, n;
+
 	memset(&req, 0, sizeof req);
-	req.id = run->id;
+	req.id = cid;
 	req.workspace = run->dir;
 	req.cmd = run->check->argv;
-	req.uid = uid;
-	req.gid = gid;
-	req.limits = &e->sbx->limits;
+	req.limits = lim;
+	req.env = env;
 	req.source_date_epoch = run->source_date_epoch;
-	req.faketime = sbx_bwrap_faketime_path();
+	req.faketime = *faketime = sbx_bwrap_faketime_path();
 	for (i = 0, n = 0; i < e->sbx->nmounts_ro && n < 64; i++, n++) {
 		mnt[n].src = e->sbx->mounts_ro[i];
 		mnt[n].dst = e->sbx->mounts_ro[i];
 	}
 	req.ro_binds = mnt;
 	req.nro_binds = (int)n;
-	if ((rc = sbx_policy_env(e->sbx, environ, &env)) == 0) {
-		req.env = env;
-		rc = sbx_bwrap_exec_plan(&req, &plan);
+	return sbx_bwrap_run_exec_plan(zone, &req, plan);
+}
+
+/* ---- stopping them -------------------------------------------------------- */
+
+void
+tui_checks_stop_init(struct tui_checks_stop *s)
+{
+	memset(s, 0, sizeof *s);
+	pthread_mutex_init(&s->mu, NULL);
+}
+
+void
+tui_checks_stop_request(struct tui_checks_stop *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->requested = true;
+	/* never blocks: the run's own thread waits for it and tears down */
+	if (s->zone != NULL && sbx_adapter_bwrap.signal(s->zone, SIGKILL) < 0) {
+		/* its timeout still ends it */
 	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+void
+tui_checks_stop_destroy(struct tui_checks_stop *s)
+{
+	pthread_mutex_destroy(&s->mu);
+}
+
+void
+tui_checks_env_stop(struct tui_checks_env *e, struct tui_checks_stop *s)
+{
+	e->stop = s;
+}
+
+/* Publish the run's zone for a stop request, unless one came: false. */
+static bool
+stop_track(struct tui_checks_env *e, struct sbx_running *zone)
+{
+	bool go = true;
+
+	if (e->stop == NULL)
+		return true;
+	pthread_mutex_lock(&e->stop->mu);
+	if (zone != NULL && e->stop->requested)
+		go = false;
+	else
+		e->stop->zone = zone;
+	pthread_mutex_unlock(&e->stop->mu);
+	return go;
+}
+
+static bool
+stopped(const struct tui_checks_env *e)
+{
+	bool r = false;
+
+	if (e->stop != NULL) {
+		pthread_mutex_lock(&e->stop->mu);
+		r = e->stop->requested;
+		pthread_mutex_unlock(&e->stop->mu);
+	}
+	return r;
+}
+
+int
+tui_checks_run(const struct lease_check_run *run,
+    struct lease_check_outcome *oc, void *ud)
+{
+	struct tui_checks_env *e = ud;
+	struct sbx_limits lim = e->sbx->limits, plim;
+	struct sbx_exec_opts eo;
+	struct sbx_exec_result res;
+	struct sbx_request req;
+	struct sbx_plan *plan = NULL;
+	struct sbx_running *zone = NULL;
+	const char *why, *faketime = NULL;
+	char **env = NULL, cid[128], err[512];
+	unsigned long long limit_s;
+	int rc;
+
+	memset(&res, 0, sizeof res);
+	oc->status = LEASE_CHECK_ERROR;
+	if (e->ctx == NULL || tui_ctx_store(e->ctx) == NULL) {
+		snprintf(oc->detail, sizeof oc->detail, "no journal");
+		return 0;
+	}
+	/*
+	 * Its own exact ID, uid, cgroups (the lease's limits) and bounded
+	 * copy, each journaled under the lease before it exists (SPEC 8.4,
+	 * 9.2): every teardown of the lease finds and stops it.
+	 */
+	snprintf(cid, sizeof cid, "%s.%lld.%u", run->id, wall_ms(), ++e->runs);
+	if (lim.disk == 0)
+		lim.disk = TUI_CHECK_DISK;
+	if (lim.inodes == 0)
+		lim.inodes = TUI_CHECK_INODES;
+	memset(&req, 0, sizeof req);
+	req.id = cid;
+	req.workspace = run->dir;
+	req.limits = &lim;
+	req.scope = e->ctx->state_dir;
+	rc = tui_sandbox_check_provision(e->ctx, e->ctx->store, run->id, &req,
+	    &zone, err, sizeof err);
 	if (rc < 0) {
-		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "exec zone: %.200s", err);
+		goto out;
+	}
+	/*
+	 * The cgroup's pids.max bounds the run and counts what it refused
+	 * (the limit's name); RLIMIT_NPROC, which the kernel counts per uid
+	 * across user namespaces and which bwrap's own processes use up
+	 * first, stays a backstop above it.
+	 */
+	plim = lim;
+	if (plim.pids > 0)
+		plim.pids = plim.pids * 2 + 16;
+	if ((rc = sbx_policy_env(e->sbx, environ, &env)) == 0 &&
+	    (rc = exec_plan(e, run, cid, &plim, zone, env, &faketime,
+	    &plan)) == 0)
+		rc = 0;
+	if (rc < 0) {
 		snprintf(oc->detail, sizeof oc->detail, "exec zone: %s",
 		    sbx_strerror(rc));
 		goto out;
 	}
 	memset(&eo, 0, sizeof eo);
 	eo.cap = run->log_max;
-	eo.timeout_ms = e->sbx->limits.wall_time > 0 ?
-	    e->sbx->limits.wall_time * 1000 : RESULT_CHECK_TIMEOUT_MS;
+	/* [checks] timeout, never past the lease's wall time */
+	limit_s = e->sbx->check_timeout > 0 ? e->sbx->check_timeout :
+	    TUI_CHECK_TIMEOUT_S;
+	if (lim.wall_time > 0 && lim.wall_time < limit_s)
+		limit_s = lim.wall_time;
+	eo.timeout_ms = limit_s * 1000;
 	eo.stdin_fd = -1;
-	if ((rc = sbx_exec_run(plan, &eo, &res)) < 0) {
-		oc->status = LEASE_CHECK_ERROR;
+	if (!stop_track(e, zone)) {
+		snprintf(oc->detail, sizeof oc->detail, "cancelled");
+		goto out;
+	}
+	rc = sbx_exec_run(plan, &eo, &res);
+	(void)stop_track(e, NULL);
+	if (rc < 0) {
 		snprintf(oc->detail, sizeof oc->detail, "cannot start: %s",
 		    sbx_strerror(rc));
 		goto out;
 	}
-	oc->faketime = req.faketime != NULL;
+	oc->faketime = faketime != NULL;
 	oc->duration_ms = (int64_t)res.wall_ms;
-	oc->log_truncated = res.truncated;
-	n = res.out_len < run->log_max ? res.out_len : run->log_max;
-	memcpy(run->log, res.out, n);
-	ws = n + res.err_len < run->log_max ? (int)res.err_len :
-	    (int)(run->log_max - n);
-	memcpy(run->log + n, res.err, (size_t)ws);
-	oc->log_len = n + (size_t)ws;
+	oc->log_truncated = put_log(e, run, &res, &oc->log_len) ||
+	    res.truncated;
 	if (WIFEXITED(res.wstatus)) {
 		oc->exit_code = WEXITSTATUS(res.wstatus);
 		oc->status = oc->exit_code == 0 && !res.timed_out ?
@@ -284,32 +465,37 @@ tui_checks_run(const struct lease_check_run *run,
 		    0;
 		oc->status = LEASE_CHECK_FAIL;
 	}
-	if (res.timed_out)
-		snprintf(oc->detail, sizeof oc->detail, "timed out");
-	else
+	if ((why = limit_hit(&res, zone, run->dir, oc->status !=
+	    LEASE_CHECK_PASS)) != NULL) {
+		oc->status = LEASE_CHECK_FAIL;
+		snprintf(oc->detail, sizeof oc->detail, "limit: %s%s", why,
+		    stopped(e) ? " (cancelled)" : "");
+	} else if (stopped(e)) {
+		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "cancelled");
+	} else
 		tool_versions(oc->detail, sizeof oc->detail);
 out:
 	sbx_exec_result_clear(&res);
 	sbx_plan_free(plan);
 	sbx_strv_free(env);
-	TUI_BEST_EFFORT(sbx_uid_release(SBX_UID_DIR, slot, run->dir, run->id));
+	sbx_adapter_bwrap.detach(zone);
+	/* Nothing of the run outlives it: stopped, by exact ID, journaled. */
+	if ((rc = tui_sandbox_teardown(e->ctx, e->ctx->store, run->id, err,
+	    sizeof err)) < 0) {
+		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "teardown: %.200s", err);
+	} else if ((rc = sbx_workspace_release(run->dir)) < 0) {
+		oc->status = LEASE_CHECK_ERROR;
+		snprintf(oc->detail, sizeof oc->detail, "%s: %s", run->dir,
+		    strerror(-rc));
+	}
 	return 0;
-}
-
-/* Where check copies go: reachable by the check's uid (0711 parents). */
-const char *
-tui_checks_dir(void)
-{
-	if (mkdir(RESULT_RUN_DIR, 0755) < 0 && errno != EEXIST)
-		return NULL;
-	if (mkdir(RESULT_CHECKS_DIR, 0711) < 0 && errno != EEXIST)
-		return NULL;
-	return RESULT_CHECKS_DIR;
 }
 
 int
 tui_checks_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
-    const char *secret)
+    const char *secret, struct tui_checks_stop *stop)
 {
 	struct lease_result_policy pol;
 	struct lease_result_opts o;
@@ -322,12 +508,13 @@ tui_checks_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
 		return -EIO;
 	if ((rc = lease_record_get(c->store, id, &r)) < 0)
 		return rc;
-	rc = tui_checks_env_new(&r, &e, err, sizeof err);
+	rc = tui_checks_env_new(c, &r, secret, &e, err, sizeof err);
 	lease_record_clear(&r);
 	if (rc < 0) {
 		fprintf(stderr, "corral: lease %s: %s\n", id, err);
 		return rc;
 	}
+	e->stop = stop;
 	memset(&o, 0, sizeof o);
 	pol = *tui_checks_env_policy(e);
 	pol.secret = secret;	/* SPEC 8.5: refused in any result */
@@ -335,7 +522,6 @@ tui_checks_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
 	o.run_check = tui_checks_run;
 	o.ud = e;
 	o.fail_reason = fail_reason;
-	o.checks_dir = tui_checks_dir();
 	lease_git_init();
 	rc = lease_result_finish(c->store, c->state_dir, id, &o);
 	lease_git_shutdown();

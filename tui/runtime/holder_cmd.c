@@ -81,7 +81,7 @@ tui_holder_cmd_finish(struct tui_ctx *c, const char *id, bool ran,
 	}
 	if (!ran)
 		return;
-	rc = tui_checks_finish(c, id, fail_reason, NULL);
+	rc = tui_checks_finish(c, id, fail_reason, NULL, NULL);
 	/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
 	if (rc < 0 && rc != LEASE_EINVALID)
 		fprintf(stderr, "corral holder %s: result: %s\n", id,

@@ -57,6 +57,7 @@ struct hmain {
 	uv_work_t work;
 	struct tui_ctx wctx;		/* its own journal handle */
 	bool async;
+	struct tui_checks_stop stop;	/* cancel while checks run */
 };
 
 static void finish_start(struct hmain *);
@@ -331,7 +332,7 @@ finish_sbx(struct hmain *m, struct tui_ctx *c)
 	if (tui_holder_sbx_finish(m->sbx, c) == 0 &&
 	    m->holder_ident[0] != '\0') {
 		frc = tui_checks_finish(c, m->id, m->fail_reason[0] != '\0' ?
-		    m->fail_reason : NULL, secret);
+		    m->fail_reason : NULL, secret, &m->stop);
 		/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
 		if (frc < 0 && frc != LEASE_EINVALID)
 			fprintf(stderr, "corral holder %s: result: %s\n",
@@ -384,6 +385,32 @@ finish_start(struct hmain *m)
 		m->async = true;
 	else
 		pty_holder_finished(m->ph);
+}
+
+/*
+ * The operator's cancel once the agent has exited, while the result is
+ * made and its checks run (SPEC 5.5, 7.3): the lease, still running, ends
+ * cancelled now, no further check starts and the one running is killed
+ * (tui_checks_run then tears it down). Refused once the lease moved on
+ * (result_ready, failed).
+ */
+static int
+on_cancel_held(void *ud)
+{
+	struct hmain *m = ud;
+	int rc;
+
+	if (m->sbx == NULL || m->ctx->store == NULL)
+		return -EINVAL;
+	if ((rc = lease_record_transition(m->ctx->store, m->id,
+	    LEASE_EV_CANCEL, "cancelled by the operator while its checks "
+	    "ran", NULL)) < 0)
+		return rc;
+	journal_err(m, lease_record_set_activity(m->ctx->store, m->id,
+	    LEASE_ACT_CANCELLED, "cancelled by the operator"));
+	snprintf(m->fail_reason, sizeof m->fail_reason, "cancelled");
+	tui_checks_stop_request(&m->stop);
+	return 0;
 }
 
 static int
@@ -452,6 +479,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		return TUI_EXIT_FAIL;
 	}
 	memset(&m, 0, sizeof m);
+	tui_checks_stop_init(&m.stop);
 	if (rec.name != NULL)
 		snprintf(m.name, sizeof m.name, "%s", rec.name);
 	lease_record_clear(&rec);
@@ -520,6 +548,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		ho.hooks.running = on_running;
 		ho.hooks.closing = on_closing;
 		ho.hooks.signal_agent = on_signal_agent;
+		ho.hooks.cancel_held = on_cancel_held;
 	}
 	rules = tui_ctx_rules_load(c, rules_error, &m);
 	ho.rules = rules;
@@ -588,6 +617,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	sbx_plan_free(plan);
 	tui_holder_sbx_free(m.sbx);
 	sbx_scrub_free(m.scrub);
+	tui_checks_stop_destroy(&m.stop);
 	free(m.sock);
 	free(dir);
 	return rc < 0 ? TUI_EXIT_FAIL : TUI_EXIT_OK;

@@ -10,6 +10,7 @@
 #ifndef CORRAL_TUI_RUNTIME_H
 #define CORRAL_TUI_RUNTIME_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -133,8 +134,24 @@ struct lease_result_policy;
  * lease's minted credential while the holder still has it, or NULL; a
  * result holding it is refused (LEASE_GATE_CREDENTIAL, SPEC 8.5).
  */
+struct tui_checks_stop;
 int tui_checks_finish(struct tui_ctx *, const char *id,
-    const char *fail_reason, const char *secret);
+    const char *fail_reason, const char *secret, struct tui_checks_stop *);
+
+/*
+ * Stopping a lease's checks from another thread (the holder's loop while
+ * tui_checks_finish runs on a worker, SPEC 5.5): once requested no check
+ * starts, and the one running gets SIGKILL through its cgroups. Pass it to
+ * tui_checks_finish (NULL: none).
+ */
+struct tui_checks_stop {
+	pthread_mutex_t mu;
+	bool requested;
+	struct sbx_running *zone;	/* the run in progress, or NULL */
+};
+void tui_checks_stop_init(struct tui_checks_stop *);
+void tui_checks_stop_request(struct tui_checks_stop *);
+void tui_checks_stop_destroy(struct tui_checks_stop *);
 
 /*
  * The review-flag patterns: the shipped ones and the operator's
@@ -145,22 +162,38 @@ struct lease_flag_rules;
 int tui_checks_review_flags(struct lease_flag_rules *out, char *err,
     size_t errsz);
 
-/* The lease's policy as result caps and checks (sandbox-adapters' INI). */
+/*
+ * The lease's policy as result caps and checks (sandbox-adapters' INI),
+ * with c's journal for each run's resources and the secret its logs are
+ * scrubbed of: the given one, else a credential still stored in the lease
+ * directory (SPEC 8.5).
+ */
 struct tui_checks_env;
-int tui_checks_env_new(const struct lease_record *,
-    struct tui_checks_env **out, char *err, size_t errsz);
+int tui_checks_env_new(struct tui_ctx *c, const struct lease_record *,
+    const char *secret, struct tui_checks_env **out, char *err,
+    size_t errsz);
+/* Where tui_checks_run looks for a stop request (NULL: none). */
+void tui_checks_env_stop(struct tui_checks_env *, struct tui_checks_stop *);
 void tui_checks_env_free(struct tui_checks_env *);
 const struct lease_result_policy *tui_checks_env_policy(
     const struct tui_checks_env *);
 /*
  * A lease_check_run_cb (ud: the tui_checks_env): one check in the exec
- * zone (sbx_bwrap_exec_plan + sbx_exec_run), as a uid slot claimed for the
- * run, on the copy lease/ made; the log is stdout then stderr, capped.
+ * zone (SPEC 7.3, 8.2, 8.4). The run gets an ID of its own under the
+ * lease and, through the bwrap adapter's .provision, each journaled
+ * under the lease: a uid slot, cgroups with the lease's limits (memory
+ * and swap, pids, cpu, freezer) and the copy lease/ made in the lease
+ * directory moved into a bounded image (the lease's disk and inodes
+ * limits). It runs there (sbx_bwrap_exec_plan, the copy bound privately,
+ * sbx_exec_run) for at most [checks] timeout (never past wall_time); a
+ * limit hit fails it with detail "limit: NAME" (timeout, memory, pids,
+ * disk, inodes, file_size, cpu_time, output). The log is stdout then
+ * stderr, scrubbed of the credential, capped. Then everything of the run
+ * is torn down by exact ID; a teardown failure is the check's error and
+ * leaves the lease's cleanup failed (retried by reject, gc, reconcile).
  */
 int tui_checks_run(const struct lease_check_run *,
     struct lease_check_outcome *, void *ud);
-/* Where check copies go (/run/corral/checks), or NULL: the lease dir. */
-const char *tui_checks_dir(void);
 /*
  * A lease_teardown_cb (ud: the tui_ctx) for reject and apply: unmounts a
  * bwrap lease's workspace image (sbx_workspace_release) so

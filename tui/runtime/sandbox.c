@@ -157,7 +157,28 @@ struct jsteps {
 	struct lease_store *st;
 	const char *id;
 	bool faults;	/* provisioning: the crash points of each step */
+	/* a check run's: its tag line before each identity (j_ident) */
+	const char *tag;
+	size_t taglen;		/* of tag; 0: all of it */
+	char buf[8192];
 };
+
+/*
+ * The journal identity of a check run's resource: "check:CHECKID:COPY\n"
+ * then the adapter's identity, so each is unique to its run and the
+ * lease's teardown knows whose it is and where its copy is.
+ */
+static const char *
+j_ident(struct jsteps *j, const char *ident)
+{
+	if (j->tag == NULL)
+		return ident;
+	if ((size_t)snprintf(j->buf, sizeof j->buf, "%.*s%s", j->taglen > 0 ?
+	    (int)j->taglen : (int)strlen(j->tag), j->tag, ident) >=
+	    sizeof j->buf)
+		return NULL;
+	return j->buf;
+}
 
 static int
 res_kind(const char *kind, enum lease_resource *k)
@@ -189,6 +210,8 @@ j_plan(void *ud, const char *kind, const char *ident)
 	enum lease_resource k;
 	int rc;
 
+	if ((ident = j_ident(j, ident)) == NULL)
+		return -ENAMETOOLONG;
 	if ((rc = res_kind(kind, &k)) < 0 ||
 	    (rc = lease_resource_plan(j->st, j->id, k, ident,
 	    NULL)) < 0)
@@ -205,6 +228,8 @@ j_created(void *ud, const char *kind, const char *ident)
 	int rc;
 
 	fault(j, kind, "created");
+	if ((ident = j_ident(j, ident)) == NULL)
+		return -ENAMETOOLONG;
 	if ((rc = res_kind(kind, &k)) < 0 ||
 	    (rc = lease_resource_created(j->st, j->id, k, ident)) < 0)
 		return rc;
@@ -219,6 +244,8 @@ j_removed(void *ud, const char *kind, const char *ident)
 	enum lease_resource k;
 	int rc;
 
+	if ((ident = j_ident(j, ident)) == NULL)
+		return -ENAMETOOLONG;
 	if ((rc = res_kind(kind, &k)) < 0)
 		return rc;
 	return lease_resource_removed(j->st, j->id, k, ident);
@@ -238,6 +265,8 @@ jsteps_init(struct sbx_steps *s, struct jsteps *j, struct lease_store *st,
 	j->st = st;
 	j->id = id;
 	j->faults = faults;
+	j->tag = NULL;
+	j->taglen = 0;
 	s->plan = j_plan;
 	s->created = j_created;
 	s->removed = j_removed;
@@ -560,7 +589,7 @@ tui_sandbox_policy_text(const struct sbx_policy *p)
 	tlist(&b, "allow", p->env_allow, p->nenv_allow);
 	tput(&b, "[mounts]\n");
 	tlist(&b, "ro", p->mounts_ro, p->nmounts_ro);
-	tput(&b, "[checks]\n");
+	tput(&b, "[checks]\ntimeout = %llu\n", p->check_timeout);
 	for (size_t i = 0; i < p->nchecks; i++)
 		tput(&b, "%s = %s\n", p->checks[i].name, p->checks[i].cmd);
 	tput(&b, "[result]\nmax_files = %llu\nmax_file_bytes = %llu\n"
@@ -645,6 +674,112 @@ tui_sandbox_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 	return rc;
 }
 
+/* ---- a check run's exec zone (SPEC 7.3, 8.2, 8.4) ----------------------- */
+
+#define CHECK_TAG "check:"
+
+int
+tui_sandbox_check_provision(struct tui_ctx *c, struct lease_store *st,
+    const char *lease_id, const struct sbx_request *req,
+    struct sbx_running **out, char *err, size_t errsz)
+{
+	struct sbx_steps s;
+	struct jsteps j;
+	char tag[4096 + 256];
+
+	(void)c;
+	*out = NULL;
+	if (req->id == NULL || req->workspace == NULL ||
+	    strchr(req->id, ':') != NULL || strchr(req->id, '\n') != NULL ||
+	    strchr(req->workspace, '\n') != NULL ||
+	    (size_t)snprintf(tag, sizeof tag, CHECK_TAG "%s:%s\n", req->id,
+	    req->workspace) >= sizeof tag) {
+		snprintf(err, errsz, "bad check run ID or copy path");
+		return -EINVAL;
+	}
+	jsteps_init(&s, &j, st, lease_id, false);
+	j.tag = tag;
+	return sbx_bwrap_run_exec(req, &s, out, err, errsz);
+}
+
+/* The length of ident's check tag ("check:ID:COPY\n"), or 0: none. */
+static size_t
+check_tag_len(const char *ident)
+{
+	const char *nl;
+
+	if (strncmp(ident, CHECK_TAG, strlen(CHECK_TAG)) != 0 ||
+	    (nl = strchr(ident, '\n')) == NULL ||
+	    strchr(ident + strlen(CHECK_TAG), ':') == NULL ||
+	    strchr(ident + strlen(CHECK_TAG), ':') > nl)
+		return 0;
+	return (size_t)(nl - ident) + 1;
+}
+
+/*
+ * The check runs' resources among v[0..n) (not removed), one run at a
+ * time, each by its own exact ID with its copy's path, through the bwrap
+ * adapter (checks always run there). 0 or the first error.
+ */
+static int
+checks_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
+    struct lease_resource_row *v, size_t n, char *err, size_t errsz)
+{
+	struct sbx_resource *res;
+	struct sbx_request req;
+	struct sbx_steps s;
+	struct jsteps j;
+	bool *done;
+	int rc, first = 0;
+
+	(void)c;
+	if ((res = calloc(n + 1, sizeof *res)) == NULL ||
+	    (done = calloc(n + 1, sizeof *done)) == NULL) {
+		free(res);
+		snprintf(err, errsz, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char tag[4096 + 256], *cid, *copy;
+		size_t tl = check_tag_len(v[i].identity), k = 0;
+
+		if (done[i] || tl == 0 || v[i].state == LEASE_RS_REMOVED ||
+		    tl >= sizeof tag)
+			continue;
+		memcpy(tag, v[i].identity, tl);
+		tag[tl] = '\0';
+		for (size_t m = i; m < n; m++) {
+			if (done[m] || v[m].state == LEASE_RS_REMOVED ||
+			    strncmp(v[m].identity, tag, tl) != 0 ||
+			    (v[m].kind != LEASE_RES_CGROUP &&
+			    v[m].kind != LEASE_RES_SANDBOX))
+				continue;
+			done[m] = true;
+			res[k].kind = v[m].kind == LEASE_RES_CGROUP ?
+			    SBX_RES_CGROUP : SBX_RES_SANDBOX;
+			res[k++].identity = v[m].identity + tl;
+		}
+		/* tag is "check:ID:COPY\n": ID and COPY apart, in place */
+		tag[tl - 1] = '\0';
+		cid = tag + strlen(CHECK_TAG);
+		copy = strchr(cid, ':');
+		*copy++ = '\0';
+		memset(&req, 0, sizeof req);
+		req.id = cid;
+		req.workspace = copy;
+		jsteps_init(&s, &j, st, id, false);
+		j.tag = v[i].identity;
+		j.taglen = tl;
+		rc = k == 0 ? 0 : sbx_adapter_bwrap.teardown(&req, res, k, &s,
+		    err, errsz);
+		if (rc < 0 && first == 0)
+			first = rc;
+	}
+	free(done);
+	free(res);
+	return first;
+}
+
 size_t
 tui_sandbox_resources(const struct lease_resource_row *v, size_t n, bool made,
     struct sbx_resource *res)
@@ -654,6 +789,9 @@ tui_sandbox_resources(const struct lease_resource_row *v, size_t n, bool made,
 	for (size_t i = 0; i < n; i++) {
 		if (made ? v[i].state != LEASE_RS_CREATED :
 		    v[i].state == LEASE_RS_REMOVED)
+			continue;
+		/* a check run's are torn down by its own ID (checks_teardown) */
+		if (check_tag_len(v[i].identity) > 0)
 			continue;
 		if (v[i].kind == LEASE_RES_CGROUP)
 			res[k].kind = SBX_RES_CGROUP;
@@ -695,6 +833,12 @@ tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 	if ((res = calloc(n + 1, sizeof *res)) == NULL) {
 		rc = -ENOMEM;
 		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	/* A check run's first: it is what may still be running. */
+	if ((rc = checks_teardown(c, st, id, v, n, err, errsz)) < 0) {
+		TUI_BEST_EFFORT(lease_record_set_cleanup(st, id,
+		    LEASE_CLEANUP_FAILED, err));
 		goto out;
 	}
 	k = tui_sandbox_resources(v, n, false, res);
