@@ -65,11 +65,10 @@ no 'sbx_(cred_)?scrub' $(src 'pty/*')
 no "${inc}<uv\.h>" $(src 'lease/*' | grep -v '^lease/async\.c$')
 # The bwrap adapter is one place: outside sandbox-adapters/ nothing calls
 # its cgroup or uid-slot internals; a lease's holder goes through the
-# adapter's members (.attach, .enter, .signal, .usage, .stop, .detach).
-# Allowed until it provisions through the adapter (issue 15): the check
-# runner's uid claim for the exec zone in tui/runtime/checks.c.
+# adapter's members (.attach, .enter, .signal, .usage, .stop, .detach),
+# and a check run through its exec zone (sbx_bwrap_run_exec and _plan).
 no '(^|[^a-z0-9_])sbx_(cgroup|uid)_[a-z0-9_]+[[:space:]]*\(' \
-    $(src 'tui/*' 'lease/*' 'pty/*' | grep -v '^tui/runtime/checks\.c$')
+    $(src 'tui/*' 'lease/*' 'pty/*')
 if [ "$bad" -ne 0 ]; then
 	echo "boundaries: $bad file(s) break STYLE A"
 	exit 1

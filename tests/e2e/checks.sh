@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# checks.sh: the exec zone bounded like the agent zone (issue 15, items 1-4;
+# SPEC 7.3, 8.2, 8.4, 8.5, 9.2). A real sandboxed (bwrap) lease whose agent
+# rewrites the scripts its declared checks run: one allocates 1 GB under
+# memory = 256M, one writes 200 MiB under disk = 64M, one forks past
+# pids = 64 and leaves its children running, one sleeps past
+# [checks] timeout = 8s, one builds a tree 3,000 directories deep, and one
+# prints the minted credential the agent stored base64-encoded. Judged from
+# the host: each check fails with its limit's name, nothing of any check
+# outlives it (no process, no cgroup, no uid slot, no copy in /run/corral,
+# no mount), the lease's cleanup is not failed, and the credential is in
+# no receipt, review, show --json or file of the state directory. A second
+# lease is cancelled while its check runs: the check stops, the lease ends
+# cancelled. Takes 30-60 s.
+set -u
+. "$(dirname "$0")/lib.bash"
+
+[ "$(id -u)" = 0 ] || { echo "checks.sh needs root"; exit 1; }
+REPO=$TMP/app
+git init -q -b main "$REPO"
+git -C "$REPO" config user.email op@example.invalid
+git -C "$REPO" config user.name Op
+mkdir -p "$REPO/t" "$REPO/hostile"
+# The checks the operator declared, innocent as committed...
+for c in mem disk fork slow deep cred; do
+	printf 'echo %s fine\n' "$c" >"$REPO/t/$c.sh"
+done
+# ...and what the agent puts in their place.
+cat >"$REPO/hostile/mem.sh" <<'EOF'
+python3 -c 'x = b"a" * (1 << 30); print("ALLOCATED", len(x))'
+EOF
+cat >"$REPO/hostile/disk.sh" <<'EOF'
+head -c 200M /dev/zero >big; ls -l big; echo WROTE
+EOF
+cat >"$REPO/hostile/fork.sh" <<'EOF'
+i=0; while [ $i -lt 200 ]; do sleep 7317 & i=$((i + 1)); done; echo FORKED; exit 0
+EOF
+cat >"$REPO/hostile/slow.sh" <<'EOF'
+echo SLEEPING; exec sleep 7318
+EOF
+cat >"$REPO/hostile/deep.sh" <<'EOF'
+python3 -c '
+import os
+for i in range(3000):
+    os.mkdir("d"); os.chdir("d")
+print("DEEP", i + 1)'
+EOF
+cat >"$REPO/hostile/cred.sh" <<'EOF'
+echo "decoded: $(base64 -d .k)"
+EOF
+git -C "$REPO" add -A && git -C "$REPO" commit -qm base
+mkdir -p "$XDG_CONFIG_HOME/corral"
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
+[limits]
+wall_time = 300s
+memory = 256M
+disk = 64M
+inodes = 8192
+pids = 64
+[checks]
+timeout = 8s
+mem = sh t/mem.sh
+disk = sh t/disk.sh
+fork = sh t/fork.sh
+slow = sh t/slow.sh
+deep = sh t/deep.sh
+cred = sh t/cred.sh
+EOF
+CANARY="corralcanary$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+printf '#!/bin/sh\necho "%s"\n' "$CANARY" >"$TMP/mint.sh"
+printf '#!/bin/sh\ncat >/dev/null\n' >"$TMP/revoke.sh"
+chmod +x "$TMP/mint.sh" "$TMP/revoke.sh"
+cat >"$XDG_CONFIG_HOME/corral/credentials.ini" <<EOF
+[credentials]
+mint = $TMP/mint.sh
+revoke = $TMP/revoke.sh
+variable = ANTHROPIC_API_KEY
+EOF
+js() { "$CORRAL" show "$1" --json; }
+# within SECS CMD...: until CMD succeeds, at most SECS seconds
+within() {
+	local i secs=$1; shift
+	for i in $(seq $((secs * 5))); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
+# settled ID: its result and checks are recorded and its holder is gone.
+settled() {
+	"$CORRAL" wait "$1" --until result_ready,failed,cancelled --timeout 150 \
+		>/dev/null 2>&1
+	within 150 holder_gone "$1"
+}
+# detail ID CHECK: the recorded outcome of one check, "status detail"
+outcome() {
+	js "$1" | jq -r --arg c "$2" '.result.checks[] | select(.name == $c) |
+	    "\(.status) \(.detail)"'
+}
+# a host process whose command line is exactly "sleep N"
+sleeping() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)" = "sleep $1 " ] && return 0
+	done
+	return 1
+}
+
+T0=$(date +%s)
+ID=$(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name hostile -- /bin/sh -c \
+	'cp hostile/*.sh t/ && printf %s "$ANTHROPIC_API_KEY" | base64 >.k')
+check "the hostile lease starts" valid_id "$ID"
+settled "$ID"
+T1=$(date +%s)
+J=$(js "$ID")
+check "its result is ready (the agent exited 0)" jq_eq "$J" .lease_state result_ready
+echo "# $(outcome "$ID" mem) / $(outcome "$ID" disk) / $(outcome "$ID" fork)"
+echo "# $(outcome "$ID" slow) / $(outcome "$ID" deep) / $(outcome "$ID" cred)"
+check "1 GB under memory = 256M: the check fails, limit memory" \
+	test "$(outcome "$ID" mem)" = "fail limit: memory"
+check "... it never allocated it" bash -c "! js $ID | jq -r '.receipts[] |
+	select(.kind==\"check\" and .fields.name==\"mem\") | .fields.log' | grep -q ALLOCATED" 
+check "200 MiB under disk = 64M: the check fails, limit disk" \
+	test "$(outcome "$ID" disk)" = "fail limit: disk"
+check "200 forks under pids = 64: the check fails, limit pids" \
+	test "$(outcome "$ID" fork)" = "fail limit: pids"
+check "... and none of its children survive it (host /proc)" bash -c \
+	"$(declare -f sleeping); ! sleeping 7317"
+check "sleep past [checks] timeout = 8s: the check fails, limit timeout" \
+	test "$(outcome "$ID" slow)" = "fail limit: timeout"
+check "... its sleep is gone (host /proc)" bash -c \
+	"$(declare -f sleeping); ! sleeping 7318"
+check "... the whole lease took far less than wall_time" test $((T1 - T0)) -lt 120
+check "a tree 3,000 deep: the check passes, its copy removed" \
+	jq_eq "$J" '[.receipts[] | select(.kind=="check" and .fields.name=="deep") |
+	"\(.fields.status) \(.fields.copy_removed)"][0]' "pass true"
+check "every check ran in cgroups and a uid slot of its own, journaled" \
+	jq_eq "$J" '[.resources[] | select(.identity | startswith("check:")) |
+	.kind] | unique | join(" ")' "cgroup sandbox"
+check "... each removed" jq_eq "$J" '[.resources[] |
+	select(.state != "removed" and (.kind=="cgroup" or .kind=="sandbox"))] | length' 0
+check "... no check cgroup is left on the host" bash -c \
+	"! find /sys/fs/cgroup -maxdepth 6 -type d -name 'lease-$ID.*' | grep -q ."
+check "... no uid slot names the lease or a check of it" bash -c \
+	"! grep -rqs '^$ID' /run/corral/uids/*/owner"
+check "... no copy of it in /run/corral" bash -c \
+	"! find /run/corral -maxdepth 3 -name '$ID*' 2>/dev/null | grep -q ."
+check "... no mount of a copy is left" bash -c \
+	"! grep -q '$ID/result' /proc/self/mountinfo"
+check "... the copies are gone from the lease directory" \
+	test -z "$(ls -A "$CORRAL_STATE_DIR/leases/$ID/result/checks" 2>/dev/null)"
+check "... the lease's cleanup is not failed" bash -c \
+	"[ \"\$(js $ID | jq -r .cleanup)\" != failed ]"
+check "the decoded credential is scrubbed from the check's log" jq_eq "$J" \
+	'[.receipts[] | select(.kind=="check" and .fields.name=="cred") | .fields.log][0]' \
+	"decoded: [REDACTED]"
+out=$( { "$CORRAL" show "$ID"; js "$ID"; "$CORRAL" review "$ID";
+	"$CORRAL" review "$ID" --json; } 2>&1)
+check "show, show --json, review, review --json never have it" \
+	bash -c "! grep -qF '$CANARY' <<<\"\$1\"" _ "$out"
+check "the state directory never has it (but the agent's own .k)" \
+	bash -c "! grep -rqaF '$CANARY' '$CORRAL_STATE_DIR' --exclude=work.img"
+
+# --- cancel while a check runs ------------------------------------------------------
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
+[limits]
+wall_time = 300s
+[checks]
+timeout = 120s
+slow = echo STARTED >&2; exec sleep 7319
+EOF
+ID2=$(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name slow -- /bin/true)
+check "a lease with a slow check starts" valid_id "$ID2"
+check "... its check starts (host /proc)" within 60 sleeping 7319
+expect_rc 1 "reject refuses while the check runs" "$CORRAL" reject "$ID2"
+check "... and the check still runs" sleeping 7319
+check "cancel is taken while the check runs" "$CORRAL" cancel "$ID2"
+check "... the check is stopped (host /proc)" within 20 bash -c \
+	"$(declare -f sleeping); ! sleeping 7319"
+settled "$ID2"
+J=$(js "$ID2")
+check "... the lease ends cancelled" jq_eq "$J" .lease_state cancelled
+check "... nothing of it is left running or claimed" jq_eq "$J" '[.resources[] |
+	select(.state != "removed" and (.kind=="cgroup" or .kind=="sandbox"))] | length' 0
+finish
