@@ -407,7 +407,7 @@ tui_checks_run(const struct lease_check_run *run,
 	req.id = cid;
 	req.workspace = run->dir;
 	req.limits = &lim;
-	req.scope = e->ctx->state_dir;
+	req.scope = tui_ctx_scope(e->ctx);
 	rc = tui_sandbox_check_provision(e->ctx, e->ctx->store, run->id, &req,
 	    &zone, err, sizeof err);
 	if (rc < 0) {

@@ -732,7 +732,6 @@ checks_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 	bool *done;
 	int rc, first = 0;
 
-	(void)c;
 	if ((res = calloc(n + 1, sizeof *res)) == NULL ||
 	    (done = calloc(n + 1, sizeof *done)) == NULL) {
 		free(res);
@@ -767,6 +766,7 @@ checks_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 		memset(&req, 0, sizeof req);
 		req.id = cid;
 		req.workspace = copy;
+		req.scope = tui_ctx_scope(c);
 		jsteps_init(&s, &j, st, id, false);
 		j.tag = v[i].identity;
 		j.taglen = tl;
@@ -857,6 +857,42 @@ out:
 
 /* ---- orphan sandboxes (SPEC 9.2) ---------------------------------------- */
 
+/* A check run's ID, "<lease ID>.<ms>.<n>" (tui_checks_run): its lease's. */
+static bool
+check_run_id(const char *id, char lease[LEASE_ID_LEN + 1])
+{
+	const char *p = id + LEASE_ID_LEN;
+	int dots = 0;
+
+	if (strlen(id) <= LEASE_ID_LEN || *p != '.')
+		return false;
+	memcpy(lease, id, LEASE_ID_LEN);
+	lease[LEASE_ID_LEN] = '\0';
+	if (!lease_id_valid(lease))
+		return false;
+	for (; *p != '\0'; p++) {
+		if (*p == '.' && p[1] >= '0' && p[1] <= '9')
+			dots++;
+		else if (*p < '0' || *p > '9')
+			return false;
+	}
+	return dots == 2;
+}
+
+/* A check run of a lease this state directory's journal holds? */
+static bool
+check_run_of(struct tui_ctx *c, const char *id)
+{
+	char lease[LEASE_ID_LEN + 1];
+	struct lease_record r;
+
+	if (!check_run_id(id, lease) || tui_ctx_store(c) == NULL ||
+	    lease_record_get(c->store, lease, &r) < 0)
+		return false;
+	lease_record_clear(&r);
+	return true;
+}
+
 int
 tui_sandbox_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
 {
@@ -893,6 +929,9 @@ tui_sandbox_orphans_list(struct tui_ctx *c, lease_orphan_add_fn add, void *actx)
 			continue;
 		}
 		for (size_t i = 0; ids[i] != NULL; i++) {
+			/* a check run of a lease this journal holds is its */
+			if (check_run_of(c, ids[i]))
+				continue;
 			snprintf(ident, sizeof ident, "%s:%.128s",
 			    ad->name, ids[i]);
 			if ((rc = add(actx, ident, ad->name, ids[i])) < 0)
@@ -909,11 +948,11 @@ int
 tui_sandbox_orphan_remove(struct tui_ctx *c, const char *identity,
     const char *adapter, const char *id)
 {
-	char err[600];
+	char err[600], lease[LEASE_ID_LEN + 1];
 	int rc;
 
 	(void)identity;
-	if (!lease_id_valid(id))
+	if (!lease_id_valid(id) && !check_run_id(id, lease))
 		return LEASE_EBADID;
 	/* No journal: the adapter finds what it holds of id itself. */
 	rc = tui_sandbox_adapter_teardown(c, NULL, adapter, id, NULL, 0, err,
