@@ -173,6 +173,7 @@ ID2=$(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name slow -- /bin/true)
 check "a lease with a slow check starts" valid_id "$ID2"
 check "... its check starts (host /proc)" within 60 sleeping 7319
 expect_rc 1 "reject refuses while the check runs" "$CORRAL" reject "$ID2"
+check "gc refuses too" bash -c "! '$CORRAL' gc '$ID2'"
 check "... and the check still runs" sleeping 7319
 check "cancel is taken while the check runs" "$CORRAL" cancel "$ID2"
 check "... the check is stopped (host /proc)" within 20 bash -c \

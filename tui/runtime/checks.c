@@ -1,9 +1,12 @@
 /*
  * checks.c: the results layer (lease/, SPEC 7) wired to the sandbox
  * module: the lease's policy turned into result caps and checks, the
- * check runner (each check in the exec zone through sbx_bwrap_exec_plan and
- * sbx_exec_run, as a uid slot of its own, on a fresh copy of the result
- * tree) and tui_checks_finish, the one call the holder makes when its
+ * check runner (each check a sandbox of its own under the lease, made
+ * through the bwrap adapter's exec zone, sbx_bwrap_run_exec: uid slot,
+ * cgroups with the lease's limits, its copy of the result tree in a
+ * bounded image; run with sbx_exec_run for at most [checks] timeout; its
+ * log scrubbed; torn down by exact ID), a way to stop them from another
+ * thread, and tui_checks_finish, the one call the holder makes when its
  * agent has ended (and reconciliation makes for a lost holder).
  */
 #include <errno.h>
