@@ -38,10 +38,13 @@ uid_of() {
 	f=${f%/owner}
 	echo $((2000000 + ${f##*/slot-}))
 }
-# procs_of UID: "PID START" of each process running as UID now
+# procs_of UID: "PID START" of each process running as UID now (a zombie
+# runs nothing: the agent's last one may outlive its slot's release)
 procs_of() {
 	local p
-	for p in $(pgrep -U "$1"); do echo "$p $(pid_start "$p")"; done
+	for p in $(pgrep -U "$1"); do
+		pid_gone "$p" "$(pid_start "$p")" || echo "$p $(pid_start "$p")"
+	done
 }
 alive() { [ -n "$1" ] && ! all_gone "$1"; }
 
@@ -57,14 +60,24 @@ wuid=$(uid_of "$WORKER")
 check "A: the worker runs under a uid slot of its own" test -n "$wuid"
 wprocs=$(procs_of "$wuid")
 check "A: the worker's processes are seen from the host" test -n "$wprocs"
-# The check runs under a slot its lease ID owns, once the agent has ended.
+# The check runs under a slot of its own run ID ("ID.<ms>.<n>", journaled
+# under the lease), once the agent has ended.
 cprocs=
 agent_down() { # ID: the agent's own sandbox (its uid slot) is torn down
 	js_a "$1" | jq -e '[.resources[] | select(.kind=="sandbox" and
-	    .state!="removed")] | length == 0' >/dev/null
+	    .state!="removed" and (.identity | startswith("check:") | not))] |
+	    length == 0' >/dev/null
+}
+check_uid_of() { # ID: the uid of the slot a check run of lease ID owns
+	local f
+	f=$(grep -l "^$1\.[0-9]*\.[0-9]*\$" /run/corral/uids/slot-*/owner \
+	    2>/dev/null | head -1)
+	[ -n "$f" ] || return 1
+	f=${f%/owner}
+	echo $((2000000 + ${f##*/slot-}))
 }
 for _ in $(seq 300); do
-	agent_down "$CHECKED" && cuid=$(uid_of "$CHECKED") &&
+	agent_down "$CHECKED" && cuid=$(check_uid_of "$CHECKED") &&
 	    cprocs=$(procs_of "$cuid") && [ -n "$cprocs" ] && break
 	sleep 0.1
 done
