@@ -1015,9 +1015,20 @@ lease_result_reject_ex(struct lease_store *s, const char *state_dir,
 	    lease__result_str(lease__rctx_str(&c, "commit")), "status",
 	    lease__result_str(lease__rctx_str(&c, "status"))))) < 0)
 		goto out;
-	if (cb != NULL && (rc = cb(id, ud)) < 0)
+	if ((cb == NULL || (rc = cb(id, ud)) == 0) &&
+	    (rc = lease_provision_teardown(s, state_dir, id,
+	    LEASE_TEARDOWN_RUNTIME)) == 0)
 		goto out;
-	rc = lease_provision_teardown(s, state_dir, id, LEASE_TEARDOWN_RUNTIME);
+	/* the lease is rejected: say so, and what is left */
+	{
+		char *msg = strdup(lease_store_errmsg(s));
+
+		lease__store_msg(s, "lease %s is rejected, but its review "
+		    "worktree and workspace could not all be removed (%s); "
+		    "corral reconcile or gc tries again", id, msg != NULL &&
+		    *msg != '\0' ? msg : lease_strerror(rc));
+		free(msg);
+	}
 out:
 	lease__rctx_close(&c);
 	lease_lock_release(lk);
