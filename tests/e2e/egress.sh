@@ -271,11 +271,12 @@ check "the agent exited 130" jq_eq "$j" \
 	'[.receipts[] | select(.kind=="agent_exited") | .fields.code][0]' 130
 
 # --- the finishing phase: the holder serves while checks run (SPEC 7) ----------
-printf '[checks]\nslow = sleep 3; echo checked\n' >"$TMP/slow.ini"
+# (the check outlasts the time a loaded machine takes to reach the first ls)
+printf '[checks]\nslow = sleep 10; echo checked\n' >"$TMP/slow.ini"
 id7=$(new --policy "$TMP/slow.ini" -- /bin/sh -c 'echo change >/work/changed; echo finished-agent')
 check "the agent of a lease with a slow check ends" wait_screen "$id7" finished-agent 20
 lost=0 seen=0
-for _ in $(seq 100); do
+for _ in $(seq 400); do
 	l=$("$CORRAL" ls --json | jq -c ".[] | select(.id==\"$id7\") | [.lease_state, .lost, .holder_pid]")
 	[ "$(jq -r '.[1]' <<<"$l")" != null ] && lost=$((lost + 1))
 	[ "$(jq -r '.[0]' <<<"$l")" = running ] && seen=$((seen + 1))
