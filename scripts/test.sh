@@ -35,6 +35,8 @@ if [[ " ${stages[*]} " =~ \ (suites|adversarial)\  ]]; then
 	TENANT=$(mktemp -d /tmp/corral-tenant.XXXXXX)
 	make --no-print-directory build >"$LOGDIR/tenant.build.log" 2>&1 &&
 	    scripts/second-tenant.sh start "$TENANT" 2>&1 | tee "$LOGDIR/tenant.log"
+	# an interrupted run does not leave the tenant's agents working for ever
+	trap 'scripts/second-tenant.sh stop "$TENANT" >/dev/null 2>&1; exit 130' INT TERM HUP
 fi
 
 # ---- what the host runs before: anything new after the run is a leftover ----
