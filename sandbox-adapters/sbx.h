@@ -1277,6 +1277,12 @@ struct sbx_command_config {
 	const char *teardown;
 	const char *list;
 	unsigned long long timeout_ms;	/* per hook but exec; 0: defaults */
+	/*
+	 * The state directory the hooks work for, passed to provision,
+	 * teardown and list as CORRAL_SCOPE (the adapter sets it from
+	 * req->scope): list names only what was provisioned with the same.
+	 */
+	const char *scope;
 };
 
 /*

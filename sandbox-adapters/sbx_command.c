@@ -158,11 +158,37 @@ step(int (*fn)(void *, const char *, const char *), void *ud,
  * and left planned when it fails (the hook may have made part of it:
  * .teardown runs the teardown hook for it all the same).
  */
+/*
+ * req's hooks, working for req's state directory (cc->scope = req->scope,
+ * SPEC 9.2), in *cc; NULL without hooks.
+ */
+static const struct sbx_command_config *
+scoped(const struct sbx_request *req, struct sbx_command_config *cc)
+{
+	if (req->command == NULL)
+		return NULL;
+	*cc = *req->command;
+	if (req->scope != NULL)
+		cc->scope = req->scope;
+	return cc;
+}
+
+/* "CORRAL_SCOPE=..." for the hooks' environment, or NULL (no scope). */
+static const char *
+scope_env(const struct sbx_command_config *c, char *buf, size_t sz)
+{
+	if (c->scope == NULL || strchr(c->scope, '\n') != NULL)
+		return NULL;
+	snprintf(buf, sz, "CORRAL_SCOPE=%s", c->scope);
+	return buf;
+}
+
 static int
 command_provision(const struct sbx_request *req, const struct sbx_steps *s,
     struct sbx_provisioned *out, char *err, size_t errsz)
 {
 	static const struct sbx_steps none;
+	struct sbx_command_config cc;
 	char sid[160];
 	int rc;
 
@@ -178,7 +204,8 @@ command_provision(const struct sbx_request *req, const struct sbx_steps *s,
 		snprintf(err, errsz, "journal: %s", strerror(-rc));
 		return rc;
 	}
-	if ((rc = sbx_command_provision(req->command, req, out->note,
+	scoped(req, &cc);
+	if ((rc = sbx_command_provision(&cc, req, out->note,
 	    sizeof out->note, err, errsz)) < 0)
 		return rc;
 	if ((rc = step(s->created, s->ud, SBX_RES_SANDBOX, sid)) < 0) {
@@ -194,6 +221,7 @@ command_teardown(const struct sbx_request *req, const struct sbx_resource *res,
     size_t n, const struct sbx_steps *s, char *err, size_t errsz)
 {
 	static const struct sbx_steps none;
+	struct sbx_command_config cc;
 	char sid[160];
 	int rc, first = 0;
 
@@ -219,8 +247,8 @@ command_teardown(const struct sbx_request *req, const struct sbx_resource *res,
 			    "is not its own; not touched", req->id,
 			    res[i].identity);
 			rc = -EINVAL;
-		} else if ((rc = sbx_command_teardown(req->command, req->id,
-		    err, errsz)) == 0 &&
+		} else if ((rc = sbx_command_teardown(scoped(req, &cc),
+		    req->id, err, errsz)) == 0 &&
 		    (rc = step(s->removed, s->ud, SBX_RES_SANDBOX, sid)) < 0) {
 			snprintf(err, errsz, "journal: %s", strerror(-rc));
 		}
@@ -234,12 +262,14 @@ static int
 command_list(const struct sbx_request *req, char ***ids, char *err,
     size_t errsz)
 {
+	struct sbx_command_config cc;
+
 	if (ids == NULL)
 		return -EINVAL;
 	*ids = NULL;
 	if (req == NULL)
 		return -EINVAL;
-	return sbx_command_list(req->command, ids, err, errsz);
+	return sbx_command_list(scoped(req, &cc), ids, err, errsz);
 }
 
 const struct sbx_adapter sbx_adapter_command = {
@@ -257,8 +287,8 @@ sbx_command_provision(const struct sbx_command_config *c,
     const struct sbx_request *req, char *note, size_t notesz, char *why,
     size_t whysz)
 {
-	char eid[192], ews[4200], edir[4200];
-	const char *extra[4], *args[4];
+	char eid[192], ews[4200], edir[4200], esc[4200];
+	const char *extra[5], *args[4];
 	struct sbx__hook r;
 	size_t n;
 	int rc;
@@ -278,7 +308,8 @@ sbx_command_provision(const struct sbx_command_config *c,
 	extra[0] = eid;
 	extra[1] = ews;
 	extra[2] = edir;
-	extra[3] = NULL;
+	extra[3] = scope_env(c, esc, sizeof esc);
+	extra[4] = NULL;
 	args[0] = "corral-provision";
 	args[1] = req->id;
 	args[2] = req->workspace;
@@ -309,9 +340,9 @@ int
 sbx_command_teardown(const struct sbx_command_config *c, const char *id,
     char *why, size_t whysz)
 {
-	const char *extra[2], *args[3];
+	const char *extra[3], *args[3];
 	struct sbx__hook r;
-	char eid[192];
+	char eid[192], esc[4200];
 	int rc;
 
 	if ((rc = sbx_command_check(c, why, whysz)) < 0)
@@ -320,7 +351,8 @@ sbx_command_teardown(const struct sbx_command_config *c, const char *id,
 		return -EINVAL;
 	snprintf(eid, sizeof eid, "CORRAL_LEASE_ID=%s", id);
 	extra[0] = eid;
-	extra[1] = NULL;
+	extra[1] = scope_env(c, esc, sizeof esc);
+	extra[2] = NULL;
 	args[0] = "corral-teardown";
 	args[1] = id;
 	args[2] = NULL;
@@ -342,10 +374,10 @@ int
 sbx_command_list(const struct sbx_command_config *c, char ***ids, char *why,
     size_t whysz)
 {
-	const char *args[] = { "corral-list", NULL };
+	const char *args[] = { "corral-list", NULL }, *extra[2];
 	struct sbx__hook r;
 	size_t n = 0, k = 0;
-	char **v = NULL, *s, *e;
+	char **v = NULL, *s, *e, esc[4200];
 	int rc;
 
 	if (ids == NULL)
@@ -353,7 +385,9 @@ sbx_command_list(const struct sbx_command_config *c, char ***ids, char *why,
 	*ids = NULL;
 	if ((rc = sbx_command_check(c, why, whysz)) < 0)
 		return rc;
-	if ((rc = sbx__hook_run(c->list, args, NULL, NULL, 0,
+	extra[0] = scope_env(c, esc, sizeof esc);
+	extra[1] = NULL;
+	if ((rc = sbx__hook_run(c->list, args, extra, NULL, 0,
 	    timeout(c, LIST_MS), LIST_OUT_MAX, &r)) < 0) {
 		snprintf(why, whysz, "list hook: %s", strerror(-rc));
 		return rc;

@@ -346,6 +346,56 @@ START_TEST(test_command_list_answers)
 }
 END_TEST
 
+/*
+ * Two state directories on one host (SPEC 9.2): every hook learns whose
+ * it works for (CORRAL_SCOPE, from the request's scope), so a list hook
+ * answers state A with A's leases only, and teardown knows whose to remove.
+ */
+START_TEST(test_command_scope)
+{
+	char *list, *tear, *seen, why[256], **ids = NULL;
+	static const char lbody[] = "#!/bin/sh\n"
+	    "[ \"$CORRAL_SCOPE\" = /state/a ] && echo lease-of-a\nexit 0\n";
+	char tbody[512];
+	struct sbx_request r;
+	struct kfx k;
+
+	kfx_init(&k);
+	ck_assert_int_gt(asprintf(&list, "%s-list-scope.sh", k.state), 0);
+	ck_assert_int_gt(asprintf(&tear, "%s-tear-scope.sh", k.state), 0);
+	ck_assert_int_gt(asprintf(&seen, "%s-seen", k.state), 0);
+	snprintf(tbody, sizeof tbody, "#!/bin/sh\nprintf %%s \"$CORRAL_SCOPE\" "
+	    ">'%s'\n", seen);
+	ck_assert_int_eq(cu_write_file(list, lbody, strlen(lbody)), 0);
+	ck_assert_int_eq(cu_write_file(tear, tbody, strlen(tbody)), 0);
+	ck_assert_int_eq(chmod(list, 0755), 0);
+	ck_assert_int_eq(chmod(tear, 0755), 0);
+	k.cfg.list = list;
+	k.cfg.teardown = tear;
+	req_of(&k, &r, "lease-of-a", NULL);
+	r.scope = "/state/a";
+	ck_assert_int_eq(sbx_adapter_command.list(&r, &ids, why, sizeof why),
+	    0);
+	ck_assert_str_eq(ids[0], "lease-of-a");
+	ck_assert_ptr_null(ids[1]);
+	sbx_strv_free(ids);
+	r.scope = "/state/b";
+	ck_assert_int_eq(sbx_adapter_command.list(&r, &ids, why, sizeof why),
+	    0);
+	ck_assert_ptr_null(ids[0]);
+	sbx_strv_free(ids);
+	ck_assert_int_eq(sbx_adapter_command.teardown(&r, NULL, 0, NULL, why,
+	    sizeof why), 0);
+	free(list);
+	ck_assert_ptr_nonnull(list = cu_read_file(seen, NULL));
+	ck_assert_str_eq(list, "/state/b");
+	free(list);
+	free(tear);
+	free(seen);
+	kfx_done(&k);
+}
+END_TEST
+
 Suite *
 command_suite(void)
 {
@@ -355,6 +405,7 @@ command_suite(void)
 
 	tcase_add_test(tc, test_command_plan_exact);
 	tcase_add_test(tc, test_command_plan_refuses);
+	tcase_add_test(tc, test_command_scope);
 	tcase_add_loop_test(tc, test_command_list_answers, 0,
 	    (int)(sizeof bad_lists / sizeof bad_lists[0]));
 	suite_add_tcase(s, tc);
