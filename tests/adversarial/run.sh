@@ -912,6 +912,88 @@ p_import_bare_fixture() {
 	[ "$(field "$id" .failed_reason)" = result_invalid ] || { WHY="a rewritten bare fixture's config was materialised"; return 1; }
 }
 
+# ---- the exec zone (issue 15): checks whose script the agent rewrote ----------------
+# The lease's policy declares the check xz = sh xz.sh, and the agent writes
+# xz.sh. Judged on the host: the lease's result is ready, the check failed
+# naming the limit, and nothing of any check run is left (cgroups, uid
+# slot, mount, copy, a journaled resource not removed).
+# xz_pol NAME LIMIT [TIMEOUT]: that policy, with one limit
+xz_pol() {
+	printf '[limits]\n%s\n[checks]\ntimeout = %s\nxz = sh xz.sh\n' "$2" \
+	    "${3:-20s}" >"$TMP/pol/xz-$1.ini"
+	echo "$TMP/pol/xz-$1.ini"
+}
+xz_check() { # ID LIMIT
+	local id=$1 got l
+	check "$id" || return 1
+	got=$(field "$id" '.result.checks[] | select(.name == "xz") |
+	    "\(.status) \(.detail)"')
+	[ "$got" = "fail limit: $2" ] || { WHY="check: $got; want fail limit: $2"; return 1; }
+	l=$( { find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$id.*"
+	    grep -l "^$id\." /run/corral/uids/slot-*/owner
+	    grep -F "$id/result" /proc/self/mountinfo
+	    find /run/corral -maxdepth 2 -name "$id*"; } 2>/dev/null)
+	[ -z "$l" ] || { WHY="a check run left: $(echo "$l" | head -2 | tr '\n' ';')"; return 1; }
+	show "$id" | jq -e '[.resources[] | select((.identity |
+	    startswith("check:")) and .state != "removed")] | length == 0' \
+	    >/dev/null || { WHY="a check run's resources are not all removed"; return 1; }
+}
+p_xz_memhog() { xz_check "$(new xz-memhog --policy "$(xz_pol memhog 'memory = 96M')" -- xz-write /work/bin/adv_probe memhog)" memory; }
+p_xz_forkbomb() { xz_check "$(new xz-forkbomb --policy "$(xz_pol forkbomb 'pids = 48' 8s)" -- xz-write /work/bin/adv_probe forkbomb)" pids; }
+p_xz_diskfill() { xz_check "$(new xz-diskfill --policy "$(xz_pol diskfill 'disk = 24M')" -- xz-write /work/bin/adv_probe diskfill /work/fill)" disk; }
+p_xz_inodes() { xz_check "$(new xz-inodes --policy "$(xz_pol inodes 'inodes = 1024')" -- xz-write /work/bin/adv_probe inodes /work/many)" inodes; }
+p_xz_sleep() { xz_check "$(new xz-sleep --policy "$(xz_pol sleep 'wall_time = 60s' 3s)" -- xz-write sleep 1e9)" timeout; }
+p_xz_daemon() {
+	# A double-forked daemon the check leaves behind is gone with the run.
+	local id
+	id=$(new xz-daemon --policy "$(xz_pol daemon 'pids = 64')" -- xz-write \
+	    '( setsid sleep 7411 & ) ; exit 0')
+	check "$id" || return 1
+	[ "$(field "$id" '.result.checks[0].status')" = pass ] || { WHY="the check did not pass"; return 1; }
+	! pgrep -x -f 'sleep 7411' >/dev/null || { WHY="the check's daemon outlived it"; return 1; }
+}
+
+# ---- bookkeeping (issue 15): what an agent can make the host write ------------------
+p_bk_da_flood() {
+	# DA queries (ESC [ c) never read: the dropped replies are counted,
+	# not each written, and the lease's journal stays small.
+	local id j drops n bytes
+	id=$(new_cmd bk-da-flood -- /bin/sh -c 'stty raw -echo; yes "$(printf "\033[c")" | head -c 1000000; exit 0')
+	check "$id" result_ready "" nodone || return 1
+	j=$(show "$id")
+	drops=$(jq '[.receipts[] | select(.kind == "input")] | length' <<<"$j")
+	n=$(jq '.receipts | length' <<<"$j")
+	bytes=$(jq '[.receipts[], .transitions[] | tojson | length] | add' <<<"$j")
+	[ "$drops" -le 64 ] && [ "$n" -le 400 ] && [ "$bytes" -le 524288 ] ||
+	    { WHY="$drops input receipts, $n receipts, $bytes bytes of journal"; return 1; }
+}
+p_bk_notify_flood() {
+	# blocked/working flipped 20 times a second for 4 s: the operator's
+	# [notify] hook runs at most once per interval, never twice at once.
+	local id calls=$TMP/notify-calls
+	id=$(XDG_CONFIG_HOME=$TMP/config-notify new_cmd bk-notify-flood -- \
+	    /bin/sh -c 'i=0; while [ $i -lt 40 ]; do
+	    printf "\033]7717;corral-report;blocked\a"; sleep 0.05
+	    printf "\033]7717;corral-report;working\a"; sleep 0.05
+	    i=$((i + 1)); done')
+	check "$id" result_ready "" nodone || return 1
+	for _ in $(seq 50); do
+		[ "$(pgrep -c -f "$TMP/notify-hook.sh" 2>/dev/null)" = 0 ] && break
+		sleep 0.2
+	done
+	[ "$(grep -c '^start' "$calls.$id" 2>/dev/null)" -le 3 ] ||
+	    { WHY="the hook ran $(grep -c '^start' "$calls.$id") times in 4 s"; return 1; }
+	awk '/^start/ { if (open) exit 1; open = 1 } /^end/ { open = 0 }' \
+	    "$calls.$id" 2>/dev/null || { WHY="two hook runs at a time"; return 1; }
+}
+mkdir -p "$TMP/config-notify/corral"
+cp "$XDG_CONFIG_HOME/corral/policy.ini" "$TMP/config-notify/corral/"
+printf '#!/bin/sh\necho "start $2" >>"%s.$1"\nsleep 0.3\necho "end $2" >>"%s.$1"\n' \
+    "$TMP/notify-calls" "$TMP/notify-calls" >"$TMP/notify-hook.sh"
+chmod 0755 "$TMP/notify-hook.sh"
+printf '[notify]\nhook = %s\non = blocked, done, failed\n' "$TMP/notify-hook.sh" \
+    >"$TMP/config-notify/corral/config"
+
 # ---- the table: name, class ---------------------------------------------------------
 PROBES=(
 	fs_host_paths:mount fs_uncommitted:mount fs_search:mount
@@ -939,6 +1021,9 @@ PROBES=(
 	import_dotgit_link:result_import import_symlinks:result_import
 	import_bare_repo:result_import import_bare_fixture:result_import
 	import_tool_config:result_import
+	xz_memhog:exec_zone xz_forkbomb:exec_zone xz_diskfill:exec_zone
+	xz_inodes:exec_zone xz_sleep:exec_zone xz_daemon:exec_zone
+	bk_da_flood:bookkeeping bk_notify_flood:bookkeeping
 )
 
 # kill_tree PID: PID and every descendant (a hung probe's leases'

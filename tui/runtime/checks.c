@@ -252,10 +252,10 @@ limit_hit(const struct sbx_exec_result *res, const struct sbx_running *zone,
 	struct sbx_usage u;
 	struct statvfs vs;
 
-	if (res->timed_out)
-		return "timeout";
-	if (res->output_killed)
-		return "output";
+	/*
+	 * What it ran into first, then time: a fork bomb or a full disk that
+	 * then waits forever also runs out of time.
+	 */
 	if (sbx_adapter_bwrap.usage(zone, &u) == 0 && u.limit != NULL)
 		return u.limit;
 	/* the bounded copy is full, but for ext4's rounding */
@@ -266,6 +266,10 @@ limit_hit(const struct sbx_exec_result *res, const struct sbx_running *zone,
 		if (vs.f_files > 0 && vs.f_favail < TUI_CHECK_FULL_INODES)
 			return "inodes";
 	}
+	if (res->timed_out)
+		return "timeout";
+	if (res->output_killed)
+		return "output";
 	if (failed && WIFSIGNALED(res->wstatus) &&
 	    WTERMSIG(res->wstatus) == SIGXFSZ)
 		return "file_size";
