@@ -33,15 +33,6 @@ extern char **environ;
 
 static char corral[PATH_MAX];
 
-static uint64_t
-wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Run argv in dir with stdout to out_path (or /dev/null); exit status. */
 static int
 run(char *const *argv, const char *dir, const char *out_path)
@@ -117,10 +108,10 @@ lease_once(const char *tmp, const char *repo, int i, double *new_ms)
 	snprintf(name, sizeof name, "bench-%d", i);
 	argv[3] = name;
 	snprintf(out, sizeof out, "%s/lease-new.out", tmp);
-	t0 = wall_ns();
+	t0 = bu_wall_ns();
 	if (run(argv, repo, out) != 0)
 		bu_die("corral new failed (run %d)", i);
-	t1 = wall_ns();
+	t1 = bu_wall_ns();
 	*new_ms = (double)(t1 - t0) / 1e6;
 	if ((f = fopen(out, "r")) == NULL || fgets(id, sizeof id, f) == NULL)
 		bu_die("corral new printed no ID");

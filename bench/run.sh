@@ -11,15 +11,18 @@
 # the real BUILD_DIR/tui/corral attached in a PTY, against tmux's client.
 # lease: a sandboxed lease's start (issue 6, bench_lease_start.c), from
 # `corral new` to the agent's first byte, next to bare bwrap and git clone.
+# scale: leases on a generated repository of 50,000 commits over 5,000
+# files (issue 17, bench_scale.c), kept in BUILD_DIR/bench/cache once made,
+# next to git worktree add and git clone --depth 1.
 set -eu
 
 BUILD=${1:-build}
 B=$BUILD/bench
-ONLY=${BENCH_ONLY:-ingest load echo detect lease}
+ONLY=${BENCH_ONLY:-ingest load echo detect lease scale}
 SIZE=$((64 * 1024 * 1024))
 
 for p in bench_gen bench_agent bench_holder bench_ingest bench_load \
-    bench_echo bench_detect bench_lease_start; do
+    bench_echo bench_detect bench_lease_start bench_repo bench_scale; do
 	if [ ! -x "$B/$p" ]; then
 		echo "bench: $B/$p is missing (build first: make build)" >&2
 		exit 1
@@ -93,6 +96,11 @@ for what in $ONLY; do
 	detect) run "$B/bench_detect" "$TMP" ;;
 	# lease: sandboxed lease start (issue 6), bench_lease_start.c
 	lease) run "$B/bench_lease_start" "$TMP" 7 ;;
+	# scale: a large repository (issue 17), bench_scale.c
+	scale)
+		mkdir -p "$B/cache"
+		run "$B/bench_scale" "$TMP" "$B/cache" 3
+		;;
 	*) echo "bench: unknown part '$what'" >&2; exit 2 ;;
 	esac
 	echo "($what: $(($(date +%s) - t0)) s)"

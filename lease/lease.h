@@ -541,7 +541,8 @@ LEASE_NODISCARD int lease_receipt_entries_window(struct lease_store *,
 /* git.c: libgit2 only, trusted side (SPEC 6.2-6.4)                   */
 
 /*
- * lease_git_init / lease_git_shutdown: git_libgit2_init/shutdown. The
+ * lease_git_init / lease_git_shutdown: git_libgit2_init/shutdown (init
+ * also keeps pack windows small: see git.c). The
  * composition root calls them once per process (counted by libgit2).
  */
 int lease_git_init(void);

@@ -729,7 +729,7 @@ const char *sbx_cgroup_limit_hit(const struct sbx_cgroup_facts *);
 /* ------------------------------------------------------------------ */
 /*
  * sbx_workspace.c: the bounded workspace and safe removal (SPEC 8.4; 9.2).
- * A per-lease ext4 image DIR.img (fallocate, mkfs.ext4 -m 0 -N inodes,
+ * A per-lease ext4 image DIR.img (sparse, mkfs.ext4 -m 0 -N inodes,
  * root owned by the lease uid, 0700) loop-mounted on DIR with nosuid,nodev
  * (the loop device named "corral-lease-<id>", auto-cleared on unmount):
  * bytes and inodes are bounded exactly and nothing is charged to memory.

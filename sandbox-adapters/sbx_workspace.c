@@ -17,6 +17,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,7 +46,7 @@ image_path(const char *dir, char *out, size_t sz)
 static int
 run_mkfs(const char *img, unsigned long long inodes, uid_t uid, gid_t gid)
 {
-	char n[32], owner[64];
+	char n[32], owner[128];
 	char *const argv[] = { (char *)MKFS, (char *)"-q", (char *)"-F",
 		(char *)"-m", (char *)"0", (char *)"-N", n, (char *)"-E", owner,
 		(char *)img, NULL };
@@ -57,7 +58,11 @@ run_mkfs(const char *img, unsigned long long inodes, uid_t uid, gid_t gid)
 
 	snprintf(n, sizeof n, "%llu", inodes);
 	/* The root directory belongs to the lease uid from the start. */
-	snprintf(owner, sizeof owner, "root_owner=%u:%u", (unsigned)uid,
+	/* A fresh sparse image reads as zeros: nothing to discard, and the
+	 * journal and inode tables need no zeroing (now or in the kernel's
+	 * background thread: the mount says noinit_itable). */
+	snprintf(owner, sizeof owner, "root_owner=%u:%u,nodiscard,"
+	    "lazy_itable_init=1,lazy_journal_init=1", (unsigned)uid,
 	    (unsigned)gid);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -174,8 +179,10 @@ sbx_workspace_mount(const char *id, const char *dir, unsigned long long bytes,
 		rc = -errno;
 		goto fail_dir;
 	}
-	if ((rc = posix_fallocate(fd, 0, (off_t)bytes)) != 0) {
-		rc = -rc;
+	/* Sparse: it takes what the lease writes; sbx__workspace_bound
+	 * admits it only when free space covers every live lease's limit. */
+	if (ftruncate(fd, (off_t)bytes) < 0) {
+		rc = -errno;
 		goto fail_img;
 	}
 	close(fd);
@@ -186,7 +193,8 @@ sbx_workspace_mount(const char *id, const char *dir, unsigned long long bytes,
 		rc = lfd;
 		goto fail_img;
 	}
-	if (mount(dev, dir, "ext4", MS_NOSUID | MS_NODEV, "errors=remount-ro")
+	if (mount(dev, dir, "ext4", MS_NOSUID | MS_NODEV,
+	    "errors=remount-ro,noinit_itable")
 	    < 0) {
 		rc = -errno;
 		ioctl(lfd, LOOP_CLR_FD, 0);
@@ -638,6 +646,57 @@ copy_tree(int sfd, int dfd, int depth)
 	return rc;
 }
 
+/*
+ * Sparse images must never overcommit the disk (a full disk under one
+ * turns the lease's ext4 read-only): the free space of the filesystem
+ * holding ws must cover what every live lease's image may still grow by
+ * (its size less its blocks; they are DIR/../<lease>/work.img) plus this
+ * one's whole limit. -ENOSPC, naming the figures, when it cannot.
+ */
+static int
+room(const char *ws, unsigned long long bytes, char *err, size_t errsz)
+{
+	char leases[PATH_MAX], *slash;
+	unsigned long long live = 0, avail;
+	struct statvfs sv;
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int dfd;
+
+	if (snprintf(leases, sizeof leases, "%s", ws) >= (int)sizeof leases)
+		return -ENAMETOOLONG;
+	for (int up = 0; up < 2; up++) {
+		if ((slash = strrchr(leases, '/')) == NULL || slash == leases)
+			return 0;	/* not under a leases directory */
+		*slash = '\0';
+	}
+	if (statvfs(leases, &sv) < 0 || (d = opendir(leases)) == NULL)
+		return 0;	/* the mount's own errors say more */
+	dfd = dirfd(d);
+	while ((e = readdir(d)) != NULL) {
+		char rel[NAME_MAX + 16];
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(rel, sizeof rel, "%s/work.img", e->d_name);
+		if (fstatat(dfd, rel, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(sb.st_mode) && (unsigned long long)sb.st_size >
+		    (unsigned long long)sb.st_blocks * 512)
+			live += (unsigned long long)sb.st_size -
+			    (unsigned long long)sb.st_blocks * 512;
+	}
+	closedir(d);
+	avail = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	if (avail >= live && avail - live >= bytes)
+		return 0;
+	snprintf(err, errsz, "bounded workspace %s: %llu MiB free, but the "
+	    "live leases' workspaces may still take %llu MiB and this one "
+	    "needs %llu MiB ([limits] disk)", ws, avail >> 20, live >> 20,
+	    bytes >> 20);
+	return -ENOSPC;
+}
+
 static void
 point(const struct sbx_steps *s, const char *when)
 {
@@ -653,6 +712,8 @@ sbx__workspace_bound(const char *id, const char *ws,
 	char *seed = NULL;
 	int rc, sfd = -1, dfd = -1;
 
+	if ((rc = room(ws, l->disk, err, errsz)) < 0)
+		return rc;
 	if (asprintf(&seed, "%s.seed", ws) < 0) {
 		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;

@@ -21,6 +21,8 @@
 /* ---- misc ------------------------------------------------------------ */
 
 uint64_t bu_now_ns(void);
+/* The wall clock (what an agent's `date +%s%N` prints), in ns. */
+uint64_t bu_wall_ns(void);
 void bu_sleep_ms(unsigned ms);
 /* Print to stderr and exit 1 (bench programs only). */
 void bu_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),

@@ -28,13 +28,15 @@ seq 1 40 >"$REPO/nums.txt"
 git -C "$REPO" add -A && git -C "$REPO" commit -qm base
 BASE=$(git -C "$REPO" rev-parse HEAD)
 # The operator's policy: room for a sparse 2 GB file (RLIMIT_FSIZE), the
-# result caps as shipped (1000 files, 8 MiB a file).
+# result caps as shipped (1000 files, 8 MiB a file), and a 1 GiB workspace
+# each (19 leases live at once must fit the free space, limits and all).
 mkdir -p "$XDG_CONFIG_HOME/corral"
 cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
 [limits]
 wall_time = 120s
 memory = 512M
 file_size = 3G
+disk = 1G
 [result]
 output_dir = out
 allow_binary = true

@@ -8,6 +8,7 @@
  * host canaries are checked afterwards.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <sys/mount.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -263,6 +264,56 @@ START_TEST(test_workspace_rmtree_edges)
 }
 END_TEST
 
+/*
+ * Sparse images never overcommit: a lease whose limit the free space
+ * covers only if the live leases' images never grow is refused, by name,
+ * before its image exists.
+ */
+START_TEST(test_workspace_no_overcommit)
+{
+	struct sbx_limits lim;
+	char *d = cu_tmpdir("ws-room"), *leases = path2(d, "leases");
+	char *a = path2(leases, "a"), *b = path2(leases, "b");
+	char *aimg = path2(a, "work.img"), *ws = path2(b, "work");
+	char *img = path2(b, "work.img"), *seed = path2(b, "work.seed");
+	char err[512] = "";
+	struct stat sb;
+	int fd;
+
+	ck_assert_int_eq(mount("none", d, "tmpfs", 0, "size=64m"), 0);
+	ck_assert_int_eq(mkdir(leases, 0700), 0);
+	ck_assert_int_eq(mkdir(a, 0700), 0);
+	ck_assert_int_eq(mkdir(b, 0700), 0);
+	ck_assert_int_eq(mkdir(ws, 0700), 0);
+	/* a live lease's image of 40 MiB, nothing written in it yet */
+	fd = open(aimg, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, 40 << 20), 0);
+	close(fd);
+	memset(&lim, 0, sizeof lim);
+	lim.disk = 32ull << 20;	/* fits the 64 MiB free, not beside a's */
+	lim.inodes = 1024;
+	ck_assert_int_eq(sbx__workspace_bound("b", ws, &lim, 65534, 65534,
+	    NULL, err, sizeof err), -ENOSPC);
+	ck_assert_msg(strstr(err, "may still take 40 MiB") != NULL &&
+	    strstr(err, "[limits] disk") != NULL, "%s", err);
+	/* nothing was made: the seed is where it was, no image */
+	ck_assert_int_eq(lstat(ws, &sb), 0);
+	ck_assert_int_ne(lstat(seed, &sb), 0);
+	ck_assert_int_ne(lstat(img, &sb), 0);
+	ck_assert_int_eq(umount2(d, MNT_DETACH), 0);
+	cu_rmrf(d);
+	free(seed);
+	free(img);
+	free(ws);
+	free(aimg);
+	free(b);
+	free(a);
+	free(leases);
+	free(d);
+}
+END_TEST
+
 Suite *
 workspace_suite(void)
 {
@@ -274,6 +325,7 @@ workspace_suite(void)
 	tcase_add_test(tc, test_workspace_no_reuse);
 	tcase_add_test(tc, test_workspace_rmtree_hostile);
 	tcase_add_test(tc, test_workspace_rmtree_edges);
+	tcase_add_test(tc, test_workspace_no_overcommit);
 	suite_add_tcase(s, tc);
 	return s;
 }

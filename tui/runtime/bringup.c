@@ -26,7 +26,10 @@
 /* A repository's policy, in the base commit's tree (SPEC 8.6). */
 #define TUI_REPO_POLICY ".corral/policy.ini"
 #define TUI_REPO_POLICY_MAX (1u << 20)
-#define LOCK_MS 10000
+/* corral new holds the state lock until its holder is recorded: leases
+ * started at once wait their turn (16 on a large repository take minutes
+ * on a loaded machine). */
+#define LOCK_MS 300000
 #define NOBODY 65534u
 
 struct prov {
