@@ -25,18 +25,21 @@ mkdir -p "$REPO/t" "$REPO/hostile"
 for c in mem disk fork slow deep cred; do
 	printf 'echo %s fine\n' "$c" >"$REPO/t/$c.sh"
 done
-# ...and what the agent puts in their place.
+# ...and what the agent puts in their place. Their sleeps last this run's
+# own number of seconds, so the host-side look for them never sees another
+# run's (two runs on one host shared 7318).
+S1=$((7000000 + $$ % 100000 * 2)) S2=$((7000001 + $$ % 100000 * 2))
 cat >"$REPO/hostile/mem.sh" <<'EOF'
 python3 -c 'x = b"a" * (1 << 30); print("ALLOCATED", len(x))'
 EOF
 cat >"$REPO/hostile/disk.sh" <<'EOF'
 head -c 200M /dev/zero >big; ls -l big; echo WROTE
 EOF
-cat >"$REPO/hostile/fork.sh" <<'EOF'
-i=0; while [ $i -lt 200 ]; do sleep 7317 & i=$((i + 1)); done; echo FORKED; exit 0
+cat >"$REPO/hostile/fork.sh" <<EOF
+i=0; while [ \$i -lt 200 ]; do sleep $S1 & i=\$((i + 1)); done; echo FORKED; exit 0
 EOF
-cat >"$REPO/hostile/slow.sh" <<'EOF'
-echo SLEEPING; exec sleep 7318
+cat >"$REPO/hostile/slow.sh" <<EOF
+echo SLEEPING; exec sleep $S2
 EOF
 cat >"$REPO/hostile/deep.sh" <<'EOF'
 python3 -c '
@@ -125,11 +128,11 @@ check "200 MiB under disk = 64M: the check fails, limit disk" \
 check "200 forks under pids = 64: the check fails, limit pids" \
 	test "$(outcome "$ID" fork)" = "fail limit: pids"
 check "... and none of its children survive it (host /proc)" bash -c \
-	"$(declare -f sleeping); ! sleeping 7317"
+	"$(declare -f sleeping); ! sleeping $S1"
 check "sleep past [checks] timeout = 8s: the check fails, limit timeout" \
 	test "$(outcome "$ID" slow)" = "fail limit: timeout"
 check "... its sleep is gone (host /proc)" bash -c \
-	"$(declare -f sleeping); ! sleeping 7318"
+	"$(declare -f sleeping); ! sleeping $S2"
 check "... the whole lease took far less than wall_time" test $((T1 - T0)) -lt 120
 check "a tree 3,000 deep: the check passes, its copy removed" \
 	jq_eq "$J" '[.receipts[] | select(.kind=="check" and .fields.name=="deep") |
