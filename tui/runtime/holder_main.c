@@ -378,6 +378,8 @@ finish_start(struct hmain *m)
 	if (m->sbx == NULL || m->ph == NULL || m->async || m->loop == NULL)
 		return;
 	pty_holder_hold(m->ph, "finishing");
+	/* made once here, so the worker's copy shares it (ctx frees it) */
+	(void)tui_ctx_scope(m->ctx);
 	m->wctx = *m->ctx;
 	m->wctx.store = NULL;
 	m->work.data = m;
