@@ -282,7 +282,8 @@ provisioning_reason(const char *r)
 	static const char *const reasons[] = {
 		"provisioning_interrupted", "not_a_repository",
 		"bare_repository", "repository_owner", "unknown_base",
-		"branch_exists", "disk_full", "provision_error",
+		"branch_exists", "disk_full", "uid_pool_exhausted",
+		"provision_error",
 	};
 	size_t i;
 

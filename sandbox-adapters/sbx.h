@@ -32,8 +32,14 @@ enum {
 	SBX_EPROBE,	/* a preflight probe failed */
 	SBX_EWIDER,	/* a repository policy widens the operator's */
 	SBX_ELIMIT,	/* a limit was hit (output cap, wall time) */
+	SBX_EUIDPOOL,	/* every uid slot of the pool is taken */
 };
 const char *sbx_strerror(int);
+/*
+ * The failed reason a lease's provisioning error names (SPEC 8.7):
+ * "uid_pool_exhausted", "disk_full" (-ENOSPC), else "provision_error".
+ */
+const char *sbx_provision_reason(int);
 
 /*
  * Halt reasons of the preflight and of a run (SPEC 8.7). The value of each
@@ -489,7 +495,7 @@ SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);
  * scope (absolute; it names the claim's owner, and a claim whose scope is
  * gone is stale), never one whose uid any process on the machine runs
  * under, taking back a stale slot (see sbx_uid_free) under an flock on
- * dir. 0, -EINVAL (no scope), -ENOSPC, -errno.
+ * dir. 0, -EINVAL (no scope), SBX_EUIDPOOL (no free slot), -errno.
  */
 SBX_NODISCARD int sbx_uid_claim(const char *dir, const char *scope,
     const char *id, unsigned *slot);

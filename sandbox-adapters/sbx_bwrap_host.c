@@ -82,7 +82,7 @@ free_slot(unsigned first, unsigned *slot)
 			return 0;
 		}
 	}
-	return -ENOSPC;
+	return SBX_EUIDPOOL;
 }
 
 /*
@@ -118,7 +118,7 @@ claim_slot(const char *scope, const char *id, const struct sbx_steps *s,
 		}
 		if ((rc = sbx_uid_claim_from(SBX_UID_DIR, scope, id, want,
 		    &got)) < 0) {
-			snprintf(err, errsz, "uid slot: %s", strerror(-rc));
+			snprintf(err, errsz, "uid slot: %s", sbx_strerror(rc));
 			(void)step(s->removed, s->ud, SBX_RES_SANDBOX, sid);
 			return rc;
 		}

@@ -28,8 +28,23 @@ sbx_strerror(int code)
 		return "repository policy is wider than the operator's";
 	case SBX_ELIMIT:
 		return "limit reached";
+	case SBX_EUIDPOOL:
+		return "no free uid slot";
 	default:
 		return code < 0 && code > -4096 ? strerror(-code) : "unknown error";
+	}
+}
+
+const char *
+sbx_provision_reason(int code)
+{
+	switch (code) {
+	case SBX_EUIDPOOL:
+		return "uid_pool_exhausted";
+	case -ENOSPC:
+		return "disk_full";
+	default:
+		return "provision_error";
 	}
 }
 

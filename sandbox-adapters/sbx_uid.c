@@ -295,7 +295,7 @@ sbx_uid_claim_from(const char *dir, const char *scope, const char *id,
 	sweep_stages(dir);
 	if ((rc = stage_claim(dir, scope, id, stage, sizeof stage)) < 0)
 		return rc;
-	rc = -ENOSPC;
+	rc = SBX_EUIDPOOL;
 	for (unsigned n = first; n < SBX_UID_SLOTS; n++) {
 		uid_t uid = (uid_t)(SBX_UID_BASE + n);
 

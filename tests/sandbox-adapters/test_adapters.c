@@ -177,6 +177,7 @@ START_TEST(test_adapters_slots)
 	char *one = cu_tmpdir("state-one"), *two = cu_tmpdir("state-two");
 	char path[4200];
 	unsigned a, b, found;
+	int rc;
 	struct dirent *e;
 	DIR *d;
 
@@ -229,8 +230,11 @@ START_TEST(test_adapters_slots)
 	ck_assert_uint_ge(a, 5);
 	ck_assert_int_eq(sbx_uid_claim_from(dir, one, "lease-f", a, &b), 0);
 	ck_assert_uint_gt(b, a);
-	ck_assert_int_eq(sbx_uid_claim_from(dir, one, "lease-g",
-	    SBX_UID_SLOTS, &found), -ENOSPC);
+	/* No slot left: the lease fails naming the pool, not the disk. */
+	rc = sbx_uid_claim_from(dir, one, "lease-g", SBX_UID_SLOTS, &found);
+	ck_assert_int_eq(rc, SBX_EUIDPOOL);
+	ck_assert_str_eq(sbx_provision_reason(rc), "uid_pool_exhausted");
+	ck_assert_str_eq(sbx_provision_reason(-ENOSPC), "disk_full");
 	ck_assert_int_eq(sbx_uid_release(dir, a, one, "lease-e"), 0);
 	ck_assert_int_eq(sbx_uid_release(dir, b, one, "lease-f"), 0);
 	cu_rmrf(dir);
@@ -288,7 +292,7 @@ START_TEST(test_adapters_slots_busy)
 	pid = run_as(0, 0, 0, SBX_UID_BASE + SBX_UID_SLOTS - 1, true);
 	ck_assert(sbx_uid_busy(SBX_UID_BASE + SBX_UID_SLOTS - 1));
 	ck_assert_int_eq(sbx_uid_claim_from(dir, dir, "lease-a",
-	    SBX_UID_SLOTS - 1, &got), -ENOSPC);
+	    SBX_UID_SLOTS - 1, &got), SBX_EUIDPOOL);
 	kill(pid, SIGKILL);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	ck_assert(!sbx_uid_busy(SBX_UID_BASE + SBX_UID_SLOTS - 1));

@@ -526,9 +526,8 @@ provision(struct prov *p, struct lease_lock *lk)
 	rc = 0;
 	goto out;
 fail:
-	fprintf(stderr, "corral new: %s: %s\n", rc == -ENOSPC ? "disk_full" :
-	    "provision_error", err);
-	fail_lease(p, rc == -ENOSPC ? "disk_full" : "provision_error");
+	fprintf(stderr, "corral new: %s: %s\n", sbx_provision_reason(rc), err);
+	fail_lease(p, sbx_provision_reason(rc));
 	undo(p);
 	rc = TUI_EXIT_FAIL;
 out:
