@@ -386,11 +386,11 @@ rlimit_add(struct sbx_plan *p, int res, unsigned long long cur,
 /*
  * The rlimits (SANDBOX.md 3.6): no core files; then per the policy the
  * per-file cap (SIGXFSZ), open files, a CPU-seconds backstop (SIGXCPU,
- * then SIGKILL at the hard limit) and the process count, which is exact
- * because the uid is the lease's alone. Never RLIMIT_AS.
+ * then SIGKILL at the hard limit) and the process count (the uid is the
+ * lease's alone). Never RLIMIT_AS.
  */
 static void
-rlimits(struct sbx_plan *p, const struct sbx_limits *lim)
+rlimits(struct sbx_plan *p, const struct sbx_limits *lim, enum zone z)
 {
 	rlimit_add(p, RLIMIT_CORE, 0, 0);
 	if (lim == NULL)
@@ -401,7 +401,17 @@ rlimits(struct sbx_plan *p, const struct sbx_limits *lim)
 		rlimit_add(p, RLIMIT_NOFILE, lim->nofile, lim->nofile);
 	if (lim->cpu_time != 0)
 		rlimit_add(p, RLIMIT_CPU, lim->cpu_time, lim->cpu_time + 5);
-	if (lim->pids != 0)
+	/*
+	 * The agent's zone: its cgroup's pids.max bounds the lease and counts
+	 * the forks it refused (limit_pids); RLIMIT_NPROC, which bwrap's own
+	 * processes use up first, stays a backstop above it. Otherwise a
+	 * refused fork showed only as the agent's exit. An exec zone's caller
+	 * says its own (tui/runtime/checks.c).
+	 */
+	if (lim->pids != 0 && z == ZONE_AGENT)
+		rlimit_add(p, RLIMIT_NPROC, lim->pids * 2 + 16,
+		    lim->pids * 2 + 16);
+	else if (lim->pids != 0)
 		rlimit_add(p, RLIMIT_NPROC, lim->pids, lim->pids);
 }
 
@@ -453,7 +463,7 @@ zone_plan(const struct sbx_request *req, enum zone z, struct sbx_plan **out)
 		return rc;
 	}
 	/* The pre-exec recipe: rlimits, the lease uid, no new privs. */
-	rlimits(p, req->limits);
+	rlimits(p, req->limits, z);
 	p->drop_uid = true;
 	p->uid = req->uid;
 	p->gid = req->gid;

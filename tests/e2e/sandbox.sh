@@ -107,14 +107,25 @@ check "doctor says the configuration is unverified" grep -q "unverified" <<<"$ou
 check "doctor --json" jq_eq "$("$CORRAL" doctor --json)" .exit_class 0
 
 # --- limits: a named reason ------------------------------------------------------------
+# ended_on ID LIMIT WHAT: the lease failed limit_LIMIT, its receipt names
+# LIMIT, nothing of it is left.
+ended_on() {
+	settled "$1"
+	check "$3 ends the lease: failed limit_$2" jq_eq "$(js "$1")" \
+		'"\(.lease_state) \(.failed_reason)"' "failed limit_$2"
+	check "its receipt names the limit" jq_eq "$(js "$1")" \
+		'.receipts[] | select(.kind=="limit_hit") | .fields.limit' "$2"
+	check "nothing of it is left" nothing_of "$1"
+}
 printf '[limits]\nwall_time = 2s\n' >"$TMP/short.ini"
 id2=$(new --name sleeper --policy "$TMP/short.ini" -- /bin/sleep 1e9)
-settled "$id2"
-check "wall time ends the lease: failed limit_wall_time" jq_eq "$(js "$id2")" \
-	'"\(.lease_state) \(.failed_reason)"' "failed limit_wall_time"
-check "its receipt names the limit" jq_eq "$(js "$id2")" \
-	'.receipts[] | select(.kind=="limit_hit") | .fields.limit' wall_time
-check "nothing of it is left" nothing_of "$id2"
+ended_on "$id2" wall_time "wall time"
+# An agent that forks past pids = 16: sh gives up ("Cannot fork", exit 2)
+# and the lease names the limit, not the exit.
+printf '[limits]\npids = 16\n' >"$TMP/pids.ini"
+idp=$(new --name forker --policy "$TMP/pids.ini" -- /bin/sh -c \
+	'i=0; while [ $i -lt 40 ]; do sleep 1e9 & i=$((i + 1)); done; wait')
+ended_on "$idp" pids "forking past pids"
 
 # --- a dead holder: reconcile stops the sandbox, keeps the workspace -----------------
 id3=$(new --name orphaned -- /bin/sh -c '(setsid sleep 1e9 &); echo kept >/work/kept; sleep 1e9')

@@ -422,8 +422,8 @@ monitor_cb(uv_timer_t *t)
 		return;
 	if (h->ad->usage(h->run, &f) == 0) {
 		/*
-		 * RLIMIT_NPROC (the same count: the uid is the lease's
-		 * alone) may refuse forks before pids.max does.
+		 * A count at pids.max is the limit too; RLIMIT_NPROC is a
+		 * backstop above it (sbx_bwrap.c).
 		 */
 		why = f.limit;
 		if (why == NULL && l->pids > 0 && f.pids_current >= l->pids)
