@@ -377,30 +377,35 @@ struct sbx_adapter {
 	 */
 	int (*stop)(const struct sbx_running *, unsigned timeout_ms);
 	void (*detach)(struct sbx_running *);	/* NULL is a no-op */
+	/*
+	 * The exec zone (SPEC 7.3, 8.2, 8.4): a check run as an sbx_running
+	 * of its own, with no private runtime. NULL for an adapter without
+	 * one (trusted_local, command). exec provisions req->id (the run's
+	 * own ID) through .provision and steps (bwrap: a uid slot, cgroups
+	 * with req->limits, and req->workspace, the copy, moved into a
+	 * bounded image of req->limits->disk, which must be set). exec_plan
+	 * builds the zone's plan for req (bwrap: sbx_bwrap_exec_plan, the
+	 * copy bound privately, its uid) joined to its resources. .usage,
+	 * .signal, .stop and .detach take it; .teardown removes what steps
+	 * journaled. 0 and *out, or a negative code with err (what was made
+	 * stays journaled for .teardown). faketime: the host path of
+	 * libfaketime for req->faketime, or NULL (not installed; not pure).
+	 */
+	int (*exec)(const struct sbx_request *, const struct sbx_steps *,
+	    struct sbx_running **out, char *err, size_t errsz);
+	int (*exec_plan)(const struct sbx_running *,
+	    const struct sbx_request *, struct sbx_plan **out);
+	const char *(*faketime)(void);
 };
 
 extern const struct sbx_adapter *const sbx_adapters[];
 const struct sbx_adapter *sbx_adapters_find(const char *name);
-
-/* ------------------------------------------------------------------ */
 /*
- * sbx_bwrap_run.c, the exec zone: a check run (SPEC 7.3, 8.2, 8.4) as an
- * sbx_running of its own, with no private runtime. sbx_bwrap_run_exec
- * provisions req->id (the run's own ID) through the bwrap adapter's
- * .provision and steps: a uid slot, cgroups with req->limits, and
- * req->workspace (the copy) moved into a bounded image of
- * req->limits->disk (which must be set). sbx_bwrap_run_exec_plan builds
- * the exec zone's plan for req (sbx_bwrap_exec_plan, the copy bound
- * privately, its uid) joined to its cgroups. The adapter's .usage,
- * .signal, .stop and .detach take it; .teardown removes what steps
- * journaled. 0 and *out, or a negative code with err (what was made
- * stays journaled for .teardown).
+ * The adapter whose exec zone runs the checks of a lease of adapter name:
+ * its own where it has one, else the first built-in that has one. NULL:
+ * none has.
  */
-SBX_NODISCARD int sbx_bwrap_run_exec(const struct sbx_request *,
-    const struct sbx_steps *, struct sbx_running **out, char *err,
-    size_t errsz);
-SBX_NODISCARD int sbx_bwrap_run_exec_plan(const struct sbx_running *,
-    const struct sbx_request *, struct sbx_plan **out);
+const struct sbx_adapter *sbx_adapters_exec(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* sbx_local.c: the trusted_local adapter (SPEC 3)                   */

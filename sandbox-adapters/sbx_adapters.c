@@ -23,3 +23,18 @@ sbx_adapters_find(const char *name)
 	}
 	return NULL;
 }
+
+const struct sbx_adapter *
+sbx_adapters_exec(const char *name)
+{
+	const struct sbx_adapter *ad = name != NULL ?
+	    sbx_adapters_find(name) : NULL;
+
+	if (ad != NULL && ad->exec != NULL)
+		return ad;
+	for (size_t i = 0; sbx_adapters[i] != NULL; i++) {
+		if (sbx_adapters[i]->exec != NULL)
+			return sbx_adapters[i];
+	}
+	return NULL;
+}

@@ -629,4 +629,7 @@ const struct sbx_adapter sbx_adapter_bwrap = {
 	.usage = sbx__bwrap_run_usage,
 	.stop = sbx__bwrap_run_stop,
 	.detach = sbx__bwrap_run_detach,
+	.exec = sbx__bwrap_run_exec,	/* sbx_bwrap_run.c, the exec zone */
+	.exec_plan = sbx__bwrap_run_exec_plan,
+	.faketime = sbx_bwrap_faketime_path,
 };

@@ -390,7 +390,7 @@ xs_point(void *ud, const char *step, const char *when)
 }
 
 int
-sbx_bwrap_run_exec(const struct sbx_request *req, const struct sbx_steps *s,
+sbx__bwrap_run_exec(const struct sbx_request *req, const struct sbx_steps *s,
     struct sbx_running **out, char *err, size_t errsz)
 {
 	static const struct sbx_steps none;
@@ -430,7 +430,7 @@ sbx_bwrap_run_exec(const struct sbx_request *req, const struct sbx_steps *s,
 }
 
 int
-sbx_bwrap_run_exec_plan(const struct sbx_running *r,
+sbx__bwrap_run_exec_plan(const struct sbx_running *r,
     const struct sbx_request *req, struct sbx_plan **out)
 {
 	struct sbx_request in;

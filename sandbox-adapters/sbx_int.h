@@ -51,7 +51,7 @@ int sbx__bwrap_host_list(const struct sbx_request *, char ***ids, char *err,
     size_t errsz);
 
 /* ------------------------------------------------------------------ */
-/* sbx_bwrap_run.c: the bwrap adapter's holder side, .attach to .detach. */
+/* sbx_bwrap_run.c: the bwrap adapter's holder side (.attach to .detach), exec zone. */
 int sbx__bwrap_run_attach(const struct sbx_request *,
     const struct sbx_resource *, size_t, struct sbx_attached *,
     struct sbx_running **, char *err, size_t errsz);
@@ -61,6 +61,10 @@ int sbx__bwrap_run_signal(const struct sbx_running *, int sig);
 int sbx__bwrap_run_usage(const struct sbx_running *, struct sbx_usage *);
 int sbx__bwrap_run_stop(const struct sbx_running *, unsigned timeout_ms);
 void sbx__bwrap_run_detach(struct sbx_running *);
+int sbx__bwrap_run_exec(const struct sbx_request *, const struct sbx_steps *,
+    struct sbx_running **out, char *err, size_t errsz);
+int sbx__bwrap_run_exec_plan(const struct sbx_running *,
+    const struct sbx_request *, struct sbx_plan **out);
 
 /* ------------------------------------------------------------------ */
 /* sbx_command.c */

@@ -117,6 +117,16 @@ START_TEST(test_adapters_table)
 	ck_assert_ptr_eq(sbx_adapters_find("command"), &sbx_adapter_command);
 	ck_assert_str_eq(sbx_adapter_command.isolation, "operator-asserted");
 	ck_assert_ptr_null(sbx_adapters_find("docker"));
+	/* the exec zone: bwrap's; a lease of an adapter without one uses it */
+	ck_assert(sbx_adapter_bwrap.exec != NULL &&
+	    sbx_adapter_bwrap.exec_plan != NULL &&
+	    sbx_adapter_bwrap.faketime != NULL);
+	ck_assert(sbx_adapter_local.exec == NULL &&
+	    sbx_adapter_command.exec == NULL);
+	ck_assert_ptr_eq(sbx_adapters_exec("bwrap"), &sbx_adapter_bwrap);
+	ck_assert_ptr_eq(sbx_adapters_exec("trusted_local"), &sbx_adapter_bwrap);
+	ck_assert_ptr_eq(sbx_adapters_exec("command"), &sbx_adapter_bwrap);
+	ck_assert_ptr_eq(sbx_adapters_exec(NULL), &sbx_adapter_bwrap);
 }
 END_TEST
 

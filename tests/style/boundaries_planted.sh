@@ -37,5 +37,7 @@ check "a private header stays in its module" plant tui/zz_plant.c '#include "pty
 check "the runtime calls no cgroup internals" plant tui/runtime/zz_plant.c 'int f(void) { return sbx_cgroup_signal(0, 15); }'
 check "the runtime calls no uid-slot internals" plant tui/runtime/zz_plant.c 'int f(void) { return sbx_uid_mkdir_root("/x", 0755); }'
 check "lease/ calls no cgroup internals" plant lease/zz_plant.c 'x = sbx_cgroup_parse (id, t, &cg);'
+check "the check runner calls no bwrap function by name" plant tui/runtime/zz_plant.c 'int f(void) { return sbx_bwrap_run_exec_plan(0, 0, 0); }'
+check "pty/ calls no bwrap function by name" plant pty/zz_plant.c 'const char *f(void) { return sbx_bwrap_faketime_path (); }'
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

@@ -2,9 +2,9 @@
  * checks.c: the results layer (lease/, SPEC 7) wired to the sandbox
  * module: the lease's policy turned into result caps and checks, the
  * check runner (each check a sandbox of its own under the lease, made
- * through the bwrap adapter's exec zone, sbx_bwrap_run_exec: uid slot,
+ * through the lease's adapter's exec zone, .exec (bwrap: a uid slot,
  * cgroups with the lease's limits, its copy of the result tree in a
- * bounded image; run with sbx_exec_run for at most [checks] timeout; its
+ * bounded image); run with sbx_exec_run for at most [checks] timeout; its
  * log scrubbed; torn down by exact ID), a way to stop them from another
  * thread, and tui_checks_finish, the one call the holder makes when its
  * agent has ended (and reconciliation makes for a lost holder).
@@ -40,6 +40,7 @@ extern char **environ;
 
 struct tui_checks_env {
 	struct tui_ctx *ctx;	/* its journal: each run's resources */
+	const struct sbx_adapter *ad;	/* whose exec zone runs the checks */
 	char *secret;		/* the minted credential, scrubbed from logs */
 	unsigned runs;
 	struct tui_checks_stop *stop;	/* or NULL */
@@ -115,6 +116,7 @@ tui_checks_env_new(struct tui_ctx *c, const struct lease_record *r,
 	if ((e = calloc(1, sizeof *e)) == NULL)
 		return -ENOMEM;
 	e->ctx = c;
+	e->ad = sbx_adapters_exec(r->adapter);
 	/* The holder's, or one still stored (not yet revoked). */
 	if (secret != NULL) {
 		if ((e->secret = strdup(secret)) == NULL) {
@@ -246,8 +248,8 @@ put_log(const struct tui_checks_env *e, const struct lease_check_run *run,
  * whatever it exits with; a signal's rlimit names why it failed.
  */
 static const char *
-limit_hit(const struct sbx_exec_result *res, const struct sbx_running *zone,
-    const char *copy, bool failed)
+limit_hit(const struct sbx_adapter *ad, const struct sbx_exec_result *res,
+    const struct sbx_running *zone, const char *copy, bool failed)
 {
 	struct sbx_usage u;
 	struct statvfs vs;
@@ -256,7 +258,7 @@ limit_hit(const struct sbx_exec_result *res, const struct sbx_running *zone,
 	 * What it ran into first, then time: a fork bomb or a full disk that
 	 * then waits forever also runs out of time.
 	 */
-	if (sbx_adapter_bwrap.usage(zone, &u) == 0 && u.limit != NULL)
+	if (ad->usage(zone, &u) == 0 && u.limit != NULL)
 		return u.limit;
 	/* the bounded copy is full, but for ext4's rounding */
 	if (statvfs(copy, &vs) == 0 && vs.f_blocks > 0) {
@@ -305,14 +307,15 @@ exec_plan(const struct tui_checks_env *e, const struct lease_check_run *run,
 	req.limits = lim;
 	req.env = env;
 	req.source_date_epoch = run->source_date_epoch;
-	req.faketime = *faketime = sbx_bwrap_faketime_path();
+	req.faketime = *faketime = e->ad->faketime != NULL ?
+	    e->ad->faketime() : NULL;
 	for (i = 0, n = 0; i < e->sbx->nmounts_ro && n < 64; i++, n++) {
 		mnt[n].src = e->sbx->mounts_ro[i];
 		mnt[n].dst = e->sbx->mounts_ro[i];
 	}
 	req.ro_binds = mnt;
 	req.nro_binds = (int)n;
-	return sbx_bwrap_run_exec_plan(zone, &req, plan);
+	return e->ad->exec_plan(zone, &req, plan);
 }
 
 /* ---- stopping them -------------------------------------------------------- */
@@ -330,7 +333,7 @@ tui_checks_stop_request(struct tui_checks_stop *s)
 	pthread_mutex_lock(&s->mu);
 	s->requested = true;
 	/* never blocks: the run's own thread waits for it and tears down */
-	if (s->zone != NULL && sbx_adapter_bwrap.signal(s->zone, SIGKILL) < 0) {
+	if (s->zone != NULL && s->ad->signal(s->zone, SIGKILL) < 0) {
 		/* its timeout still ends it */
 	}
 	pthread_mutex_unlock(&s->mu);
@@ -359,8 +362,10 @@ stop_track(struct tui_checks_env *e, struct sbx_running *zone)
 	pthread_mutex_lock(&e->stop->mu);
 	if (zone != NULL && e->stop->requested)
 		go = false;
-	else
+	else {
 		e->stop->zone = zone;
+		e->stop->ad = e->ad;
+	}
 	pthread_mutex_unlock(&e->stop->mu);
 	return go;
 }
@@ -415,8 +420,8 @@ tui_checks_run(const struct lease_check_run *run,
 	req.workspace = run->dir;
 	req.limits = &lim;
 	req.scope = tui_ctx_scope(e->ctx);
-	rc = tui_sandbox_check_provision(e->ctx, e->ctx->store, run->id, &req,
-	    &zone, err, sizeof err);
+	rc = tui_sandbox_check_provision(e->ctx, e->ctx->store, run->id, e->ad,
+	    &req, &zone, err, sizeof err);
 	if (rc < 0) {
 		snprintf(oc->detail, sizeof oc->detail, "exec zone: %.200s", err);
 		goto out;
@@ -472,7 +477,7 @@ tui_checks_run(const struct lease_check_run *run,
 		    0;
 		oc->status = LEASE_CHECK_FAIL;
 	}
-	if ((why = limit_hit(&res, zone, run->dir, oc->status !=
+	if ((why = limit_hit(e->ad, &res, zone, run->dir, oc->status !=
 	    LEASE_CHECK_PASS)) != NULL) {
 		oc->status = LEASE_CHECK_FAIL;
 		snprintf(oc->detail, sizeof oc->detail, "limit: %s%s", why,
@@ -486,7 +491,8 @@ out:
 	sbx_exec_result_clear(&res);
 	sbx_plan_free(plan);
 	sbx_strv_free(env);
-	sbx_adapter_bwrap.detach(zone);
+	if (zone != NULL)
+		e->ad->detach(zone);
 	/* Nothing of the run outlives it: stopped, by exact ID, journaled. */
 	if ((rc = tui_sandbox_teardown(e->ctx, e->ctx->store, run->id, err,
 	    sizeof err)) < 0) {

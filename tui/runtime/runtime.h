@@ -148,6 +148,7 @@ struct tui_checks_stop {
 	pthread_mutex_t mu;
 	bool requested;
 	struct sbx_running *zone;	/* the run in progress, or NULL */
+	const struct sbx_adapter *ad;	/* zone's */
 };
 void tui_checks_stop_init(struct tui_checks_stop *);
 void tui_checks_stop_request(struct tui_checks_stop *);
@@ -180,11 +181,11 @@ const struct lease_result_policy *tui_checks_env_policy(
 /*
  * A lease_check_run_cb (ud: the tui_checks_env): one check in the exec
  * zone (SPEC 7.3, 8.2, 8.4). The run gets an ID of its own under the
- * lease and, through the bwrap adapter's .provision, each journaled
+ * lease and, through its adapter's exec zone (.exec), each journaled
  * under the lease: a uid slot, cgroups with the lease's limits (memory
  * and swap, pids, cpu, freezer) and the copy lease/ made in the lease
  * directory moved into a bounded image (the lease's disk and inodes
- * limits). It runs there (sbx_bwrap_exec_plan, the copy bound privately,
+ * limits). It runs there (.exec_plan, the copy bound privately,
  * sbx_exec_run) for at most [checks] timeout (never past wall_time); a
  * limit hit fails it with detail "limit: NAME" (timeout, memory, pids,
  * disk, inodes, file_size, cpu_time, output). The log is stdout then

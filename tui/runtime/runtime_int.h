@@ -55,18 +55,19 @@ int tui_sandbox_provision(struct tui_ctx *, struct lease_store *,
     const struct sbx_adapter *, const struct sbx_request *,
     struct sbx_provisioned *out, char *err, size_t errsz);
 /*
- * A check run's exec zone (SPEC 7.3, 8.4): the bwrap adapter's .provision
- * for req->id (the run's own ID, "<lease>.<n>"), req->workspace (its
+ * A check run's exec zone (SPEC 7.3, 8.4): ad's .exec (bwrap: its
+ * .provision) for req->id (the run's own ID, "<lease>.<n>"), req->workspace (its
  * copy, seeded into a bounded image of req->limits->disk), each resource
  * journaled under lease_id tagged with the run's ID and copy, so every
  * teardown of the lease (tui_sandbox_teardown: cancel, reject, gc,
- * reconcile) stops and removes it by that exact ID (sbx_bwrap_run_exec).
- * 0 and *out (the bwrap adapter's .detach), or a negative code with the
+ * reconcile) stops and removes it by that exact ID. 0 and *out (ad's
+ * .detach), or a negative code with the
  * reason in err (what was made is journaled for the teardown).
  */
 struct sbx_running;
 int tui_sandbox_check_provision(struct tui_ctx *, struct lease_store *,
-    const char *lease_id, const struct sbx_request *,
+    const char *lease_id, const struct sbx_adapter *ad,
+    const struct sbx_request *,
     struct sbx_running **out, char *err, size_t errsz);
 /*
  * The command adapter's hooks from the operator's config into *cc

@@ -680,8 +680,9 @@ tui_sandbox_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 
 int
 tui_sandbox_check_provision(struct tui_ctx *c, struct lease_store *st,
-    const char *lease_id, const struct sbx_request *req,
-    struct sbx_running **out, char *err, size_t errsz)
+    const char *lease_id, const struct sbx_adapter *ad,
+    const struct sbx_request *req, struct sbx_running **out, char *err,
+    size_t errsz)
 {
 	struct sbx_steps s;
 	struct jsteps j;
@@ -689,6 +690,10 @@ tui_sandbox_check_provision(struct tui_ctx *c, struct lease_store *st,
 
 	(void)c;
 	*out = NULL;
+	if (ad == NULL || ad->exec == NULL) {
+		snprintf(err, errsz, "no sandbox adapter with an exec zone");
+		return -ENOTSUP;
+	}
 	if (req->id == NULL || req->workspace == NULL ||
 	    strchr(req->id, ':') != NULL || strchr(req->id, '\n') != NULL ||
 	    strchr(req->workspace, '\n') != NULL ||
@@ -699,7 +704,7 @@ tui_sandbox_check_provision(struct tui_ctx *c, struct lease_store *st,
 	}
 	jsteps_init(&s, &j, st, lease_id, false);
 	j.tag = tag;
-	return sbx_bwrap_run_exec(req, &s, out, err, errsz);
+	return ad->exec(req, &s, out, err, errsz);
 }
 
 /* The length of ident's check tag ("check:ID:COPY\n"), or 0: none. */
