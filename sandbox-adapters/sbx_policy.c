@@ -913,6 +913,39 @@ normalise(struct sbx_policy *p)
 	sort_checks(p);
 }
 
+static size_t
+key_index(const char *section, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NKEYS; i++)
+		if (strcmp(keys[i].section, section) == 0 &&
+		    strcmp(keys[i].name, name) == 0)
+			break;
+	return i;
+}
+
+/*
+ * The workspace is an ext4 image of `disk` bytes with `inodes` inodes
+ * (sbx_workspace.c): mkfs.ext4 refuses more than one inode per KiB at some
+ * sizes (64M with 262144 inodes, 2M with 4096), so a policy asking for it
+ * is refused here, naming both keys, not when a lease is made.
+ */
+static void
+check_disk_inodes(struct pctx *c, const struct sbx_limits *l)
+{
+	size_t kd = key_index("limits", "disk"),
+	    ki = key_index("limits", "inodes");
+
+	if (l->disk == 0 || l->inodes == 0 || l->inodes <= l->disk / 1024)
+		return;
+	c->line = c->seen[kd] > c->seen[ki] ? c->seen[kd] : c->seen[ki];
+	fail(c, "[limits] disk = %lluK cannot hold inodes = %llu (a "
+	    "workspace needs 1 KiB of disk per inode): raise disk to %lluM "
+	    "or lower inodes to %llu", l->disk >> 10, l->inodes,
+	    (l->inodes + 1023) / 1024, l->disk / 1024);
+}
+
 /* Parse text over *p (modified in place); c->seen says what it set. */
 static int
 parse_into(struct pctx *c, struct sbx_policy *p, const char *text,
@@ -935,6 +968,8 @@ parse_into(struct pctx *c, struct sbx_policy *p, const char *text,
 	} else if (line < 0) {
 		return -ENOMEM;
 	}
+	if (!c->failed)
+		check_disk_inodes(c, &p->limits);
 	if (c->failed)
 		return SBX_EPOLICY;
 	normalise(p);

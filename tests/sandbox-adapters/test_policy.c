@@ -234,6 +234,28 @@ START_TEST(test_policy_errors)
 }
 END_TEST
 
+/*
+ * A disk too small for its inode count cannot make the workspace's
+ * filesystem: refused at parse time naming both keys (the default
+ * 262144 inodes need 256M; 64M gave an I/O error at `corral new`).
+ */
+START_TEST(test_policy_disk_inodes)
+{
+	struct sbx_policy *p;
+
+	load_bad("[limits]\ndisk = 64M\n", 2, "disk = 65536K cannot hold "
+	    "inodes = 262144");
+	load_bad("[limits]\ndisk = 64M\n", 2, "raise disk to 256M or lower "
+	    "inodes to 65536");
+	load_bad("[limits]\ndisk = 8M\n\ninodes = 65536\n", 4,
+	    "disk = 8192K cannot hold inodes = 65536");
+	p = load_ok("[limits]\ndisk = 64M\ninodes = 65536\n");
+	sbx_policy_free(p);
+	p = load_ok("[limits]\ndisk = 2M\ninodes = 16\n");
+	sbx_policy_free(p);
+}
+END_TEST
+
 START_TEST(test_policy_long_line)
 {
 	char text[600];
@@ -657,6 +679,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_policy_defaults);
 	tcase_add_test(tc, test_policy_values);
 	tcase_add_test(tc, test_policy_errors);
+	tcase_add_test(tc, test_policy_disk_inodes);
 	tcase_add_test(tc, test_policy_mount_host_system);
 	tcase_add_test(tc, test_policy_output_dir);
 	tcase_add_test(tc, test_policy_git_history);
