@@ -152,9 +152,10 @@ SBX_NODISCARD int sbx_plan_open_data(struct sbx_plan *);
  * fd, rlimits, then with drop_uid an empty capability bounding set and no
  * ambient set, setgroups(0)/setresgid/setresuid (checked), no_new_privs,
  * umask, cwd, execve. Test builds (CORRAL_TEST_OVERRIDES) honour
- * $CORRAL_TEST_RECIPE_DIR: the child writes its /proc/self/status and a
- * line "Fds:\t0 1 2 ..." (the fds the exec passes on) to DIR/<its pid>
- * right before the exec.
+ * $CORRAL_TEST_RECIPE_DIR: the child writes its /proc/self/status, a
+ * line "Fds:\t0 1 2 ..." (the fds the exec passes on), "MntNs:\t" its
+ * mount namespace and, with bind_src, "Bind:\t1" if bind_dst is bind_src
+ * (else 0) to DIR/<its pid> right before the exec.
  */
 struct sbx_recipe {
 	const struct sbx_plan *plan;

@@ -129,10 +129,9 @@ sbx_exec_run(struct sbx_plan *pl, const struct sbx_exec_opts *o,
 		sbx_recipe_clear(&rcp);
 		goto fail;
 	}
-	if (pid == 0) {
-		close(xp[0]);
+	/* The child runs the recipe only (xp[0] is close-on-exec). */
+	if (pid == 0)
 		sbx_recipe_exec(&rcp);
-	}
 	sbx_recipe_clear(&rcp);
 	close(op[1]);
 	close(ep[1]);

@@ -199,8 +199,10 @@ fail(int errfd, const char *what, int err)
 /*
  * The test hook (builds with tests only): the child's own view of itself
  * right before exec, in $CORRAL_TEST_RECIPE_DIR/<pid>: its /proc/self/status
- * (CapEff, CapPrm, CapBnd, CapAmb, NoNewPrivs, Uid...) and a line
- * "Fds:\t0 1 2 ..." listing every fd the exec will pass on.
+ * (CapEff, CapPrm, CapBnd, CapAmb, NoNewPrivs, Uid...), a line
+ * "Fds:\t0 1 2 ..." listing every fd the exec will pass on, "MntNs:\t" its
+ * mount namespace, and for a plan with a private bind "Bind:\t1" where
+ * bind_dst is bind_src (same device and inode), else "Bind:\t0".
  */
 static int
 hook_open(const struct sbx_recipe *r)
@@ -219,8 +221,9 @@ hook_open(const struct sbx_recipe *r)
 }
 
 static void
-hook_write(int hookfd)
+hook_write(int hookfd, const struct sbx_plan *pl)
 {
+	struct stat a, b;
 	char buf[8192];
 	size_t len = 0;
 	ssize_t n;
@@ -239,7 +242,7 @@ hook_write(int hookfd)
 	len = 0;
 	memcpy(buf, "Fds:\t", 5);
 	len = 5;
-	for (int i = 0; i < 65536 && len + 24 < sizeof buf; i++) {
+	for (int i = 0; i < 65536 && len + 24 + 300 < sizeof buf; i++) {
 		int fl = fcntl(i, F_GETFD);
 
 		if (fl < 0 || (fl & FD_CLOEXEC))
@@ -248,6 +251,19 @@ hook_write(int hookfd)
 		buf[len++] = ' ';
 	}
 	buf[len++] = '\n';
+	memcpy(buf + len, "MntNs:\t", 7);
+	len += 7;
+	if ((n = readlink("/proc/self/ns/mnt", buf + len, 256)) > 0)
+		len += (size_t)n;
+	buf[len++] = '\n';
+	if (pl->bind_src != NULL) {
+		memcpy(buf + len, "Bind:\t", 6);
+		len += 6;
+		buf[len++] = stat(pl->bind_src, &a) == 0 &&
+		    stat(pl->bind_dst, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino ? '1' : '0';
+		buf[len++] = '\n';
+	}
 	if (write(hookfd, buf, len) < 0)
 		return;
 	close(hookfd);
@@ -364,7 +380,7 @@ sbx_recipe_exec(const struct sbx_recipe *r)
 	if (pl->cwd != NULL && chdir(pl->cwd) < 0)
 		fail(errfd, pl->cwd, errno);
 #ifdef SBX_TEST_OVERRIDES
-	hook_write(hookfd);
+	hook_write(hookfd, pl);
 #else
 	(void)hookfd;
 #endif

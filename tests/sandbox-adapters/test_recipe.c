@@ -5,7 +5,10 @@
  * adapter's plan) and the exec zone (sbx_exec_run of sbx_bwrap_exec_plan).
  * bwrap sets no_new_privs and drops capabilities itself, so only this view
  * shows what corral's own code does: no capability in any set, no way to
- * gain one (NoNewPrivs 1), the lease uid, and no fd beyond the plan's.
+ * gain one (NoNewPrivs 1), the lease uid, and no fd beyond the plan's;
+ * and a check's copy bound at SBX_EXEC_MNT in a mount namespace of the
+ * child's own (the step bwrap then binds as the workspace), never on the
+ * host's.
  */
 #include <check.h>
 #include <fcntl.h>
@@ -137,26 +140,76 @@ check_record(const struct rcp *t, const struct sbx_plan *pl, const char *rec)
 	free(fds);
 }
 
-START_TEST(test_recipe_exec_zone)
+/* This process's mount namespace, "mnt:[N]", malloc'd. */
+static char *
+own_mntns(void)
+{
+	char buf[256];
+	ssize_t n = readlink("/proc/self/ns/mnt", buf, sizeof buf - 1);
+
+	ck_assert_int_gt(n, 0);
+	buf[n] = '\0';
+	return strdup(buf);
+}
+
+/*
+ * The exec zone's child (sbx_exec_run of sbx_bwrap_exec_plan), with the
+ * check's copy bound privately (the adapter's .exec_plan) or not: private,
+ * the recipe binds it at SBX_EXEC_MNT in a mount namespace of the child's
+ * own, never the host's; else the child stays in the host's until bwrap
+ * makes its own.
+ */
+static void
+exec_zone(bool private)
 {
 	static char *cmd[] = { "/bin/true", NULL };
 	struct sbx_exec_opts o = { 4096, 30000, -1 };
 	struct sbx_exec_result res;
 	struct sbx_request r;
 	struct sbx_plan *p = NULL;
+	struct stat ws, mnt;
 	struct rcp t;
-	char *rec;
+	char *rec, *ns, *cns;
 
 	rcp_init(&t);
 	st_exec_req(&r, &t.l, cmd);
+	r.workspace_private = private;
 	ck_assert_int_eq(sbx_bwrap_exec_plan(&r, &p), 0);
+	ck_assert(private == (p->bind_src != NULL));
 	ck_assert_int_eq(sbx_exec_run(p, &o, &res), 0);
+	ck_assert_msg(WIFEXITED(res.wstatus) && WEXITSTATUS(res.wstatus) == 0,
+	    "the zone did not run: %d %s", res.wstatus, res.err);
 	rec = record(&t, res.pid);
 	check_record(&t, p, rec);
+	ns = own_mntns();
+	cns = field(rec, "MntNs");
+	if (private) {
+		expect_field(rec, "Bind", "1");
+		ck_assert_msg(strcmp(ns, cns) != 0, "the copy was bound in "
+		    "the host's mount namespace %s", ns);
+		/* and the host's SBX_EXEC_MNT is not the copy */
+		ck_assert_int_eq(stat(t.l.ws, &ws), 0);
+		ck_assert(stat(SBX_EXEC_MNT, &mnt) != 0 ||
+		    mnt.st_dev != ws.st_dev || mnt.st_ino != ws.st_ino);
+	} else
+		ck_assert_str_eq(cns, ns);
+	free(cns);
+	free(ns);
 	free(rec);
 	sbx_exec_result_clear(&res);
 	sbx_plan_free(p);
 	rcp_fini(&t);
+}
+
+START_TEST(test_recipe_exec_zone)
+{
+	exec_zone(false);
+}
+END_TEST
+
+START_TEST(test_recipe_exec_zone_private)
+{
+	exec_zone(true);
 }
 END_TEST
 
@@ -231,6 +284,7 @@ recipe_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_recipe_exec_zone);
+	tcase_add_test(tc, test_recipe_exec_zone_private);
 	tcase_add_test(tc, test_recipe_agent_zone);
 	suite_add_tcase(s, tc);
 	return s;
