@@ -326,8 +326,14 @@ t send-keys -t e2e:con q
 check "q quits with status 0" wait_rc 0
 check "quitting leaves the agents running" test "$("$CORRAL" ls --json |
 	jq '[.[] | select(.lease_state=="running" and .lost==null)] | length')" = 2
+# delta's holder was killed (SIGKILL, by its PID) under the last console:
+# the journal still says running until a console starts and reconciles.
+check "delta's journal still says running" test "$(lease_field "$d" lease_state)" = running
 t respawn-pane -t e2e:con "$CONSOLE attach charlie"
 check "attach opens focused on the lease" wait_status charlie
+delta_failed() { [ "$(lease_field "$d" lease_state)" = failed ]; }
+check "the console's start reconciles: delta is no longer running" poll delta_failed
+check "... it failed holder_lost" test "$(lease_field "$d" failed_reason)" = holder_lost
 t send-keys -t e2e:con x
 check "x asks before cancelling" wait_pane "cancel charlie"
 t send-keys -t e2e:con y

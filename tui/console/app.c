@@ -731,6 +731,12 @@ tui_app_run_opts(struct tui_ctx *c, const char *focus_id,
 		goto out;
 	}
 	tui_app_log(a, "console started with %zu lease(s)", a->n);
+	/*
+	 * SPEC 9.2: the start reconciles, as `corral reconcile` in a
+	 * process of its own (it pings holders under the state lock: never
+	 * on the loop).
+	 */
+	tui_app_view_reconcile(a);
 	a->relayout = true;
 	tui_app_focus(a, at);
 	if (theme_err[0] != '\0' || keys_err[0] != '\0') {

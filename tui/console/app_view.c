@@ -26,7 +26,8 @@
 #define TL_MIN_MS (60 * 1000LL)
 #define HUNKS_MAX 65536
 
-enum job_kind { JOB_REVIEW, JOB_EVENTS, JOB_NAMES, JOB_APPLY, JOB_REJECT };
+enum job_kind { JOB_REVIEW, JOB_EVENTS, JOB_NAMES, JOB_APPLY, JOB_REJECT,
+	JOB_RECONCILE };
 
 struct tui_job {
 	struct tui_job *next;
@@ -51,6 +52,7 @@ static const char *const job_verbs[] = {
 	[JOB_NAMES] = "loading names",
 	[JOB_APPLY] = "applying",
 	[JOB_REJECT] = "rejecting",
+	[JOB_RECONCILE] = "reconciling",
 };
 
 /* ---- jobs: this binary as a child, read without blocking --------------- */
@@ -533,10 +535,38 @@ result_done(struct tui_app *a, struct tui_job *j)
 		tui_app_view_reload(a);
 }
 
+/* The start's reconcile ended: the journal it corrected is read again. */
+static void
+reconcile_done(struct tui_app *a, struct tui_job *j)
+{
+	char text[200];
+
+	a->want_journal = true;
+	tui_app_log(a, "reconcile: exit %lld", (long long)j->status);
+	if (!j->exited || j->status != 0 || j->term_signal != 0) {
+		job_text(j, true, text, sizeof text);
+		tui_app_message(a, true, "reconcile failed: %s", text[0] ?
+		    text : "no reason given");
+	}
+}
+
+void
+tui_app_view_reconcile(struct tui_app *a)
+{
+	const char *args[] = { "reconcile", NULL };
+
+	if (job_find(a, JOB_RECONCILE, NULL) == NULL &&
+	    job_start(a, JOB_RECONCILE, NULL, args) < 0)
+		tui_app_log(a, "cannot run corral reconcile");
+}
+
 static void
 job_done(struct tui_app *a, struct tui_job *j)
 {
 	switch (j->kind) {
+	case JOB_RECONCILE:
+		reconcile_done(a, j);
+		break;
 	case JOB_REVIEW:
 	case JOB_EVENTS:
 	case JOB_NAMES:

@@ -258,6 +258,11 @@ bool tui_app_view_progress(struct tui_app *, const struct tui_session *,
     char *buf, size_t bufsz);
 /* Draw the open view into r. */
 void tui_app_view_draw(struct tui_app *, const struct tui_rect *r);
+/*
+ * `corral reconcile` as a job, at the console's start (SPEC 9.2): a lease
+ * whose holder was lost is failed in the journal, then read again.
+ */
+void tui_app_view_reconcile(struct tui_app *);
 /* Stop reading from running commands (they run on); free the views. */
 void tui_app_view_stop(struct tui_app *);
 
