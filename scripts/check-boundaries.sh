@@ -70,6 +70,9 @@ no "${inc}<uv\.h>" $(src 'lease/*' | grep -v '^lease/async\.c$')
 # nothing outside calls a bwrap function by name either.
 no '(^|[^a-z0-9_])sbx_(cgroup|uid|bwrap)_[a-z0-9_]+[[:space:]]*\(' \
     $(src 'tui/*' 'lease/*' 'pty/*')
+# ... and an adapter is found by its name in the table (sbx_adapters_find,
+# sbx_adapters_exec), never taken by its object's name.
+no '(^|[^a-z0-9_])sbx_adapter_[a-z0-9_]+' $(src 'tui/*' 'lease/*' 'pty/*')
 if [ "$bad" -ne 0 ]; then
 	echo "boundaries: $bad file(s) break STYLE A"
 	exit 1

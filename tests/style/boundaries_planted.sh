@@ -39,5 +39,6 @@ check "the runtime calls no uid-slot internals" plant tui/runtime/zz_plant.c 'in
 check "lease/ calls no cgroup internals" plant lease/zz_plant.c 'x = sbx_cgroup_parse (id, t, &cg);'
 check "the check runner calls no bwrap function by name" plant tui/runtime/zz_plant.c 'int f(void) { return sbx_bwrap_run_exec_plan(0, 0, 0); }'
 check "pty/ calls no bwrap function by name" plant pty/zz_plant.c 'const char *f(void) { return sbx_bwrap_faketime_path (); }'
+check "the runtime takes no adapter object by name" plant tui/runtime/zz_plant.c 'const void *f(void) { return &sbx_adapter_bwrap; }'
 echo "$PASS passed, $FAIL failed"
 [ "$FAIL" -eq 0 ]

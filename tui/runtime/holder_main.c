@@ -499,8 +499,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		char err[512];
 
 		/* The lease's uid, cgroups, policy and private mounts. */
-		if ((rc = tui_holder_sbx_prepare(c, id, argv + optind, &m.sbx,
-		    &plan, err, sizeof err)) < 0) {
+		if ((rc = tui_holder_sbx_prepare(c, ad, id, argv + optind,
+		    &m.sbx, &plan, err, sizeof err)) < 0) {
 			dprintf(3, "err sandbox: %s\n", err);
 			tui_holder_sbx_free(m.sbx);
 			sbx_plan_free(plan);

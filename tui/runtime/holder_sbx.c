@@ -256,9 +256,9 @@ tui_holder_sbx_secret(const struct tui_holder_sbx *h)
 }
 
 int
-tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
-    struct tui_holder_sbx **out, struct sbx_plan **plan, char *err,
-    size_t errsz)
+tui_holder_sbx_prepare(struct tui_ctx *c, const struct sbx_adapter *ad,
+    const char *id, char *const *cmd, struct tui_holder_sbx **out,
+    struct sbx_plan **plan, char *err, size_t errsz)
 {
 	struct tui_holder_sbx *h;
 	struct sbx_request req;
@@ -275,7 +275,7 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const char *id, char *const *cmd,
 	tui_tally_init(&h->egress_lines, EGRESS_RECEIPTS_MAX);
 	tui_tally_set_rate(&h->egress_lines, EGRESS_RECEIPTS_BURST,
 	    EGRESS_RECEIPTS_PER_SEC);
-	h->ad = &sbx_adapter_bwrap;
+	h->ad = ad;
 	*out = h;
 	if ((rc = load_policy(h, err, errsz)) < 0)
 		return rc;

@@ -134,16 +134,16 @@ struct tui_holder_sbx;
 struct sbx_plan;
 struct uv_loop_s;
 /*
- * In `corral __holder` for a bwrap lease: read the lease's uid slot and
- * cgroups from the journal and its policy (and prompt) from the lease
- * directory, set up the private runtime mounts, and build the plan (the
- * adapter's, joined to the lease cgroups, data fds opened). *out is set
- * even on failure (free it with tui_holder_sbx_free). 0 or a negative code
- * with err filled.
+ * In `corral __holder` for a bwrap lease, through its adapter: read the
+ * lease's uid slot and cgroups from the journal and its policy (and
+ * prompt) from the lease directory, set up the private runtime mounts,
+ * and build the plan (the adapter's, joined to the lease cgroups, data
+ * fds opened). *out is set even on failure (free it with
+ * tui_holder_sbx_free). 0 or a negative code with err filled.
  */
-int tui_holder_sbx_prepare(struct tui_ctx *, const char *id, char *const *cmd,
-    struct tui_holder_sbx **out, struct sbx_plan **plan, char *err,
-    size_t errsz);
+int tui_holder_sbx_prepare(struct tui_ctx *, const struct sbx_adapter *,
+    const char *id, char *const *cmd, struct tui_holder_sbx **out,
+    struct sbx_plan **plan, char *err, size_t errsz);
 /* The output cap (bytes; 0: none) for the transcript. */
 size_t tui_holder_sbx_output_cap(const struct tui_holder_sbx *);
 /*

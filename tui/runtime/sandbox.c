@@ -633,7 +633,7 @@ lease_adapter(const struct lease_record *r)
 
 	if (r->adapter != NULL)
 		ad = sbx_adapters_find(r->adapter);
-	return ad != NULL ? ad : &sbx_adapter_bwrap;
+	return ad != NULL ? ad : sbx_adapters_find("bwrap");
 }
 
 int
@@ -723,12 +723,13 @@ check_tag_len(const char *ident)
 
 /*
  * The check runs' resources among v[0..n) (not removed), one run at a
- * time, each by its own exact ID with its copy's path, through the bwrap
- * adapter (checks always run there). 0 or the first error.
+ * time, each by its own exact ID with its copy's path, through xa, the
+ * adapter whose exec zone ran them. 0 or the first error.
  */
 static int
-checks_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
-    struct lease_resource_row *v, size_t n, char *err, size_t errsz)
+checks_teardown(struct tui_ctx *c, const struct sbx_adapter *xa,
+    struct lease_store *st, const char *id, struct lease_resource_row *v,
+    size_t n, char *err, size_t errsz)
 {
 	struct sbx_resource *res;
 	struct sbx_request req;
@@ -775,8 +776,8 @@ checks_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 		jsteps_init(&s, &j, st, id, false);
 		j.tag = v[i].identity;
 		j.taglen = tl;
-		rc = k == 0 ? 0 : sbx_adapter_bwrap.teardown(&req, res, k, &s,
-		    err, errsz);
+		rc = k == 0 ? 0 : xa == NULL ? -ENOSYS :
+		    xa->teardown(&req, res, k, &s, err, errsz);
 		if (rc < 0 && first == 0)
 			first = rc;
 	}
@@ -841,7 +842,8 @@ tui_sandbox_teardown(struct tui_ctx *c, struct lease_store *st, const char *id,
 		goto out;
 	}
 	/* A check run's first: it is what may still be running. */
-	if ((rc = checks_teardown(c, st, id, v, n, err, errsz)) < 0) {
+	if ((rc = checks_teardown(c, sbx_adapters_exec(adapter), st, id, v, n,
+	    err, errsz)) < 0) {
 		TUI_BEST_EFFORT(lease_record_set_cleanup(st, id,
 		    LEASE_CLEANUP_FAILED, err));
 		goto out;
