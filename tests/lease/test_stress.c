@@ -162,7 +162,15 @@ START_TEST(test_stress_random_sigkills)
 	}
 	ck_assert_int_eq(lease_record_list(t.s, LEASE_LIST_ALL, &v, &n), 0);
 	for (k = 0; k < n; k++) {
-		ck_assert(lease_fsm_state_final(v[k].state));
+		/*
+		 * Final, or a result waiting for the operator: a holder
+		 * killed between its result and its reject leaves a
+		 * result_ready lease, which reconcile rightly keeps (seen
+		 * under load, where that window is wider).
+		 */
+		ck_assert_msg(lease_fsm_state_final(v[k].state) ||
+		    v[k].state == LEASE_STATE_RESULT_READY, "lease %s left %s",
+		    v[k].id, lease_fsm_state_name(v[k].state));
 		if (v[k].state == LEASE_STATE_REJECTED)
 			fig.rejected++;
 		else if (v[k].failed_reason != NULL &&
