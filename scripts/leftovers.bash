@@ -31,7 +31,9 @@ snapshot() {
 others_tags() {
 	local f d
 	{
-		find /tmp -maxdepth 6 -name corral.db -not -path "$RUN_TMP/*" 2>/dev/null
+		find /tmp /var/tmp -maxdepth 6 \( -path "$RUN_TMP" -o \
+		    -path /var/tmp/corral-fresh \) -prune -o -name corral.db \
+		    -print 2>/dev/null
 		ls "${XDG_STATE_HOME:-$HOME/.local/state}/corral/corral.db" 2>/dev/null
 	} | while read -r f; do
 		d=$(realpath "$(dirname "$f")") || continue

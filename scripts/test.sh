@@ -48,7 +48,10 @@ fi
 # under RUN_TMP; a lease's cgroups sit under state-<tag>, the tag naming
 # the state directory that owns them.
 export CORRAL_TEST_RUN="$$.$(date +%s%N)"
-RUN_TMP=$(mktemp -d /tmp/corral-run.XXXXXX)
+# Under /var/tmp, disk-backed on Debian: /tmp may be a tmpfs in RAM, too
+# small for the workspace images of the leases the suites run at once
+# (corral refuses a lease whose image the free space cannot cover).
+RUN_TMP=$(mktemp -d /var/tmp/corral-run.XXXXXX)
 chmod 1777 "$RUN_TMP"	# as /tmp: a sandbox uid reaches what a test shares
 export TMPDIR=$RUN_TMP
 . scripts/leftovers.bash
