@@ -24,12 +24,6 @@
 struct lease_store;
 struct json_t;
 
-/* The journal's sandbox ID of a bwrap lease: "uid:<uid>". */
-#define TUI_SBX_ID_PREFIX "uid:"
-
-/* Deepest directory tree the host walks in a workspace (chown back). */
-#define TUI_SBX_TREE_DEPTH 512
-
 /* ---- sandbox.c ------------------------------------------------------ */
 
 /* Read a whole regular file of at most max bytes (NUL-terminated, malloc'd
