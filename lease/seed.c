@@ -429,7 +429,8 @@ lease__seed_objects(git_repository *src, const git_oid *base,
 	}
 	if ((rc = write_pack(&sd, odb)) < 0)
 		goto out;
-	qsort(shallow, nshallow, sizeof *shallow, oid_cmp);
+	if (nshallow > 1)	/* qsort(NULL, 0, ...) is undefined */
+		qsort(shallow, nshallow, sizeof *shallow, oid_cmp);
 	rc = write_shallow(&sd, dst, shallow, nshallow);
 out:
 	if (rc == -ENOMEM)

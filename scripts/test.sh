@@ -32,7 +32,7 @@ stages=("$@")
 # the suites; at the end they must be intact (scripts/second-tenant.sh) ----
 TENANT=
 if [[ " ${stages[*]} " =~ \ (suites|adversarial)\  ]]; then
-	TENANT=$(mktemp -d /tmp/corral-tenant.XXXXXX)
+	TENANT=$(mktemp -d /var/tmp/corral-tenant.XXXXXX)	# disk-backed, as RUN_TMP
 	make --no-print-directory build >"$LOGDIR/tenant.build.log" 2>&1 &&
 	    scripts/second-tenant.sh start "$TENANT" 2>&1 | tee "$LOGDIR/tenant.log"
 	# an interrupted run does not leave the tenant's agents working for ever
