@@ -405,14 +405,15 @@ rlimits(struct sbx_plan *p, const struct sbx_limits *lim, enum zone z)
 	 * The agent's zone: its cgroup's pids.max bounds the lease and counts
 	 * the forks it refused (limit_pids); RLIMIT_NPROC, which bwrap's own
 	 * processes use up first, stays a backstop above it. Otherwise a
-	 * refused fork showed only as the agent's exit. An exec zone's caller
-	 * says its own (tui/runtime/checks.c).
+	 * refused fork showed only as the agent's exit. The exec zone too: an
+	 * exact RLIMIT_NPROC made bwrap's own forks fail (EAGAIN) whenever
+	 * other sandboxes ran on the host (make test beside its second
+	 * tenant); its caller bounds forks with the run's pids cgroup.
 	 */
-	if (lim->pids != 0 && z == ZONE_AGENT)
+	(void)z;
+	if (lim->pids != 0)
 		rlimit_add(p, RLIMIT_NPROC, lim->pids * 2 + 16,
 		    lim->pids * 2 + 16);
-	else if (lim->pids != 0)
-		rlimit_add(p, RLIMIT_NPROC, lim->pids, lim->pids);
 }
 
 static int
