@@ -278,7 +278,7 @@ check "the agent of a lease with a slow check ends" wait_screen "$id7" finished-
 lost=0 seen=0
 for _ in $(seq 400); do
 	l=$("$CORRAL" ls --json | jq -c ".[] | select(.id==\"$id7\") | [.lease_state, .lost, .holder_pid]")
-	[ "$(jq -r '.[1]' <<<"$l")" != null ] && lost=$((lost + 1))
+	[ "$(jq -r '.[1]' <<<"$l")" != null ] && { lost=$((lost + 1)); echo "# lost: $l"; }
 	[ "$(jq -r '.[0]' <<<"$l")" = running ] && seen=$((seen + 1))
 	[ "$(jq -r '.[2]' <<<"$l")" = null ] && break
 	sleep 0.1

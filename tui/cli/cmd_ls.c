@@ -26,22 +26,39 @@ needs_holder(const struct lease_record *r)
 	    (r->state == LEASE_STATE_PROVISIONING && r->holder_pid > 0);
 }
 
-/* Add the live holder's view (or why it is lost) to a lease object. */
-static void
-add_live(struct tui_ctx *c, const struct lease_record *r, json_t *o)
+/*
+ * Add the live holder's view (or why it is lost) to a lease object. A
+ * holder that ends between the listing and the ping (a check finishing,
+ * the agent exiting) is not lost: it journaled its end first. So with
+ * reread, a holder that does not answer makes the row be read again, and
+ * if the row moved on, *r becomes the new row and false is returned: the
+ * caller builds the object again (SPEC 9.2).
+ */
+static bool
+add_live(struct tui_ctx *c, struct lease_record *r, json_t *o, bool reread)
 {
 	char why[256], *js = NULL;
+	struct lease_record again;
 	enum tui_holder_state hs;
 	json_t *st;
 
 	if (!needs_holder(r)) {
 		json_object_set_new(o, "lost", json_null());
-		return;
+		return true;
 	}
 	hs = tui_probe_holder(c, r, LS_PING_MS, &js, why, sizeof why);
 	if (hs != TUI_HOLDER_ALIVE) {
+		memset(&again, 0, sizeof again);
+		if (reread && lease_record_get(c->store, r->id, &again) == 0 &&
+		    (again.state != r->state ||
+		    again.holder_pid != r->holder_pid)) {
+			lease_record_clear(r);
+			*r = again;
+			return false;
+		}
+		lease_record_clear(&again);
 		json_object_set_new(o, "lost", json_string(why));
-		return;
+		return true;
 	}
 	json_object_set_new(o, "lost", json_null());
 	if ((st = json_loads(js, 0, NULL)) != NULL) {
@@ -55,6 +72,7 @@ add_live(struct tui_ctx *c, const struct lease_record *r, json_t *o)
 		json_decref(st);
 	}
 	free(js);
+	return true;
 }
 
 static void
@@ -109,9 +127,12 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	arr = json_array();
 	for (size_t i = 0; i < n; i++) {
-		json_t *o = lease_json_record(&v[i], 0);
+		json_t *o;
+		int tries = 0;
 
-		add_live(c, &v[i], o);
+		while (o = lease_json_record(&v[i], 0),
+		    !add_live(c, &v[i], o, tries++ < 2))
+			json_decref(o);
 		json_array_append_new(arr, o);
 	}
 	if (c->json) {
@@ -244,11 +265,16 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_usage(c, "expected one lease ID or name");
 	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
 		return rc;
-	if (lease_json_show(c->store, rec.id, &o) < 0) {
-		lease_record_clear(&rec);
-		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
+	for (int tries = 0;; tries++) {
+		if (lease_json_show(c->store, rec.id, &o) < 0) {
+			lease_record_clear(&rec);
+			return tui_ctx_err(c, "%s",
+			    lease_store_errmsg(c->store));
+		}
+		if (add_live(c, &rec, o, tries < 2))
+			break;
+		json_decref(o);
 	}
-	add_live(c, &rec, o);
 	unseen = rec.unseen;
 	snprintf(id, sizeof id, "%s", rec.id);
 	lease_record_clear(&rec);
