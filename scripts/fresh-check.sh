@@ -15,7 +15,8 @@
 # Run it on an otherwise idle host: the root shares the host's kernel, so
 # its leases and the host's draw lease uids from one pool, yet neither can
 # see the other's state directories (separate mount namespaces), and a
-# slot whose state directory looks gone is taken back.
+# slot whose state directory looks gone is taken back. Whatever the root
+# leaves running ends with the check, also when it is interrupted.
 #
 #   make fresh-check      (or scripts/fresh-check.sh)
 #   FRESH_ROOT=DIR        where to build the root (default /var/tmp/corral-fresh;
@@ -120,12 +121,45 @@ exit $rc
 INSIDE
 chmod +x "$ROOT/root/fresh-inside.sh"
 
+# Everything the root starts, sandboxes included, runs in one cgroup of a
+# hierarchy corral leaves alone (blkio), so that whatever the root leaves
+# running -- the demo's agents, the second tenant's -- ends with the check,
+# also when it is interrupted or killed (then the next run ends them).
+TRACK=
+for h in blkio devices; do
+	[ -w "/sys/fs/cgroup/$h/cgroup.procs" ] || continue
+	TRACK=/sys/fs/cgroup/$h/corral-fresh-check
+	break
+done
+end_tracked() {
+	local i p
+	[ -n "$TRACK" ] && [ -d "$TRACK" ] || return 0
+	for i in $(seq 100); do
+		p=$(cat "$TRACK/cgroup.procs" 2>/dev/null) || break
+		[ -n "$p" ] || break
+		kill -9 $p 2>/dev/null || true
+		sleep 0.1
+	done
+	rmdir "$TRACK" 2>/dev/null ||
+	    echo "fresh-check: warning: $TRACK still has processes" >&2
+}
+if [ -n "$TRACK" ]; then
+	end_tracked
+	mkdir "$TRACK"
+	trap end_tracked EXIT
+	trap 'exit 130' INT TERM HUP
+else
+	echo "fresh-check: warning: no cgroup v1 blkio or devices hierarchy: what the root leaves running is not ended" >&2
+fi
+
 # Enter: a private mount namespace, the root bound onto itself, the
 # kernel's file systems, a tmpfs /tmp and /run, then pivot_root into it.
 t=$SECONDS
 set +e
+# (in the background, so that a signal runs the trap at once)
 unshare --mount --propagation private -- /bin/sh -eu -c '
 	R=$1
+	[ -z "$3" ] || echo $$ >"$3/cgroup.procs"
 	mount --bind "$R" "$R"
 	mount -t proc proc "$R/proc"
 	mount --rbind /sys "$R/sys"
@@ -144,7 +178,8 @@ unshare --mount --propagation private -- /bin/sh -eu -c '
 	exec env -i HOME=/root TERM=dumb LANG=C \
 	    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	    FRESH_SKIP_TEST="$2" /bin/bash /root/fresh-inside.sh
-' fresh "$ROOT" "${FRESH_SKIP_TEST:-}"
+' fresh "$ROOT" "${FRESH_SKIP_TEST:-}" "$TRACK" </dev/null &
+wait $!
 rc=$?
 set -e
 step "inside the fresh root" $((SECONDS - t))
