@@ -12,11 +12,12 @@
 #      and end as the demo says, and `corral reconcile` leaves nothing;
 #   2. `make test`.
 # Prints the wall time of each step and exits non-zero if either fails.
-# Run it on an otherwise idle host: the root shares the host's kernel, so
-# its leases and the host's draw lease uids from one pool, yet neither can
-# see the other's state directories (separate mount namespaces), and a
-# slot whose state directory looks gone is taken back. Whatever the root
-# leaves running ends with the check, also when it is interrupted.
+# The root shares the host's kernel, so its leases and the host's draw
+# lease uids from one pool and its leftover check sees the host's cgroups;
+# it sees the host's /tmp and /var/tmp read-only (/run/host) to tell the
+# host's corral state directories apart. Do not run a `make test` on the
+# host meanwhile: that one cannot see the root's. Whatever the root leaves
+# running ends with the check, also when it is interrupted.
 #
 #   make fresh-check      (or scripts/fresh-check.sh)
 #   FRESH_ROOT=DIR        where to build the root (default /var/tmp/corral-fresh;
@@ -170,6 +171,13 @@ unshare --mount --propagation private -- /bin/sh -eu -c '
 	# machine-wide pool that hands them out (/run/corral/uids).
 	mkdir -p /run/corral "$R/run/corral"
 	mount --bind /run/corral "$R/run/corral"
+	# The host'"'"'s scratch, read-only: its corral state directories are
+	# another tenant'"'"'s, whose cgroups the leftover check leaves alone.
+	for d in tmp var/tmp; do
+		mkdir -p "$R/run/host/$d"
+		mount --bind "/$d" "$R/run/host/$d"
+		mount -o remount,bind,ro "$R/run/host/$d"
+	done
 	cd "$R"
 	mkdir -p .oldroot
 	pivot_root . .oldroot
@@ -177,7 +185,9 @@ unshare --mount --propagation private -- /bin/sh -eu -c '
 	umount -l /.oldroot
 	exec env -i HOME=/root TERM=dumb LANG=C \
 	    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	    FRESH_SKIP_TEST="$2" /bin/bash /root/fresh-inside.sh
+	    FRESH_SKIP_TEST="$2" \
+	    CORRAL_LEFTOVERS_HOST="/run/host/tmp=/tmp /run/host/var/tmp=/var/tmp" \
+	    /bin/bash /root/fresh-inside.sh
 ' fresh "$ROOT" "${FRESH_SKIP_TEST:-}" "$TRACK" </dev/null &
 wait $!
 rc=$?

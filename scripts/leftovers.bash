@@ -28,9 +28,12 @@ snapshot() {
 	} | sort -u
 }
 # The cgroup tags of live state directories that are not this run's.
+# CORRAL_LEFTOVERS_HOST ("VIEW=PATH ...", set by make fresh-check) names
+# read-only views of the host's directories, whose state directories are
+# another's too: found at VIEW/x, tagged as the host's PATH/x.
 others_tags() {
-	local f d
-	{
+	local f d v
+	{ {
 		find /tmp /var/tmp -maxdepth 6 \( -path "$RUN_TMP" -o \
 		    -path /var/tmp/corral-fresh \) -prune -o -name corral.db \
 		    -print 2>/dev/null
@@ -38,7 +41,16 @@ others_tags() {
 	} | while read -r f; do
 		d=$(realpath "$(dirname "$f")") || continue
 		printf 'state-%.16s\n' "$(printf %s "$d" | sha256sum)"
-	done | sort -u
+	done
+	for v in ${CORRAL_LEFTOVERS_HOST:-}; do
+		find "${v%%=*}" -maxdepth 6 -path "${v%%=*}/corral-fresh" -prune \
+		    -o -name corral.db -print 2>/dev/null | while read -r f; do
+			d=$(dirname "$f")
+			d=${v#*=}${d#"${v%%=*}"}
+			printf 'state-%.16s\n' "$(printf %s "$d" | sha256sum)"
+		done
+	done
+	} 2>/dev/null | sort -u
 }
 # What is new since before and not another's.
 new_leftovers() {

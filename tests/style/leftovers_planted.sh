@@ -3,7 +3,7 @@
 # on planted resources: a loop image mounted under the run's directory and
 # a cgroup of one of the run's state directories are named; a live state
 # directory's cgroup and a loop image outside the run are another corral's
-# and are not. Real loop devices, mounts and cgroups (root).
+# and are not, nor is one of the host's seen through a view. Real loop devices, mounts and cgroups (root).
 set -u
 SRC=${CORRAL_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 LOGDIR=$(mktemp -d "${TMPDIR:-/tmp}"/corral-left.XXXXXX)
@@ -11,13 +11,14 @@ RUN_TMP=$(mktemp -d "${TMPDIR:-/tmp}"/corral-run.XXXXXX)
 O=$(mktemp -d /tmp/corral-other.XXXXXX)
 CORRAL_TEST_RUN=planted.$$
 CG=/sys/fs/cgroup/pids/corral
-fail=0 L= ours= theirs=
+fail=0 L= ours= theirs= host=
 tag() { printf 'state-%.16s' "$(printf %s "$(realpath "$1")" | sha256sum)"; }
 cleanup() {
 	mountpoint -q "$RUN_TMP/m" && umount "$RUN_TMP/m"
 	[ -n "$L" ] && losetup -d "$L"
 	[ -n "$ours" ] && rmdir "$CG/$ours/lease-ours" "$CG/$ours"
 	[ -n "$theirs" ] && rmdir "$CG/$theirs/lease-theirs" "$CG/$theirs"
+	[ -n "$host" ] && rmdir "$CG/$host/lease-host" "$CG/$host"
 	rm -rf "$LOGDIR" "$RUN_TMP" "$O"
 }
 trap cleanup EXIT
@@ -36,6 +37,12 @@ mkdir -p "$CG/$ours/lease-ours"
 theirs=$(tag "$O")
 mkdir -p "$CG/$theirs/lease-theirs"
 truncate -s 8M "$O/img" && L=$(losetup -f --show "$O/img")
+# the host's, seen through a view (make fresh-check): $O/view/h is the
+# host's /srv/h, so its cgroup is tagged with /srv/h
+mkdir -p "$O/view/h" && : >"$O/view/h/corral.db"
+export CORRAL_LEFTOVERS_HOST="$O/view=/srv"
+host=state-$(printf %s /srv/h | sha256sum | cut -c1-16)
+mkdir -p "$CG/$host/lease-host"
 
 left=$(new_leftovers)
 expect() { # WHAT PATTERN yes|no
@@ -47,5 +54,6 @@ expect "its loop device is named" "loop $(findmnt -n -o SOURCE "$RUN_TMP/m")" ye
 expect "a cgroup of the run's state directory is named" "$ours/lease-ours" yes
 expect "another's live lease cgroup is not" "$theirs/lease-theirs" no
 expect "a loop image outside the run is not" "loop $L" no
+expect "a host's live lease cgroup seen through a view is not" "$host/lease-host" no
 [ "$fail" = 0 ] && echo "leftovers_planted: passed" || echo "leftovers_planted: FAILED"
 exit "$fail"
