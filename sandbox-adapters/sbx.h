@@ -345,8 +345,9 @@ struct sbx_adapter {
 	    size_t errsz);
 	/*
 	 * The holder's side of a running lease (SPEC 6.6, 8.4). NULL for an
-	 * adapter whose agent is the holder's plain child (trusted_local,
-	 * command). attach: lease req->id's sandbox from the resources its
+	 * adapter whose agent is the holder's plain child (command);
+	 * trusted_local has attach, enter, signal, stop, detach and procs
+	 * for its tracking cgroup only (no uid, no private runtime). attach: lease req->id's sandbox from the resources its
 	 * journal records as made (res[0..n)), and the holder's own view of
 	 * req->workspace, req->init_path and req->ro_binds (bwrap: a private
 	 * mount namespace the holder moves into; nothing reaches the host).
@@ -378,6 +379,12 @@ struct sbx_adapter {
 	 */
 	int (*stop)(const struct sbx_running *, unsigned timeout_ms);
 	void (*detach)(struct sbx_running *);	/* NULL is a no-op */
+	/*
+	 * The lease's processes now, sorted and unique, malloc'd into
+	 * *pids (trusted_local: everything in its tracking cgroup). 0 or
+	 * -errno. NULL for an adapter that does not list them.
+	 */
+	int (*procs)(const struct sbx_running *, pid_t **pids, size_t *n);
 	/*
 	 * The exec zone (SPEC 7.3, 8.2, 8.4): a check run as an sbx_running
 	 * of its own, with no private runtime. NULL for an adapter without
@@ -690,6 +697,12 @@ SBX_NODISCARD int sbx_cgroup_scope_name(const char *scope, char *buf,
  */
 SBX_NODISCARD int sbx_cgroup_locate(const char *scope, const char *id,
     struct sbx_cgroup **out);
+/*
+ * The same place with only what tracks processes, never limits them (a
+ * trusted_local lease, SPEC 3): v1 pids and freezer; v2 its directory.
+ */
+SBX_NODISCARD int sbx_cgroup_locate_track(const char *scope, const char *id,
+    struct sbx_cgroup **out);
 /* "mode\nctrl dir\n..." for the journal, malloc'd; NULL on ENOMEM. */
 char *sbx_cgroup_describe(const struct sbx_cgroup *);
 /*
@@ -714,6 +727,8 @@ SBX_NODISCARD int sbx_cgroup_plan(const struct sbx_cgroup *,
  * Returns how many were signalled, or -errno.
  */
 int sbx_cgroup_signal(const struct sbx_cgroup *, int sig);
+/* The same, sparing none: every process of the cgroups (trusted_local). */
+int sbx_cgroup_kill(const struct sbx_cgroup *, int sig);
 /*
  * Teardown by exact ID: freeze, SIGKILL every pid, thaw, wait (at most
  * timeout_ms) until empty, rmdir. Idempotent: absent is done. 0, -EBUSY

@@ -28,16 +28,7 @@
 #define RT_TMPFS_OPTS "mode=0711,size=32m,nr_inodes=1024"
 #define RT_WORK SBX_BWRAP_RT_DIR "/work"
 #define RT_INIT SBX_BWRAP_RT_DIR "/init"
-#define RT_MAX_RO 64
-
-struct sbx_running {
-	struct sbx_cgroup *cg;
-	uid_t uid;
-	gid_t gid;
-	char *ro[RT_MAX_RO];	/* runtime paths of the read-only sources */
-	struct sbx_mount mnt[RT_MAX_RO];
-	int nro;
-};
+#define RT_MAX_RO SBX__RUN_MAX_RO
 
 /* ---- the holder's private runtime ---------------------------------------- */
 

@@ -398,8 +398,32 @@ sbx_cgroup_scope_name(const char *scope, char *buf, size_t sz)
 	return 0;
 }
 
+/* Is v1 controller i one of a tracking cgroup's (pids, freezer)? */
+static bool
+track_ctrl(size_t i)
+{
+	return strcmp(v1_ctrls[i].name, "pids") == 0 ||
+	    strcmp(v1_ctrls[i].name, "freezer") == 0;
+}
+
+static int locate(const char *scope, const char *id, bool track,
+    struct sbx_cgroup **out);
+
 int
 sbx_cgroup_locate(const char *scope, const char *id, struct sbx_cgroup **out)
+{
+	return locate(scope, id, false, out);
+}
+
+int
+sbx_cgroup_locate_track(const char *scope, const char *id,
+    struct sbx_cgroup **out)
+{
+	return locate(scope, id, true, out);
+}
+
+static int
+locate(const char *scope, const char *id, bool track, struct sbx_cgroup **out)
 {
 	struct sbx_cgroup *cg;
 	struct layout l;
@@ -421,7 +445,7 @@ sbx_cgroup_locate(const char *scope, const char *id, struct sbx_cgroup **out)
 	    id);
 	if (cg->mode == SBX_CGROUP_V1) {
 		for (size_t i = 0; i < NV1; i++) {
-			if (!l.v1[i].found)
+			if (!l.v1[i].found || (track && !track_ctrl(i)))
 				continue;
 			if ((rc = hier_path(&l.v1[i], suffix, dir,
 			    sizeof dir)) < 0 || (rc = cg_add(cg,
@@ -890,8 +914,22 @@ has_self(const pid_t *pids, size_t n)
 	return false;
 }
 
+static int signal_all(const struct sbx_cgroup *, int sig, bool spare);
+
 int
 sbx_cgroup_signal(const struct sbx_cgroup *cg, int sig)
+{
+	return signal_all(cg, sig, true);
+}
+
+int
+sbx_cgroup_kill(const struct sbx_cgroup *cg, int sig)
+{
+	return signal_all(cg, sig, false);
+}
+
+static int
+signal_all(const struct sbx_cgroup *cg, int sig, bool spare)
 {
 	pid_t *pids = NULL;
 	size_t n = 0;
@@ -918,7 +956,8 @@ sbx_cgroup_signal(const struct sbx_cgroup *cg, int sig)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (pids[i] <= 1 || pids[i] == getpid() || spared(pids[i]))
+		if (pids[i] <= 1 || pids[i] == getpid() ||
+		    (spare && spared(pids[i])))
 			continue;
 		if (kill(pids[i], sig) == 0)
 			count++;

@@ -13,6 +13,24 @@
 #include "sandbox-adapters/sbx.h"
 
 /* ------------------------------------------------------------------ */
+/*
+ * A lease's sandbox as its holder runs it (struct sbx_running, opaque
+ * outside the module): its cgroups, every adapter that has a holder side;
+ * for bwrap (sbx_bwrap_run.c) also its uid and the private runtime's
+ * read-only sources; trusted_local (sbx_local.c) has the cgroups only.
+ */
+#define SBX__RUN_MAX_RO 64
+
+struct sbx_running {
+	struct sbx_cgroup *cg;
+	uid_t uid;
+	gid_t gid;
+	char *ro[SBX__RUN_MAX_RO];	/* runtime paths of the ro sources */
+	struct sbx_mount mnt[SBX__RUN_MAX_RO];
+	int nro;
+};
+
+/* ------------------------------------------------------------------ */
 /* sbx_strv.c: a and b (sorted, unique) merged into *out. 0, -ENOMEM. */
 int sbx__strv_union(char *const *a, char *const *b, char ***out);
 

@@ -5,7 +5,7 @@
  * after, removed once gone); bwrap's uid slot and cgroups are made and
  * removed for real and its list names them, scoped to a state directory;
  * the command adapter's hooks take the exact ID; trusted_local makes
- * nothing. Also the slot helpers (find, list, scope) on a private dir.
+ * its tracking cgroup only. Also the slot helpers (find, list, scope) on a private dir.
  */
 #include <check.h>
 #include <dirent.h>
@@ -130,30 +130,107 @@ START_TEST(test_adapters_table)
 }
 END_TEST
 
+/*
+ * trusted_local's one resource: a tracking cgroup (pids and freezer, no
+ * limit) journaled through the steps; the holder's side joins the agent
+ * to it, lists and kills what is in it, sparing none (a daemon that left
+ * the session is the lease's too); teardown kills and removes it.
+ */
 START_TEST(test_adapters_local)
 {
+	const struct sbx_adapter *ad = &sbx_adapter_local;
 	struct sbx_provisioned out;
 	struct sbx_request req;
+	struct sbx_resource res;
+	struct sbx_running *run = NULL;
+	struct sbx_plan *plan = NULL;
 	struct sbx_steps s;
 	struct rec r;
-	char err[128], **ids = NULL;
+	char *argv[] = { "true", NULL };
+	char err[256], **ids = NULL, *ident, *scope = cu_tmpdir("local");
+	pid_t *pids = NULL, child;
+	size_t n = 0;
+	int status;
 
 	memset(&req, 0, sizeof req);
 	req.id = "20261129-120000-000-0001";
+	req.cmd = argv;
+	ck_assert_int_eq(ad->provision(&req, NULL, &out, err, sizeof err),
+	    -EINVAL);	/* no state directory to scope it to */
+	req.scope = scope;
 	rec_init(&r, &s);
 	memset(&out, 0xff, sizeof out);
-	ck_assert_int_eq(sbx_adapter_local.provision(&req, &s, &out, err,
-	    sizeof err), 0);
+	ck_assert_msg(ad->provision(&req, &s, &out, err, sizeof err) == 0,
+	    "%s", err);
 	ck_assert_str_eq(out.sandbox_id, "");
 	ck_assert(!out.has_uid);
-	ck_assert_int_eq(sbx_adapter_local.teardown(&req, NULL, 0, &s, err,
+	ck_assert_int_eq(r.n, 2);
+	ck_assert(rec_is(&r, 0, "plan cgroup v1\n"));
+	ck_assert(rec_is(&r, 1, "created cgroup v1\n"));
+	ident = strchr(r.v[1], ' ') + strlen(" cgroup ");
+	/* it tracks, never limits: no memory or cpu controller */
+	ck_assert_ptr_nonnull(strstr(ident, "\npids /sys/fs/cgroup/pids/"));
+	ck_assert_ptr_nonnull(strstr(ident, "\nfreezer "));
+	ck_assert_ptr_null(strstr(ident, "\nmemory "));
+	ck_assert_ptr_null(strstr(ident, "\ncpu"));
+	/* the holder's side: the agent joins it before exec */
+	res.kind = SBX_RES_CGROUP;
+	res.identity = ident;
+	ck_assert_msg(ad->attach(&req, &res, 1, NULL, &run, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(ad->enter(run, &req, &plan), 0);
+	ck_assert_int_eq(plan->ncgroups, 2);
+	/* a process of the host pid namespace in it is listed and killed */
+	if ((child = fork()) == 0) {
+		char path[1200];
+		FILE *f;
+
+		signal(SIGTERM, SIG_DFL);	/* not Check's handler */
+		for (int i = 0; i < plan->ncgroups; i++) {
+			snprintf(path, sizeof path, "%s", plan->cgroup_procs[i]);
+			if ((f = fopen(path, "we")) == NULL)
+				_exit(2);
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+		setsid();
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_gt(child, 0);
+	for (int i = 0; i < 500 && n == 0; i++) {
+		free(pids);
+		pids = NULL;
+		ck_assert_int_eq(ad->procs(run, &pids, &n), 0);
+		if (n == 0)
+			usleep(10000);
+	}
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(pids[0], child);
+	ck_assert_int_eq(ad->signal(run, SIGTERM), 1);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	free(pids);
+	sbx_plan_free(plan);
+	ad->detach(run);
+	/* teardown by exact ID: removed, journaled */
+	ck_assert_msg(ad->teardown(&req, &res, 1, &s, err, sizeof err) == 0,
+	    "%s", err);
+	ck_assert_int_eq(r.n, 3);
+	ck_assert(rec_is(&r, 2, "removed cgroup v1\n"));
+	ck_assert_int_eq(ad->attach(&req, &res, 1, NULL, &run, err,
 	    sizeof err), 0);
-	ck_assert_int_eq(r.n, 0);	/* it makes nothing */
-	ck_assert_int_eq(sbx_adapter_local.list(NULL, &ids, err, sizeof err),
-	    0);
+	ck_assert_int_eq(ad->procs(run, &pids, &n), 0);	/* gone: none */
+	ck_assert_uint_eq(n, 0);
+	free(pids);
+	ad->detach(run);
+	ck_assert_int_eq(ad->list(NULL, &ids, err, sizeof err), 0);
 	ck_assert_ptr_nonnull(ids);
-	ck_assert_ptr_null(ids[0]);
+	ck_assert_ptr_null(ids[0]);	/* bwrap's .list names its cgroup */
 	sbx_strv_free(ids);
+	rec_clear(&r);
+	cu_rmrf(scope);
+	free(scope);
 }
 END_TEST
 

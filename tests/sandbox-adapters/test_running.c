@@ -144,10 +144,11 @@ START_TEST(test_running_table)
 {
 	const struct sbx_adapter *b = &sbx_adapter_bwrap;
 
-	/* bwrap has the holder's side whole; the others have none. */
+	/* bwrap has the holder's side whole; trusted_local its tracking. */
 	ck_assert(b->attach != NULL && b->enter != NULL && b->signal != NULL &&
 	    b->usage != NULL && b->stop != NULL && b->detach != NULL);
-	ck_assert(sbx_adapter_local.attach == NULL);
+	ck_assert(sbx_adapter_local.attach != NULL &&
+	    sbx_adapter_local.procs != NULL);
 	ck_assert(sbx_adapter_command.attach == NULL);
 }
 END_TEST

@@ -42,6 +42,13 @@ add_live(struct tui_ctx *c, struct lease_record *r, json_t *o, bool reread)
 	enum tui_holder_state hs;
 	json_t *st;
 
+	long procs = -1;
+
+	/* trusted_local: the processes its tracking cgroup holds now */
+	if (tui_track_count(c, r, &procs) < 0)
+		procs = -1;
+	json_object_set_new(o, "processes", procs >= 0 ?
+	    json_integer(procs) : json_null());
 	if (!needs_holder(r)) {
 		json_object_set_new(o, "lost", json_null());
 		return true;
@@ -138,8 +145,8 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 	if (c->json) {
 		tui_ctx_print_json(arr);
 	} else {
-		printf("%-24s %-16s %-12s %-10s %-13s %s\n", "ID", "NAME",
-		    "STATE", "ACTIVITY", "MODE", "LAST");
+		printf("%-24s %-16s %-12s %-10s %-13s %-5s %s\n", "ID",
+		    "NAME", "STATE", "ACTIVITY", "MODE", "PROCS", "LAST");
 		for (size_t i = 0; i < json_array_size(arr); i++) {
 			json_t *o = json_array_get(arr, i);
 			const char *lost = json_string_value(
@@ -155,8 +162,15 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 			    json_object_get(o, "lease_state")), 12);
 			print_field(lost ? "lost" : json_string_value(
 			    json_object_get(o, "activity")), 10);
+			json_t *pr = json_object_get(o, "processes");
+			char procs[24] = "-";
+
 			print_field(json_string_value(
 			    json_object_get(o, "adapter")), 13);
+			if (json_is_integer(pr))
+				snprintf(procs, sizeof procs, "%lld",
+				    (long long)json_integer_value(pr));
+			print_field(procs, 5);
 			print_field(lost ? lost : last, 0);
 			printf("\n");
 		}
@@ -170,12 +184,13 @@ const struct tui_cmd tui_cmd_ls = {
 	.name = "ls",
 	.usage = "[--all] [--json]",
 	.help = "List live leases (--all adds finished ones): ID, name, lease "
-		"state, activity,\nmode label and the last line of output. A "
-		"lease whose holder is dead or does\nnot answer within 1 s "
-		"shows as lost, with the reason. --json prints an array\nof "
-		"objects with id, name, lease_state, activity, unseen, mode, "
-		"adapter,\nbranch, worktree, workspace, sandbox_id, holder_pid "
-		"and cleanup.",
+		"state, activity,\nmode label, the processes of a trusted_local "
+		"lease (PROCS: every one it\nstarted, tracked; - for other "
+		"leases) and the last line of output. A\nlease whose holder is "
+		"dead or does not answer within 1 s shows as lost,\nwith the "
+		"reason. --json prints an array of objects with id, name,\n"
+		"lease_state, activity, unseen, mode, adapter, branch, worktree, "
+		"workspace,\nsandbox_id, holder_pid, cleanup and processes.",
 	.exec = ls_exec,
 };
 

@@ -171,6 +171,8 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	}
 	TUI_BEST_EFFORT(lease_resource_created(st, id, LEASE_RES_LEASE_DIR,
 	    dir));
+	/* Its tracking cgroup, which every process the agent starts joins. */
+	tui_track_provision(c, st, ad, id);
 
 	memset(&sp, 0, sizeof sp);
 	sp.id = id;

@@ -74,6 +74,37 @@ forget_holder(struct tui_ctx *c, const struct lease_record *r)
 }
 
 /*
+ * A trusted_local lease's processes that outlived its holder (an agent
+ * that ignores SIGHUP, a daemon it started): every one in its tracking
+ * cgroup killed and the cgroup removed (the adapter's .teardown), in a
+ * receipt naming them. Idempotent: nothing tracked, nothing done.
+ */
+static void
+end_tracked(struct tui_ctx *c, const struct lease_record *r, const char *by)
+{
+	json_t *procs = tui_track_list(c, r), *j;
+	char err[512];
+	long left = 0;
+	int rc;
+
+	if (procs == NULL)
+		return;
+	if ((rc = tui_sandbox_teardown(c, c->store, r->id, err,
+	    sizeof err)) < 0)
+		fprintf(stderr, "corral %s: %s: %s\n", by, r->id, err);
+	if (tui_track_count(c, r, &left) < 0 || left < 0)
+		left = 0;
+	j = json_pack("{s:s, s:I, s:o, s:I, s:s}", "by", by, "found",
+	    (json_int_t)json_array_size(procs), "processes", procs, "left",
+	    (json_int_t)left, "signals", "SIGKILL");
+	if (j != NULL && lease_receipt_append(c->store, r->id,
+	    "processes_ended", j, NULL) < 0)
+		fprintf(stderr, "corral %s: %s: receipt: %s\n", by, r->id,
+		    lease_store_errmsg(c->store));
+	json_decref(j);
+}
+
+/*
  * A lost holder's processes: kill the holder (its agent dies with it), then
  * a sandboxed lease's cgroups and uid by exact ID (SPEC 9.2): whatever of
  * the sandbox is left is stopped; the workspace is kept for extraction.
@@ -91,6 +122,8 @@ stop_lost(struct tui_ctx *c, const char *id)
 	    lease_proc_alive((pid_t)r.holder_pid, r.holder_start))
 		kill((pid_t)r.holder_pid, SIGKILL);
 	forget_holder(c, &r);
+	if (r.mode == LEASE_MODE_TRUSTED_LOCAL)
+		end_tracked(c, &r, "reconcile");
 	if (r.mode == LEASE_MODE_SANDBOXED) {
 		/*
 		 * What the holder would have done: stop, then extract, with
@@ -165,9 +198,20 @@ sandbox_prepass(struct tui_ctx *c)
 		const struct lease_record *r = &v[i];
 		bool gone;
 
-		if (r->mode != LEASE_MODE_SANDBOXED ||
-		    (r->holder_pid > 0 &&
-		    lease_proc_alive((pid_t)r->holder_pid, r->holder_start)))
+		if (r->holder_pid > 0 &&
+		    lease_proc_alive((pid_t)r->holder_pid, r->holder_start))
+			continue;
+		/* trusted_local: its tracking cgroup, left by a lost holder */
+		if (r->mode == LEASE_MODE_TRUSTED_LOCAL) {
+			if ((r->state == LEASE_STATE_PROVISIONING &&
+			    r->holder_pid <= 0) ||
+			    (lease_fsm_state_final(r->state) &&
+			    (r->cleanup == LEASE_CLEANUP_PENDING ||
+			    r->cleanup == LEASE_CLEANUP_FAILED)))
+				end_tracked(c, r, "reconcile");
+			continue;
+		}
+		if (r->mode != LEASE_MODE_SANDBOXED)
 			continue;
 		if (r->state == LEASE_STATE_PROVISIONING)
 			gone = r->holder_pid <= 0;
@@ -370,6 +414,10 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 			    (rc = tui_sandbox_workspace_release(c, r.id, err,
 			    sizeof err)) < 0))
 				fprintf(stderr, "corral gc: %s\n", err);
+			/* trusted_local: what is left of its processes */
+			if (r.mode == LEASE_MODE_TRUSTED_LOCAL &&
+			    lease_fsm_state_final(r.state))
+				end_tracked(c, &r, "gc");
 			lease_record_clear(&r);
 		}
 		if (rc == 0)

@@ -46,6 +46,9 @@ struct hmain {
 	struct tui_notify *notify;	/* SPEC 5.6 */
 	struct tui_holder_sbx *sbx;	/* bwrap leases: holder_sbx.c */
 	struct tui_holder_cmd *cmd;	/* command leases: holder_cmd.c */
+	struct tui_track *track;	/* trusted_local leases: track.c */
+	int64_t exit_ws;		/* the agent's exit, while the */
+	bool exit_cancelled;		/* tracked processes are ended */
 	struct sbx_scrub *scrub;	/* the holder's output filter */
 	struct tui_tally events;	/* hooks.event receipts */
 	struct tui_tally activity;	/* activity transition rows */
@@ -150,10 +153,41 @@ on_started(pid_t child, void *ud)
 	    (json_int_t)start));
 }
 
+static void exited(struct hmain *, int64_t ws, bool cancelled);
+
+/*
+ * A tracked trusted_local lease's processes are ended (track.c) before
+ * its exit is journaled: it is not done or failed while a process it
+ * started still runs.
+ */
+static void
+track_ended(void *ud)
+{
+	struct hmain *m = ud;
+
+	receipt(m, "processes_ended", tui_track_receipt(m->track));
+	exited(m, m->exit_ws, m->exit_cancelled);
+	pty_holder_finished(m->ph);
+}
+
 static void
 on_exited(int64_t ws, bool cancelled, void *ud)
 {
 	struct hmain *m = ud;
+
+	if (m->track != NULL && m->ph != NULL && m->loop != NULL) {
+		m->exit_ws = ws;
+		m->exit_cancelled = cancelled;
+		pty_holder_hold(m->ph, "ending its processes");
+		tui_track_end(m->track, m->loop, track_ended, m);
+		return;
+	}
+	exited(m, ws, cancelled);
+}
+
+static void
+exited(struct hmain *m, int64_t ws, bool cancelled)
+{
 	struct lease_store *st = m->ctx->store;
 	enum lease_activity act;
 	enum lease_event ev;
@@ -495,7 +529,15 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	req.lease_dir = dir;
 	req.cmd = argv + optind;
 	req.cwd = cwd;
-	if (strcmp(ad->name, "bwrap") == 0) {
+	if (strcmp(ad->name, "trusted_local") == 0) {
+		/* Its tracking cgroup, joined before exec (track.c). */
+		if ((rc = tui_track_plan(c, ad, id, &req, &m.track,
+		    &plan)) < 0) {
+			dprintf(3, "err sandbox plan: %s\n", sbx_strerror(rc));
+			free(dir);
+			return TUI_EXIT_FAIL;
+		}
+	} else if (strcmp(ad->name, "bwrap") == 0) {
 		char err[512];
 
 		/* The lease's uid, cgroups, policy and private mounts. */
@@ -545,6 +587,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.exited = on_exited;
 	ho.hooks.event = on_event;
 	ho.hooks.activity = on_activity;
+	if (m.track != NULL)
+		ho.hooks.running = on_running;
 	if (m.sbx != NULL) {
 		/* Egress, graceful cancel (SPEC 8.2, 5.5); scrub_wire below. */
 		ho.hooks.running = on_running;
@@ -606,6 +650,15 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		tui_holder_cmd_finish(c, id, m.holder_ident[0] != '\0',
 		    m.fail_reason[0] != '\0' ? m.fail_reason : NULL);
 	tui_holder_cmd_free(m.cmd);
+	/* trusted_local: what is left of its processes, then the cgroup. */
+	tui_track_free(m.track);
+	if (m.trusted_local) {
+		char err[512];
+
+		if (tui_sandbox_teardown(c, c->store, id, err, sizeof err) < 0)
+			fprintf(stderr, "corral holder %s: teardown: %s\n",
+			    id, err);
+	}
 	if (m.holder_ident[0] != '\0')
 		TUI_BEST_EFFORT(lease_resource_removed(c->store, id,
 		    LEASE_RES_HOLDER, m.holder_ident));

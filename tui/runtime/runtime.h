@@ -263,6 +263,25 @@ int tui_sandbox_teardown(struct tui_ctx *, struct lease_store *, const char *id,
     char *err, size_t errsz);
 
 /*
+ * track.c: a trusted_local lease's processes, from the tracking cgroup
+ * its journal records as made (SPEC 3). tui_track_count: how many now in
+ * *n, -1 for a lease without one (another adapter, none could be made,
+ * already removed); 0 or -errno. tui_track_list: them as [{pid, comm}]
+ * (at most 32), or NULL.
+ */
+int tui_track_count(struct tui_ctx *, const struct lease_record *, long *n);
+/*
+ * At `corral new`: lease id's tracking cgroup through ad's .provision
+ * (no limit; journaled before it exists) and a "tracking" receipt. Where
+ * none can be made (no cgroup hierarchy, not root) the lease runs
+ * untracked: the receipt and a line on stderr say why.
+ */
+struct sbx_adapter;
+void tui_track_provision(struct tui_ctx *, struct lease_store *,
+    const struct sbx_adapter *, const char *id);
+struct json_t *tui_track_list(struct tui_ctx *, const struct lease_record *);
+
+/*
  * The orphan inventory's sandbox source (lease_orphan_src, SPEC 9.2):
  * every adapter's .list (bwrap: this state directory's slots and unclaimed
  * lease cgroups; command: its list hook when configured), each ID added

@@ -220,4 +220,30 @@ void tui_holder_cmd_finish(struct tui_ctx *, const char *id, bool ran,
     const char *fail_reason);
 void tui_holder_cmd_free(struct tui_holder_cmd *);
 
+/* ---- track.c: the holder's side of a trusted_local lease's processes - */
+
+struct tui_track;
+typedef void (*tui_track_done_cb)(void *ud);
+/*
+ * The plan of lease id for adapter ad: where its journal records a
+ * tracking cgroup as made, the agent joins it before exec (ad's .attach
+ * and .enter; *out owns it, tui_track_free); otherwise *out is NULL and
+ * this is ad->plan (an untracked lease: its receipt said why). 0 or a
+ * negative code.
+ */
+int tui_track_plan(struct tui_ctx *, const struct sbx_adapter *ad,
+    const char *id, const struct sbx_request *req, struct tui_track **out,
+    struct sbx_plan **plan);
+/*
+ * After the agent's exit or cancel, on the loop: every process left in
+ * the cgroup gets SIGTERM, then SIGKILL 2 s later; done(ud) once none is
+ * left or 5 s after the SIGKILL (then tui_track_receipt says how many
+ * are left). done may run before this returns (none was left).
+ */
+void tui_track_end(struct tui_track *, struct uv_loop_s *,
+    tui_track_done_cb done, void *ud);
+/* {found, processes: [{pid, comm}], left, signals} of tui_track_end. */
+struct json_t *tui_track_receipt(const struct tui_track *);
+void tui_track_free(struct tui_track *);	/* NULL is a no-op */
+
 #endif /* CORRAL_TUI_RUNTIME_INT_H */

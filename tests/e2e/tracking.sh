@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# tracking.sh: a trusted_local lease tracks every process its agent starts,
+# including those that leave its session (issue 16 item 8, issue 18; SPEC
+# 3, 5.5, 9.2): `ls` counts them; a daemon started with setsid (reparented
+# to init) is ended before the lease is done, and by cancel; an agent that
+# ignores SIGHUP outlives its SIGKILLed holder only until reconcile, which
+# kills the tracking cgroup and says whom in a receipt. Every process is
+# judged from the host by the PID it wrote, never by its command line.
+set -u
+. "$(dirname "$0")/lib.bash"
+
+# jq FILTER on the lease's `ls --all --json` object.
+lease_field() {
+	"$CORRAL" ls --all --json | jq -r --arg id "$1" ".[] | select(.id == \$id) | $2"
+}
+# wait_file FILE: until FILE holds something, at most 30 s
+wait_file() { poll test -s "$1"; }
+# the receipts of KIND of lease ID, as JSON lines
+receipts() {
+	"$CORRAL" show "$1" --json | jq -c --arg k "$2" '.receipts[] | select(.kind == $k)'
+}
+# jr JSON FILTER [ARGS...]: JSON is not empty and FILTER holds on it
+jr() {
+	local j=$1 f=$2; shift 2
+	[ -n "$j" ] && jq -e "$@" "$f" <<<"$j" >/dev/null
+}
+# the cgroup directories of the lease's journal that still exist
+cg_left() {
+	"$CORRAL" show "$1" --json | jq -r '.resources[] | select(.kind == "cgroup") | .identity' |
+		awk 'NF == 2 {print $2}' | while read -r d; do [ -d "$d" ] && echo "$d"; done
+}
+# the tracking cgroup's directories as journaled (any state)
+cg_dirs() {
+	"$CORRAL" show "$1" --json | jq -r '.resources[] | select(.kind == "cgroup") | .identity' |
+		awk 'NF == 2 {print $2}'
+}
+
+# --- a daemon that leaves the session, then the agent exits ------------------
+d1="$TMP/d1.pid"
+id=$("$CORRAL" new --sandbox trusted_local --name daemon -- sh -c "
+	setsid sh -c 'echo \$\$ >$d1; while :; do sleep 1; done' </dev/null >/dev/null 2>&1 &
+	while [ ! -s $d1 ]; do sleep 0.1; done
+	echo up
+	while [ ! -e $TMP/go1 ]; do sleep 0.1; done
+	exit 0")
+check "the agent started its daemon" wait_file "$d1"
+dpid=$(cat "$d1")
+dstart=$(pid_start "$dpid")
+check "the daemon left the agent's session" \
+	test "$(ps -o sid= -p "$dpid" | tr -d ' ')" = "$dpid"
+check "the lease has a tracking cgroup" test -n "$(cg_left "$id")"
+check "the daemon is in it" grep -qx "$dpid" <(for d in $(cg_left "$id"); do cat "$d/cgroup.procs"; done)
+n=$(lease_field "$id" .processes)
+check "ls --json counts its processes (agent, daemon, their sleeps: $n)" test "$n" -ge 2
+check "ls shows PROCS" grep -q "PROCS" <("$CORRAL" ls)
+check "ls's row has the count" \
+	awk -v id="$id" '$1 == id && $6 ~ /^[0-9]+$/ && $6 >= 2 {f = 1} END {exit !f}' <("$CORRAL" ls)
+# the agent exits; the daemon, reparented to init, keeps running until the
+# holder ends it
+touch "$TMP/go1"
+check "the lease ends done" "$CORRAL" wait "$id" --until done --timeout 30
+# at the moment the lease is done, the daemon is already gone (not polled)
+if pid_gone "$dpid" "$dstart"; then
+	pass "the daemon is gone once the lease is done"
+else
+	fail "the daemon is gone once the lease is done"
+	kill -9 "$dpid" 2>/dev/null
+fi
+r=$(receipts "$id" processes_ended)
+check "receipt processes_ended names the daemon by PID" \
+	jr "$r" '.fields.processes | map(.pid) | index($p) != null' --argjson p "$dpid"
+check "receipt: none left" jr "$r" '.fields.left == 0 and .fields.found >= 1'
+check "receipt: it came before done" test "$(jq -r .seq <<<"$r")" -lt \
+	"$("$CORRAL" show "$id" --json | jq '[.receipts[] | select(.kind == "agent_exited")][0].seq')"
+check "the holder ends" poll holder_gone "$id"
+check "the tracking cgroup is removed" test -z "$(cg_left "$id")"
+check "cleanup is not pending" test "$(lease_field "$id" .cleanup)" != pending
+check "ls: no processes counted once it is removed" test "$(lease_field "$id" .processes)" = null
+
+# --- cancel ends a daemon too ------------------------------------------------
+d2="$TMP/d2.pid"
+id2=$("$CORRAL" new --sandbox trusted_local --allow-control --name cancelme -- sh -c "
+	( setsid sh -c 'echo \$\$ >$d2; exec sleep 1000' </dev/null >/dev/null 2>&1 & )
+	while :; do sleep 1; done")
+check "the second agent started its double-forked daemon" wait_file "$d2"
+d2pid=$(cat "$d2")
+d2start=$(pid_start "$d2pid")
+"$CORRAL" cancel "$id2" >/dev/null
+check "cancelled" "$CORRAL" wait "$id2" --until cancelled --timeout 30
+if pid_gone "$d2pid" "$d2start"; then
+	pass "cancel: the daemon is gone once the lease is cancelled"
+else
+	fail "cancel: the daemon is gone once the lease is cancelled"
+	kill -9 "$d2pid" 2>/dev/null
+fi
+check "cancel: receipt names it" jr "$(receipts "$id2" processes_ended)" \
+	'.fields.processes | map(.pid) | index($p) != null' --argjson p "$d2pid"
+
+# --- an agent that ignores SIGHUP, its holder SIGKILLed -----------------------
+d3="$TMP/d3.pid"
+id3=$("$CORRAL" new --sandbox trusted_local --name stubborn -- sh -c "
+	trap '' HUP
+	echo \$\$ >$d3
+	while :; do sleep 1; done")
+check "the stubborn agent runs" wait_file "$d3"
+apid=$(cat "$d3")
+astart=$(pid_start "$apid")
+hpid=$("$CORRAL" show "$id3" --json | jq -r .holder_pid)
+hstart=$(pid_start "$hpid")
+kill -9 "$hpid"
+check "the holder is gone" poll pid_gone "$hpid" "$hstart"
+# SIGHUP reached it (the terminal closed) and it ignored it
+if pid_gone "$apid" "$astart"; then
+	fail "the agent outlives its holder (ignores SIGHUP)"
+else
+	pass "the agent outlives its holder (ignores SIGHUP)"
+fi
+check "ls still counts it" test "$(lease_field "$id3" .processes)" -ge 1
+out=$("$CORRAL" reconcile 2>&1)
+check "reconcile: holder_lost" grep -q "holder_lost.*$id3" <<<"$out"
+if pid_gone "$apid" "$astart"; then
+	pass "reconcile: the agent is gone"
+else
+	fail "reconcile: the agent is gone"
+	kill -9 "$apid" 2>/dev/null
+fi
+check "the lease failed holder_lost" jq_eq "$("$CORRAL" show "$id3" --json)" \
+	'"\(.lease_state) \(.failed_reason)"' "failed holder_lost"
+r3=$(receipts "$id3" processes_ended)
+check "receipt: reconcile ended the agent, by PID" jr "$r3" \
+	'.fields.by == "reconcile" and (.fields.processes | map(.pid) | index($p) != null) and .fields.left == 0' \
+	--argjson p "$apid"
+check "the tracking cgroup is removed" test -z "$(cg_left "$id3")"
+check "cleanup confirmed" test "$(lease_field "$id3" .cleanup)" = confirmed
+# gc then leaves nothing of it, its cgroup directories included
+dirs=$(cg_dirs "$id3")
+check "gc removes it" "$CORRAL" gc "$id3"
+for d in $dirs; do check "no cgroup left: $d" test ! -d "$d"; done
+# the state directory's own tag directories, made for these leases
+tag=$(printf %s "$CORRAL_STATE_DIR" | sha256sum | cut -c1-16)
+for d in /sys/fs/cgroup/*/corral/state-$tag; do
+	[ -d "$d" ] || continue
+	check "nothing under $d" test -z "$(find "$d" -mindepth 1 -type d -name 'lease-*' -print -quit)"
+	rmdir "$d" 2>/dev/null
+done
+
+finish
