@@ -248,6 +248,31 @@ record_applied(struct lease_store *s, const char *id,
 	return rc;
 }
 
+/*
+ * Begin the lease's transaction and read its open intent, which must be
+ * seq: 0 with the transaction open, else an error with it rolled back.
+ */
+static int
+open_for_close(struct lease_store *s, const char *id, int64_t seq,
+    struct lease_intent *in)
+{
+	int rc;
+
+	if ((rc = need_v3(s)) < 0 ||
+	    (rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	if ((rc = read_open(s, id, in)) > 0 && in->seq == seq)
+		return 0;
+	if (rc >= 0) {
+		lease__store_msg(s, "lease %s: intent %lld is not open", id,
+		    (long long)seq);
+		rc = LEASE_EBADTRANSITION;
+	}
+	lease_intent_clear(in);
+	lease__store_rollback(s);
+	return rc;
+}
+
 int
 lease_intent_done(struct lease_store *s, const char *id, int64_t seq,
     const char *via)
@@ -258,17 +283,8 @@ lease_intent_done(struct lease_store *s, const char *id, int64_t seq,
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
-	if ((rc = need_v3(s)) < 0 ||
-	    (rc = lease__store_begin_lease(s, id)) < 0)
+	if ((rc = open_for_close(s, id, seq, &in)) < 0)
 		return rc;
-	if ((rc = read_open(s, id, &in)) <= 0 || in.seq != seq) {
-		if (rc >= 0) {
-			lease__store_msg(s, "lease %s: intent %lld is not "
-			    "open", id, (long long)seq);
-			rc = LEASE_EBADTRANSITION;
-		}
-		goto fail;
-	}
 	f = json_pack("{s:s, s:s, s:s, s:s}", "target", in.ref, "from",
 	    in.old, "to", in.new_, "how", in.how);
 	if (f != NULL && via != NULL)
@@ -295,17 +311,8 @@ lease_intent_undo(struct lease_store *s, const char *id, int64_t seq,
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
-	if ((rc = need_v3(s)) < 0 ||
-	    (rc = lease__store_begin_lease(s, id)) < 0)
+	if ((rc = open_for_close(s, id, seq, &in)) < 0)
 		return rc;
-	if ((rc = read_open(s, id, &in)) <= 0 || in.seq != seq) {
-		if (rc >= 0) {
-			lease__store_msg(s, "lease %s: intent %lld is not "
-			    "open", id, (long long)seq);
-			rc = LEASE_EBADTRANSITION;
-		}
-		goto fail;
-	}
 	if ((rc = close_intent(s, id, seq, "undone", lease_id_now_ms())) < 0 ||
 	    (rc = receipt(s, id, "apply_undone", json_pack("{s:s, s:s, s:s, "
 	    "s:s, s:s}", "target", in.ref, "old", in.old, "new", in.new_,
