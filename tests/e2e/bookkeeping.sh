@@ -11,11 +11,9 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-[ "$(id -u)" = 0 ] || { echo "bookkeeping.sh needs root"; exit 1; }
+needs_root
 REPO=$TMP/app
-git init -q -b main "$REPO"
-git -C "$REPO" config user.email op@example.invalid
-git -C "$REPO" config user.name Op
+new_repo "$REPO"
 printf 'hello\n' >"$REPO/README"
 git -C "$REPO" add -A && git -C "$REPO" commit -qm base
 mkdir -p "$XDG_CONFIG_HOME/corral"

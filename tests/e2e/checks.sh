@@ -15,11 +15,9 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-[ "$(id -u)" = 0 ] || { echo "checks.sh needs root"; exit 1; }
+needs_root
 REPO=$TMP/app
-git init -q -b main "$REPO"
-git -C "$REPO" config user.email op@example.invalid
-git -C "$REPO" config user.name Op
+new_repo "$REPO"
 mkdir -p "$REPO/t" "$REPO/hostile"
 # The checks the operator declared, innocent as committed...
 for c in mem disk fork slow deep cred; do

@@ -13,7 +13,7 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 export LC_ALL=C.UTF-8
-[ "$(id -u)" = 0 ] || { echo "console_review.sh needs root (bwrap leases)"; exit 1; }
+needs_root "bwrap leases"
 command -v tmux >/dev/null || { echo "tmux is required (scripts/packages.txt)"; exit 1; }
 
 TS="corral-e2e-rv-$$"
@@ -22,9 +22,7 @@ t() { tmux -L "$TS" "$@"; }
 trap 't kill-server 2>/dev/null; cleanup' EXIT
 
 REPO=$TMP/app
-git init -q -b main "$REPO"
-git -C "$REPO" config user.email op@example.invalid
-git -C "$REPO" config user.name Op
+new_repo "$REPO"
 printf 'hello\n' >"$REPO/README"
 seq 1 40 >"$REPO/nums.txt"
 git -C "$REPO" add -A && git -C "$REPO" commit -qm base

@@ -14,7 +14,7 @@ set -u
 . "$(dirname "$0")/../acceptance/host.bash"
 export LC_ALL=C.UTF-8
 
-[ "$(id -u)" = 0 ] || { echo "demo.sh needs root (bwrap leases)"; exit 1; }
+needs_root "bwrap leases"
 command -v tmux >/dev/null || { echo "tmux is required (scripts/packages.txt)"; exit 1; }
 TS="corral-demo-$$"
 t() { tmux -L "$TS" "$@"; }

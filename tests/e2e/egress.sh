@@ -13,11 +13,9 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-[ "$(id -u)" = 0 ] || { echo "egress.sh needs root"; exit 1; }
+needs_root
 REPO=$TMP/repo
-git init -q -b main "$REPO"
-git -C "$REPO" config user.email e@x.invalid
-git -C "$REPO" config user.name e
+new_repo "$REPO"
 echo hello >"$REPO/a"
 git -C "$REPO" add -A
 git -C "$REPO" commit -q -m c1

@@ -65,6 +65,18 @@ expect_rc() {
 	if [ "$rc" -eq "$want" ]; then pass "$name (exit $rc)"; else fail "$name (exit $rc, want $want)"; fi
 }
 
+# needs_root WHY: these tests drive real sandboxes; as another user they fail
+needs_root() {
+	[ "$(id -u)" = 0 ] || { echo "$(basename "$0") needs root${1:+ ($1)}"; exit 1; }
+}
+
+# new_repo DIR: an empty git repository on branch main with an identity
+new_repo() {
+	git init -q -b main "$1" &&
+	    git -C "$1" config user.email op@example.invalid &&
+	    git -C "$1" config user.name Op
+}
+
 valid_id() { [[ "$1" =~ ^[0-9]{8}-[0-9]{6}-[0-9]{3}-[0-9a-f]{4}$ ]]; }
 
 # jq_eq JSON FILTER WANT

@@ -14,12 +14,10 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-[ "$(id -u)" = 0 ] || { echo "results.sh needs root"; exit 1; }
+needs_root
 T0=$(date +%s)
 REPO=$TMP/app
-git init -q -b main "$REPO"
-git -C "$REPO" config user.email op@example.invalid
-git -C "$REPO" config user.name Op
+new_repo "$REPO"
 mkdir -p "$REPO/src" "$REPO/d"
 printf 'hello\n' >"$REPO/README"
 printf 'int a;\n' >"$REPO/src/a.c"

@@ -12,11 +12,9 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-[ "$(id -u)" = 0 ] || { echo "sandbox.sh needs root"; exit 1; }
+needs_root
 REPO=$TMP/repo
-git init -q -b main "$REPO"
-git -C "$REPO" config user.email e@x.invalid
-git -C "$REPO" config user.name e
+new_repo "$REPO"
 # History with deltas, a binary and a subdirectory: a real clone to seed.
 mkdir -p "$REPO/src"
 for i in 1 2 3; do

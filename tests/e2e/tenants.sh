@@ -12,13 +12,11 @@
 set -u
 . "$(dirname "$0")/lib.bash"
 
-[ "$(id -u)" = 0 ] || { echo "tenants.sh needs root"; exit 1; }
+needs_root
 A=$CORRAL_STATE_DIR
 B=$TMP/state-b
 REPO=$TMP/repo
-git init -q -b main "$REPO"
-git -C "$REPO" config user.email e@x.invalid
-git -C "$REPO" config user.name e
+new_repo "$REPO"
 echo base >"$REPO/README"
 git -C "$REPO" add -A && git -C "$REPO" commit -qm base
 mkdir -p "$XDG_CONFIG_HOME/corral"
