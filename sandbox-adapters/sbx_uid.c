@@ -11,6 +11,10 @@
  * state directory never names or frees another's slot. A slot whose scope
  * no longer exists and whose uid runs nothing is stale (a run killed with
  * its state directory removed): a claim takes it back, under a lock on DIR.
+ * "Exists" is judged where the claim was made: a third file, "mntns", names
+ * the claimer's mount namespace, and a scope claimed in another one (a
+ * container or root sharing the pool) is looked up through the root of a
+ * process still in it; a namespace nothing runs in any more is gone.
  */
 #include <assert.h>
 #include <errno.h>
@@ -131,18 +135,72 @@ sbx_uid_busy(uid_t uid)
 	return sbx_uid_procs(uid) == 2;
 }
 
+/* This process's mount namespace, as /proc names it ("mnt:[N]"). */
+static int
+own_mntns(char *buf, size_t sz)
+{
+	ssize_t n = readlink("/proc/self/ns/mnt", buf, sz - 1);
+
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	buf[n] = '\0';
+	return 0;
+}
+
 /*
- * Is slot n stale: its scope names a state directory that is gone? A slot
- * without a scope (written by an older corral) is never stale.
+ * Is path gone as seen from mount namespace ns: through the root of a
+ * process in it, or gone with ns itself when nothing runs in it any more.
+ */
+static bool
+gone_in(const char *ns, const char *path)
+{
+	char link[64], got[64], p[4200];
+	struct dirent *e;
+	struct stat sb;
+	bool gone = true;
+	ssize_t n;
+	DIR *d;
+
+	if ((d = opendir("/proc")) == NULL)
+		return false;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(link, sizeof link, "/proc/%.16s/ns/mnt", e->d_name);
+		if ((n = readlink(link, got, sizeof got - 1)) <= 0)
+			continue;
+		got[n] = '\0';
+		if (strcmp(got, ns) != 0)
+			continue;
+		snprintf(p, sizeof p, "/proc/%.16s/root%s", e->d_name, path);
+		if (stat(p, &sb) == 0 || errno != ENOENT) {
+			gone = false;
+			break;
+		}
+		/* gone there, or the process just exited: ask another */
+	}
+	closedir(d);
+	return gone;
+}
+
+/*
+ * Is slot n stale: its scope names a state directory that is gone, where
+ * the claim was made? A slot without a scope (written by an older corral)
+ * is never stale.
  */
 static bool
 slot_stale(const char *dir, unsigned n)
 {
-	char scope[4096];
+	char scope[4096], ns[64], own[64];
 	struct stat sb;
 
-	return read_file_in(dir, n, "scope", scope, sizeof scope) == 0 &&
-	    scope[0] == '/' && stat(scope, &sb) < 0 && errno == ENOENT;
+	if (read_file_in(dir, n, "scope", scope, sizeof scope) < 0 ||
+	    scope[0] != '/')
+		return false;
+	if (read_file_in(dir, n, "mntns", ns, sizeof ns) == 0 &&
+	    own_mntns(own, sizeof own) == 0 && strcmp(ns, own) != 0)
+		return gone_in(ns, scope);
+	return stat(scope, &sb) < 0 && errno == ENOENT;
 }
 
 bool
@@ -157,12 +215,15 @@ sbx_uid_free(const char *dir, unsigned n)
 	return !sbx_uid_busy((uid_t)(SBX_UID_BASE + n));
 }
 
-/* Remove claim directory path (owner, scope, itself). */
+/* Remove claim directory path (owner, scope, mntns, itself). */
 static int
 remove_claim(const char *path)
 {
 	char f[4200];
 
+	snprintf(f, sizeof f, "%s/mntns", path);
+	if (unlink(f) < 0 && errno != ENOENT)
+		return -errno;
 	snprintf(f, sizeof f, "%s/scope", path);
 	if (unlink(f) < 0 && errno != ENOENT)
 		return -errno;
@@ -251,7 +312,7 @@ static int
 stage_claim(const char *dir, const char *scope, const char *id, char *stage,
     size_t sz)
 {
-	char f[4300];
+	char f[4300], ns[64];
 	unsigned r = 0;
 	int rc;
 
@@ -265,6 +326,10 @@ stage_claim(const char *dir, const char *scope, const char *id, char *stage,
 	if ((rc = write_new(f, id)) == 0) {
 		snprintf(f, sizeof f, "%s/scope", stage);
 		rc = write_new(f, scope);
+	}
+	if (rc == 0 && (rc = own_mntns(ns, sizeof ns)) == 0) {
+		snprintf(f, sizeof f, "%s/mntns", stage);
+		rc = write_new(f, ns);
 	}
 	if (rc < 0 && remove_claim(stage) < 0) {
 		/* left to sweep_stages once this process is gone */

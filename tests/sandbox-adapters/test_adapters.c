@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -433,6 +435,67 @@ START_TEST(test_adapters_slots_stale)
 }
 END_TEST
 
+/*
+ * A claim made in another mount namespace (a container or a fresh root
+ * sharing the pool) whose state directory only exists there is not stale
+ * while that namespace lives, and is once nothing runs in it. The old
+ * rule (stat the scope here) took it back at once: two leases, one uid.
+ */
+START_TEST(test_adapters_slots_other_mntns)
+{
+	char *dir = cu_tmpdir("slots"), *hid = cu_tmpdir("hidden");
+	char scope[4200], buf[8];
+	unsigned a = 0, d, found;
+	int to[2], from[2];
+	pid_t pid;
+
+	ck_assert_int_eq(geteuid(), 0);
+	snprintf(scope, sizeof scope, "%s/state", hid);
+	ck_assert(pipe(to) == 0 && pipe(from) == 0);
+	if ((pid = fork()) == 0) {
+		/* Its own mount namespace, a tmpfs over hid: scope is there
+		 * only; then it claims, says which slot, and waits. */
+		close(to[1]);
+		close(from[0]);
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    mount("tmpfs", hid, "tmpfs", 0, "size=1m") < 0 ||
+		    mkdir(scope, 0700) < 0 ||
+		    sbx_uid_claim_from(dir, scope, "lease-far",
+		    SBX_UID_SLOTS - 40, &a) < 0)
+			_exit(1);
+		if (write(from[1], &a, sizeof a) != sizeof a)
+			_exit(1);
+		(void)read(to[0], buf, 1);
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(to[0]);
+	close(from[1]);
+	ck_assert_int_eq(read(from[0], &a, sizeof a), (ssize_t)sizeof a);
+	ck_assert_int_eq(access(scope, F_OK), -1);	/* not from here */
+	/* From a up: never a's slot while its namespace lives. */
+	ck_assert_int_eq(sbx_uid_claim_from(dir, hid, "lease-near", a, &d), 0);
+	ck_assert_uint_ne(d, a);
+	ck_assert_int_eq(sbx_uid_find(dir, scope, "lease-far", &found), 0);
+	ck_assert_uint_eq(found, a);
+	ck_assert_int_eq(sbx_uid_release(dir, d, hid, "lease-near"), 0);
+	/* Its namespace gone with its last process: stale, taken back. */
+	close(to[1]);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, hid, "lease-near", a, &d), 0);
+	ck_assert_uint_eq(d, a);
+	ck_assert_int_eq(sbx_uid_find(dir, scope, "lease-far", &found),
+	    -ENOENT);
+	ck_assert_int_eq(sbx_uid_release(dir, d, hid, "lease-near"), 0);
+	close(from[0]);
+	cu_rmrf(dir);
+	cu_rmrf(hid);
+	free(dir);
+	free(hid);
+}
+END_TEST
+
 START_TEST(test_adapters_union)
 {
 	char *a[] = { "a", "c", "e", NULL }, *b[] = { "b", "c", "f", NULL };
@@ -845,6 +908,7 @@ adapters_suite(void)
 	tcase_add_test(tc, test_adapters_bwrap_ids);
 	tcase_add_test(tc, test_adapters_slots);
 	tcase_add_test(tc, test_adapters_slots_stale);
+	tcase_add_test(tc, test_adapters_slots_other_mntns);
 	tcase_add_test(tc, test_adapters_slots_busy);
 	tcase_add_test(tc, test_adapters_union);
 	tcase_add_test(tc, test_adapters_bwrap_lifecycle);
