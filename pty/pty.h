@@ -816,6 +816,8 @@ int pty_rules_user_dir(char *buf, size_t bufsz);
 size_t pty_rules_count(const struct pty_rules *);
 const struct pty_rules_agent *pty_rules_at(const struct pty_rules *,
     size_t i);
+/* By its name, else by one of its commands spelled out (an alias:
+ * "claude" finds claude-code). NULL when none. */
 const struct pty_rules_agent *pty_rules_find(const struct pty_rules *,
     const char *name);
 /*

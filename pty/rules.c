@@ -779,6 +779,15 @@ pty_rules_find(const struct pty_rules *rs, const char *name)
 	for (i = 0; i < rs->n; i++)
 		if (strcmp(rs->agents[i]->name, name) == 0)
 			return rs->agents[i];
+	/* An alias: one of its commands, spelled out (no glob). */
+	for (i = 0; i < rs->n; i++) {
+		const struct pty_rules_agent *a = rs->agents[i];
+
+		for (int k = 0; k < a->ncommands; k++)
+			if (strpbrk(a->commands[k], "*?[") == NULL &&
+			    strcmp(a->commands[k], name) == 0)
+				return a;
+	}
 	return NULL;
 }
 

@@ -75,8 +75,8 @@ void sbx_strv_free(char **);
 
 #define SBX_PLAN_MAX_RLIMITS 8
 #define SBX_PLAN_MAX_CGROUPS 8
-#define SBX_PLAN_MAX_FDS 8
-#define SBX_PLAN_MAX_DATA 6
+#define SBX_PLAN_MAX_FDS 12
+#define SBX_PLAN_MAX_DATA 10
 
 struct sbx_rlimit {
 	int resource;
@@ -620,6 +620,50 @@ SBX_NODISCARD int sbx_policy_load(const char *text, const char *name,
     const struct sbx_policy *base, struct sbx_policy **out,
     struct sbx_policy_error *err);
 
+/*
+ * Widen p by what an agent profile's configured model endpoint and
+ * installation need (the operator's configuration, never a repository's):
+ * allow "host:port" (NULL: none), the host loopback port (0: none; another
+ * one already granted is refused), one read-only mount (NULL: none), each
+ * validated as a policy line would be. 0, SBX_EPOLICY with why, -ENOMEM.
+ */
+SBX_NODISCARD int sbx_policy_grant(struct sbx_policy *p, const char *allow,
+    unsigned loopback, const char *mount, char *why, size_t whysz);
+
+/* ------------------------------------------------------------------ */
+/* sbx_agent.c: an agent profile's part of an agent-zone plan          */
+
+#define SBX_AGENT_FILES_MAX 4
+#define SBX_AGENT_FD 10		/* --file: the first seeded HOME file */
+
+struct sbx_agent_file {
+	const char *path;	/* relative to the zone's HOME */
+	const char *text;
+	size_t len;
+};
+
+struct sbx_agent_plan {
+	char *const *env;	/* NAME=VALUE knobs (sbx__env_ok), or NULL */
+	/* the placeholder key (no secret; a minted one goes by
+	 * sbx_cred_plan_add): its name may be credential-shaped */
+	const char *key_env, *key_value;
+	const char *path_prefix;	/* "/a:/b" before the zone's PATH */
+	const struct sbx_agent_file *files;	/* into HOME, 0600 */
+	int nfiles;		/* at most SBX_AGENT_FILES_MAX */
+};
+
+/*
+ * Add a to a bwrap agent-zone plan, before sbx_plan_open_data: --setenv
+ * for each knob (a name the zone owns, LD_* or credential-shaped is
+ * SBX_EPOLICY), PATH with path_prefix first, and each file written into
+ * HOME from a data fd (SBX_AGENT_FD + i) with its parent directories.
+ * 0, -EINVAL, -EBUSY, -ENOSPC, SBX_EPOLICY, -ENOMEM (the plan unchanged).
+ */
+SBX_NODISCARD int sbx_agent_plan_add(struct sbx_plan *,
+    const struct sbx_agent_plan *);
+/* A path below HOME: relative, no empty, '.' or '..' component. Pure. */
+bool sbx_agent_path_ok(const char *path);
+
 /* ------------------------------------------------------------------ */
 /* sbx_policy_narrow.c: a repository's policy only narrows (SPEC 8.6)  */
 
@@ -970,6 +1014,8 @@ enum sbx_egress_reason {
 };
 /* "blocked-by-allowlist", "ip-literal", ... (the 403 body and logs). */
 const char *sbx_egress_reason_name(enum sbx_egress_reason);
+/* Is entry an exact "host:port" the allowlist can hold? Pure. */
+bool sbx_egress_entry_valid(const char *entry);
 /* Is r a refusal that counts as hermeticity_violation (SPEC 8.7)? */
 bool sbx_egress_reason_denies(enum sbx_egress_reason r);
 

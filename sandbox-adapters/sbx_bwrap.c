@@ -54,7 +54,8 @@ static const char *const reserved_env[] = { "PATH", "HOME", "TMPDIR",
 	"LANG", "LC_ALL", "TERM", "TZ", "SOURCE_DATE_EPOCH", "PYTHONHASHSEED",
 	"PERL_HASH_SEED", "PERL_PERTURB_KEYS", "FAKETIME", "NO_FAKE_STAT",
 	"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "NO_PROXY",
-	"no_proxy", "SHELL", "USER", "LOGNAME" };
+	"no_proxy", "ALL_PROXY", "all_proxy", "NODE_USE_ENV_PROXY", "SHELL",
+	"USER", "LOGNAME" };
 
 enum zone {
 	ZONE_AGENT,
@@ -154,9 +155,22 @@ env_entry_ok(const char *e, const char **eq)
 	return true;
 }
 
+bool
+sbx__env_reserved(const char *name)
+{
+	if (strncmp(name, "LD_", 3) == 0)
+		return true;
+	for (size_t k = 0; k < sizeof reserved_env / sizeof reserved_env[0];
+	    k++) {
+		if (strcmp(name, reserved_env[k]) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* 0, -EINVAL (malformed) or SBX_EPOLICY (a name no policy may pass). */
-static int
-env_ok(char *const *env)
+int
+sbx__env_ok(char *const *env)
 {
 	const char *eq;
 	char name[256];
@@ -210,7 +224,7 @@ request_ok(const struct sbx_request *req, enum zone z)
 		/* One mechanism: sbx_cred_plan_add's data fd (SPEC 8.5). */
 		return -EINVAL;
 	}
-	return env_ok(req->env);
+	return sbx__env_ok(req->env);
 }
 
 static void

@@ -527,7 +527,9 @@ sbx_egress_preflight(const struct sbx_egress_check *c, char *why,
 			return 0;
 	}
 	snprintf(why, whysz, "agent '%s' needs a model endpoint (%s%s) and "
-	    "none is in the allowlist", c->agent ? c->agent : "?",
-	    c->model_endpoints[0], c->model_endpoints[1] ? ", ..." : "");
+	    "none is in the allowlist: configure one in corral's config "
+	    "([agent %s] endpoint = URL)", c->agent ? c->agent : "?",
+	    c->model_endpoints[0], c->model_endpoints[1] ? ", ..." : "",
+	    c->agent ? c->agent : "NAME");
 	return SBX_EPOLICY;
 }

@@ -365,6 +365,19 @@ bool sbx_doctor_verified(const char *state_dir, const struct sbx_facts *);
  */
 int sbx__egress_plan_insert(struct sbx_plan *, const char *const *opts,
     size_t nopts, const char *const *init_args, size_t ninit);
+/*
+ * sbx_bwrap.c: are these NAME=VALUE entries ones a zone may be given? 0,
+ * -EINVAL (malformed), SBX_EPOLICY (credential-shaped, LD_*, or a name
+ * the zone owns: PATH, HOME, the proxies...).
+ */
+int sbx__env_ok(char *const *env);
+/* Is name a zone-owned one (PATH, HOME, the proxies...) or LD_*? */
+bool sbx__env_reserved(const char *name);
+/*
+ * sbx_policy_env.c: credential-shaped (*_TOKEN, *_KEY, *SECRET*, ...;
+ * with vendor, also every AWS_*, ANTHROPIC_*, OPENAI_* ... name).
+ */
+bool sbx__env_shaped(const char *name, bool vendor);
 
 /*
  * May the proxy dial this resolved address? Only global unicast: no
@@ -381,8 +394,6 @@ bool sbx_egress_addr_global(const struct sockaddr *);
  */
 enum sbx_egress_reason sbx_egress_decide(const struct sbx_egress_rules *,
     const char *target, size_t len, struct sbx_egress_target *out);
-/* Is entry an exact "host:port" the allowlist can hold? Pure. */
-bool sbx_egress_entry_valid(const char *entry);
 /*
  * Parse an authority-form target "host:port" (len bytes, no NUL needed)
  * into *out (lower-cased host). SBX_EGRESS_OK or the refusal. Pure.

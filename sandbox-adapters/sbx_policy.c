@@ -913,6 +913,55 @@ normalise(struct sbx_policy *p)
 	sort_checks(p);
 }
 
+int
+sbx_policy_grant(struct sbx_policy *p, const char *allow, unsigned loopback,
+    const char *mount, char *why, size_t whysz)
+{
+	char norm[4096], host[160];
+	const char *w = "";
+
+	if (p == NULL)
+		return -EINVAL;
+	if (allow != NULL) {
+		if (!net_item(allow, norm, sizeof norm, &w) ||
+		    strchr(norm, '*') != NULL) {
+			snprintf(why, whysz, "'%.300s': %s", allow, w);
+			return SBX_EPOLICY;
+		}
+		if (!sbx__policy_vec_has(p->net_allow, p->nnet_allow, norm) &&
+		    sbx__policy_vec_push(&p->net_allow, &p->nnet_allow,
+		    norm) < 0)
+			return -ENOMEM;
+	}
+	if (loopback != 0) {
+		if (loopback > 65535 || loopback == SBX_EGRESS_PORT ||
+		    (p->loopback_port != 0 && p->loopback_port != loopback)) {
+			snprintf(why, whysz, "loopback port %u: %s", loopback,
+			    loopback > 65535 || loopback == SBX_EGRESS_PORT ?
+			    "not a usable port" : "the policy grants another "
+			    "one");
+			return SBX_EPOLICY;
+		}
+		p->loopback_port = loopback;
+	}
+	if (mount != NULL) {
+		if (!mount_item(mount, norm, sizeof norm, &w)) {
+			snprintf(why, whysz, "'%.300s': %s", mount, w);
+			return SBX_EPOLICY;
+		}
+		if (sbx__policy_mount_host(norm, NULL, host, sizeof host)) {
+			snprintf(why, whysz, "'%.300s': %s", mount, host);
+			return SBX_EPOLICY;
+		}
+		if (!sbx__policy_vec_has(p->mounts_ro, p->nmounts_ro, norm) &&
+		    sbx__policy_vec_push(&p->mounts_ro, &p->nmounts_ro,
+		    norm) < 0)
+			return -ENOMEM;
+	}
+	normalise(p);
+	return 0;
+}
+
 static size_t
 key_index(const char *section, const char *name)
 {

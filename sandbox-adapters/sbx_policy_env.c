@@ -22,6 +22,12 @@ ends_with(const char *s, const char *suf)
 bool
 sbx_policy_env_credential_shaped(const char *name)
 {
+	return sbx__env_shaped(name, true);
+}
+
+bool
+sbx__env_shaped(const char *name, bool vendor)
+{
 	static const char *const exact[] = { "SSH_AUTH_SOCK", "SSH_AGENT_PID",
 		"GPG_AGENT_INFO", "KRB5CCNAME", "DOCKER_HOST", "DOCKER_CONFIG",
 		"DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "NETRC",
@@ -51,7 +57,7 @@ sbx_policy_env_credential_shaped(const char *name)
 		if (strstr(up, infix[i]) != NULL)
 			return true;
 	}
-	for (size_t i = 0; i < sizeof prefix / sizeof prefix[0]; i++) {
+	for (size_t i = 0; vendor && i < sizeof prefix / sizeof prefix[0]; i++) {
 		if (strncmp(up, prefix[i], strlen(prefix[i])) == 0)
 			return true;
 	}

@@ -200,6 +200,56 @@ console_key(struct cparse *ps, const char *name, const char *value)
 	return 1;
 }
 
+/*
+ * [agent NAME] endpoint = URL: where that agent profile's model API is
+ * (issue 18): http://127.0.0.1:PORT (a local model server) or
+ * https://HOST[:PORT][/PATH]. The URL is checked where it is used.
+ */
+static int
+agent_key(struct cparse *ps, const char *section, const char *name,
+    const char *value)
+{
+	const char *prof = section + 6;
+	struct tui_config_agent *ag = NULL;
+	char safe[80];
+
+	tui_escape(name, strlen(name), safe, sizeof safe);
+	if (prof[0] == '\0' || strlen(prof) >= sizeof ag->name ||
+	    strspn(prof, "abcdefghijklmnopqrstuvwxyz0123456789-_.") !=
+	    strlen(prof)) {
+		report(ps, ps->line, "bad agent profile name in [%.70s]",
+		    section);
+		return 1;
+	}
+	if (strcmp(name, "endpoint") != 0) {
+		report(ps, ps->line, "unknown key '%s' in [%.70s] (want "
+		    "endpoint)", safe, section);
+		return 1;
+	}
+	for (size_t i = 0; i < ps->cf.nagents; i++)
+		if (strcmp(ps->cf.agents[i].name, prof) == 0)
+			ag = &ps->cf.agents[i];
+	if (ag != NULL) {
+		report(ps, ps->line, "duplicate key 'endpoint' in [%.70s]",
+		    section);
+		return 1;
+	}
+	if (ps->cf.nagents == TUI_CONFIG_AGENTS_MAX) {
+		report(ps, ps->line, "more than %d [agent ...] sections",
+		    TUI_CONFIG_AGENTS_MAX);
+		return 1;
+	}
+	if (value[0] == '\0' || strlen(value) >= sizeof ag->endpoint) {
+		report(ps, ps->line, "bad endpoint in [%.70s] (a URL of at "
+		    "most %zu bytes)", section, sizeof ag->endpoint - 1);
+		return 1;
+	}
+	ag = &ps->cf.agents[ps->cf.nagents++];
+	snprintf(ag->name, sizeof ag->name, "%s", prof);
+	snprintf(ag->endpoint, sizeof ag->endpoint, "%s", value);
+	return 1;
+}
+
 static int
 handler(void *user, const char *section, const char *name,
     const char *value)
@@ -212,10 +262,12 @@ handler(void *user, const char *section, const char *name,
 		return command_key(ps, name, value);
 	if (strcmp(section, "console") == 0)
 		return console_key(ps, name, value);
+	if (strncmp(section, "agent ", 6) == 0)
+		return agent_key(ps, section, name, value);
 	if (strcmp(section, "notify") != 0) {
 		tui_escape(section, strlen(section), safe, sizeof safe);
 		report(ps, ps->line, section[0] == '\0' ? "'%s' outside a "
-		    "section (want [notify], [command] or [console])" :
+		    "section (want [notify], [command], [console] or [agent NAME])" :
 		    "unknown section [%s]", section[0] == '\0' ? name : safe);
 		return 1;
 	}
@@ -412,4 +464,13 @@ tui_config_notifies(const struct tui_config *cf, const char *state)
 	assert(cf != NULL);
 	return a != TUI_ACTIVITY_UNKNOWN &&
 	    (cf->notify_on & TUI_CONFIG_ON(a)) != 0;
+}
+
+const char *
+tui_config_agent_endpoint(const struct tui_config *cf, const char *name)
+{
+	for (size_t i = 0; cf != NULL && name != NULL && i < cf->nagents; i++)
+		if (strcmp(cf->agents[i].name, name) == 0)
+			return cf->agents[i].endpoint;
+	return NULL;
 }

@@ -123,6 +123,7 @@ char *tui_ctx_data_path(const struct tui_ctx *, const char *rel);
  *   timeout = 300                ; seconds, each hook but exec
  */
 #define TUI_CONFIG_CMD_MAX 1024
+#define TUI_CONFIG_AGENTS_MAX 16
 
 struct tui_config {
 	char hook[TUI_CONFIG_HOOK_MAX];	/* "" when none */
@@ -137,7 +138,16 @@ struct tui_config {
 	unsigned long long cmd_timeout_ms;	/* 0: the adapter's defaults */
 	/* [console] */
 	char theme[256];		/* theme name or file; "" default */
+	/* [agent NAME]: each agent profile's model endpoint */
+	struct tui_config_agent {
+		char name[64];
+		char endpoint[512];
+	} agents[TUI_CONFIG_AGENTS_MAX];
+	size_t nagents;
 };
+/* The endpoint configured for agent profile name, or NULL. */
+const char *tui_config_agent_endpoint(const struct tui_config *,
+    const char *name);
 
 /* A problem in the config: file, 1-based line (0: the whole file). */
 typedef void (*tui_config_error_cb)(const char *file, int line,

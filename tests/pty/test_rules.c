@@ -107,6 +107,14 @@ START_TEST(test_rules_shipped)
 	ck_assert_int_eq(ri.priority, 90);
 	ck_assert_uint_eq(ri.hold_ms, 150);
 	ck_assert_ptr_null(pty_rules_find(rs, "nope"));
+	/* Aliases: a command spelled out finds its profile; a glob not. */
+	ck_assert_ptr_eq(pty_rules_find(rs, "claude"), a);
+	ck_assert_ptr_eq(pty_rules_find(rs, "codex"),
+	    pty_rules_find(rs, "codex"));
+	ck_assert_str_eq(pty_rules_agent_name(pty_rules_find(rs, "codex")),
+	    "codex");
+	ck_assert_ptr_null(pty_rules_find(rs, "codex-*"));
+	ck_assert_ptr_null(pty_rules_find(rs, "codex-x"));
 	pty_rules_free(rs);
 }
 END_TEST

@@ -466,6 +466,94 @@ START_TEST(test_egress_plan_loopback)
 }
 END_TEST
 
+/* An agent profile's knobs, placeholder key, PATH and HOME files. */
+START_TEST(test_agent_plan_add)
+{
+	static char *env[] = { "ANTHROPIC_BASE_URL=http://127.0.0.1:9",
+		"DISABLE_AUTOUPDATER=1", NULL };
+	static char *bad_env[][2] = { { "GITHUB_TOKEN=x", NULL },
+		{ "PATH=/evil", NULL }, { "HTTPS_PROXY=http://x", NULL },
+		{ "LD_PRELOAD=/x.so", NULL }, { "MY_SECRET_THING=x", NULL } };
+	struct sbx_agent_file files[] = {
+		{ ".claude.json", "{\"a\": 1}", 8 },
+		{ ".codex/config.toml", "x = 1\n", 6 },
+	};
+	struct sbx_agent_plan a = { env, "ANTHROPIC_API_KEY", "sk-placeholder",
+		"/opt/node/bin", files, 2 };
+	const struct sbx_data *d;
+	const char *v[512];
+	struct sbx_request r;
+	struct sbx_plan *p = NULL;
+	int n, ndata, at, remount = -1, dir;
+
+	req_default(&r);
+	ck_assert_int_eq(sbx_adapter_bwrap.plan(&r, &p), 0);
+	ndata = p->ndata;
+	ck_assert_int_eq(sbx_agent_plan_add(p, &a), 0);
+	n = split_opts(p, v, 512);
+	ck_assert_int_ge(find3(v, n, "--setenv", "ANTHROPIC_BASE_URL",
+	    "http://127.0.0.1:9"), 0);
+	ck_assert_int_ge(find3(v, n, "--setenv", "DISABLE_AUTOUPDATER", "1"),
+	    0);
+	ck_assert_int_ge(find3(v, n, "--setenv", "ANTHROPIC_API_KEY",
+	    "sk-placeholder"), 0);
+	ck_assert_int_ge(find3(v, n, "--setenv", "PATH",
+	    "/opt/node/bin:/usr/local/bin:/usr/bin:/bin"), 0);
+	/* Each file from its own data fd, its directory made first. */
+	at = find3(v, n, "--file", "10", SBX_BWRAP_HOME "/.claude.json");
+	ck_assert_int_ge(at, 2);
+	ck_assert_str_eq(v[at - 1], "0600");
+	dir = find3(v, n, "--perms", "0700", "--dir");
+	ck_assert_int_ge(dir, 0);
+	ck_assert_str_eq(v[dir + 3], SBX_BWRAP_HOME "/.codex");
+	ck_assert_int_gt(find3(v, n, "--file", "11",
+	    SBX_BWRAP_HOME "/.codex/config.toml"), dir);
+	for (int k = 0; k + 1 < n; k++)
+		if (strcmp(v[k], "--remount-ro") == 0 && strcmp(v[k + 1], "/")
+		    == 0)
+			remount = k;
+	ck_assert_int_gt(remount, at);
+	ck_assert_int_eq(p->ndata, ndata + 2);
+	ck_assert_ptr_nonnull(d = sbx_plan_data_find(p, SBX_AGENT_FD));
+	ck_assert_uint_eq(d->len, 8);
+	ck_assert_int_eq(memcmp(d->bytes, "{\"a\": 1}", 8), 0);
+	/* Nothing of it on the argv. */
+	for (int i = 0; p->argv[i] != NULL; i++)
+		ck_assert_ptr_null(strstr(p->argv[i], "placeholder"));
+	sbx_plan_free(p);
+
+	/* Refused: secrets, names the zone owns, paths out of HOME. */
+	for (size_t i = 0; i < sizeof bad_env / sizeof bad_env[0]; i++) {
+		struct sbx_agent_plan b = { bad_env[i], NULL, NULL, NULL, NULL,
+			0 };
+		size_t len;
+
+		ck_assert_int_eq(sbx_adapter_bwrap.plan(&r, &p), 0);
+		len = sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len;
+		ck_assert_msg(sbx_agent_plan_add(p, &b) == SBX_EPOLICY, "%s",
+		    bad_env[i][0]);
+		ck_assert_uint_eq(sbx_plan_data_find(p, SBX_BWRAP_ARGS_FD)->len,
+		    len);
+		sbx_plan_free(p);
+	}
+	{
+		struct sbx_agent_file out[] = { { "../escape", "x", 1 } },
+		    abs[] = { { "/etc/passwd", "x", 1 } };
+		struct sbx_agent_plan b = { NULL, NULL, NULL, NULL, out, 1 };
+		struct sbx_agent_plan c = { NULL, "PATH", "x", NULL, NULL, 0 };
+
+		ck_assert_int_eq(sbx_adapter_bwrap.plan(&r, &p), 0);
+		ndata = p->ndata;
+		ck_assert_int_eq(sbx_agent_plan_add(p, &b), -EINVAL);
+		b.files = abs;
+		ck_assert_int_eq(sbx_agent_plan_add(p, &b), -EINVAL);
+		ck_assert_int_eq(sbx_agent_plan_add(p, &c), SBX_EPOLICY);
+		ck_assert_int_eq(p->ndata, ndata);
+		sbx_plan_free(p);
+	}
+}
+END_TEST
+
 START_TEST(test_egress_plan_refuses)
 {
 	char *cmd[] = { "/bin/true", NULL };
@@ -614,6 +702,7 @@ egress_suite(void)
 	tcase_add_test(tc, test_egress_addr_other_families);
 	tcase_add_test(tc, test_egress_plan_add);
 	tcase_add_test(tc, test_egress_plan_loopback);
+	tcase_add_test(tc, test_agent_plan_add);
 	tcase_add_test(tc, test_egress_plan_refuses);
 	tcase_add_test(tc, test_egress_preflight);
 	tcase_add_test(tc, test_egress_reason_names);

@@ -670,6 +670,46 @@ START_TEST(test_policy_check_timeout)
 }
 END_TEST
 
+/* An agent profile's endpoint and install widen the operator's policy. */
+START_TEST(test_policy_grant)
+{
+	struct sbx_policy *p = load_ok("[network]\nallow = a.example:443\n");
+	char why[256];
+
+	ck_assert_int_eq(sbx_policy_grant(p, "Models.Example:8443", 0, NULL,
+	    why, sizeof why), 0);
+	ck_assert_uint_eq(p->nnet_allow, 2);
+	ck_assert_str_eq(p->net_allow[1], "models.example:8443");
+	/* again: no duplicate */
+	ck_assert_int_eq(sbx_policy_grant(p, "models.example:8443", 0, NULL,
+	    why, sizeof why), 0);
+	ck_assert_uint_eq(p->nnet_allow, 2);
+	ck_assert_int_eq(sbx_policy_grant(p, NULL, 8080, "/opt/x//node_modules",
+	    why, sizeof why), 0);
+	ck_assert_uint_eq(p->loopback_port, 8080);
+	ck_assert_uint_eq(p->nmounts_ro, 1);
+	ck_assert_str_eq(p->mounts_ro[0], "/opt/x/node_modules");
+	/* refused, the policy unchanged */
+	ck_assert_int_eq(sbx_policy_grant(p, NULL, 9090, NULL, why,
+	    sizeof why), SBX_EPOLICY);
+	ck_assert_ptr_nonnull(strstr(why, "another"));
+	ck_assert_int_eq(sbx_policy_grant(p, NULL, SBX_EGRESS_PORT, NULL, why,
+	    sizeof why), SBX_EPOLICY);
+	ck_assert_int_eq(sbx_policy_grant(p, "1.2.3.4:443", 0, NULL, why,
+	    sizeof why), SBX_EPOLICY);
+	ck_assert_int_eq(sbx_policy_grant(p, "*:*", 0, NULL, why,
+	    sizeof why), SBX_EPOLICY);
+	ck_assert_int_eq(sbx_policy_grant(p, NULL, 0, "/proc/self", why,
+	    sizeof why), SBX_EPOLICY);
+	ck_assert_int_eq(sbx_policy_grant(p, NULL, 0, "relative", why,
+	    sizeof why), SBX_EPOLICY);
+	ck_assert_uint_eq(p->loopback_port, 8080);
+	ck_assert_uint_eq(p->nnet_allow, 2);
+	ck_assert_uint_eq(p->nmounts_ro, 1);
+	sbx_policy_free(p);
+}
+END_TEST
+
 Suite *
 policy_suite(void)
 {
@@ -692,6 +732,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_policy_canonical_hash);
 	tcase_add_test(tc, test_policy_check_timeout);
 	tcase_add_test(tc, test_policy_operator_over_base);
+	tcase_add_test(tc, test_policy_grant);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -139,6 +139,13 @@ START_TEST(test_config_errors)
 		  "unknown key 'colour' in [console]" },
 		{ "[console]\ntheme = light\ntheme = dark\n", 3,
 		  "duplicate key 'theme'" },
+		{ "[agent claude-code]\nurl = http://x\n", 2,
+		  "unknown key 'url' in [agent claude-code]" },
+		{ "[agent Claude Code]\nendpoint = http://x\n", 2,
+		  "bad agent profile name" },
+		{ "[agent codex]\nendpoint = https://a\nendpoint = https://b\n",
+		  3, "duplicate key 'endpoint'" },
+		{ "[agent codex]\nendpoint =\n", 2, "bad endpoint" },
 	};
 	struct tui_config cf;
 	struct errs e;
@@ -157,6 +164,26 @@ START_TEST(test_config_errors)
 		ck_assert_uint_eq(cf.hook_timeout_ms, 10000);
 		ck_assert_uint_eq(cf.hook_interval_ms, 10000);
 	}
+}
+END_TEST
+
+/* [agent NAME] endpoint = URL: each profile's model endpoint (issue 18). */
+START_TEST(test_config_agent_endpoint)
+{
+	struct tui_config cf;
+	struct errs e;
+
+	ck_assert_int_eq(parse(&cf, "[agent claude-code]\n"
+	    "endpoint = http://127.0.0.1:8080\n[agent codex]\n"
+	    "endpoint = https://models.example/v1\n", &e), 0);
+	ck_assert_int_eq(e.n, 0);
+	ck_assert_uint_eq(cf.nagents, 2);
+	ck_assert_str_eq(tui_config_agent_endpoint(&cf, "claude-code"),
+	    "http://127.0.0.1:8080");
+	ck_assert_str_eq(tui_config_agent_endpoint(&cf, "codex"),
+	    "https://models.example/v1");
+	ck_assert_ptr_null(tui_config_agent_endpoint(&cf, "aider"));
+	ck_assert_ptr_null(tui_config_agent_endpoint(&cf, NULL));
 }
 END_TEST
 
@@ -509,6 +536,7 @@ config_suite(void)
 	tcase_add_test(tc, test_config_console_theme);
 	tcase_add_test(tc, test_config_long_line);
 	tcase_add_test(tc, test_config_command);
+	tcase_add_test(tc, test_config_agent_endpoint);
 	tcase_add_test(tc, test_config_load);
 	tcase_add_test(tc, test_config_doc_example);
 	suite_add_tcase(s, tc);

@@ -48,6 +48,7 @@ struct prov {
 	const struct sbx_adapter *ad;
 	const struct sbx_command_config *cmdcfg; /* command: the hooks */
 	bool git_done;		/* lease_provision_git ran (and succeeded) */
+	struct tui_agent agent;	/* its agent profile's sandbox side */
 };
 
 /* The lease fails with reason (unless it already ended); journal errors
@@ -402,12 +403,22 @@ lease_file(struct prov *p, const char *name, const void *buf, size_t len,
 static int
 lease_files(struct prov *p, char *err, size_t errsz)
 {
+	char *js;
 	int rc = 0;
 
 	/* The policy is in the journal; the prompt waits here. */
 	if (p->prompt != NULL)
 		rc = lease_file(p, "prompt", p->prompt, p->prompt_len, err,
 		    errsz);
+	/* What the holder adds for the agent profile (agent.c). */
+	if (rc == 0 && p->agent.setup != NULL) {
+		if ((js = json_dumps(p->agent.setup, JSON_COMPACT)) == NULL) {
+			snprintf(err, errsz, "out of memory");
+			return -ENOMEM;
+		}
+		rc = lease_file(p, TUI_AGENT_FILE, js, strlen(js), err, errsz);
+		free(js);
+	}
 	return rc;
 }
 
@@ -604,6 +615,20 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 			    perr.msg);
 		goto out;
 	}
+	/* The agent profile: its install, its endpoint (the operator's
+	 * configuration) and what they need of the policy. */
+	if ((rc = tui_agent_setup(c, rq->agent, rq->cmd, &p.agent, err,
+	    sizeof err)) == 0 && (rc = tui_agent_grant(&p.agent, p.pol, err,
+	    sizeof err)) != 0)
+		p.agent.status = TUI_AGENT_ENDPOINT_INVALID;
+	if (rc != 0) {
+		reason = rc == -ENOMEM ? "provision_error" :
+		    tui_agent_status_name(p.agent.status);
+		fail_lease(&p, reason);
+		rc = tui_ctx_err(c, "%s: %s; nothing was started", reason,
+		    rc == -ENOMEM ? "out of memory" : err);
+		goto out;
+	}
 	/* The operator's review-flag patterns: a bad line stops the lease
 	 * here rather than its result. */
 	if ((rc = tui_checks_review_flags(&rules, err, sizeof err)) < 0) {
@@ -669,5 +694,6 @@ out:
 	free(p.prompt);
 	free(p.init);
 	free(limits);
+	tui_agent_clear(&p.agent);
 	return rc;
 }

@@ -35,6 +35,29 @@ tui_egress_agent_endpoints(struct tui_ctx *c, const char *agent,
 			argc++;
 		a = pty_rules_identify(rules, (const char *const *)cmd, argc);
 	}
+	if (a != NULL) {
+		struct tui_config cf;
+		const char *ep;
+		char entry[320];
+
+		/* The endpoint the operator configured replaces the
+		 * profile's vendor hosts (issue 18). */
+		tui_config_default(&cf);
+		TUI_BEST_EFFORT(tui_config_load(&cf, NULL, NULL));
+		ep = tui_config_agent_endpoint(&cf, pty_rules_agent_name(a));
+		if (ep != NULL && tui_agent_endpoint_entry(ep, entry,
+		    sizeof entry) == 0) {
+			snprintf(name, namesz, "%s", pty_rules_agent_name(a));
+			pty_rules_free(rules);
+			if ((*out = calloc(2, sizeof **out)) == NULL ||
+			    ((*out)[0] = strdup(entry)) == NULL) {
+				free(*out);
+				*out = NULL;
+				return -ENOMEM;
+			}
+			return 0;
+		}
+	}
 	if (a == NULL || (eps = pty_rules_agent_endpoints(a)) == NULL) {
 		if (a != NULL)
 			snprintf(name, namesz, "%s", pty_rules_agent_name(a));

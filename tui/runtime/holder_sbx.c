@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -75,6 +76,9 @@ struct tui_holder_sbx {
 	struct sbx_cred *cred;
 	char *dir;		/* the lease directory */
 	bool revoked;
+	/* the agent profile's part (agent.c's agent.json), or NULL */
+	json_t *agent;
+	char **cmd;		/* the command, argv[0] its installation */
 };
 
 /* A receipt line through st (the finishing phase has its own handle). */
@@ -186,6 +190,185 @@ load_policy(struct tui_holder_sbx *h, char *err, size_t errsz)
 	return rc;
 }
 
+/* ---- the agent profile (agent.c, issue 18) --------------------------------- */
+
+/* A string member of a JSON array or object, "" when absent. */
+static const char *
+jstr(json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	return s != NULL ? s : "";
+}
+
+/* LEASE_DIR/agent.json, if `corral new` left one. */
+static int
+agent_load(struct tui_holder_sbx *h, char *err, size_t errsz)
+{
+	char path[4096], *text = NULL;
+	json_error_t je;
+	size_t len = 0;
+	int rc;
+
+	if ((rc = read_lease_file(h, TUI_AGENT_FILE, path, sizeof path, &text,
+	    &len)) < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (text == NULL)
+		return 0;
+	h->agent = json_loadb(text, len, 0, &je);
+	free(text);
+	if (h->agent == NULL || !json_is_object(h->agent)) {
+		snprintf(err, errsz, "%s: %s", path, je.text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The command with argv[0] the profile's installation. */
+static int
+agent_cmd(struct tui_holder_sbx *h, char *const *cmd)
+{
+	const char *exe = json_string_value(json_object_get(h->agent, "exe"));
+	size_t n = 0;
+
+	while (cmd[n] != NULL)
+		n++;
+	if ((h->cmd = calloc(n + 1, sizeof *h->cmd)) == NULL)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if ((h->cmd[i] = strdup(i == 0 && exe != NULL ? exe :
+		    cmd[i])) == NULL)
+			return -ENOMEM;
+	return 0;
+}
+
+/* "{{key_tail}}" in t: the last 20 bytes of the key the agent holds. */
+static char *
+key_tail(const char *t, const char *key)
+{
+	static const char mark[] = "{{key_tail}}";
+	size_t kl = key != NULL ? strlen(key) : 0, ml = sizeof mark - 1;
+	const char *tail = key != NULL ? key + (kl > 20 ? kl - 20 : 0) : "";
+	size_t tl = strlen(tail), cap = strlen(t) + 1, len = 0;
+	char *out, *nb;
+
+	if ((out = malloc(cap)) == NULL)
+		return NULL;
+	while (*t != '\0') {
+		if (strncmp(t, mark, ml) == 0) {
+			if (len + tl + strlen(t) + 1 > cap) {
+				cap = len + tl + strlen(t) + 1;
+				if ((nb = realloc(out, cap)) == NULL) {
+					free(out);
+					return NULL;
+				}
+				out = nb;
+			}
+			memcpy(out + len, tail, tl);
+			len += tl;
+			t += ml;
+			continue;
+		}
+		out[len++] = *t++;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+/* Its knobs, key, PATH and HOME files into the plan. */
+static int
+agent_plan(struct tui_holder_sbx *h, struct sbx_plan *plan, char *err,
+    size_t errsz)
+{
+	json_t *env = json_object_get(h->agent, "env"), *home =
+	    json_object_get(h->agent, "home"), *pv = json_object_get(h->agent,
+	    "path"), *v;
+	const char *key_env = json_string_value(json_object_get(h->agent,
+	    "key_env")), *ph = json_string_value(json_object_get(h->agent,
+	    "placeholder")), *key;
+	struct sbx_agent_file files[SBX_AGENT_FILES_MAX];
+	char *texts[SBX_AGENT_FILES_MAX] = { NULL }, **envv = NULL;
+	char path[2048] = "";
+	struct sbx_agent_plan ap;
+	size_t i, ne = json_array_size(env), nf = 0;
+	int rc = -ENOMEM;
+
+	memset(&ap, 0, sizeof ap);
+	/* The minted credential is the key when it has the key's name. */
+	bool minted = h->cred != NULL && key_env != NULL &&
+	    strcmp(h->cred->variable, key_env) == 0;
+	key = minted ? h->cred->value : ph;
+	if ((envv = calloc(ne + 1, sizeof *envv)) == NULL)
+		goto out;
+	json_array_foreach(env, i, v) {
+		if (asprintf(&envv[i], "%s=%s", jstr(json_array_get(v, 0)),
+		    jstr(json_array_get(v, 1))) < 0) {
+			envv[i] = NULL;
+			goto out;
+		}
+	}
+	json_array_foreach(pv, i, v) {
+		size_t l = strlen(path);
+
+		snprintf(path + l, sizeof path - l, "%s%s", l ? ":" : "",
+		    jstr(v));
+	}
+	json_array_foreach(home, i, v) {
+		if (nf == SBX_AGENT_FILES_MAX) {
+			rc = -ENOSPC;
+			goto out;
+		}
+		if ((texts[nf] = key_tail(jstr(json_array_get(v, 1)), key)) ==
+		    NULL)
+			goto out;
+		files[nf].path = json_string_value(json_array_get(v, 0));
+		files[nf].text = texts[nf];
+		files[nf].len = strlen(texts[nf]);
+		nf++;
+	}
+	ap.env = envv;
+	if (key_env != NULL && !minted && ph != NULL && ph[0] != '\0') {
+		ap.key_env = key_env;
+		ap.key_value = ph;
+	}
+	ap.path_prefix = path[0] != '\0' ? path : NULL;
+	ap.files = files;
+	ap.nfiles = (int)nf;
+	rc = sbx_agent_plan_add(plan, &ap);
+out:
+	if (rc < 0)
+		snprintf(err, errsz, "agent profile %s: %s",
+		    jstr(json_object_get(h->agent, "profile")),
+		    sbx_strerror(rc));
+	for (i = 0; i < nf; i++)
+		free(texts[i]);
+	sbx_strv_free(envv);
+	return rc;
+}
+
+/*
+ * Is the CONNECT target (as sent: refused before any parse, so the
+ * proxy's host is empty) one the agent is known to try in the
+ * background? Exactly an entry, case aside.
+ */
+static bool
+agent_background(const struct tui_holder_sbx *h, const char *target)
+{
+	json_t *bg = json_object_get(h->agent, "background"), *v;
+	size_t i;
+
+	if (bg == NULL || target == NULL || target[0] == '\0')
+		return false;
+	json_array_foreach(bg, i, v) {
+		if (json_is_string(v) && strcasecmp(json_string_value(v),
+		    target) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- the credential (SPEC 8.5) --------------------------------------------- */
 
 /*
@@ -284,6 +467,13 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const struct sbx_adapter *ad,
 	h->egress = h->pol->nnet_allow > 0 || h->pol->loopback_port != 0;
 	if ((rc = mint(h, err, errsz)) < 0)
 		return rc;
+	if ((rc = agent_load(h, err, errsz)) < 0)
+		return rc;
+	if (h->agent != NULL) {
+		if ((rc = agent_cmd(h, cmd)) < 0)
+			return rc;
+		cmd = h->cmd;
+	}
 	if ((h->ws = lease_path_workspace(c->state_dir, id)) == NULL)
 		return -ENOMEM;
 	init = tui_sandbox_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
@@ -338,6 +528,8 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const struct sbx_adapter *ad,
 		snprintf(err, errsz, "credential plan: %s", sbx_strerror(rc));
 		return rc;
 	}
+	if (h->agent != NULL && (rc = agent_plan(h, *plan, err, errsz)) < 0)
+		return rc;
 	if ((rc = sbx_plan_open_data(*plan)) < 0) {
 		snprintf(err, errsz, "sandbox plan: %s", sbx_strerror(rc));
 		return rc;
@@ -474,7 +666,12 @@ egress_event(const struct sbx_proxy_event *e, void *ud)
 	struct tui_holder_sbx *h = ud;
 	bool denied = e->verdict == SBX_PROXY_DENY &&
 	    sbx_egress_reason_denies(e->reason);
-	bool record = h->pol->on_egress == SBX_EGRESS_RECORD;
+	/* A destination the profile says it tries on its own: refused
+	 * and recorded, never a violation (issue 18). */
+	bool background = denied && e->reason == SBX_EGRESS_NOT_ALLOWED &&
+	    strcmp(e->method, "CONNECT") == 0 &&
+	    agent_background(h, e->target);
+	bool record = h->pol->on_egress == SBX_EGRESS_RECORD || background;
 	char d[512];
 	json_t *j;
 
@@ -505,8 +702,9 @@ egress_event(const struct sbx_proxy_event *e, void *ud)
 		json_object_set_new(j, "ms", json_integer((json_int_t)e->ms));
 	}
 	if (j != NULL && denied)
-		json_object_set_new(j, "action", json_string(record ?
-		    "recorded" : "lease ended"));
+		json_object_set_new(j, "action", json_string(background ?
+		    "refused (background)" : record ? "recorded" :
+		    "lease ended"));
 	receipt(h, "egress", j);
 	if (!denied)
 		return;
@@ -827,6 +1025,8 @@ tui_holder_sbx_free(struct tui_holder_sbx *h)
 	sbx_strv_free(h->env);
 	free(h->ws);
 	free(h->prompt);
+	json_decref(h->agent);
+	sbx_strv_free(h->cmd);
 	pty_wbuf_free(&h->wb);
 	free(h);
 }

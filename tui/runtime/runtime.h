@@ -40,6 +40,52 @@ int tui_bringup_sandboxed(struct tui_ctx *, const struct tui_bringup *,
     char id[25]);
 
 /* ------------------------------------------------------------------ */
+/* agent.c: how a known agent runs sandboxed (agents/NAME.sandbox)    */
+
+enum tui_agent_status {
+	TUI_AGENT_OK = 0,
+	TUI_AGENT_NOT_INSTALLED,	/* its command is not in PATH */
+	TUI_AGENT_RUNTIME_NOT_FOUND,	/* its runtime (node...) is not */
+	TUI_AGENT_ENDPOINT_INVALID,	/* the configured endpoint */
+	TUI_AGENT_PROFILE_INVALID,	/* NAME.sandbox or a template */
+};
+
+struct tui_agent {
+	char name[64];		/* the profile; "" when none applies */
+	bool sandboxed;		/* it has a NAME.sandbox file */
+	enum tui_agent_status status;
+	char profile_file[4096];
+	char command[256];	/* the profile's command */
+	char exe[4096];		/* argv[0] the zone runs (host path) */
+	char real[4096];	/* its installation, symlinks resolved */
+	char install[4096];	/* mounted read-only; "" under /usr */
+	char runtime[4096];	/* the runtime found; "" none */
+	char runtime_dir[4096];	/* its bin directory outside /usr; "" */
+	char endpoint[512];	/* as configured; "" none */
+	char base_url[600];	/* the endpoint as the zone reaches it */
+	char allow[300];	/* host:port the endpoint needs; "" */
+	unsigned loopback_port;	/* the loopback port it needs; 0 */
+	struct json_t *setup;	/* for the holder (LEASE_DIR/agent.json) */
+};
+
+/*
+ * The agent profile of a lease (--agent NAME, or identified from cmd) and
+ * what running it sandboxed means here. 0 (a->name "" when no profile
+ * applies; a->sandboxed false when it has a rules file alone), -EINVAL
+ * with a->status and why, -ENOMEM.
+ */
+int tui_agent_setup(struct tui_ctx *, const char *agent, char *const *cmd,
+    struct tui_agent *a, char *why, size_t whysz);
+/* Widen pol by a's install mounts and endpoint grant (sbx_policy_grant). */
+struct sbx_policy;
+int tui_agent_grant(const struct tui_agent *a, struct sbx_policy *pol,
+    char *why, size_t whysz);
+const char *tui_agent_status_name(enum tui_agent_status);
+/* The lease file that carries a->setup to the holder. */
+#define TUI_AGENT_FILE "agent.json"
+void tui_agent_clear(struct tui_agent *);
+
+/* ------------------------------------------------------------------ */
 /* spawn.c: starting a detached holder                                */
 
 struct tui_spawn {

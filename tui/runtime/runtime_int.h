@@ -246,4 +246,10 @@ void tui_track_end(struct tui_track *, struct uv_loop_s *,
 struct json_t *tui_track_receipt(const struct tui_track *);
 void tui_track_free(struct tui_track *);	/* NULL is a no-op */
 
+/*
+ * agent.c: the allowlist entry a configured endpoint URL stands for
+ * ("host:port", or "localhost:PORT" for the loopback grant). 0, -EINVAL.
+ */
+int tui_agent_endpoint_entry(const char *url, char *entry, size_t entrysz);
+
 #endif /* CORRAL_TUI_RUNTIME_INT_H */
