@@ -823,10 +823,13 @@ SBX_NODISCARD int sbx_workspace_umount(const char *dir);
 SBX_NODISCARD int sbx_workspace_release(const char *dir);
 /*
  * rm -rf path without following a symlink or crossing a mount, whatever
- * the tree (chmod 000 directories, FIFOs, sockets, symlinks to /etc): each
- * directory is opened O_NOFOLLOW|O_DIRECTORY, made u+rwx before reading,
- * and descended only on the same mount. 0 (gone, or absent), -EXDEV (a
- * mount was met and left in place; the rest is removed), -errno.
+ * the tree (chmod 000 directories, FIFOs, sockets, symlinks to /etc, any
+ * depth): each directory is opened O_NOFOLLOW|O_DIRECTORY, made u+rwx
+ * before reading, and descended only on the same mount; the walk holds
+ * two fds at most and no recursion. The project's one removal of a tree
+ * a sandbox may have written (lease/ removes its directories with it).
+ * 0 (gone, or absent), -EXDEV (a mount was met and left in place; the
+ * rest is removed), -ESTALE (the tree moved while walked), -errno.
  */
 SBX_NODISCARD int sbx_workspace_rmtree_safe(const char *path);
 /*

@@ -18,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -265,10 +266,33 @@ sbx_workspace_umount(const char *dir)
 
 /* ---- safe removal ------------------------------------------------------ */
 
+/*
+ * The one removal of trees a sandbox may have written, for the whole
+ * project (lease/ calls it too). It is iterative: one directory is open
+ * at a time (and its parent while stepping up), the way down is kept as
+ * (dev, ino) pairs on the heap, so neither the fd limit nor the stack
+ * bounds the depth. A directory is left for its child and re-read from
+ * its start when the walk comes back up; an entry that cannot go is
+ * remembered and skipped from then on, so every pass makes progress.
+ * Going up opens "..", which must be the directory the walk came down
+ * from (else -ESTALE: the tree moved under us; nothing outside it is
+ * touched).
+ */
+#define RM_SKIP_MAX 1024	/* entries given up on before we give up */
+
+struct rm_id {
+	dev_t dev;
+	ino_t ino;
+};
+
 struct walk {
 	unsigned long long mnt_id;	/* the tree's own mount */
 	bool crossed;			/* a mount was met and left */
-	int depth;
+	int first;			/* the first error, the walk goes on */
+	struct rm_id *down;		/* the directories from the top */
+	size_t depth, cap;
+	struct rm_id skip[RM_SKIP_MAX];	/* entries that would not go */
+	size_t nskip;
 };
 
 static int
@@ -331,85 +355,264 @@ open_dir(int dfd, const char *name, struct walk *w, bool *crossed)
 	return rc;
 }
 
-/* Empty the open directory dfd (never closed here). */
+static void
+walk_fail(struct walk *w, int rc)
+{
+	if (w->first == 0)
+		w->first = rc;
+}
+
+static bool
+skipped(const struct walk *w, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < w->nskip; i++)
+		if (w->skip[i].dev == dev && w->skip[i].ino == ino)
+			return true;
+	return false;
+}
+
+/* Give up on an entry; -ENOSPC once too many were. */
 static int
-empty_dir(int dfd, struct walk *w)
+skip_add(struct walk *w, dev_t dev, ino_t ino)
+{
+	if (w->nskip == RM_SKIP_MAX)
+		return -ENOSPC;
+	w->skip[w->nskip].dev = dev;
+	w->skip[w->nskip].ino = ino;
+	w->nskip++;
+	return 0;
+}
+
+static int
+push(struct walk *w, int fd)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) < 0)
+		return -errno;
+	if (w->depth == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct rm_id *n = realloc(w->down, cap * sizeof *n);
+
+		if (n == NULL)
+			return -ENOMEM;
+		w->down = n;
+		w->cap = cap;
+	}
+	w->down[w->depth].dev = sb.st_dev;
+	w->down[w->depth].ino = sb.st_ino;
+	w->depth++;
+	return 0;
+}
+
+/* A stream over the open directory dfd from its start (dfd stays open). */
+static DIR *
+rewound(int dfd)
 {
 	DIR *d;
-	struct dirent *e;
-	int fd, rc = 0, first = 0;
+	int fd, e;
 
-	if (++w->depth > 4096)
-		return -ELOOP;
 	if ((fd = dup(dfd)) < 0)
-		return -errno;
+		return NULL;
 	if ((d = fdopendir(fd)) == NULL) {
-		rc = -errno;
+		e = errno;
 		close(fd);
-		return rc;
+		errno = e;
+		return NULL;
 	}
+	rewinddir(d);	/* dup shares the offset of the last pass */
+	return d;
+}
+
+/*
+ * One pass over the open directory dfd: files, symlinks and the like
+ * unlinked, empty directories removed. 1 with the first non-empty
+ * directory's name in sub (the walk goes down), 0 when nothing is left
+ * but what would not go, <0 a fatal error.
+ */
+static int
+scan(int dfd, struct walk *w, char sub[NAME_MAX + 1], struct rm_id *subid)
+{
+	struct dirent *e;
+	DIR *d;
+	int rc = 0;
+
+	if ((d = rewound(dfd)) == NULL)
+		return -errno;
 	for (;;) {
-		unsigned long long mnt = 0;
-		mode_t mode;
-		bool crossed;
-		int sub;
+		struct statx sx;
 
 		errno = 0;
 		if ((e = readdir(d)) == NULL) {
-			if (errno != 0 && first == 0)
-				first = -errno;
+			if (errno != 0)
+				walk_fail(w, -errno);
 			break;
 		}
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if ((rc = mnt_of(dfd, e->d_name, 0, &mnt, &mode)) < 0) {
-			if (rc != -ENOENT && first == 0)
-				first = rc;
+		if (statx(dfd, e->d_name, AT_SYMLINK_NOFOLLOW, STATX_TYPE |
+		    STATX_INO | STATX_MNT_ID, &sx) < 0) {
+			if (errno != ENOENT) {
+				/* an entry we cannot even stat: no id to skip */
+				rc = -errno;
+				break;
+			}
 			continue;
 		}
-		if (mnt != w->mnt_id) {
+		if (!(sx.stx_mask & STATX_MNT_ID)) {
+			rc = -ENOTSUP;
+			break;
+		}
+		dev_t dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+
+		if (skipped(w, dev, sx.stx_ino))
+			continue;
+		if (sx.stx_mnt_id != w->mnt_id) {
 			/* A mount point inside: leave it and what is under. */
 			w->crossed = true;
+			if ((rc = skip_add(w, dev, sx.stx_ino)) < 0)
+				break;
 			continue;
 		}
-		if (S_ISDIR(mode)) {
-			sub = open_dir(dfd, e->d_name, w, &crossed);
-			if (sub < 0) {
-				if (crossed)
-					w->crossed = true;
-				else if (first == 0)
-					first = sub;
+		if (!S_ISDIR(sx.stx_mode)) {
+			/* Files, symlinks, FIFOs, sockets, devices: the entry. */
+			if (unlinkat(dfd, e->d_name, 0) == 0 || errno == ENOENT)
 				continue;
+		} else {
+			if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) == 0 ||
+			    errno == ENOENT)
+				continue;
+			if (errno == ENOTEMPTY || errno == EEXIST) {
+				memcpy(sub, e->d_name, strlen(e->d_name) + 1);
+				subid->dev = dev;
+				subid->ino = sx.stx_ino;
+				rc = 1;
+				break;
 			}
-			rc = empty_dir(sub, w);
-			close(sub);
-			if (rc < 0 && first == 0 && rc != -EXDEV)
-				first = rc;
-			if (unlinkat(dfd, e->d_name, AT_REMOVEDIR) < 0 &&
-			    errno != ENOENT && first == 0 && !w->crossed)
-				first = -errno;
-			continue;
 		}
-		/* Files, symlinks, FIFOs, sockets, devices: the entry only. */
-		if (unlinkat(dfd, e->d_name, 0) < 0 && errno != ENOENT &&
-		    first == 0)
-			first = -errno;
+		walk_fail(w, -errno);
+		if ((rc = skip_add(w, dev, sx.stx_ino)) < 0)
+			break;
 	}
 	closedir(d);
-	w->depth--;
-	return first;
+	return rc;
+}
+
+/* The name of the directory id in the open directory dfd, or -ENOENT. */
+static int
+name_of(int dfd, const struct rm_id *id, char name[NAME_MAX + 1])
+{
+	struct dirent *e;
+	struct stat sb;
+	DIR *d;
+	int rc = -ENOENT;
+
+	if ((d = rewound(dfd)) == NULL)
+		return -errno;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (fstatat(dfd, e->d_name, &sb, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    sb.st_dev == id->dev && sb.st_ino == id->ino) {
+			memcpy(name, e->d_name, strlen(e->d_name) + 1);
+			rc = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return rc;
+}
+
+/*
+ * Empty the directory base under pfd (left in place). 0 when it is
+ * empty, else the first error (w->crossed set for a mount left inside).
+ */
+static int
+empty_tree(int pfd, const char *base, struct walk *w)
+{
+	char sub[NAME_MAX + 1];
+	struct rm_id subid = { 0, 0 }, child;
+	struct stat sb;
+	bool crossed;
+	int fd, nfd, rc;
+
+	if ((fd = open_dir(pfd, base, w, &crossed)) < 0)
+		return fd;
+	if ((rc = push(w, fd)) < 0)
+		goto out;
+	for (;;) {
+		if ((rc = scan(fd, w, sub, &subid)) < 0)
+			break;
+		if (rc == 1) {
+			rc = 0;
+			if ((nfd = open_dir(fd, sub, w, &crossed)) < 0) {
+				if (crossed)
+					w->crossed = true;
+				else
+					walk_fail(w, nfd);
+				if ((rc = skip_add(w, subid.dev, subid.ino)) < 0)
+					break;
+				continue;
+			}
+			if ((rc = push(w, nfd)) < 0) {
+				close(nfd);
+				break;
+			}
+			close(fd);
+			fd = nfd;
+			continue;
+		}
+		/* fd is as empty as it gets: back up to its parent. */
+		if (w->depth == 1)
+			break;
+		nfd = openat(fd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (nfd < 0) {
+			rc = -errno;
+			break;
+		}
+		if (fstat(nfd, &sb) < 0 ||
+		    sb.st_dev != w->down[w->depth - 2].dev ||
+		    sb.st_ino != w->down[w->depth - 2].ino) {
+			close(nfd);
+			rc = -ESTALE;
+			break;
+		}
+		child = w->down[--w->depth];
+		close(fd);
+		fd = nfd;
+		if ((rc = name_of(fd, &child, sub)) == -ENOENT) {
+			rc = 0;
+			continue;
+		}
+		if (rc < 0)
+			break;
+		if (unlinkat(fd, sub, AT_REMOVEDIR) == 0 || errno == ENOENT)
+			continue;
+		if (errno != ENOTEMPTY && errno != EEXIST)
+			walk_fail(w, -errno);
+		if ((rc = skip_add(w, child.dev, child.ino)) < 0)
+			break;
+	}
+out:
+	close(fd);
+	if (rc < 0)
+		return rc;
+	return w->first;
 }
 
 int
 sbx_workspace_rmtree_safe(const char *path)
 {
-	char parent[PATH_MAX], *slash;
+	char parent[PATH_MAX], base[NAME_MAX + 1], *slash;
 	const char *name;
-	struct walk w;
-	unsigned long long mnt = 0;
-	mode_t mode;
-	bool crossed;
-	int pfd, dfd, rc;
+	struct walk *w;
+	unsigned long long mnt = 0, pmnt = 0;
+	mode_t mode, pmode;
+	size_t n;
+	int pfd, rc;
 
 	if (path == NULL || path[0] != '/' || strlen(path) >= sizeof parent)
 		return -EINVAL;
@@ -421,57 +624,48 @@ sbx_workspace_rmtree_safe(const char *path)
 	slash = strrchr(parent, '/');
 	name = path + (slash - parent) + 1;
 	*slash = '\0';
-	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+	/* The name alone, trailing slashes cut. */
+	if ((n = strcspn(name, "/")) >= sizeof base)
+		return -ENAMETOOLONG;
+	memcpy(base, name, n);
+	base[n] = '\0';
+	if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
 		return -EINVAL;
-	{
-		/* The name alone, trailing slashes cut. */
-		char base[NAME_MAX + 1];
-		size_t n = strcspn(name, "/");
-		unsigned long long pmnt = 0;
-		mode_t pmode;
-
-		if (n >= sizeof base)
-			return -ENAMETOOLONG;
-		memcpy(base, name, n);
-		base[n] = '\0';
-		pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY |
-		    O_CLOEXEC);
-		if (pfd < 0)
-			return -errno;
-		if ((rc = mnt_of(pfd, base, 0, &mnt, &mode)) < 0) {
-			close(pfd);
-			return rc == -ENOENT ? 0 : rc;
-		}
-		/* A mount point itself is not ours to empty: unmount first. */
-		if ((rc = mnt_of(pfd, "", AT_EMPTY_PATH, &pmnt, &pmode)) < 0 ||
-		    pmnt != mnt) {
-			close(pfd);
-			return rc < 0 ? rc : -EXDEV;
-		}
-		if (!S_ISDIR(mode)) {
-			/* A file or a symlink: the entry itself. */
-			rc = unlinkat(pfd, base, 0) < 0 ? -errno : 0;
-			close(pfd);
-			return rc;
-		}
-		memset(&w, 0, sizeof w);
-		w.mnt_id = mnt;
-		if ((dfd = open_dir(pfd, base, &w, &crossed)) < 0) {
-			close(pfd);
-			return dfd;
-		}
-		rc = empty_dir(dfd, &w);
-		close(dfd);
-		if (w.crossed) {
-			close(pfd);
-			return -EXDEV;
-		}
-		if (rc == 0 && unlinkat(pfd, base, AT_REMOVEDIR) < 0 &&
-		    errno != ENOENT)
-			rc = -errno;
+	pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if ((rc = mnt_of(pfd, base, 0, &mnt, &mode)) < 0) {
+		close(pfd);
+		return rc == -ENOENT ? 0 : rc;
+	}
+	/* A mount point itself is not ours to empty: unmount first. */
+	if ((rc = mnt_of(pfd, "", AT_EMPTY_PATH, &pmnt, &pmode)) < 0 ||
+	    pmnt != mnt) {
+		close(pfd);
+		return rc < 0 ? rc : -EXDEV;
+	}
+	if (!S_ISDIR(mode)) {
+		/* A file or a symlink: the entry itself. */
+		rc = unlinkat(pfd, base, 0) < 0 && errno != ENOENT ? -errno : 0;
 		close(pfd);
 		return rc;
 	}
+	if ((w = calloc(1, sizeof *w)) == NULL) {
+		close(pfd);
+		return -ENOMEM;
+	}
+	w->mnt_id = mnt;
+	rc = empty_tree(pfd, base, w);
+	if (rc == 0 && w->crossed)
+		rc = -EXDEV;
+	if (rc == 0 && unlinkat(pfd, base, AT_REMOVEDIR) < 0 &&
+	    errno != ENOENT)
+		rc = -errno;
+	free(w->down);
+	free(w);
+	close(pfd);
+	return rc;
 }
 
 /* ---- handing a tree to a uid ------------------------------------------ */

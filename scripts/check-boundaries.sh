@@ -73,6 +73,16 @@ no '(^|[^a-z0-9_])sbx_(cgroup|uid|bwrap)_[a-z0-9_]+[[:space:]]*\(' \
 # ... and an adapter is found by its name in the table (sbx_adapters_find,
 # sbx_adapters_exec), never taken by its object's name.
 no '(^|[^a-z0-9_])sbx_adapter_[a-z0-9_]+' $(src 'tui/*' 'lease/*' 'pty/*')
+# lease/ takes one thing from sandbox-adapters/: the project's one removal
+# of a tree a sandbox may have written (sbx_workspace_rmtree_safe).
+no "${inc}\"sandbox-adapters/sbx_" $(src 'lease/*')
+for f in $(src 'lease/*'); do
+	calls=$(grep -noE '(^|[^a-z0-9_])sbx_[a-z0-9_]+[[:space:]]*\(' "$f" |
+	    grep -vE ':[^a-z0-9_]?sbx_workspace_rmtree_safe[[:space:]]*\($')
+	[ -z "$calls" ] && continue
+	printf '%s\n' "$calls" | sed "s|^|$f:|"
+	bad=$((bad + 1))
+done
 if [ "$bad" -ne 0 ]; then
 	echo "boundaries: $bad file(s) break STYLE A"
 	exit 1

@@ -900,6 +900,18 @@ sweep_run(enum sweep_cmd cmd, size_t head, const char *what)
 	size_t k, runs = 0;
 
 	memset(&sw, 0, sizeof sw);
+	/*
+	 * The first lease's quarantine holds objects no later one writes
+	 * (they are in the repository by then): its trace would have kill
+	 * points the swept runs never reach. Trace the second.
+	 */
+	sweep_lease(cmd, id, "warm", args);
+	{
+		int st0;
+
+		free(corral(&st0, NULL, "%s", args));
+		ck_assert_int_eq(st0, 0);
+	}
 	sweep_lease(cmd, id, "traced", args);
 	sweep_trace(&sw, args);
 	ck_assert_uint_gt(sw.n, 10);

@@ -10,6 +10,7 @@
 #include <check.h>
 #include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
 
@@ -143,6 +144,23 @@ START_TEST(test_workspace_no_reuse)
 }
 END_TEST
 
+/*
+ * A host canary directory with a file "keep" (returned), and an empty
+ * directory "tree" in l's workspace owned by the lease uid.
+ */
+static char *
+canary_tree(const struct st_lease *l, char **keep, char **tree)
+{
+	char *canary = cu_tmpdir("canary");
+
+	*keep = path2(canary, "keep");
+	ck_assert_int_eq(cu_write_file(*keep, "keep", 4), 0);
+	*tree = path2(l->ws, "tree");
+	ck_assert_int_eq(mkdir(*tree, 0700), 0);
+	ck_assert_int_eq(chown(*tree, l->uid, l->gid), 0);
+	return canary;
+}
+
 /* A hostile tree, made by the sandboxed agent itself. */
 static const char hostile[] =
     "cd /work || exit 1\n"
@@ -170,12 +188,7 @@ START_TEST(test_workspace_rmtree_hostile)
 	struct stat sb;
 
 	st_lease_init(&l, "ws-hostile");
-	canary = cu_tmpdir("canary");
-	keep = path2(canary, "keep");
-	ck_assert_int_eq(cu_write_file(keep, "keep", 4), 0);
-	tree = path2(l.ws, "tree");
-	ck_assert_int_eq(mkdir(tree, 0700), 0);
-	ck_assert_int_eq(chown(tree, l.uid, l.gid), 0);
+	canary = canary_tree(&l, &keep, &tree);
 	ck_assert_int_gt(asprintf(&script, "CANARY=%s\n%s", canary, hostile),
 	    0);
 	zone(&l, tree, script, &res);
@@ -265,6 +278,69 @@ START_TEST(test_workspace_rmtree_edges)
 END_TEST
 
 /*
+ * A tree 10,000 levels deep of 255-byte names, made by the sandboxed
+ * agent, some levels chmod 000 or 0500, symlinks out at the bottom, and a
+ * wide level of non-empty directories: removed with the fd limit at 32
+ * (the walk holds two fds, whatever the depth), the links' targets intact.
+ */
+static const char deep_py[] =
+    "import os\n"
+    "os.chdir('/work')\n"
+    "for i in range(400):\n"
+    "    os.mkdir('w%d' % i)\n"
+    "    open('w%d/f' % i, 'w').close()\n"
+    "N = 10000\n"
+    "name = lambda i: ('d%05d' % i).ljust(255, 'x')\n"
+    "for i in range(N):\n"
+    "    os.mkdir(name(i))\n"
+    "    os.chdir(name(i))\n"
+    "open('leaf', 'w').write('x')\n"
+    "os.symlink('/etc', 'etc')\n"
+    "os.symlink(os.environ['CANARY'], 'canary')\n"
+    "for i in range(N - 1, -1, -1):\n"
+    "    os.chdir('..')\n"
+    "    if i % 997 == 0:\n"
+    "        os.chmod(name(i), 0)\n"
+    "    elif i % 101 == 0:\n"
+    "        os.chmod(name(i), 0o500)\n"
+    "print('deep', N)\n";
+
+START_TEST(test_workspace_rmtree_deep)
+{
+	struct sbx_exec_result res;
+	struct st_lease l;
+	struct rlimit low, was;
+	char *canary, *keep, *tree, *script;
+	struct stat sb;
+
+	st_lease_init(&l, "ws-deep");
+	canary = canary_tree(&l, &keep, &tree);
+	ck_assert_int_gt(asprintf(&script, "CANARY=%s python3 - <<'PY'\n%sPY\n",
+	    canary, deep_py), 0);
+	zone(&l, tree, script, &res);
+	ck_assert_msg(strstr(res.out, "deep 10000") != NULL, "st %d out [%s] "
+	    "err [%s]", res.wstatus, res.out, res.err);
+	sbx_exec_result_clear(&res);
+
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &was), 0);
+	low.rlim_cur = 32;
+	low.rlim_max = was.rlim_max;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	ck_assert_int_eq(sbx_workspace_rmtree_safe(tree), 0);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &was), 0);
+	ck_assert_int_ne(lstat(tree, &sb), 0);
+	ck_assert_int_eq(stat(keep, &sb), 0);
+	ck_assert_int_eq(stat("/etc/passwd", &sb), 0);
+	free(script);
+	free(tree);
+	cu_rmrf(canary);
+	free(canary);
+	free(keep);
+	st_lease_fini(&l);
+}
+END_TEST
+
+/*
  * Sparse images never overcommit: a lease whose limit the free space
  * covers only if the live leases' images never grow is refused, by name,
  * before its image exists.
@@ -325,6 +401,7 @@ workspace_suite(void)
 	tcase_add_test(tc, test_workspace_no_reuse);
 	tcase_add_test(tc, test_workspace_rmtree_hostile);
 	tcase_add_test(tc, test_workspace_rmtree_edges);
+	tcase_add_test(tc, test_workspace_rmtree_deep);
 	tcase_add_test(tc, test_workspace_no_overcommit);
 	suite_add_tcase(s, tc);
 	return s;
