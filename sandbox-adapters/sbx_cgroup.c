@@ -744,6 +744,27 @@ make_parents(const struct sbx_cgroup *cg, const char *dir)
 	return 0;
 }
 
+/*
+ * After the lease cgroup dir is gone: its state directory's parent too,
+ * when that was its last child. rmdir refuses a cgroup with children
+ * (EBUSY), so a lease made meanwhile keeps it, and sbx_cgroup_create
+ * makes it again if it went between its two mkdirs. Only the tag right
+ * above this very path: never another state directory's.
+ */
+static void
+drop_parent(const char *dir)
+{
+	char up[1024];
+	const char *base;
+
+	parent_of(dir, up, sizeof up);
+	if ((base = strrchr(up, '/')) == NULL)
+		return;
+	base++;
+	if (tag_ok(base, strlen(base)))
+		(void)rmdir(up);	/* EBUSY: another lease's; ENOENT: gone */
+}
+
 int
 sbx_cgroup_create(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
 {
@@ -760,13 +781,20 @@ sbx_cgroup_create(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
 	if (lim == NULL)
 		lim = &none;
 	for (int i = 0; i < cg->n; i++) {
-		if ((rc = make_parents(cg, cg->c[i].dir)) < 0)
-			goto fail;
-		if (mkdir(cg->c[i].dir, 0755) == 0)
-			made[i] = true;
-		else if (errno != EEXIST) {
-			rc = -errno;
-			goto fail;
+		/* ENOENT: the last lease of the tag took the parent along. */
+		for (int tries = 0;; tries++) {
+			if ((rc = make_parents(cg, cg->c[i].dir)) < 0)
+				goto fail;
+			if (mkdir(cg->c[i].dir, 0755) == 0) {
+				made[i] = true;
+				break;
+			}
+			if (errno == EEXIST)
+				break;
+			if (errno != ENOENT || tries == 16) {
+				rc = -errno;
+				goto fail;
+			}
 		}
 	}
 	rc = cg->mode == SBX_CGROUP_V2 ? v2_limits(cg, lim) :
@@ -775,8 +803,8 @@ sbx_cgroup_create(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
 		return 0;
 fail:
 	for (int i = 0; i < cg->n; i++) {
-		if (made[i])
-			rmdir(cg->c[i].dir);
+		if (made[i] && rmdir(cg->c[i].dir) == 0)
+			drop_parent(cg->c[i].dir);
 	}
 	return rc;
 }
@@ -1041,8 +1069,12 @@ sbx_cgroup_teardown(const struct sbx_cgroup *cg, unsigned timeout_ms)
 		if (!dir_ok(cg->c[i].dir, cg->id))
 			return -EINVAL;
 	}
-	if (!any_dir(cg))
+	if (!any_dir(cg)) {
+		/* A teardown killed after its rmdir: the parent still. */
+		for (int i = 0; i < cg->n; i++)
+			drop_parent(cg->c[i].dir);
 		return 0;
+	}
 	for (;;) {
 		/* Frozen, no pid can exit and be reused under the kill. */
 		freeze(cg, true, deadline);
@@ -1068,8 +1100,11 @@ sbx_cgroup_teardown(const struct sbx_cgroup *cg, unsigned timeout_ms)
 				busy = true;
 			}
 		}
-		if (!busy)
+		if (!busy) {
+			for (int i = 0; i < cg->n; i++)
+				drop_parent(cg->c[i].dir);
 			return 0;
+		}
 		if (now_ms() >= deadline)
 			return -EBUSY;
 		nap();

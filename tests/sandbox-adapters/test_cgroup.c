@@ -226,6 +226,83 @@ START_TEST(test_cgroup_limits_written)
 }
 END_TEST
 
+/*
+ * A state directory's cgroup parent goes with its last lease cgroup, and
+ * only then: two leases of a scope of this test's own, the parent kept
+ * while one is left, gone after both; a lease made while another of the
+ * same scope is torn down, 200 times over from two processes, is always
+ * made (the creator makes a parent the remover took again).
+ */
+#define SOLO "/var/empty/corral-test-cgroup-parent"
+
+static bool
+parent_there(const struct sbx_cgroup *cg)
+{
+	char up[1024];
+	struct stat sb;
+
+	for (int i = 0; i < cg->n; i++) {
+		snprintf(up, sizeof up, "%s", cg->c[i].dir);
+		*strrchr(up, '/') = '\0';
+		ck_assert_ptr_nonnull(strstr(up, "/corral/state-"));
+		if (stat(up, &sb) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+churn(const char *scope, const char *tag, int rounds)
+{
+	char id[64];
+
+	for (int k = 0; k < rounds; k++) {
+		struct sbx_cgroup *cg = NULL;
+
+		snprintf(id, sizeof id, "test-%s%d-%d", tag, k, (int)getpid());
+		ck_assert_int_eq(sbx_cgroup_locate(scope, id, &cg), 0);
+		ck_assert_int_eq(sbx_cgroup_create(cg, NULL), 0);
+		ck_assert_int_eq(sbx_cgroup_teardown(cg, 5000), 0);
+		sbx_cgroup_free(cg);
+	}
+}
+
+START_TEST(test_cgroup_state_parent)
+{
+	struct sbx_cgroup *a = NULL, *b = NULL;
+	char ida[64], idb[64];
+	pid_t pid;
+	int st;
+
+	lease_id(ida, sizeof ida, "pa");
+	lease_id(idb, sizeof idb, "pb");
+	ck_assert_int_eq(sbx_cgroup_locate(SOLO, ida, &a), 0);
+	ck_assert_int_eq(sbx_cgroup_locate(SOLO, idb, &b), 0);
+	ck_assert_int_eq(sbx_cgroup_create(a, NULL), 0);
+	ck_assert_int_eq(sbx_cgroup_create(b, NULL), 0);
+	ck_assert(parent_there(a));
+	ck_assert_int_eq(sbx_cgroup_teardown(a, 5000), 0);
+	ck_assert_msg(parent_there(b), "the parent went with a lease left");
+	ck_assert_int_eq(sbx_cgroup_teardown(b, 5000), 0);
+	ck_assert_msg(!parent_there(b), "the last lease left its parent");
+	/* Idempotent: a teardown again leaves nothing either. */
+	ck_assert_int_eq(sbx_cgroup_teardown(b, 5000), 0);
+
+	ck_assert_int_ge(pid = fork(), 0);
+	if (pid == 0) {
+		churn(SOLO, "x", 200);
+		_exit(0);
+	}
+	churn(SOLO, "y", 200);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the other "
+	    "creator failed: status %d", st);
+	ck_assert(!parent_there(b));
+	sbx_cgroup_free(a);
+	sbx_cgroup_free(b);
+}
+END_TEST
+
 /* Run cmd in a real exec zone joined to cg; returns the result. */
 static void
 zone_run(const struct st_lease *l, struct sbx_cgroup *cg, char **cmd,
@@ -583,6 +660,7 @@ cgroup_suite(void)
 	tcase_add_test(ti, test_cgroup_graceful_signal);
 	tcase_add_test(ti, test_cgroup_graceful_signal_agent);
 	tcase_add_test(ti, test_cgroup_teardown_live);
+	tcase_add_test(ti, test_cgroup_state_parent);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, ti);
 	return s;
