@@ -71,10 +71,9 @@ int pty__facts_cmdline(pid_t pid, char *buf, size_t bufsz, const char **argv,
 /* keys.c: keys, characters and pastes encoded for the program          */
 
 /*
- * The modes the encoding follows, as libvterm 0.1.4 applies them: a mode
- * set or reset takes its first parameter only (CSI ? 1 ; 2004 h sets
- * DECCKM alone), where struct pty_modes reports every parameter, as
- * xterm reads them.
+ * The modes the encoding follows, as libvterm applies them (the filter
+ * passes each parameter of a mode sequence on alone, so libvterm's
+ * reading and struct pty_modes agree).
  */
 struct pty__keys_modes {
 	bool app_cursor;	/* DECCKM: cursor keys as SS3 */
@@ -123,6 +122,20 @@ enum pty__vtf_fast {
 	PTY__VTF_FAST_STOP,	/* written, but never take the fast path again */
 };
 
+/* What the sink does with the cursor's save slot (cursor). */
+enum pty__vtf_cursor {
+	PTY__VTF_CURSOR_SAVE,
+	PTY__VTF_CURSOR_RESTORE,
+	PTY__VTF_CURSOR_FORGET,
+};
+
+/* What a DECSC saves of the filter's own state, one per screen. */
+struct pty__vtf_saved {
+	bool origin;		/* DECOM */
+	uint8_t gl;		/* G-set in GL */
+	uint8_t g_des[4];	/* G0..G3 designations, 0 if none */
+};
+
 /*
  * Where the filter's output goes: the model (screen.c) in front of which
  * it sits. Bytes to parse, in order, through pass; the rest are events the
@@ -137,8 +150,14 @@ struct pty__vtfilter_sink {
 	void (*reply)(const char *p, size_t n, void *ud);
 	/* REP (CSI Pn b): print the last glyph count times (0 is 1). */
 	void (*rep)(uint32_t count, void *ud);
-	/* A saved cursor was restored (ESC 8, DECRST 1048/1049): clamp it. */
-	void (*cursor_clamp)(void *ud);
+	/*
+	 * The cursor's save slot of the screen in use (DECSC, DECRC, SCOSC,
+	 * SCORC, DECSET 1048/1049; SPEC 4.1): save or restore position and
+	 * pen, or forget both slots (RIS). On a restore the filter has passed
+	 * on the saved charsets and origin mode already; the model puts the
+	 * pen back and the cursor inside the screen.
+	 */
+	void (*cursor)(enum pty__vtf_cursor op, void *ud);
 	/*
 	 * Combining mark cp starts a write right after text: join it to the
 	 * glyph before, as if unsplit. Returns whether it did (false: the
@@ -166,6 +185,7 @@ struct pty__vtfilter {
 	uint8_t csi_inter;	/* last intermediate byte, 0 if none */
 	uint8_t np;
 	uint32_t param[PTY__VTF_NPARAM];
+	uint16_t colon;		/* bit i: param[i] follows a ':' */
 	uint8_t u8[4];		/* held partial UTF-8 at the end of a feed */
 	uint8_t nu8;
 	bool struncated;
@@ -186,7 +206,11 @@ struct pty__vtfilter {
 	bool nofast;		/* the sink said stop: never again */
 	uint8_t text_end;	/* the last feed ended inside text (TB_*) */
 	bool g_utf8[4];		/* G0..G3 still decode UTF-8 (undesignated) */
+	uint8_t g_des[4];	/* G0..G3 designation final byte, 0 if none */
 	bool ss;		/* a single shift (ESC N, ESC O) is pending */
+	bool alt;		/* the alternate screen is in use */
+	bool lrmm;		/* DECLRMM: CSI s sets margins, not a save */
+	struct pty__vtf_saved saved[2];	/* DECSC slots: main, alternate */
 	size_t slen;		/* bytes in sbuf, introducer included */
 	char sbuf[2 + PTY__OSC_MAX + 2];
 };

@@ -66,6 +66,12 @@ struct row {
 	struct cell c[];
 };
 
+/* A DECSC slot's model half: position and pen (the filter keeps the rest). */
+struct saved_cursor {
+	VTermPos pos;
+	uint32_t fg, bg, attrs;
+};
+
 /* A screen's worth of rows, in one block; r[] is the visible order. */
 struct grid {
 	int rows, cols;
@@ -84,6 +90,7 @@ struct pty_screen {
 
 	uint32_t pen_fg, pen_bg;
 	uint32_t pen_attrs;	/* already shifted to W_ASHIFT */
+	struct saved_cursor saved[2];	/* DECSC: main, alternate screen */
 
 	struct pty_cursor cur;
 	struct pty_modes modes;
@@ -1099,26 +1106,73 @@ sink_rep(uint32_t count, void *ud)
 	vwrite(s, buf, n);
 }
 
+/* Append SGR parameter text for colour c (fg: 38, bg: 48) at p. */
+static int
+sgr_color(char *p, size_t n, int base, uint32_t c)
+{
+	switch (PTY_COLOR_KIND(c)) {
+	case PTY_COLOR_KIND_INDEXED:
+		return snprintf(p, n, ";%d;5;%u", base, c & 0xffu);
+	case PTY_COLOR_KIND_RGB:
+		return snprintf(p, n, ";%d;2;%u;%u;%u", base, (c >> 16) & 0xffu,
+		    (c >> 8) & 0xffu, c & 0xffu);
+	default:
+		return 0;
+	}
+}
+
 /*
- * 0.1.4 restores a saved cursor (ESC 8, DECRST 1048/1049) without
- * clamping it to a screen that shrank since: put it back inside before any
- * text lands there.
+ * The cursor's save slot of the screen in use (the filter's cursor; SPEC
+ * 4.1): one per screen, as xterm keeps, never 0.1.4's single one. A
+ * restore puts libvterm's pen back with one SGR and its cursor with a CUP
+ * (relative to the margins when the filter restored origin mode, which
+ * homed the cursor), inside a screen that may have shrunk since.
  */
 static void
-sink_cursor_clamp(void *ud)
+sink_cursor(enum pty__vtf_cursor op, void *ud)
 {
 	struct pty_screen *s = ud;
-	VTermPos pos;
-	char seq[32];
-	int n;
+	struct saved_cursor *sv = &s->saved[s->modes.altscreen];
+	uint32_t a = s->pen_attrs >> W_ASHIFT;
+	VTermPos home;
+	char seq[128];
+	int n = 0, row, col;
 
-	vterm_state_get_cursorpos(s->vts, &pos);
-	if (pos.row >= 0 && pos.row < s->rows && pos.col >= 0 &&
-	    pos.col < s->cols)
+	if (op == PTY__VTF_CURSOR_FORGET) {
+		memset(s->saved, 0, sizeof s->saved);
 		return;
-	n = snprintf(seq, sizeof seq, "\033[%d;%dH",
-	    pos.row < 0 ? 1 : pos.row >= s->rows ? s->rows : pos.row + 1,
-	    pos.col < 0 ? 1 : pos.col >= s->cols ? s->cols : pos.col + 1);
+	}
+	if (op == PTY__VTF_CURSOR_SAVE) {
+		vterm_state_get_cursorpos(s->vts, &sv->pos);
+		sv->fg = s->pen_fg;
+		sv->bg = s->pen_bg;
+		sv->attrs = s->pen_attrs;
+		return;
+	}
+	a = sv->attrs >> W_ASHIFT;
+	n = snprintf(seq, sizeof seq, "\033[0%s%s%s%s%s",
+	    a & PTY_ATTR_BOLD ? ";1" : "", a & PTY_ATTR_ITALIC ? ";3" : "",
+	    a & PTY_ATTR_BLINK ? ";5" : "", a & PTY_ATTR_REVERSE ? ";7" : "",
+	    a & PTY_ATTR_STRIKE ? ";9" : "");
+	if (a & PTY_ATTR_UNDERLINE)
+		n += snprintf(seq + n, sizeof seq - (size_t)n, ";4:%u",
+		    (a & PTY_ATTR_UNDERLINE) >> PTY_ATTR_UNDERLINE_SHIFT);
+	n += sgr_color(seq + n, sizeof seq - (size_t)n, 38, sv->fg);
+	n += sgr_color(seq + n, sizeof seq - (size_t)n, 48, sv->bg);
+	seq[n++] = 'm';
+	vwrite(s, seq, (size_t)n);
+	s->pen_fg = sv->fg;
+	s->pen_bg = sv->bg;
+	s->pen_attrs = sv->attrs;
+	vterm_state_get_cursorpos(s->vts, &home);
+	row = sv->pos.row >= s->rows ? s->rows - 1 : sv->pos.row;
+	col = sv->pos.col >= s->cols ? s->cols - 1 : sv->pos.col;
+	if (s->f.origin) {
+		row -= home.row;
+		col -= home.col;
+	}
+	n = snprintf(seq, sizeof seq, "\033[%d;%dH", row < 0 ? 1 : row + 1,
+	    col < 0 ? 1 : col + 1);
 	vwrite(s, seq, (size_t)n);
 }
 
@@ -1225,7 +1279,7 @@ static const struct pty__vtfilter_sink filter_sink = {
 	.pass = sink_pass,
 	.reply = sink_reply,
 	.rep = sink_rep,
-	.cursor_clamp = sink_cursor_clamp,
+	.cursor = sink_cursor,
 	.join_mark = sink_join_mark,
 	.ascii_run = sink_ascii_run,
 };

@@ -38,7 +38,11 @@ enum { S_OSC, S_DCS, S_IGNORE };
  *    into U+FFFD), drops what its UTF-8 decoder mishandles and the few
  *    characters it gets wrong (text_check),
  *    reimplements REP (rep), bounds CSI parameters, and writes at most
- *    PTY__VTF_WRITE_MAX bytes at a time.
+ *    PTY__VTF_WRITE_MAX bytes at a time;
+ *  - passes each parameter of a mode sequence (SM/RM, DECSET/DECRST) on
+ *    alone (0.1.4 applies only the first), and keeps the cursor's save
+ *    slots itself, one per screen (cursor_save: 0.1.4 has one, without
+ *    the charsets or origin mode).
  * Plain text is found with memchr and passed on in place.
  */
 
@@ -145,7 +149,11 @@ modes_reset(struct pty__vtfilter *f)
 	f->gl = 0;
 	memset(f->g_plain, 1, sizeof f->g_plain);
 	memset(f->g_utf8, 1, sizeof f->g_utf8);
+	memset(f->g_des, 0, sizeof f->g_des);
 	f->ss = false;
+	f->alt = false;
+	f->lrmm = false;
+	memset(f->saved, 0, sizeof f->saved);
 }
 
 static void
@@ -161,6 +169,9 @@ dec_mode(struct pty__vtfilter *f, uint32_t p, bool on)
 	case 1004:
 		f->focus_events = on;
 		break;
+	case 69:
+		f->lrmm = on;
+		break;
 	case 1006:
 		f->mouse_sgr = on;
 		break;
@@ -172,29 +183,177 @@ dec_mode(struct pty__vtfilter *f, uint32_t p, bool on)
 	}
 }
 
+/* Pass "CSI [?] p h|l" on (one mode: 0.1.4 applies only the first). */
 static void
-csi_final(struct pty__vtfilter *f, uint8_t c)
+pass_mode(struct pty__vtfilter *f, bool priv, uint32_t p, bool on)
+{
+	char seq[16];
+	size_t n = sizeof seq;
+
+	seq[--n] = on ? 'h' : 'l';
+	do
+		seq[--n] = (char)('0' + p % 10);
+	while ((p /= 10) > 0);
+	if (priv)
+		seq[--n] = '?';
+	seq[--n] = '[';
+	seq[--n] = '\033';
+	pass(f, seq + n, sizeof seq - n);
+}
+
+/*
+ * DECSC and its kin (SPEC 4.1): one slot per screen, as xterm keeps. The
+ * filter saves and restores what it tracks itself (charsets, origin
+ * mode), passing on what puts libvterm's copy back; the model (the sink's
+ * cursor) the position and the pen.
+ */
+static void
+cursor_save(struct pty__vtfilter *f)
+{
+	struct pty__vtf_saved *sv = &f->saved[f->alt];
+
+	sv->origin = f->origin;
+	sv->gl = f->gl;
+	memcpy(sv->g_des, f->g_des, sizeof sv->g_des);
+	f->sink->cursor(PTY__VTF_CURSOR_SAVE, f->ud);
+}
+
+static void designate(struct pty__vtfilter *, int g, uint8_t c);
+
+static void
+cursor_restore(struct pty__vtfilter *f)
+{
+	static const char *const ls[] = { "\017", "\016", "\033n", "\033o" };
+	const struct pty__vtf_saved *sv = &f->saved[f->alt];
+	char seq[3];
+	int g;
+
+	/*
+	 * Origin first: setting it homes the cursor, so the model finds the
+	 * margins it then moves the cursor within.
+	 */
+	if (sv->origin || f->origin)
+		pass(f, sv->origin ? "\033[?6h" : "\033[?6l", 5);
+	f->origin = sv->origin;
+	for (g = 0; g < 4; g++) {
+		uint8_t d = sv->g_des[g] != 0 ? sv->g_des[g] : 'B';
+
+		if (sv->g_des[g] == f->g_des[g] || d == f->g_des[g])
+			continue;
+		/* An undesignated set comes back as ASCII: the same glyphs. */
+		seq[0] = '\033';
+		seq[1] = (char)('(' + g);
+		seq[2] = (char)d;
+		pass(f, seq, 3);
+		designate(f, g, d);
+	}
+	if (sv->gl != f->gl) {
+		pass(f, ls[sv->gl & 3], strlen(ls[sv->gl & 3]));
+		f->gl = sv->gl & 3;
+	}
+	f->ss = false;
+	f->sink->cursor(PTY__VTF_CURSOR_RESTORE, f->ud);
+}
+
+/* The alternate screen (47, 1047, 1049) on or off, libvterm told so. */
+static void
+alt_screen(struct pty__vtfilter *f, uint32_t p, bool on)
+{
+	if (p == 1049 && on && !f->alt)
+		cursor_save(f);
+	pass_mode(f, true, 1047, on);
+	f->alt = on;
+	if (p == 1049 && !on)
+		cursor_restore(f);
+}
+
+/* Whether the filter carries DEC private mode p out itself. */
+static bool
+mode_ours(uint32_t p)
+{
+	return p == 47 || p == 1047 || p == 1048 || p == 1049;
+}
+
+/*
+ * A complete SM/RM or DECSET/DECRST, every parameter applied in order.
+ * When take, the sequence was cancelled in libvterm and each mode is
+ * passed on alone (the cursor's save and the alternate screen done
+ * here); else it went on whole and has one mode libvterm applies itself.
+ */
+static void
+csi_modes(struct pty__vtfilter *f, bool on, bool take)
 {
 	int i;
 
-	if (f->csi_other)
-		return;
-	/* DECSTR (CSI ! p) is left alone: libvterm 0.1.4 ignores it too. */
-	if (f->csi_inter != 0 || (c != 'h' && c != 'l'))
-		return;
-	/* The keys' modes: 0.1.4 sets a mode from the first parameter. */
-	if (!f->csi_priv && f->param[0] == 20)
-		f->keys.newline = c == 'h';
-	else if (f->csi_priv && f->param[0] == 1)
-		f->keys.app_cursor = c == 'h';
-	else if (f->csi_priv && f->param[0] == 2004)
-		f->keys.paste_marks = c == 'h';
 	for (i = 0; i <= f->np; i++) {
-		if (f->csi_priv)
-			dec_mode(f, f->param[i], c == 'h');
-		else if (f->param[i] == 4)
-			f->insert = c == 'h';
+		uint32_t p = f->param[i];
+
+		if (p == 0)
+			continue;	/* missing: 0.1.4 ignores it too */
+		if (!f->csi_priv) {
+			if (p == 20)
+				f->keys.newline = on;
+			else if (p == 4)
+				f->insert = on;
+			if (take)
+				pass_mode(f, false, p, on);
+			continue;
+		}
+		if (p == 1)
+			f->keys.app_cursor = on;
+		else if (p == 2004)
+			f->keys.paste_marks = on;
+		dec_mode(f, p, on);
+		if (!take)
+			continue;
+		if (p == 1048) {
+			if (on)
+				cursor_save(f);
+			else
+				cursor_restore(f);
+		} else if (p == 47 || p == 1047 || p == 1049) {
+			alt_screen(f, p, on);
+		} else {
+			pass_mode(f, true, p, on);
+		}
 	}
+}
+
+/*
+ * A CSI's final byte c is next for libvterm's parser, which holds the
+ * rest: whether the filter takes the sequence over (then it is cancelled
+ * there), a mode sequence with several parameters (0.1.4 applies only the
+ * first) or one the filter carries out, or SCOSC/SCORC (the slot DECSC
+ * uses, as xterm and tmux).
+ */
+static bool
+csi_final(struct pty__vtfilter *f, uint8_t c)
+{
+	if (f->csi_other || f->csi_inter != 0)
+		return false;
+	/* DECSTR (CSI ! p) is left alone: libvterm 0.1.4 ignores it too. */
+	if (c == 'h' || c == 'l') {
+		bool take = f->np > 0 ||
+		    (f->csi_priv && mode_ours(f->param[0]));
+
+		if (!take)
+			csi_modes(f, c == 'h', false);
+		return take;
+	}
+	return !f->csi_priv && f->np == 0 && f->param[0] == 0 &&
+	    ((c == 's' && !f->lrmm) || c == 'u');
+}
+
+/* Carry out a sequence csi_final took over. */
+static void
+csi_take(struct pty__vtfilter *f, uint8_t c)
+{
+	if (c == 'h' || c == 'l')
+		csi_modes(f, c == 'h', true);
+	else if (c == 's')
+		cursor_save(f);
+	else
+		cursor_restore(f);
 }
 
 /* C0 controls that switch the G-set in GL (executed in any state). */
@@ -231,13 +390,19 @@ esc_final(struct pty__vtfilter *f, uint8_t c)
 	default:
 		return;
 	}
+	designate(f, g, c);
+}
+
+/* G-set g designated by final byte c, as libvterm reads it. */
+static void
+designate(struct pty__vtfilter *f, int g, uint8_t c)
+{
 	/* 0.1.4 knows 'B' (ASCII), '0' (DEC graphics), 'A' (UK). */
-	if (c == 'B')
-		f->g_plain[g] = true;
-	else if (c == '0' || c == 'A')
-		f->g_plain[g] = false;
-	if (c == 'B' || c == '0' || c == 'A')
-		f->g_utf8[g] = false;
+	if (c != 'B' && c != '0' && c != 'A')
+		return;
+	f->g_plain[g] = c == 'B';
+	f->g_utf8[g] = false;
+	f->g_des[g] = c;
 }
 
 static void
@@ -543,17 +708,6 @@ ground_ascii(struct pty__vtfilter *f, const uint8_t *b, size_t *span,
 	}
 }
 
-static bool
-csi_restores(const struct pty__vtfilter *f)
-{
-	int i;
-
-	for (i = 0; i <= f->np; i++)
-		if (f->param[i] == 1048 || f->param[i] == 1049)
-			return true;
-	return false;
-}
-
 static void
 csi_start(struct pty__vtfilter *f)
 {
@@ -563,6 +717,7 @@ csi_start(struct pty__vtfilter *f)
 	f->csi_inter = 0;
 	f->np = 0;
 	f->param[0] = 0;
+	f->colon = 0;
 }
 
 static void
@@ -673,6 +828,18 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 				span = i;
 				break;
 			}
+			if (f->st == F_ESC && (c == '7' || c == '8')) {
+				/* DECSC, DECRC: ours (cursor_save), never 0.1.4's. */
+				flush(f, b, span, f->esc_virtual ? i : i - 1);
+				f->esc_virtual = false;
+				span = ++i;
+				f->st = F_GROUND;
+				if (c == '7')
+					cursor_save(f);
+				else
+					cursor_restore(f);
+				break;
+			}
 			if (f->esc_virtual) {
 				flush(f, b, span, i);
 				pass(f, "\033", 1);
@@ -715,12 +882,12 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 					f->app_keypad = true;
 				else if (f->st == F_ESC && c == '>')
 					f->app_keypad = false;
-				else if (f->st == F_ESC && c == 'c')
-					modes_reset(f);
-				if (f->st == F_ESC && c == '8') {
+				else if (f->st == F_ESC && c == 'c') {
 					flush(f, b, span, i);
 					span = i;
-					f->sink->cursor_clamp(f->ud);
+					modes_reset(f);
+					f->sink->cursor(PTY__VTF_CURSOR_FORGET,
+					    f->ud);
 				}
 				f->st = F_GROUND;
 			}
@@ -747,6 +914,9 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 					f->st = F_GROUND;
 				} else if (f->np + 1 < PTY__VTF_NPARAM) {
 					f->param[++f->np] = 0;
+					if (c == ':')
+						f->colon |= (uint16_t)(1u <<
+						    f->np);
 				} else {
 					/* 0.1.4 writes past its 16 args. */
 					flush(f, b, span, i - 1);
@@ -770,14 +940,11 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 					pass(f, "\030", 1);
 					span = i;
 					f->sink->rep(f->param[0], f->ud);
-				} else {
-					csi_final(f, c);
-					if (c == 'l' && f->csi_priv &&
-					    !f->csi_other && csi_restores(f)) {
-						flush(f, b, span, i);
-						span = i;
-						f->sink->cursor_clamp(f->ud);
-					}
+				} else if (csi_final(f, c)) {
+					flush(f, b, span, i - 1);
+					pass(f, "\030", 1);
+					span = i;
+					csi_take(f, c);
 				}
 			} else if (c == 0x18 || c == 0x1a) {
 				f->st = F_GROUND;

@@ -12,7 +12,7 @@
  *   SINK fast=no|done|stop mark=no|yes   how the sink answers from now on
  *   MODES                print the modes the filter tracks
  *   CUT                  pty__vtfilter_cut (the model reset the parser)
- * Printed lines: pass "bytes", reply "bytes", rep N, clamp, mark U+XXXX,
+ * Printed lines: pass "bytes", reply "bytes", rep N, cursor save|restore|forget, mark U+XXXX,
  * fast "bytes", modes ...; bytes longer than 64 as N "head"..."tail".
  */
 #include <check.h>
@@ -133,9 +133,11 @@ sink_rep(uint32_t count, void *ud)
 }
 
 static void
-sink_clamp(void *ud)
+sink_cursor(enum pty__vtf_cursor op, void *ud)
 {
-	out_printf(ud, "clamp\n");
+	static const char *const names[] = { "save", "restore", "forget" };
+
+	out_printf(ud, "cursor %s\n", names[op]);
 }
 
 static bool
@@ -160,7 +162,7 @@ static const struct pty__vtfilter_sink sink = {
 	.pass = sink_pass,
 	.reply = sink_reply,
 	.rep = sink_rep,
-	.cursor_clamp = sink_clamp,
+	.cursor = sink_cursor,
 	.join_mark = sink_mark,
 	.ascii_run = sink_fast,
 };
