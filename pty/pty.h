@@ -72,6 +72,7 @@ const char *pty_strerror(int);
 #define PTY_ATTR_REVERSE 0x0020u
 #define PTY_ATTR_STRIKE 0x0040u
 #define PTY_ATTR_CONCEAL 0x0080u
+#define PTY_ATTR_FAINT 0x0100u
 
 /* Base character plus combining marks; more than this are dropped. */
 #define PTY_CELL_MAXCP 6

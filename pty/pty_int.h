@@ -35,7 +35,7 @@ int pty__cell_utf8_put(uint8_t *p, uint32_t cp);
 #define PTY__LC_TEXT 0x80u	/* 0x80 + n: n (1..24) UTF-8 bytes follow */
 /* Run header: u16 count, u32 fg, u32 bg, u16 attrs. */
 #define PTY__LINE_RUNHDR 12
-#define PTY__ATTR_ALL 0x00ffu
+#define PTY__ATTR_ALL 0x01ffu
 
 /* Write a u16 / u32 little-endian at p. */
 void pty__line_put16(uint8_t *p, uint16_t v);
@@ -134,6 +134,7 @@ struct pty__vtf_saved {
 	bool origin;		/* DECOM */
 	uint8_t gl;		/* G-set in GL */
 	uint8_t g_des[4];	/* G0..G3 designations, 0 if none */
+	uint16_t pen;		/* PTY_ATTR_FAINT, PTY_ATTR_CONCEAL */
 };
 
 /*
@@ -158,6 +159,11 @@ struct pty__vtfilter_sink {
 	 * pen back and the cursor inside the screen.
 	 */
 	void (*cursor)(enum pty__vtf_cursor op, void *ud);
+	/*
+	 * The pen's attributes libvterm 0.1.4 does not keep, after an SGR
+	 * (or RIS): faint (SGR 2) and conceal (SGR 8), both PTY_ATTR_* bits.
+	 */
+	void (*pen)(uint16_t attrs, void *ud);
 	/*
 	 * Combining mark cp starts a write right after text: join it to the
 	 * glyph before, as if unsplit. Returns whether it did (false: the
@@ -210,6 +216,7 @@ struct pty__vtfilter {
 	bool ss;		/* a single shift (ESC N, ESC O) is pending */
 	bool alt;		/* the alternate screen is in use */
 	bool lrmm;		/* DECLRMM: CSI s sets margins, not a save */
+	uint16_t pen;		/* what the sink's pen says (SGR 2, 8) */
 	struct pty__vtf_saved saved[2];	/* DECSC slots: main, alternate */
 	size_t slen;		/* bytes in sbuf, introducer included */
 	char sbuf[2 + PTY__OSC_MAX + 2];

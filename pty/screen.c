@@ -36,7 +36,9 @@
  *   bits 0-20  the codepoint, or an index into the row's combining store
  *   bits 21-22 width (1, 2 = left half of a wide char, 0 = right half)
  *   bit 23     the low bits are a combining-store index
- *   bits 24-31 PTY_ATTR_* bits
+ *   bits 24-31 PTY_ATTR_* bits 0-7
+ * and fg's bit 26 (above the colour, PTY_COLOR_*) is PTY_ATTR_FAINT, for
+ * which w has no bit left: a pen's fg carries it into every cell.
  */
 struct cell {
 	uint32_t w;
@@ -50,6 +52,16 @@ struct cell {
 #define W_ASHIFT 24
 #define W_WIDTH(w) (((w) >> W_WSHIFT) & 3u)
 #define W_BLANK (1u << W_WSHIFT)
+#define FG_FAINT (1u << 26)
+#define FG_COLOR(fg) ((fg) & ~FG_FAINT)
+
+/* A cell's PTY_ATTR_* bits. */
+static uint16_t
+cell_attrs(const struct cell *c)
+{
+	return (uint16_t)((c->w >> W_ASHIFT) |
+	    (c->fg & FG_FAINT ? PTY_ATTR_FAINT : 0));
+}
 
 /* A base character with its combining marks. */
 struct comb {
@@ -381,7 +393,8 @@ row_pack(const struct row *r, int n, uint8_t *buf)
 			if (run != NULL)
 				pty__line_put16(run, count);
 			run = p;
-			p = pty__line_run(p, c->fg, c->bg, (uint16_t)a);
+			p = pty__line_run(p, FG_COLOR(c->fg), c->bg,
+			    cell_attrs(c));
 			fg = c->fg;
 			bg = c->bg;
 			attrs = a;
@@ -525,9 +538,9 @@ row_from_cells(struct row *r, int cols, const struct pty_cell *cells)
 			w = c->cp[0] > 0x10ffff ? 0xfffd : c->cp[0];
 		}
 		w |= (uint32_t)(c->width > 2 ? 1 : c->width) << W_WSHIFT;
-		w |= (uint32_t)(c->attrs & PTY__ATTR_ALL) << W_ASHIFT;
+		w |= (uint32_t)(c->attrs & 0xffu) << W_ASHIFT;
 		r->c[i].w = w;
-		r->c[i].fg = c->fg;
+		r->c[i].fg = c->fg | (c->attrs & PTY_ATTR_FAINT ? FG_FAINT : 0);
 		r->c[i].bg = c->bg;
 	}
 	fix_edges(r, cols, 0, cols);
@@ -855,13 +868,16 @@ cb_setpenattr(VTermAttr attr, VTermValue *val, void *ud)
 		pen_flag(s, PTY_ATTR_STRIKE, val->boolean);
 		break;
 	case VTERM_ATTR_FOREGROUND:
-		s->pen_fg = color_from(&val->color);
+		s->pen_fg = color_from(&val->color) | (s->pen_fg & FG_FAINT);
 		break;
 	case VTERM_ATTR_BACKGROUND:
 		s->pen_bg = color_from(&val->color);
 		break;
 	default:
-		/* Fonts (SGR 10-19) are not kept; 0.1.4 has no conceal. */
+		/*
+		 * Fonts (SGR 10-19) are not kept; faint and conceal, which
+		 * 0.1.4 drops, come from the filter (sink_pen).
+		 */
 		break;
 	}
 	return 1;
@@ -1110,6 +1126,7 @@ sink_rep(uint32_t count, void *ud)
 static int
 sgr_color(char *p, size_t n, int base, uint32_t c)
 {
+	c = FG_COLOR(c);
 	switch (PTY_COLOR_KIND(c)) {
 	case PTY_COLOR_KIND_INDEXED:
 		return snprintf(p, n, ";%d;5;%u", base, c & 0xffu);
@@ -1140,6 +1157,8 @@ sink_cursor(enum pty__vtf_cursor op, void *ud)
 
 	if (op == PTY__VTF_CURSOR_FORGET) {
 		memset(s->saved, 0, sizeof s->saved);
+		s->pen_fg &= ~FG_FAINT;
+		s->pen_attrs &= ~((uint32_t)PTY_ATTR_CONCEAL << W_ASHIFT);
 		return;
 	}
 	if (op == PTY__VTF_CURSOR_SAVE) {
@@ -1262,6 +1281,17 @@ sink_join_mark(uint32_t cp, void *ud)
 	return true;
 }
 
+/* Faint and conceal (the filter's pen), which 0.1.4 drops. */
+static void
+sink_pen(uint16_t attrs, void *ud)
+{
+	struct pty_screen *s = ud;
+
+	s->pen_fg = (s->pen_fg & ~FG_FAINT) |
+	    (attrs & PTY_ATTR_FAINT ? FG_FAINT : 0);
+	pen_flag(s, PTY_ATTR_CONCEAL, (attrs & PTY_ATTR_CONCEAL) != 0);
+}
+
 static void
 sink_pass(const uint8_t *p, size_t n, void *ud)
 {
@@ -1280,6 +1310,7 @@ static const struct pty__vtfilter_sink filter_sink = {
 	.reply = sink_reply,
 	.rep = sink_rep,
 	.cursor = sink_cursor,
+	.pen = sink_pen,
 	.join_mark = sink_join_mark,
 	.ascii_run = sink_ascii_run,
 };
@@ -1572,9 +1603,9 @@ cell_export(const struct row *r, const struct cell *c, struct pty_cell *o)
 
 	memset(o, 0, sizeof *o);
 	memcpy(o->cp, cps, sizeof cps[0] * (size_t)n);
-	o->fg = c->fg;
+	o->fg = FG_COLOR(c->fg);
 	o->bg = c->bg;
-	o->attrs = (uint16_t)(c->w >> W_ASHIFT);
+	o->attrs = cell_attrs(c);
 	o->width = (uint8_t)W_WIDTH(c->w);
 }
 

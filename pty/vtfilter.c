@@ -153,6 +153,7 @@ modes_reset(struct pty__vtfilter *f)
 	f->ss = false;
 	f->alt = false;
 	f->lrmm = false;
+	f->pen = 0;
 	memset(f->saved, 0, sizeof f->saved);
 }
 
@@ -215,6 +216,7 @@ cursor_save(struct pty__vtfilter *f)
 	sv->origin = f->origin;
 	sv->gl = f->gl;
 	memcpy(sv->g_des, f->g_des, sizeof sv->g_des);
+	sv->pen = f->pen;
 	f->sink->cursor(PTY__VTF_CURSOR_SAVE, f->ud);
 }
 
@@ -252,6 +254,7 @@ cursor_restore(struct pty__vtfilter *f)
 		f->gl = sv->gl & 3;
 	}
 	f->ss = false;
+	f->pen = sv->pen;
 	f->sink->cursor(PTY__VTF_CURSOR_RESTORE, f->ud);
 }
 
@@ -342,6 +345,138 @@ csi_final(struct pty__vtfilter *f, uint8_t c)
 	}
 	return !f->csi_priv && f->np == 0 && f->param[0] == 0 &&
 	    ((c == 's' && !f->lrmm) || c == 'u');
+}
+
+/*
+ * SGR: the attributes 0.1.4 drops (faint, conceal) go to the sink's pen;
+ * the colon forms of 38/48/58 (ITU T.416: 38:2:CS:R:G:B with the colour
+ * space field often empty, 38:2:R:G:B, 38:5:N), which 0.1.4 misreads,
+ * are rewritten into the semicolon forms it knows, and SGR 58 (an
+ * underline colour, not kept) is left out. A colour's group never counts
+ * as attributes (the 2 in 38;2;... is not faint).
+ */
+
+/* Parameters in the group at param[i] after its first (see sgr_scan). */
+static int
+sgr_group(const struct pty__vtfilter *f, int i)
+{
+	uint32_t p = f->param[i];
+	int j, ne;
+
+	for (j = i + 1; j <= f->np && (f->colon & (1u << j)); j++)
+		;
+	ne = j - i - 1;
+	if (ne == 0 && (p == 38 || p == 48 || p == 58) && i < f->np) {
+		/* The semicolon forms run on without ':'. */
+		ne = f->param[i + 1] == 5 ? 2 : f->param[i + 1] == 2 ? 4 : 0;
+		if (i + ne > f->np)
+			ne = f->np - i;
+	}
+	return ne;
+}
+
+/* Index of a colour's R in its group at param[i], or 0 if malformed. */
+static int
+sgr_rgb(const struct pty__vtfilter *f, int i, int ne)
+{
+	if (ne < 4 || f->param[i + 1] != 2)
+		return 0;
+	/* 38:2:CS:R:G:B has the colour space; 38:2:R:G:B and 38;2;R;G;B not. */
+	return ne >= 5 && (f->colon & (1u << (i + 1))) ? i + 3 : i + 2;
+}
+
+/* Whether the SGR must be rewritten; *pen gets the new faint/conceal. */
+static bool
+sgr_scan(const struct pty__vtfilter *f, uint16_t *pen)
+{
+	bool rewrite = false;
+	int i, ne;
+
+	*pen = f->pen;
+	for (i = 0; i <= f->np; i += 1 + ne) {
+		uint32_t p = f->param[i];
+
+		ne = sgr_group(f, i);
+		if (p == 58 || ((p == 38 || p == 48) && (ne == 0 ||
+		    (f->colon & (1u << (i + 1))) != 0)))
+			rewrite = true;
+		if (ne > 0 || p == 38 || p == 48 || p == 58)
+			continue;
+		if (p == 0)
+			*pen = 0;
+		else if (p == 2)
+			*pen |= PTY_ATTR_FAINT;
+		else if (p == 22)
+			*pen &= (uint16_t)~PTY_ATTR_FAINT;
+		else if (p == 8)
+			*pen |= PTY_ATTR_CONCEAL;
+		else if (p == 28)
+			*pen &= (uint16_t)~PTY_ATTR_CONCEAL;
+	}
+	return rewrite;
+}
+
+#define SGR_OUT_MAX (4 + PTY__VTF_NPARAM * 6)
+
+/* Decimal v (at most 9999) and a separator before it at out + n. */
+static size_t
+put_num(char *out, size_t n, char sep, uint32_t v)
+{
+	char d[4];
+	int k = 0;
+
+	if (sep != 0)
+		out[n++] = sep;
+	if (v > 9999)
+		v = 9999;
+	do
+		d[k++] = (char)('0' + v % 10);
+	while ((v /= 10) > 0);
+	while (k > 0)
+		out[n++] = d[--k];
+	return n;
+}
+
+/* The SGR in the forms 0.1.4 reads into out; returns its length (0: none). */
+static size_t
+sgr_build(const struct pty__vtfilter *f, char *out)
+{
+	size_t n = 2;
+	int i, k, ne;
+
+	out[0] = '\033';
+	out[1] = '[';
+	for (i = 0; i <= f->np; i += 1 + ne) {
+		uint32_t p = f->param[i];
+		char sep = n > 2 ? ';' : 0;
+
+		ne = sgr_group(f, i);
+		if (p == 58)
+			continue;
+		if (p == 38 || p == 48) {
+			k = sgr_rgb(f, i, ne);
+			if (ne >= 2 && f->param[i + 1] == 5) {
+				n = put_num(out, n, sep, p);
+				n = put_num(out, n, ';', 5);
+				n = put_num(out, n, ';', f->param[i + 2] & 0xffu);
+			} else if (k > 0) {
+				n = put_num(out, n, sep, p);
+				n = put_num(out, n, ';', 2);
+				n = put_num(out, n, ';', f->param[k] & 0xffu);
+				n = put_num(out, n, ';', f->param[k + 1] & 0xffu);
+				n = put_num(out, n, ';', f->param[k + 2] & 0xffu);
+			}
+			continue;	/* else malformed: left out */
+		}
+		n = put_num(out, n, sep, p);
+		for (k = 1; k <= ne; k++)
+			n = put_num(out, n, ':', f->param[i + k]);
+	}
+	if (n == 2)
+		return 0;	/* all left out (an empty SGR would reset) */
+	out[n++] = 'm';
+	assert(n <= SGR_OUT_MAX);
+	return n;
 }
 
 /* Carry out a sequence csi_final took over. */
@@ -940,6 +1075,26 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 					pass(f, "\030", 1);
 					span = i;
 					f->sink->rep(f->param[0], f->ud);
+				} else if (c == 'm' && !f->csi_priv &&
+				    !f->csi_other && f->csi_inter == 0) {
+					uint16_t pen;
+
+					if (sgr_scan(f, &pen)) {
+						char out[SGR_OUT_MAX];
+
+						flush(f, b, span, i - 1);
+						pass(f, "\030", 1);
+						pass(f, out, sgr_build(f, out));
+						span = i;
+					} else if (pen != f->pen) {
+						/* Text before it has the old pen. */
+						flush(f, b, span, i);
+						span = i;
+					}
+					if (pen != f->pen) {
+						f->pen = pen;
+						f->sink->pen(pen, f->ud);
+					}
 				} else if (csi_final(f, c)) {
 					flush(f, b, span, i - 1);
 					pass(f, "\030", 1);

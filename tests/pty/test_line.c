@@ -251,7 +251,7 @@ START_TEST(test_line_garbage)
 	    PTY_EPROTO);
 	ck_assert_int_eq(unpack_hex("0100 0100 00000000 00010001 0000 41"),
 	    PTY_EPROTO);
-	ck_assert_int_eq(unpack_hex("0100 0100 00000000 00000000 0001 41"),
+	ck_assert_int_eq(unpack_hex("0100 0100 00000000 00000000 0002 41"),
 	    PTY_EPROTO);
 	/* A right half with nothing on its left. */
 	ck_assert_int_eq(unpack_hex("0100 0100 00000000 00000000 0000 80"),
@@ -353,7 +353,7 @@ START_TEST(test_line_normalise)
 
 	c[0] = cell(0, 0, 0, 0);
 	c[0].width = 0;		/* orphan right half */
-	c[1] = cell(0xd800, 0x05000000, 0, 0xff00); /* surrogate, bad fg */
+	c[1] = cell(0xd800, 0x05000000, 0, 0xfe00); /* surrogate, bad fg */
 	c[2] = cell('x', 0, 0, 0);
 	c[2].width = 2;		/* wide without its right half */
 	c[3] = cell('y', 0, 0, 0);

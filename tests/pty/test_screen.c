@@ -171,12 +171,12 @@ static void
 dump_pen(struct sbuf *b, const struct pty_cell *c)
 {
 	static const char *names[] = { "bold", NULL, NULL, "italic", "blink",
-		"reverse", "strike", "conceal" };
+		"reverse", "strike", "conceal", "faint" };
 	int i;
 
 	dump_color(b, "fg", c->fg);
 	dump_color(b, "bg", c->bg);
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < 9; i++)
 		if (names[i] != NULL && (c->attrs & (1u << i)))
 			sb_printf(b, " %s", names[i]);
 	if (c->attrs & PTY_ATTR_UNDERLINE)

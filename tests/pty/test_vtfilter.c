@@ -12,7 +12,7 @@
  *   SINK fast=no|done|stop mark=no|yes   how the sink answers from now on
  *   MODES                print the modes the filter tracks
  *   CUT                  pty__vtfilter_cut (the model reset the parser)
- * Printed lines: pass "bytes", reply "bytes", rep N, cursor save|restore|forget, mark U+XXXX,
+ * Printed lines: pass "bytes", reply "bytes", rep N, cursor save|restore|forget, pen [faint] [conceal], mark U+XXXX,
  * fast "bytes", modes ...; bytes longer than 64 as N "head"..."tail".
  */
 #include <check.h>
@@ -140,6 +140,13 @@ sink_cursor(enum pty__vtf_cursor op, void *ud)
 	out_printf(ud, "cursor %s\n", names[op]);
 }
 
+static void
+sink_pen(uint16_t attrs, void *ud)
+{
+	out_printf(ud, "pen%s%s\n", attrs & PTY_ATTR_FAINT ? " faint" : "",
+	    attrs & PTY_ATTR_CONCEAL ? " conceal" : "");
+}
+
 static bool
 sink_mark(uint32_t cp, void *ud)
 {
@@ -163,6 +170,7 @@ static const struct pty__vtfilter_sink sink = {
 	.reply = sink_reply,
 	.rep = sink_rep,
 	.cursor = sink_cursor,
+	.pen = sink_pen,
 	.join_mark = sink_mark,
 	.ascii_run = sink_fast,
 };
@@ -360,7 +368,7 @@ test_names(int *count)
 	return v;
 }
 
-#define NTESTS 14
+#define NTESTS 15
 
 /* Loop index _i: the _i-th .test file in name order. */
 START_TEST(test_vtfilter_golden)

@@ -94,6 +94,8 @@ curses_attrs(const struct tui_style *st)
 
 	if (st->attrs & PTY_ATTR_BOLD)
 		a |= A_BOLD;
+	if (st->attrs & PTY_ATTR_FAINT)
+		a |= A_DIM;
 	if (st->attrs & PTY_ATTR_UNDERLINE)
 		a |= A_UNDERLINE;
 	if (st->attrs & PTY_ATTR_ITALIC)
@@ -102,8 +104,6 @@ curses_attrs(const struct tui_style *st)
 		a |= A_BLINK;
 	if (st->attrs & PTY_ATTR_REVERSE)
 		a |= A_REVERSE;
-	if (st->attrs & PTY_ATTR_CONCEAL)
-		a |= A_INVIS;
 	return a;
 }
 
@@ -165,6 +165,15 @@ surf_put_cell(void *ud, int x, int y, const char *utf8, int width,
 	}
 	if (n == 0)
 		wch[n++] = L'?';
+	if (st->attrs & PTY_ATTR_CONCEAL) {
+		/* Drawn as blanks: the text never reaches the terminal. */
+		wch[0] = L' ';
+		n = 1;
+		if (width == 2 && x + 1 < COLS)
+			surf_put_cell(ud, x + 1, y, " ", 1, st);
+	}
+	if (n > CCHARW_MAX)
+		n = CCHARW_MAX;	/* ncurses' limit; the rest are dropped */
 	wch[n] = L'\0';
 	if (!t->utf8 && (wch[0] >= 0x7f || n > 1)) {
 		put_fallback(t, x, y, wch[0], width, a, pair);

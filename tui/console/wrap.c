@@ -79,6 +79,8 @@ sgr(struct pty_wbuf *b, const struct pty_cell *c)
 
 	if (c->attrs & PTY_ATTR_BOLD)
 		n += snprintf(buf + n, sizeof buf - (size_t)n, ";1");
+	if (c->attrs & PTY_ATTR_FAINT)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, ";2");
 	if (c->attrs & PTY_ATTR_ITALIC)
 		n += snprintf(buf + n, sizeof buf - (size_t)n, ";3");
 	if (c->attrs & PTY_ATTR_UNDERLINE)
@@ -141,8 +143,11 @@ render_cb(uv_check_t *ck)
 			    prev->bg != c->bg || prev->attrs != c->attrs)
 				sgr(&w->screen, c);
 			prev = c;
-			if (c->cp[0] == 0 || tui_escape_cp_unsafe(c->cp[0])) {
-				pty_wbuf_put(&w->screen, " ", 1);
+			/* Concealed text is drawn as blanks, never sent. */
+			if (c->cp[0] == 0 || tui_escape_cp_unsafe(c->cp[0]) ||
+			    (c->attrs & PTY_ATTR_CONCEAL)) {
+				pty_wbuf_put(&w->screen, "  ",
+				    c->width == 2 ? 2 : 1);
 				continue;
 			}
 			n = pty_cell_utf8(c, u, sizeof u);
