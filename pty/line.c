@@ -16,7 +16,7 @@
  *       0x00        an empty cell (cp[0] == 0)
  *       0x01..0x7f  a cell holding that one ASCII character
  *       0x80        the right half of the wide character just before it
- *       0x80 + n    n = 1..24: n bytes of UTF-8 follow, the base character
+ *       0x80 + n    n = 1..PTY__CELL_TEXTMAX: n bytes of UTF-8 follow, the base character
  *                   and its combining marks (1..PTY_CELL_MAXCP codepoints)
  *
  * Widths are implied: a character cell followed by a right half is width

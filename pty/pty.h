@@ -74,8 +74,13 @@ const char *pty_strerror(int);
 #define PTY_ATTR_CONCEAL 0x0080u
 #define PTY_ATTR_FAINT 0x0100u
 
-/* Base character plus combining marks; more than this are dropped. */
-#define PTY_CELL_MAXCP 6
+/*
+ * A base character plus its combining marks, as tmux keeps them: at most
+ * PTY_CELL_MAXBYTES bytes of UTF-8 (ten 2-byte marks on an ASCII letter,
+ * six 3-byte ones on a CJK character); marks past that are dropped.
+ */
+#define PTY_CELL_MAXBYTES 21
+#define PTY_CELL_MAXCP 11
 
 /*
  * One screen cell as the model exposes it. cp[0] == 0 is an empty (blank)

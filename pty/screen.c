@@ -279,6 +279,31 @@ comb_add(struct row *r, int cols, const uint32_t *cps, int n)
 	return r->ncomb++;
 }
 
+static int
+utf8_len(uint32_t cp)
+{
+	return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+}
+
+/*
+ * How many of cps[] (0-terminated, a base and its marks) one cell keeps
+ * (PTY_CELL_MAXBYTES of UTF-8, as tmux), from k already kept.
+ */
+static int
+cell_fit(const uint32_t *cps, int k)
+{
+	int bytes = 0, i;
+
+	for (i = 0; i < k; i++)
+		bytes += utf8_len(cps[i]);
+	for (; k < PTY_CELL_MAXCP && cps[k] != 0; k++) {
+		bytes += utf8_len(cps[k]);
+		if (k > 0 && bytes > PTY_CELL_MAXBYTES)
+			break;
+	}
+	return k;
+}
+
 /* The codepoints of a cell; returns how many (0 for an empty cell). */
 static int
 cell_cps(const struct row *r, const struct cell *c, uint32_t *cps)
@@ -594,9 +619,7 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 		width = 2;
 	if (width == 2 && pos.col + 1 >= g->cols)
 		width = 1;
-	for (n = 1; n < PTY_CELL_MAXCP && n < VTERM_MAX_CHARS_PER_CELL &&
-	    info->chars[n] != 0; n++)
-		;
+	n = cell_fit(info->chars, 0);
 	if (cp == 0)
 		n = 0;
 	memcpy(s->rep_cp, info->chars, sizeof s->rep_cp[0] * (size_t)n);
@@ -1266,11 +1289,14 @@ sink_join_mark(uint32_t cp, void *ud)
 		return false;
 	r = g->r[s->lg_row];
 	c = &r->c[s->lg_col];
+	memset(cps, 0, sizeof cps);
 	k = cell_cps(r, c, cps);
-	if (k > 0 && k < PTY_CELL_MAXCP) {
+	if (k > 0 && k < PTY_CELL_MAXCP)
+		cps[k] = cp;
+	if (k > 0 && k < PTY_CELL_MAXCP && cell_fit(cps, k) > k) {
 		uint32_t keep = c->w & ~(W_CP | W_COMB);
 
-		cps[k++] = cp;
+		k++;
 		c->w = W_BLANK;
 		idx = comb_add(r, g->cols, cps, k);
 		c->w = keep | (idx < 0 ? cps[0] : ((uint32_t)idx | W_COMB));

@@ -280,11 +280,11 @@ START_TEST(test_line_garbage)
 	    "82e4b8"), PTY_EPROTO);
 	ck_assert_int_eq(unpack_hex("0100 0100 00000000 00000000 0000 8180"),
 	    PTY_EPROTO);
-	/* Seven codepoints in one cell. */
+	/* Twelve codepoints in one cell (PTY_CELL_MAXCP is 11). */
 	ck_assert_int_eq(unpack_hex("0100 0100 00000000 00000000 0000 "
-	    "87 61 61 61 61 61 61 61"), PTY_EPROTO);
+	    "8c 61 61 61 61 61 61 61 61 61 61 61 61"), PTY_EPROTO);
 	ck_assert_int_eq(unpack_hex("0100 0100 00000000 00000000 0000 "
-	    "86 61 61 61 61 61 61"), 1);
+	    "8b 61 61 61 61 61 61 61 61 61 61 61"), 1);
 	/* Short buffers. */
 	ck_assert_int_eq(unpack_hex(""), PTY_EPROTO);
 	ck_assert_int_eq(unpack_hex("01"), PTY_EPROTO);
