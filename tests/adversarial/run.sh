@@ -232,18 +232,21 @@ show() { "$CORRAL" show "$1" --json 2>/dev/null; }
 field() { show "$1" | jq -r "$2"; }
 ws_of() { echo "$STATE/leases/$1/work"; }
 uid_of() { field "$1" .sandbox_id | sed -n 's/^uid://p'; }
-# wait_end ID [SECS]: the lease ended and its holder finished teardown.
+# wait_end ID [SECONDS]: the lease ended and its cgroups, sandbox, holder
+# and socket are removed; else ENDED says what wait said and what is left.
+ENDED=""
 wait_end() {
-	"$CORRAL" wait "$1" --until result_ready,failed,cancelled \
-	    --timeout "${2:-90}" >/dev/null 2>&1
-	local i n
-	for i in $(seq 100); do
-		n=$(show "$1" | jq '[.resources[] | select((.kind=="cgroup" or
+	local i n w
+	w=$("$CORRAL" wait "$1" --until result_ready,failed,cancelled \
+	    --timeout "${2:-90}" 2>&1 >/dev/null; echo "exit $?")
+	for i in $(seq 150); do
+		n=$(show "$1" | jq -r '[.resources[] | select((.kind=="cgroup" or
 		    .kind=="sandbox" or .kind=="holder" or .kind=="socket")
-		    and .state!="removed")] | length')
-		[ "$n" = 0 ] && return 0
+		    and .state!="removed") | "\(.kind) \(.state)"] | join(", ")')
+		[ -z "$n" ] && return 0
 		sleep 0.2
 	done
+	ENDED="wait: ${w//$'\n'/ }; $(show "$1" | jq -r '"\(.lease_state)/\(.activity) cleanup \(.cleanup)"'); not removed: $n"
 	return 1
 }
 wait_prompt() { "$CORRAL" wait "$1" --until prompt --timeout "${2:-30}" >/dev/null 2>&1; }
@@ -300,7 +303,7 @@ check() {
 	local id=$1 want=${2:-result_ready} reason=${3:-} nodone=${4:-} js uid got l
 	WHY=""
 	[[ "$id" =~ ^[0-9]{8}-[0-9]{6}-[0-9]{3}-[0-9a-f]{4}$ ]] || { WHY="corral new failed: ${id:-$(cat "$RES"/*.err 2>/dev/null | tail -1)}"; return 1; }
-	wait_end "$id" || { WHY="lease did not end and tear down in time"; return 1; }
+	wait_end "$id" || { WHY="lease did not end and tear down in time ($ENDED)"; return 1; }
 	js=$(show "$id")
 	got=$(jq -r .lease_state <<<"$js")
 	[[ "$got" =~ ^($want)$ ]] || { WHY="lease $got ($(jq -r .failed_reason <<<"$js")), want $want"; return 1; }
