@@ -14,7 +14,7 @@
  * "Exists" is judged where the claim was made: a third file, "mntns", names
  * the claimer's mount namespace, and a scope claimed in another one (a
  * container or root sharing the pool) is looked up through the root of a
- * process still in it; a namespace nothing runs in any more is gone.
+ * process still in it, or here once nothing runs there.
  */
 #include <assert.h>
 #include <errno.h>
@@ -149,7 +149,9 @@ own_mntns(char *buf, size_t sz)
 
 /*
  * Is path gone as seen from mount namespace ns: through the root of a
- * process in it, or gone with ns itself when nothing runs in it any more.
+ * process in it; when nothing runs in ns any more, as seen from here (a
+ * holder's private namespace, gone with the holder, saw the host's
+ * directories; a container's that is gone took its own with it).
  */
 static bool
 gone_in(const char *ns, const char *path)
@@ -157,7 +159,7 @@ gone_in(const char *ns, const char *path)
 	char link[64], got[64], p[4200];
 	struct dirent *e;
 	struct stat sb;
-	bool gone = true;
+	bool gone = true, seen = false;
 	ssize_t n;
 	DIR *d;
 
@@ -172,6 +174,7 @@ gone_in(const char *ns, const char *path)
 		got[n] = '\0';
 		if (strcmp(got, ns) != 0)
 			continue;
+		seen = true;
 		snprintf(p, sizeof p, "/proc/%.16s/root%s", e->d_name, path);
 		if (stat(p, &sb) == 0 || errno != ENOENT) {
 			gone = false;
@@ -180,6 +183,8 @@ gone_in(const char *ns, const char *path)
 		/* gone there, or the process just exited: ask another */
 	}
 	closedir(d);
+	if (!seen)
+		return stat(path, &sb) < 0 && errno == ENOENT;
 	return gone;
 }
 

@@ -436,43 +436,63 @@ START_TEST(test_adapters_slots_stale)
 END_TEST
 
 /*
+ * Claim slot *a from first up for scope in a child that has a mount
+ * namespace of its own (with a tmpfs over hid when hide: scope exists
+ * there only); the child waits until *to is closed. Its PID.
+ */
+static pid_t
+claim_elsewhere(const char *dir, const char *hid, const char *scope,
+    bool hide, unsigned first, unsigned *a, int *to)
+{
+	int tp[2], fp[2];
+	char buf[8];
+	pid_t pid;
+
+	ck_assert(pipe(tp) == 0 && pipe(fp) == 0);
+	if ((pid = fork()) == 0) {
+		close(tp[1]);
+		close(fp[0]);
+		if (unshare(CLONE_NEWNS) < 0 ||
+		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+		    (hide && (mount("tmpfs", hid, "tmpfs", 0, "size=1m") < 0 ||
+		    mkdir(scope, 0700) < 0)) ||
+		    sbx_uid_claim_from(dir, scope, "lease-far", first, a) < 0)
+			_exit(1);
+		if (write(fp[1], a, sizeof *a) != sizeof *a)
+			_exit(1);
+		(void)read(tp[0], buf, 1);
+		_exit(0);
+	}
+	ck_assert_int_gt(pid, 0);
+	close(tp[0]);
+	close(fp[1]);
+	ck_assert_int_eq(read(fp[0], a, sizeof *a), (ssize_t)sizeof *a);
+	close(fp[0]);
+	*to = tp[1];
+	return pid;
+}
+
+/*
  * A claim made in another mount namespace (a container or a fresh root
  * sharing the pool) whose state directory only exists there is not stale
  * while that namespace lives, and is once nothing runs in it. The old
  * rule (stat the scope here) took it back at once: two leases, one uid.
+ * One made in a namespace that saw this one's directories (a holder's
+ * private one) stays while its directory exists here, also once that
+ * namespace is gone.
  */
 START_TEST(test_adapters_slots_other_mntns)
 {
 	char *dir = cu_tmpdir("slots"), *hid = cu_tmpdir("hidden");
-	char scope[4200], buf[8];
+	char scope[4200];
 	unsigned a = 0, d, found;
-	int to[2], from[2];
+	int to;
 	pid_t pid;
 
 	ck_assert_int_eq(geteuid(), 0);
 	snprintf(scope, sizeof scope, "%s/state", hid);
-	ck_assert(pipe(to) == 0 && pipe(from) == 0);
-	if ((pid = fork()) == 0) {
-		/* Its own mount namespace, a tmpfs over hid: scope is there
-		 * only; then it claims, says which slot, and waits. */
-		close(to[1]);
-		close(from[0]);
-		if (unshare(CLONE_NEWNS) < 0 ||
-		    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-		    mount("tmpfs", hid, "tmpfs", 0, "size=1m") < 0 ||
-		    mkdir(scope, 0700) < 0 ||
-		    sbx_uid_claim_from(dir, scope, "lease-far",
-		    SBX_UID_SLOTS - 40, &a) < 0)
-			_exit(1);
-		if (write(from[1], &a, sizeof a) != sizeof a)
-			_exit(1);
-		(void)read(to[0], buf, 1);
-		_exit(0);
-	}
-	ck_assert_int_gt(pid, 0);
-	close(to[0]);
-	close(from[1]);
-	ck_assert_int_eq(read(from[0], &a, sizeof a), (ssize_t)sizeof a);
+	pid = claim_elsewhere(dir, hid, scope, true, SBX_UID_SLOTS - 40, &a,
+	    &to);
 	ck_assert_int_eq(access(scope, F_OK), -1);	/* not from here */
 	/* From a up: never a's slot while its namespace lives. */
 	ck_assert_int_eq(sbx_uid_claim_from(dir, hid, "lease-near", a, &d), 0);
@@ -481,14 +501,24 @@ START_TEST(test_adapters_slots_other_mntns)
 	ck_assert_uint_eq(found, a);
 	ck_assert_int_eq(sbx_uid_release(dir, d, hid, "lease-near"), 0);
 	/* Its namespace gone with its last process: stale, taken back. */
-	close(to[1]);
+	close(to);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
 	ck_assert_int_eq(sbx_uid_claim_from(dir, hid, "lease-near", a, &d), 0);
 	ck_assert_uint_eq(d, a);
 	ck_assert_int_eq(sbx_uid_find(dir, scope, "lease-far", &found),
 	    -ENOENT);
 	ck_assert_int_eq(sbx_uid_release(dir, d, hid, "lease-near"), 0);
-	close(from[0]);
+	/* A holder's: its scope is here too; gone with it, the claim stays. */
+	ck_assert_int_eq(mkdir(scope, 0700), 0);
+	pid = claim_elsewhere(dir, hid, scope, false, SBX_UID_SLOTS - 40, &a,
+	    &to);
+	close(to);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, hid, "lease-near", a, &d), 0);
+	ck_assert_uint_ne(d, a);
+	ck_assert_int_eq(sbx_uid_find(dir, scope, "lease-far", &found), 0);
+	ck_assert_int_eq(sbx_uid_release(dir, d, hid, "lease-near"), 0);
+	ck_assert_int_eq(sbx_uid_release(dir, a, scope, "lease-far"), 0);
 	cu_rmrf(dir);
 	cu_rmrf(hid);
 	free(dir);
