@@ -107,9 +107,9 @@ pty__holder_frames_sb(struct pty_wbuf *wb, struct pty_screen *s, uint32_t from,
 		from = (uint32_t)total;
 	if (count > total - from)
 		count = (uint32_t)(total - from);
-	/* Keep the frame under the cap: at most ~2000 lines a frame. */
-	if (count > 2000)
-		count = 2000;
+	/* Keep the frame under the cap. */
+	if (count > PTY_SB_CHUNK)
+		count = PTY_SB_CHUNK;
 	lmax = pty_line_packed_max(1000);
 	cells = malloc(sizeof *cells * 1000);
 	line = malloc(lmax);

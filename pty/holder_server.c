@@ -362,13 +362,29 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 	case PTY_W_STATUS:
 		pty__holder_server_status(c, pty_rd_u32(&r), true);
 		return;
-	case PTY_W_SCROLLBACK:
+	case PTY_W_SCROLLBACK: {
+		size_t total = pty_screen_sb_count(h->screen);
+		int rows;
+
 		a = pty_rd_u32(&r);
 		b = pty_rd_u32(&r);
 		pty_wbuf_reset(&h->wb);
 		pty__holder_frames_sb(&h->wb, h->screen, a, b);
+		/*
+		 * The answer that reaches the newest line is followed by the
+		 * whole screen as it is now, in the same write: a live reader
+		 * gets scrollback and screen from one moment, with no line in
+		 * both or in neither (SPEC 4.5).
+		 */
+		if (c->live && (uint64_t)a + (b < PTY_SB_CHUNK ? b :
+		    PTY_SB_CHUNK) >= total) {
+			pty_screen_size(h->screen, &rows, NULL);
+			pty__holder_frames_screen(&h->wb, h->screen, h->state,
+			    (int32_t)h->wstatus, 0, rows - 1);
+		}
 		pty__holder_server_conn_send(c, &h->wb);
 		return;
+	}
 	default:
 		break;
 	}

@@ -333,6 +333,13 @@ enum pty_wire_type {
 	PTY_W_OK,		/* u32 what (the request type acknowledged) */
 };
 
+/*
+ * Scrollback lines an SB_LINES frame holds at most. To a LIVE client the
+ * answer that reaches the newest line is followed at once by META and
+ * the whole screen (ROWS), from the same moment.
+ */
+#define PTY_SB_CHUNK 2000u
+
 #define PTY_HELLO_LIVE 0x01u   /* send the screen then live updates */
 #define PTY_HELLO_CONTROL 0x02u /* the client wants to type/resize */
 #define PTY_HELLO_SUMMARY 0x04u /* push STATUS_REPLY (seq 0) on changes,

@@ -76,6 +76,34 @@ check "screen --json keeps attributes (bold red run)" \
 	test -n "$(echo "$js" | jq '.lines[] | .runs[] | select(.attrs==1)' )"
 check "name works as well as the ID" "$CORRAL" screen alpha
 
+# --- screen --scrollback: the scrollback, then the screen of the same moment ----
+# (issue 22: it printed only the scrollback, exited 1 and said "no live
+# holder" when the screen came before the scrollback's answer.)
+"$CORRAL" send "$id" 'spam 300\r'
+wait_screen "$id" "line 299" || fail "spam never reached the screen"
+# Each of the 300 lines exactly once, in order, across scrollback and screen.
+once_in_order() {
+	grep -o '^line [0-9]*$' <<<"$1" | awk '{ if ($2 != n) exit 1; n++ }
+		END { exit n != 300 }'
+}
+sb_ok=0 sb_whole=0
+for _ in $(seq 20); do
+	out=$("$CORRAL" screen "$id" --scrollback 2>&1) && sb_ok=$((sb_ok + 1))
+	once_in_order "$out" && sb_whole=$((sb_whole + 1))
+done
+check "screen --scrollback on a live lease: 20 of 20 exit 0" test "$sb_ok" -eq 20
+check "... each shows every line once, in order" test "$sb_whole" -eq 20
+js=$("$CORRAL" screen "$id" --scrollback --json)
+check "... --json too: the scrollback and the screen" test "$(jq -r \
+	'[.scrollback[], .lines[].text] | map(select(test("^line [0-9]+$")))
+	 | length' <<<"$js")" = 300
+# While the agent writes, the answer is still whole (no line lost or twice).
+"$CORRAL" send "$id" 'spam 300\r'
+out=$("$CORRAL" screen "$id" --scrollback 2>&1); rc=$?
+check "screen --scrollback while the agent writes: exit 0" test "$rc" -eq 0
+"$CORRAL" send "$id" 'echo hello\r'
+wait_screen "$id" "got: hello" || fail "the echo never reached the screen"
+
 # --- refusal without --allow-control --------------------------------------------
 id2=$("$CORRAL" new --sandbox trusted_local --name beta -- "$AGENT")
 wait_screen "$id2" "ready"
@@ -135,6 +163,9 @@ check "the cancelled lease is recorded" jq_eq "$("$CORRAL" ls --all --json)" \
 	".[] | select(.id==\"$id\") | \"\(.lease_state) \(.activity)\"" \
 	"cancelled cancelled"
 check "screen after the end shows the final screen" wait_screen "$id" "got: hello"
+out=$("$CORRAL" screen "$id" --scrollback 2>&1); rc=$?
+check "screen --scrollback on a finished lease: exit 0, the lines once" \
+	bash -c "[ $rc -eq 0 ] && grep -c '^line 299\$' <<<'$out' | grep -qx 2"
 check "show --json verifies the receipt chain" jq_eq \
 	"$("$CORRAL" show "$id" --json)" .receipt.verified true
 

@@ -303,7 +303,7 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 		sbj = json_array();
 	if (sb) {
 		do {
-			uint32_t cnt = 2000;
+			uint32_t cnt = PTY_SB_CHUNK;
 
 			memcpy(req, &next, 4);
 			memcpy(req + 4, &cnt, 4);
@@ -321,7 +321,11 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 				break;
 		} while (next < total);
 	}
-	/* The first META + full ROWS answer the LIVE hello. */
+	/*
+	 * The first META + full ROWS answer the LIVE hello; with the
+	 * scrollback, the first ROWS after its last SB_LINES is the whole
+	 * screen of the same moment (frames before it were applied already).
+	 */
 	while (!have_rows && (rc = pty_holder_client_recv(cl, &type, &p, &plen,
 	    EP_TIMEOUT_MS)) == 1) {
 		if (pty_mirror_apply(&m, type, p, plen) < 0)
@@ -349,7 +353,7 @@ const struct tui_cmd tui_cmd_screen = {
 	.usage = "ID [--scrollback] [--json]",
 	.help = "Print the endpoint's current screen as text, one line per "
 		"row, trailing\nblanks trimmed (--scrollback first prints the "
-		"scrollback, oldest first).\n--json prints the screen with "
+		"scrollback, oldest first, taken with the screen).\n--json prints the screen with "
 		"its size, cursor, modes, title and attribute\nruns. After the agent ends, prints the "
 		"final screen its holder kept. Control and\nbidi characters "
 		"are escaped. Shown on a terminal, a done or "
