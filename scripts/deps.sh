@@ -6,7 +6,12 @@ here=$(dirname "$0")
 missing=""
 for p in $(grep -v '^#' "$here/packages.txt"); do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-	[ "$st" = "installed" ] || missing="$missing $p"
+	[ "$st" = "installed" ] && continue
+	# ... or an installed package provides it (NodeSource's nodejs: npm)
+	dpkg-query -W -f='${db:Status-Status} ${Provides}\n' 2>/dev/null |
+		grep '^installed ' | tr ',' '\n' | sed 's/^installed //; s/ (.*//; s/^ *//' |
+		grep -qx "$p" && continue
+	missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
 echo "deps: installing$missing" >&2

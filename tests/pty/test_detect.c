@@ -5,6 +5,7 @@
  * rule files (agent identified from argv) and with no rule file at all.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1643,6 +1644,80 @@ END_TEST
 
 Suite *detect_suite(void);
 
+/*
+ * The detection corpus of real screens (issue 18): each
+ * tests/fixtures/agent-screens/PROFILE/STATE[-what].screen is what
+ * `corral screen` showed of the real CLI in that state, recorded by
+ * tests/agents (CORRAL_RECORD_SCREENS). Shown still after output, the
+ * profile's rules must give STATE; blocked and working by a rule.
+ */
+static void
+corpus_one(const char *profile, const char *file, const char *want,
+    char *fails, size_t failsz)
+{
+	char *text = cu_read_file(file, NULL), *line, *save = NULL;
+	const char *rows[80];
+	struct sim s;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(text);
+	for (line = strtok_r(text, "\n", &save); line != NULL && n < 80;
+	    line = strtok_r(NULL, "\n", &save))
+		rows[n++] = line;
+	sim_init(&s, true, codex_argv, 0);
+	pty_detect_set_agent(s.d, pty_rules_find(s.rules, profile));
+	ck_assert_ptr_nonnull(pty_rules_find(s.rules, profile));
+	sim_show(&s, rows, n);
+	sim_out(&s, 4096);
+	sim_run(&s, 5000);
+	if (strcmp(pty_detect_state_name(s.last.state), want) != 0 ||
+	    (strcmp(want, "prompt") != 0 &&
+	    strncmp(s.last.signal, "rule:", 5) != 0)) {
+		size_t l = strlen(fails);
+
+		snprintf(fails + l, failsz - l, " %.200s: %s by %.100s (want "
+		    "%s);", strrchr(file, '/') ? strrchr(file, '/') + 1 : file,
+		    pty_detect_state_name(s.last.state), s.last.signal, want);
+	}
+	sim_free(&s);
+	free(text);
+}
+
+START_TEST(test_detect_real_screens)
+{
+	char *dir = cu_src_path("tests/fixtures/agent-screens"), fails[4096] =
+	    "", path[2048], want[32];
+	struct dirent *pe, *fe;
+	DIR *pd, *fd;
+	int seen = 0;
+
+	ck_assert_ptr_nonnull(pd = opendir(dir));
+	while ((pe = readdir(pd)) != NULL) {
+		if (pe->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "%s/%s", dir, pe->d_name);
+		ck_assert_ptr_nonnull(fd = opendir(path));
+		while ((fe = readdir(fd)) != NULL) {
+			size_t l = strlen(fe->d_name);
+			char file[4096];
+
+			if (l < 8 || strcmp(fe->d_name + l - 7, ".screen") != 0)
+				continue;
+			snprintf(want, sizeof want, "%.*s", (int)strcspn(
+			    fe->d_name, "-."), fe->d_name);
+			snprintf(file, sizeof file, "%s/%s", path, fe->d_name);
+			corpus_one(pe->d_name, file, want, fails, sizeof fails);
+			seen++;
+		}
+		closedir(fd);
+	}
+	closedir(pd);
+	free(dir);
+	ck_assert_int_ge(seen, 4);
+	ck_assert_msg(fails[0] == '\0', "real screens:%s", fails);
+}
+END_TEST
+
 Suite *
 detect_suite(void)
 {
@@ -1692,6 +1767,7 @@ detect_suite(void)
 	tcase_add_test(ta, test_detect_aider);
 	tcase_add_test(ta, test_detect_set_agent_late);
 	tcase_add_test(ta, test_detect_screen_glue);
+	tcase_add_test(ta, test_detect_real_screens);
 	suite_add_tcase(su, ta);
 
 	tcase_add_loop_test(tb, test_detect_huge_line_title, 0, 2);

@@ -27,6 +27,12 @@
 #include "tui/runtime/runtime_int.h"
 
 #define MONITOR_MS 200
+/*
+ * The initial prompt's Enter goes this long after its paste: an agent
+ * that reads a paste in one go (Claude Code) takes an Enter in the same
+ * burst as part of the text, and the prompt would sit unsent.
+ */
+#define PROMPT_ENTER_MS 500
 #define LIMIT_KILL_MS 3000
 /* The proxy socket, in the holder's private runtime tmpfs. */
 #define EGRESS_DIR SBX_BWRAP_RT_DIR "/egress"
@@ -36,6 +42,8 @@
 #define EGRESS_RECEIPTS_PER_SEC 16	/* ... then so many a second */
 
 extern char **environ;
+
+static void pipe_closed(uv_handle_t *);
 
 struct tui_holder_sbx {
 	struct tui_ctx *ctx;
@@ -49,7 +57,7 @@ struct tui_holder_sbx {
 	struct sbx_mount *mnt;	/* the policy's read-only mounts */
 	char **env;
 	/* limits */
-	uv_timer_t wall, monitor;
+	uv_timer_t wall, monitor, enter;
 	bool timers;
 	const char *limit;	/* the first limit hit, or NULL */
 	/* the initial prompt (SPEC 6.7) */
@@ -806,7 +814,11 @@ tui_holder_sbx_closing(struct tui_holder_sbx *h)
 	if (h->timers && !uv_is_closing((uv_handle_t *)&h->wall)) {
 		uv_close((uv_handle_t *)&h->wall, NULL);
 		uv_close((uv_handle_t *)&h->monitor, NULL);
+		uv_close((uv_handle_t *)&h->enter, NULL);
 	}
+	/* An initial prompt whose Enter was still to come. */
+	if (h->prompt_sent && !uv_is_closing((uv_handle_t *)&h->pipe))
+		uv_close((uv_handle_t *)&h->pipe, pipe_closed);
 }
 
 void
@@ -835,7 +847,8 @@ tui_holder_sbx_start(struct tui_holder_sbx *h, uv_loop_t *loop, char *err,
 	h->loop = loop;
 	uv_timer_init(loop, &h->wall);
 	uv_timer_init(loop, &h->monitor);
-	h->wall.data = h->monitor.data = h;
+	uv_timer_init(loop, &h->enter);
+	h->wall.data = h->monitor.data = h->enter.data = h;
 	h->timers = true;
 	if (h->pol->limits.wall_time > 0)
 		uv_timer_start(&h->wall, wall_cb,
@@ -900,16 +913,57 @@ pipe_closed(uv_handle_t *hd)
 	(void)hd;
 }
 
+/* The prompt's connection closes: after its Enter, or on an error. */
 static void
-prompt_written(uv_write_t *w, int status)
+prompt_end(struct tui_holder_sbx *h, int status)
 {
-	struct tui_holder_sbx *h = w->data;
-
 	if (status < 0)
 		fprintf(stderr, "corral holder %s: prompt: %s\n", h->id,
 		    uv_strerror(status));
 	if (!uv_is_closing((uv_handle_t *)&h->pipe))
 		uv_close((uv_handle_t *)&h->pipe, pipe_closed);
+}
+
+static void
+enter_written(uv_write_t *w, int status)
+{
+	prompt_end(w->data, status);
+}
+
+/* The Enter, PROMPT_ENTER_MS after the paste was written. */
+static void
+enter_cb(uv_timer_t *t)
+{
+	struct tui_holder_sbx *h = t->data;
+	size_t st;
+	uv_buf_t b;
+
+	if (uv_is_closing((uv_handle_t *)&h->pipe))
+		return;
+	pty_wbuf_reset(&h->wb);
+	st = pty_wire_begin(&h->wb, PTY_W_INPUT);
+	pty_wbuf_put(&h->wb, "\r", 1);
+	pty_wire_end(&h->wb, st);
+	b = uv_buf_init((char *)h->wb.buf, (unsigned)h->wb.len);
+	h->wr.data = h;
+	if (h->wb.oom || uv_write(&h->wr, (uv_stream_t *)&h->pipe, &b, 1,
+	    enter_written) < 0)
+		uv_close((uv_handle_t *)&h->pipe, pipe_closed);
+}
+
+static void
+prompt_written(uv_write_t *w, int status)
+{
+	struct tui_holder_sbx *h = w->data;
+
+	if (status < 0) {
+		prompt_end(h, status);
+		return;
+	}
+	if (h->timers && !uv_is_closing((uv_handle_t *)&h->enter))
+		uv_timer_start(&h->enter, enter_cb, PROMPT_ENTER_MS, 0);
+	else
+		enter_cb(&h->enter);
 }
 
 static void
@@ -922,13 +976,11 @@ prompt_connected(uv_connect_t *cr, int status)
 	uv_buf_t b;
 
 	if (status < 0) {
-		fprintf(stderr, "corral holder %s: prompt: %s\n", h->id,
-		    uv_strerror(status));
-		if (!uv_is_closing((uv_handle_t *)&h->pipe))
-			uv_close((uv_handle_t *)&h->pipe, pipe_closed);
+		prompt_end(h, status);
 		return;
 	}
-	/* The text as a paste (bracketed if the agent asked), then Enter. */
+	/* The text as a paste (bracketed if the agent asked), then
+	 * Enter on its own (enter_cb). */
 	while (len > 0 && (h->prompt[len - 1] == '\n' ||
 	    h->prompt[len - 1] == '\r'))
 		len--;
@@ -938,9 +990,6 @@ prompt_connected(uv_connect_t *cr, int status)
 	pty_wire_end(&h->wb, st);
 	st = pty_wire_begin(&h->wb, PTY_W_PASTE);
 	pty_wbuf_put(&h->wb, h->prompt, len);
-	pty_wire_end(&h->wb, st);
-	st = pty_wire_begin(&h->wb, PTY_W_INPUT);
-	pty_wbuf_put(&h->wb, "\r", 1);
 	pty_wire_end(&h->wb, st);
 	if (h->wb.oom) {
 		uv_close((uv_handle_t *)&h->pipe, pipe_closed);

@@ -1,0 +1,114 @@
+# lib.bash: helpers for the real-agent tests (issue 18), over
+# tests/e2e/lib.bash: the mock model server on loopback, the operator's one
+# setting (the agent's model endpoint), the repository, and checks of the
+# lease from the host side (activity, screen, receipts, result, processes).
+. "$CORRAL_SRC/tests/e2e/lib.bash"
+needs_root "real sandboxes"
+AGENTS=${CORRAL_AGENTS_DIR:?CORRAL_AGENTS_DIR must name the installed agents}
+EDIT_TEXT='edited by the agent through corral'
+
+# agent_setup PROFILE COMMAND: the mock, the config, the repository, PATH
+agent_setup() {
+	local bin=$AGENTS/$1/node_modules/.bin
+	[ -x "$bin/$2" ] || {
+		echo "$1 is not installed in $AGENTS (the agents/install test installs it)"
+		exit 1
+	}
+	python3 "$CORRAL_SRC/tests/agents/mock_model.py" --log "$TMP/mock.log" \
+		>"$TMP/port" &
+	MOCK_PID=$!
+	trap 'kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; cleanup' EXIT
+	poll test -s "$TMP/port" || { echo "the mock model did not start"; exit 1; }
+	MOCK_PORT=$(cat "$TMP/port")
+	mkdir -p "$XDG_CONFIG_HOME/corral"
+	printf '[agent %s]\nendpoint = http://127.0.0.1:%s\n' "$1" "$MOCK_PORT" \
+		>"$XDG_CONFIG_HOME/corral/config"
+	check "no policy, credentials or rules file of the operator's" test ! -e \
+		"$XDG_CONFIG_HOME/corral/policy.ini" -a ! -e \
+		"$XDG_CONFIG_HOME/corral/credentials.ini" -a ! -e \
+		"$XDG_CONFIG_HOME/corral/agents"
+	new_repo "$TMP/repo"
+	echo "a repository" >"$TMP/repo/README"
+	git -C "$TMP/repo" add README && git -C "$TMP/repo" commit -q -m base
+	export PATH="$bin:$PATH"
+}
+
+js() { "$CORRAL" show "$1" --json; }
+# has_receipt ID KIND JQ-CONDITION
+has_receipt() {
+	[ "$(js "$1" | jq "[.receipts[] | select(.kind == \"$2\") | select($3)] | length")" -gt 0 ]
+}
+# wait_activity ID STATE SECONDS
+wait_activity() {
+	"$CORRAL" wait "$1" --until "$2" --timeout "$3" >/dev/null 2>&1
+}
+# screen_ok NAME ID REGEX: the screen shows nothing matching REGEX
+screen_ok() {
+	local s
+	s=$("$CORRAL" screen "$2" 2>&1)
+	if echo "$s" | grep -qiE -- "$3"; then
+		fail "$1"
+		echo "$s" | grep -iE -- "$3" | head -3
+	else
+		pass "$1"
+	fi
+}
+# record ID STATE: its screen into $CORRAL_RECORD_SCREENS/PROFILE/STATE.screen
+record() {
+	[ -n "${CORRAL_RECORD_SCREENS:-}" ] || return 0
+	local prof
+	prof=$(js "$1" | jq -r '[.receipts[] | select(.kind == "agent")][0].fields.detail' |
+		sed 's/^identified as //')
+	mkdir -p "$CORRAL_RECORD_SCREENS/$prof"
+	"$CORRAL" screen "$1" >"$CORRAL_RECORD_SCREENS/$prof/$2.screen"
+}
+# ask ID TEXT: type TEXT, wait for its echo, then Enter (a paste and its
+# Enter in one write is taken as a paste)
+ask() {
+	"$CORRAL" send "$1" "$2" >/dev/null
+	wait_screen "$1" "$2" 10
+	"$CORRAL" send "$1" '\r' >/dev/null
+}
+# activity_after ID A B: a transition to B after the last one to A
+activity_after() {
+	js "$1" | jq -e --arg a "$2" --arg b "$3" '[.transitions[] |
+	    select(.kind == "activity")] | (map(.to) | rindex($a)) as $i |
+	    $i != null and (.[$i + 1:] | map(.to) | index($b)) != null' >/dev/null
+}
+# result_is_the_edit ID: the manifest is exactly the edit, nothing of HOME
+result_is_the_edit() {
+	local r
+	r=$("$CORRAL" review "$1" --json)
+	check "the result's manifest is exactly the edit" jq_eq "$r" \
+		'[.manifest.files[] | "\(.status) \(.path) \(.new_mode)"] | join(",")' \
+		"added corral-edit.txt 100644"
+	check "... which is in its review worktree" grep -qxF "$EDIT_TEXT" \
+		"$(echo "$r" | jq -r .worktree)/corral-edit.txt"
+	check "... with no review flag" jq_eq "$r" '.result.flags | length' 0
+	check "nothing of its HOME is in the result" test -z "$(echo "$r" |
+	    jq -r '.manifest.files[].path' | grep -E '(^|/)\.(claude|codex|config|npm|cache)|home/sbx')"
+}
+# no_violation ID: no egress refusal ended the lease
+no_violation() {
+	check "no egress refusal ended it" test "$(js "$1" | jq '[.receipts[] |
+	    select(.kind == "hermeticity_violation" or (.kind == "egress" and
+	    .fields.action == "lease ended"))] | length')" = 0
+}
+# nothing_survives ID: no process of the lease's uid is left on the host
+uid_procs() { ps -o pid= -u "$1" 2>/dev/null | tr -d ' ' | grep . ; }
+nothing_survives() {
+	local uid
+	uid=$(js "$1" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
+	check "its sandbox had a uid of its own" test "$uid" -gt 0
+	check "no process of the lease survives (uid $uid)" poll_not uid_procs "$uid"
+	check "its teardown succeeded" has_receipt "$1" teardown '.fields.ok == true'
+}
+# poll_not CMD...: until CMD fails, at most 30 s
+poll_not() {
+	local i
+	for i in $(seq 150); do
+		"$@" >/dev/null 2>&1 || return 0
+		sleep 0.2
+	done
+	return 1
+}
