@@ -501,6 +501,11 @@ SBX_NODISCARD int sbx_bwrap_host_uid_of(const char *sandbox_id, uid_t *uid,
  */
 #define SBX_UID_DIR "/run/corral/uids"
 #define SBX_UID_SLOTS 4096u
+/*
+ * A claim without a scope (an older corral's) goes back to the pool once
+ * it is this old, its uid runs nothing and no process names its owner.
+ */
+#define SBX_UID_SCOPELESS_GRACE_S 600
 /* The uid/gid of slot (pure). -EINVAL if slot >= SBX_UID_SLOTS. */
 SBX_NODISCARD int sbx_uid_of_slot(unsigned slot, uid_t *uid, gid_t *gid);
 /*

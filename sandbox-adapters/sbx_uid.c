@@ -14,7 +14,9 @@
  * "Exists" is judged where the claim was made: a third file, "mntns", names
  * the claimer's mount namespace, and a scope claimed in another one (a
  * container or root sharing the pool) is looked up through the root of a
- * process still in it, or here once nothing runs there.
+ * process still in it, or here once nothing runs there. A claim without a
+ * scope (an older corral's) is stale once it is SBX_UID_SCOPELESS_GRACE_S
+ * old, its uid runs nothing and no process names its owner.
  */
 #include <assert.h>
 #include <errno.h>
@@ -28,6 +30,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
@@ -188,10 +191,71 @@ gone_in(const char *ns, const char *path)
 	return gone;
 }
 
+/* Does a process on the machine have id in its command line? */
+static bool
+named_by_a_process(const char *id)
+{
+	char path[64], buf[4096];
+	struct dirent *e;
+	bool found = false;
+	ssize_t k;
+	DIR *d;
+	int fd;
+
+	if ((d = opendir("/proc")) == NULL)
+		return true;	/* cannot tell: it may */
+	while (!found && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%.16s/cmdline", e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		k = read(fd, buf, sizeof buf);
+		close(fd);
+		found = k > 0 && memmem(buf, (size_t)k, id, strlen(id)) != NULL;
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A claim without a scope: an older corral's (it wrote the owner first
+ * and the scope after), or what an older corral's release left of a newer
+ * claim (the mntns it did not know). Stale once nothing in it changed for
+ * SBX_UID_SCOPELESS_GRACE_S seconds (an older corral between its claim and
+ * the first process of the uid) and its owner, if it names one, is in no
+ * process's command line (a holder's names its lease). The uid running
+ * nothing is the caller's test.
+ */
+static bool
+scopeless_stale(const char *dir, unsigned n)
+{
+	char path[4200], owner[256];
+	struct stat sb;
+	time_t last;
+	int rc;
+
+	snprintf(path, sizeof path, "%s/slot-%u", dir, n);
+	if (lstat(path, &sb) < 0 || !S_ISDIR(sb.st_mode))
+		return false;
+	last = sb.st_mtime;
+	snprintf(path, sizeof path, "%s/slot-%u/owner", dir, n);
+	if (lstat(path, &sb) == 0 && sb.st_mtime > last)
+		last = sb.st_mtime;
+	if (time(NULL) - last < SBX_UID_SCOPELESS_GRACE_S)
+		return false;
+	rc = read_file_in(dir, n, "owner", owner, sizeof owner);
+	if (rc == 0)
+		owner[strcspn(owner, "\r\n")] = '\0';
+	if (rc == -ENOENT || (rc == 0 && owner[0] == '\0'))
+		return true;
+	return rc == 0 && !named_by_a_process(owner);
+}
+
 /*
  * Is slot n stale: its scope names a state directory that is gone, where
- * the claim was made? A slot without a scope (written by an older corral)
- * is never stale.
+ * the claim was made, or it has no scope and nothing lives that it names
+ * (scopeless_stale)?
  */
 static bool
 slot_stale(const char *dir, unsigned n)
@@ -201,7 +265,7 @@ slot_stale(const char *dir, unsigned n)
 
 	if (read_file_in(dir, n, "scope", scope, sizeof scope) < 0 ||
 	    scope[0] != '/')
-		return false;
+		return scopeless_stale(dir, n);
 	if (read_file_in(dir, n, "mntns", ns, sizeof ns) == 0 &&
 	    own_mntns(own, sizeof own) == 0 && strcmp(ns, own) != 0)
 		return gone_in(ns, scope);

@@ -19,6 +19,8 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
@@ -526,6 +528,95 @@ START_TEST(test_adapters_slots_other_mntns)
 }
 END_TEST
 
+/*
+ * Claims without a scope (an older corral's: owner only; or a newer
+ * claim's mntns an older release left) go back to the pool once they are
+ * old, their uid runs nothing and no process names their owner; a young
+ * one, one whose owner a live process names, and one whose uid runs
+ * something stay. The old rule kept every one of them until reboot.
+ */
+static void
+plant(const char *dir, unsigned n, const char *file, const char *text,
+    bool old)
+{
+	struct timespec t[2];
+	char path[4200];
+
+	snprintf(path, sizeof path, "%s/slot-%u", dir, n);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/slot-%u/%s", dir, n, file);
+	ck_assert_int_eq(cu_write_file(path, text, strlen(text)), 0);
+	if (!old)
+		return;
+	t[0].tv_sec = t[1].tv_sec = time(NULL) - 2 * SBX_UID_SCOPELESS_GRACE_S;
+	t[0].tv_nsec = t[1].tv_nsec = 0;
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+	*strrchr(path, '/') = '\0';
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+START_TEST(test_adapters_slots_scopeless)
+{
+	char *dir = cu_tmpdir("slots-old"), *state = cu_tmpdir("state-new");
+	char named[64], scope[4200];
+	const unsigned s = SBX_UID_SLOTS - 60;
+	unsigned got;
+	pid_t holder, busy;
+	int st;
+
+	ck_assert_int_eq(geteuid(), 0);
+	snprintf(named, sizeof named, "old-lease-%d", (int)getpid());
+	plant(dir, s, "owner", "old-lease-gone", true);
+	plant(dir, s + 1, "mntns", "mnt:[4026531841]", true);
+	plant(dir, s + 2, "owner", "old-lease-young", false);
+	plant(dir, s + 3, "owner", named, true);
+	plant(dir, s + 4, "owner", "old-lease-busy", true);
+	/* a process whose command line names s+3's owner (as a holder's) */
+	if ((holder = fork()) == 0) {
+		execl("/bin/sleep", named, "600", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(holder, 0);
+	busy = run_as(SBX_UID_BASE + s + 4, SBX_UID_BASE + s + 4,
+	    SBX_UID_BASE + s + 4, SBX_UID_BASE + s + 4, false);
+	/* wait until its command line shows (exec done) */
+	for (int i = 0; i < 500; i++) {
+		char p[64], *c;
+
+		snprintf(p, sizeof p, "/proc/%d/cmdline", (int)holder);
+		c = cu_read_file(p, NULL);
+		if (c != NULL && strcmp(c, named) == 0) {
+			free(c);
+			break;
+		}
+		free(c);
+		usleep(10000);
+	}
+	ck_assert_msg(sbx_uid_free(dir, s), "an old owner-only claim kept");
+	ck_assert_msg(sbx_uid_free(dir, s + 1), "a lone mntns claim kept");
+	ck_assert_msg(!sbx_uid_free(dir, s + 2), "a young claim taken");
+	ck_assert_msg(!sbx_uid_free(dir, s + 3), "a live owner's claim taken");
+	ck_assert_msg(!sbx_uid_free(dir, s + 4), "a busy uid's claim taken");
+	/* The claims take the two back, then skip the other three. */
+	ck_assert_int_eq(sbx_uid_claim_from(dir, state, "new-a", s, &got), 0);
+	ck_assert_uint_eq(got, s);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, state, "new-b", s, &got), 0);
+	ck_assert_uint_eq(got, s + 1);
+	ck_assert_int_eq(sbx_uid_claim_from(dir, state, "new-c", s, &got), 0);
+	ck_assert_uint_ge(got, s + 5);
+	snprintf(scope, sizeof scope, "%s/slot-%u/owner", dir, s + 3);
+	ck_assert_int_eq(access(scope, F_OK), 0);
+	kill(holder, SIGKILL);
+	kill(busy, SIGKILL);
+	ck_assert_int_eq(waitpid(holder, &st, 0), holder);
+	ck_assert_int_eq(waitpid(busy, &st, 0), busy);
+	cu_rmrf(dir);
+	cu_rmrf(state);
+	free(dir);
+	free(state);
+}
+END_TEST
+
 START_TEST(test_adapters_union)
 {
 	char *a[] = { "a", "c", "e", NULL }, *b[] = { "b", "c", "f", NULL };
@@ -938,6 +1029,7 @@ adapters_suite(void)
 	tcase_add_test(tc, test_adapters_bwrap_ids);
 	tcase_add_test(tc, test_adapters_slots);
 	tcase_add_test(tc, test_adapters_slots_stale);
+	tcase_add_test(tc, test_adapters_slots_scopeless);
 	tcase_add_test(tc, test_adapters_slots_other_mntns);
 	tcase_add_test(tc, test_adapters_slots_busy);
 	tcase_add_test(tc, test_adapters_union);
