@@ -206,7 +206,7 @@ int lease_fsm_mode_parse(const char *, enum lease_mode *out);
 /* store.c: the journal's handle (SPEC 9.1)                           */
 
 /* Schema version this build writes (PRAGMA user_version). */
-#define LEASE_SCHEMA_VERSION 3
+#define LEASE_SCHEMA_VERSION 4
 /* Default busy timeout: holders and commands write from many processes. */
 #define LEASE_BUSY_MS 5000
 
@@ -460,6 +460,33 @@ int lease_resource_parse(const char *, enum lease_resource *out);
 const char *lease_resource_state_name(enum lease_res_state);
 /* True for kinds that cleanup must remove (not branch, not lease_dir). */
 bool lease_resource_runtime(enum lease_resource);
+
+/* ------------------------------------------------------------------ */
+/* probe.c: the preflight's own host resources (SPEC 9.2)             */
+
+/* One probe resource the journal says may still be on the host. */
+struct lease_probe_row {
+	char *run;		/* the preflight's process, "pid:start" */
+	char *kind;		/* the adapter's kind, e.g. "probe_cgroup" */
+	char *identity;
+	bool created;		/* false: planned, perhaps never made */
+};
+
+/*
+ * _plan records (run, kind, identity) BEFORE the caller makes it (again:
+ * no change), _created after, _removed deletes the row once it is gone.
+ * 0, -EINVAL or a store error.
+ */
+LEASE_NODISCARD int lease_probe_plan(struct lease_store *, const char *run,
+    const char *kind, const char *identity);
+LEASE_NODISCARD int lease_probe_created(struct lease_store *,
+    const char *run, const char *kind, const char *identity);
+LEASE_NODISCARD int lease_probe_removed(struct lease_store *,
+    const char *run, const char *kind, const char *identity);
+/* Every row, oldest first (free with lease_probe_list_free). */
+LEASE_NODISCARD int lease_probe_list(struct lease_store *,
+    struct lease_probe_row **out, size_t *n);
+void lease_probe_list_free(struct lease_probe_row *, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* event.c: the transitions log (SPEC 9.1)                            */

@@ -117,10 +117,23 @@ static const char schema_v3[] =
     ");"
     "CREATE INDEX intents_open ON intents(state) WHERE state = 'open';";
 
+/* Version 4: the preflight's own host resources (probe.c), journaled
+ * before they exist and deleted once gone (SPEC 9.2). */
+static const char schema_v4[] =
+    "CREATE TABLE probes ("
+    " run TEXT NOT NULL,"
+    " kind TEXT NOT NULL,"
+    " identity TEXT NOT NULL,"
+    " state TEXT NOT NULL CHECK (state IN ('planned','created')),"
+    " at INTEGER NOT NULL,"
+    " PRIMARY KEY (run, kind, identity)"
+    ");";
+
 static const char *const migrations[LEASE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
 	schema_v3,
+	schema_v4,
 };
 
 /* ------------------------------------------------------------------ */

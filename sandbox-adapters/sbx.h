@@ -947,7 +947,16 @@ struct sbx_doctor_opts {
 	 */
 	const char *agent;
 	const char *const *model_endpoints;
+	/*
+	 * The journal's steps for what the run makes on the host: plan
+	 * before, created after, removed once gone, with kind
+	 * SBX_DOCTOR_CGROUP (identity the cgroup's lease ID, "doctor-<pid>")
+	 * or SBX_DOCTOR_DIR (the scratch directory's path). NULL: none.
+	 */
+	const struct sbx_steps *steps;
 };
+#define SBX_DOCTOR_CGROUP "probe_cgroup"
+#define SBX_DOCTOR_DIR "probe_dir"
 
 /*
  * Run every check: bwrap (absolute path, regular, not setuid, >= 0.8, its
@@ -970,6 +979,14 @@ SBX_NODISCARD int sbx_doctor_run(const struct sbx_doctor_opts *,
  * sbx_doctor_run does this first. How many it removed, or -EINVAL.
  */
 int sbx_doctor_reclaim(const char *state_dir);
+/*
+ * Remove one thing a preflight of state_dir made, by the identity its
+ * journal row holds (kind SBX_DOCTOR_CGROUP or SBX_DOCTOR_DIR; a directory
+ * only under state_dir's scratch prefix and root's). 0 when it is gone
+ * (or never was), -EINVAL for what is not such a thing, -errno.
+ */
+SBX_NODISCARD int sbx_doctor_remove(const char *state_dir, const char *kind,
+    const char *identity);
 /*
  * The adversarial marker: a file in state_dir keyed by (kernel, bwrap
  * hash, filter hash, corral version), written when `corral doctor

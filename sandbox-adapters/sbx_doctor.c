@@ -9,9 +9,11 @@
  * receipt carries and keeps the `doctor --adversarial` marker. What a run
  * makes on the host (its probe cgroup, its scratch directory under /tmp)
  * is named by the state directory's tag and the run's pid, so another
- * state directory never sees it, and a run killed midway leaves nothing
- * for good: the next run of the same state directory takes it back
- * (sbx_doctor_reclaim).
+ * state directory never sees it, and journaled through the caller's steps
+ * before it exists (kinds probe_cgroup, probe_dir), so a run killed at
+ * any point leaves rows naming it: the next preflight or reconcile removes
+ * it by that identity (sbx_doctor_remove). What older runs left without a
+ * row is found by name (sbx_doctor_reclaim).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -453,18 +456,48 @@ scratch_prefix(const char *state_dir, char *buf, size_t sz)
 	return 0;
 }
 
+/* The journal's steps for what a run makes (none when o->steps is NULL). */
+static int
+step(const struct sbx_doctor_opts *o, int which, const char *kind,
+    const char *identity)
+{
+	const struct sbx_steps *st = o->steps;
+	int (*fn)(void *, const char *, const char *);
+
+	if (st == NULL)
+		return 0;
+	fn = which == 0 ? st->plan : which == 1 ? st->created : st->removed;
+	return fn != NULL ? fn(st->ud, kind, identity) : 0;
+}
+
 static int
 scratch_make(const struct sbx_doctor_opts *o, struct scratch *s)
 {
-	char pre[128];
-	int rc;
+	char pre[128], dir[PATH_MAX];
+	unsigned r;
+	int rc, tries;
 
 	/* Under /tmp: bwrap resolves the binds as the lease uid. */
 	if ((rc = scratch_prefix(o->state_dir, pre, sizeof pre)) < 0)
 		return rc;
-	snprintf(s->dir, sizeof s->dir, "%s%d-XXXXXX", pre, (int)getpid());
-	if (mkdtemp(s->dir) == NULL)
-		return -errno;
+	/* Named before it exists, so the journal holds the name first. */
+	for (tries = 0;; tries++) {
+		if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+			r = (unsigned)time(NULL) * 2654435761u + (unsigned)tries;
+		snprintf(dir, sizeof dir, "%s%d-%08x", pre, (int)getpid(), r);
+		if ((rc = step(o, 0, SBX_DOCTOR_DIR, dir)) < 0)
+			return rc;
+		if (mkdir(dir, 0700) == 0)
+			break;
+		rc = -errno;
+		/* Another's name, or none made: the row goes again. */
+		if (step(o, 2, SBX_DOCTOR_DIR, dir) < 0 || rc != -EEXIST ||
+		    tries == 8)
+			return rc;
+	}
+	snprintf(s->dir, sizeof s->dir, "%s", dir);
+	if ((rc = step(o, 1, SBX_DOCTOR_DIR, s->dir)) < 0)
+		return rc;
 	snprintf(s->ws, sizeof s->ws, "%s/work", s->dir);
 	snprintf(s->init, sizeof s->init, "%s/init", s->dir);
 	snprintf(s->probe, sizeof s->probe, "%s/probe", s->dir);
@@ -478,10 +511,16 @@ scratch_make(const struct sbx_doctor_opts *o, struct scratch *s)
 }
 
 static void
-scratch_free(struct scratch *s)
+scratch_free(const struct sbx_doctor_opts *o, struct scratch *s)
 {
-	if (s->dir[0] != '\0' && sbx_workspace_rmtree_safe(s->dir) < 0) {
-		/* left for gc; nothing of it is secret */
+	if (s->dir[0] == '\0')
+		return;
+	if (sbx_workspace_rmtree_safe(s->dir) < 0) {
+		/* its row stays: the next preflight or reconcile */
+		return;
+	}
+	if (step(o, 2, SBX_DOCTOR_DIR, s->dir) < 0) {
+		/* a row of a gone directory: the next one forgets it */
 	}
 }
 
@@ -921,12 +960,24 @@ check_cgroups(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 		    "%s", sbx_strerror(rc));
 		return;
 	}
-	if ((rc = sbx_cgroup_create(cg, &lim)) < 0) {
+	if ((rc = step(o, 0, SBX_DOCTOR_CGROUP, id)) < 0) {
+		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "cannot journal the probe cgroup: %s", sbx_strerror(rc));
+	} else if ((rc = sbx_cgroup_create(cg, &lim)) < 0 ||
+	    (rc = step(o, 1, SBX_DOCTOR_CGROUP, id)) < 0) {
 		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
 		    "cannot create %s: %s", cg->c[0].dir, sbx_strerror(rc));
+		if (sbx_cgroup_teardown(cg, 5000) == 0 &&
+		    step(o, 2, SBX_DOCTOR_CGROUP, id) < 0) {
+			/* the next preflight or reconcile */
+		}
 	} else if ((rc = sbx_cgroup_teardown(cg, 5000)) < 0) {
 		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
 		    "cannot remove %s: %s", cg->c[0].dir, sbx_strerror(rc));
+	} else if ((rc = step(o, 2, SBX_DOCTOR_CGROUP, id)) < 0) {
+		check(r, "cgroups", false, SBX_HALT_ISOLATION_UNSATISFIABLE,
+		    "cannot journal the probe cgroup's removal: %s",
+		    sbx_strerror(rc));
 	} else {
 		check(r, "cgroups", true, SBX_HALT_NONE, "cgroup %s: memory, "
 		    "pids, cpu and freezer writable", sbx_cgroup_mode_name(
@@ -1109,6 +1160,44 @@ sbx_doctor_reclaim(const char *state_dir)
 }
 
 int
+sbx_doctor_remove(const char *state_dir, const char *kind,
+    const char *identity)
+{
+	char pre[128];
+	struct stat sb;
+	int rc;
+
+	if (state_dir == NULL || kind == NULL || identity == NULL)
+		return -EINVAL;
+	if (strcmp(kind, SBX_DOCTOR_CGROUP) == 0) {
+		struct sbx_cgroup *cg = NULL;
+
+		if (strncmp(identity, SBX_DOCTOR_ID_PREFIX,
+		    strlen(SBX_DOCTOR_ID_PREFIX)) != 0)
+			return -EINVAL;
+		if ((rc = sbx_cgroup_locate(state_dir, identity, &cg)) < 0)
+			return rc;
+		rc = sbx_cgroup_teardown(cg, 5000);
+		sbx_cgroup_free(cg);
+		return rc;
+	}
+	if (strcmp(kind, SBX_DOCTOR_DIR) != 0)
+		return -EINVAL;
+	/* Only this state directory's scratch, one level under /tmp. */
+	if ((rc = scratch_prefix(state_dir, pre, sizeof pre)) < 0)
+		return rc;
+	if (strncmp(identity, pre, strlen(pre)) != 0 ||
+	    strchr(identity + strlen(pre), '/') != NULL ||
+	    strstr(identity, "..") != NULL)
+		return -EINVAL;
+	if (lstat(identity, &sb) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(sb.st_mode) || sb.st_uid != 0)
+		return -EPERM;
+	return sbx_workspace_rmtree_safe(identity);
+}
+
+int
 sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 {
 	struct scratch s;
@@ -1125,7 +1214,9 @@ sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 		return -EINVAL;
 	if ((rc = sbx_doctor_facts(o->policy, o->state_dir, &r->facts)) < 0)
 		return rc;
-	sbx_doctor_reclaim(o->state_dir);
+	/* Without a journal, what dead runs left is found by name. */
+	if (o->steps == NULL)
+		sbx_doctor_reclaim(o->state_dir);
 	check_policy(o, r);
 	check_egress(o, r);
 	rc = sbx_adapter_bwrap.probe(why, sizeof why);
@@ -1156,7 +1247,7 @@ sbx_doctor_run(const struct sbx_doctor_opts *o, struct sbx_doctor_report *r)
 				check_exec_zone(o, &s, r);
 			}
 		}
-		scratch_free(&s);
+		scratch_free(o, &s);
 	}
 	return r->halt == SBX_HALT_NONE ? 0 : SBX_EPROBE;
 }

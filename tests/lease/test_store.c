@@ -84,7 +84,7 @@ START_TEST(test_store_open_creates_v2_wal)
 	ck_assert_int_eq(lease_store_version(s), LEASE_SCHEMA_VERSION);
 	ck_assert_str_eq(lease_store_path(s), db);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 3);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 4);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
 	    "name IN ('leases','transitions','resources','receipts','ids',"
 	    "'inventory','intents')"), 7);
@@ -99,7 +99,7 @@ START_TEST(test_store_open_creates_v2_wal)
 	}
 	/* reopening is a no-op migration */
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 3);
+	ck_assert_int_eq(lease_store_version(s), 4);
 	lease_store_close(s);
 	lease_store_close(NULL);
 }
@@ -1022,12 +1022,12 @@ START_TEST(test_store_v1_then_v2)
 		free(b);
 	}
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 3);
+	ck_assert_int_eq(lease_store_version(s), 4);
 	check_fixture(s);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 3);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 4);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
-	    "name IN ('inventory', 'transitions_at', 'intents')"), 3);
+	    "name IN ('inventory', 'transitions_at', 'intents', 'probes')"), 4);
 }
 END_TEST
 
@@ -1043,10 +1043,10 @@ START_TEST(test_store_committed_v1_fixture)
 	free(src);
 	ck_assert_int_eq(raw_int("PRAGMA user_version"), 1);
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 3);
+	ck_assert_int_eq(lease_store_version(s), 4);
 	check_fixture(s);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 3);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 4);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM inventory"), 0);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM intents"), 0);
 }

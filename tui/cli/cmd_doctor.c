@@ -135,6 +135,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	struct sbx_policy_error perr;
 	struct sbx_policy *pol = NULL;
 	struct sbx_doctor_opts o;
+	struct tui_probe_journal pj;
 	const char *file = NULL;
 	char *init = NULL, *probe = NULL;
 	bool adv = false;
@@ -181,6 +182,8 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	o.uid = NOBODY;
 	o.gid = NOBODY;
 	o.ssh_auth_sock = getenv("SSH_AUTH_SOCK");
+	if (tui_sandbox_probe_reclaim(c) >= 0)
+		o.steps = tui_sandbox_probe_steps(c, &pj);
 	rc = sbx_doctor_run(&o, rep);
 	if (rc < 0 && rc != SBX_EPROBE) {
 		rc = tui_ctx_err(c, "preflight: %s", sbx_strerror(rc));

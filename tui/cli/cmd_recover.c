@@ -290,8 +290,11 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	 */
 	rc = dry ? 0 : lease_recover_intents(c->store, lk, c->state_dir, 0,
 	    rep);
-	if (rc == 0 && !dry)
+	if (rc == 0 && !dry) {
 		sandbox_prepass(c);
+		/* What killed preflights left (their journal rows). */
+		TUI_BEST_EFFORT(tui_sandbox_probe_reclaim(c));
+	}
 	if (rc == 0)
 		rc = lease_recover_reconcile_into(c->store, lk, c->state_dir,
 		    probe, c, dry ? LEASE_RECONCILE_DRY_RUN : 0, &src, rep);

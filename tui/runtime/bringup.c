@@ -184,6 +184,7 @@ static int
 preflight(struct prov *p, bool *verified)
 {
 	struct sbx_doctor_opts o;
+	struct tui_probe_journal pj;
 	struct sbx_doctor_report *rep = calloc(1, sizeof *rep);
 	char *probe = tui_sandbox_helper_path(p->c, "corral-sbx-probe",
 	    "CORRAL_SBX_PROBE");
@@ -211,6 +212,8 @@ preflight(struct prov *p, bool *verified)
 	    p->rq->cmd, agent, sizeof agent, &eps));
 	o.agent = agent[0] != '\0' ? agent : NULL;
 	o.model_endpoints = (const char *const *)eps;
+	if (tui_sandbox_probe_reclaim(p->c) >= 0)
+		o.steps = tui_sandbox_probe_steps(p->c, &pj);
 	rc = sbx_doctor_run(&o, rep);
 	sbx_strv_free(eps);
 	free(probe);

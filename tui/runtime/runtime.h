@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "lease/lease.h"
+#include "sandbox-adapters/sbx.h"
 #include "tui/tui.h"
 
 struct json_t;
@@ -336,6 +337,26 @@ struct json_t *tui_track_list(struct tui_ctx *, const struct lease_record *);
  */
 int tui_sandbox_orphans_list(struct tui_ctx *, lease_orphan_add_fn add,
     void *actx);
+/*
+ * The preflight's own host resources in the journal (SPEC 9.2): steps for
+ * sbx_doctor_opts.steps writing rows of this process's run ("pid:start")
+ * into c's journal, or NULL when it cannot be opened. j holds them: it
+ * must outlive the run.
+ */
+struct tui_probe_journal {
+	struct lease_store *st;
+	char run[48];
+	struct sbx_steps steps;
+};
+const struct sbx_steps *tui_sandbox_probe_steps(struct tui_ctx *,
+    struct tui_probe_journal *j);
+/*
+ * Remove what preflights no longer running left on the host, by the
+ * identity of each row (then the row), and what older ones left unjournaled
+ * (by name). Run before every preflight and by reconcile. How many went,
+ * or -EIO when the journal cannot be read.
+ */
+int tui_sandbox_probe_reclaim(struct tui_ctx *);
 /* gc of one such orphan by exact ID: the adapter's .teardown of what it
  * holds (bwrap: the lease cgroups, the slot holding id). */
 int tui_sandbox_orphan_remove(struct tui_ctx *, const char *identity,

@@ -1,8 +1,9 @@
 /*
  * sandbox.c: the host side of a bwrap lease that belongs to the composition
  * root (SPEC 6, 8.3, 9.2): the helper's path, hashes and preflight facts
- * for receipts, the adapter's steps journaled, the journal's resources as
- * the adapter takes them, and the exact-ID runtime teardown.
+ * for receipts, the adapter's steps journaled (a lease's, and the
+ * preflight's own probe resources), the journal's resources as the adapter
+ * takes them, and the exact-ID runtime teardown.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -967,4 +968,89 @@ tui_sandbox_orphan_remove(struct tui_ctx *c, const char *identity,
 	if (rc < 0)
 		fprintf(stderr, "corral gc: %s\n", err);
 	return rc;
+}
+
+/* ---- the preflight's own resources ------------------------------------ */
+
+static int
+probe_plan(void *ud, const char *kind, const char *identity)
+{
+	struct tui_probe_journal *j = ud;
+
+	return lease_probe_plan(j->st, j->run, kind, identity);
+}
+
+static int
+probe_created(void *ud, const char *kind, const char *identity)
+{
+	struct tui_probe_journal *j = ud;
+
+	return lease_probe_created(j->st, j->run, kind, identity);
+}
+
+static int
+probe_removed(void *ud, const char *kind, const char *identity)
+{
+	struct tui_probe_journal *j = ud;
+
+	return lease_probe_removed(j->st, j->run, kind, identity);
+}
+
+const struct sbx_steps *
+tui_sandbox_probe_steps(struct tui_ctx *c, struct tui_probe_journal *j)
+{
+	int64_t start = 0;
+
+	memset(j, 0, sizeof *j);
+	if ((j->st = tui_ctx_store(c)) == NULL ||
+	    lease_proc_start(getpid(), &start) < 0)
+		return NULL;
+	snprintf(j->run, sizeof j->run, "%ld:%lld", (long)getpid(),
+	    (long long)start);
+	j->steps.plan = probe_plan;
+	j->steps.created = probe_created;
+	j->steps.removed = probe_removed;
+	j->steps.ud = j;
+	return &j->steps;
+}
+
+/* Is the preflight run "pid:start" still running? */
+static bool
+run_alive(const char *run)
+{
+	long long start;
+	long pid;
+
+	if (sscanf(run, "%ld:%lld", &pid, &start) != 2 || pid <= 0)
+		return false;
+	return lease_proc_alive((pid_t)pid, (int64_t)start);
+}
+
+int
+tui_sandbox_probe_reclaim(struct tui_ctx *c)
+{
+	struct lease_probe_row *v = NULL;
+	size_t n = 0;
+	int done = 0, rc;
+
+	if (tui_ctx_store(c) == NULL ||
+	    lease_probe_list(c->store, &v, &n) < 0)
+		return -EIO;
+	for (size_t i = 0; i < n; i++) {
+		if (run_alive(v[i].run))
+			continue;
+		rc = sbx_doctor_remove(tui_ctx_scope(c), v[i].kind,
+		    v[i].identity);
+		/* -EINVAL: no such thing of ours (a row nothing can act on) */
+		if (rc < 0 && rc != -EINVAL)
+			continue;
+		if (lease_probe_removed(c->store, v[i].run, v[i].kind,
+		    v[i].identity) == 0)
+			done++;
+	}
+	lease_probe_list_free(v, n);
+	/* What runs before the journal held them left, found by name. */
+	if (sbx_doctor_reclaim(tui_ctx_scope(c)) > 0)
+		done++;
+	return done;
 }
