@@ -68,14 +68,19 @@ bench: build
 	@sh bench/run.sh $(BUILD)
 
 # At least 50 random SIGKILLs of console and holders, then reconciliation
-# (issue 5); then `corral apply`, `reject` and `gc` killed at every one of
-# their state-changing syscalls, each followed by reconcile and the
-# invariants (issue 16); prints the figures.
+# (issue 5); then `corral apply` (fast-forward and rebase), `reject`, `gc`
+# and `new` killed at every one of their state-changing syscalls, each
+# followed by reconcile and the invariants (issue 16); prints the figures.
 stress: build
 	@cd $(BUILD) && CK_RUN_SUITE=stress CORRAL_STRESS=60 ./tests/test_lease
 	@cd $(BUILD) && CK_RUN_SUITE=apply CK_RUN_CASE=Sweep CORRAL_SWEEP=all \
 		CORRAL_BIN=$$PWD/tui/corral CORRAL_SRC=$(CURDIR) \
 		CORRAL_FIXTURES=$$PWD/tests ./tests/test_lease
+	@cd $(BUILD) && CK_RUN_SUITE=apply CK_RUN_CASE=SweepNew \
+		CORRAL_SWEEP=all CORRAL_BIN=$$PWD/tui/corral \
+		CORRAL_SRC=$(CURDIR) CORRAL_FIXTURES=$$PWD/tests \
+		CORRAL_SBX_INIT=$$PWD/sandbox-adapters/corral-sbx-init \
+		./tests/test_lease
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

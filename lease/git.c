@@ -506,8 +506,8 @@ lease_git_worktree_exists(struct lease_git *g, const char *id)
 /*
  * Whether the admin entry at admin names path as its working tree: its
  * gitdir file holds "<path>/.git" (the path as given or with its parent
- * resolved). An entry without a gitdir file (a crash while git wrote it)
- * is taken to be the one named by the lease's ID.
+ * resolved). An entry without a gitdir file, or with an empty one (a crash
+ * while git wrote it), is taken to be the one named by the lease's ID.
  */
 static bool
 admin_points_at(const char *admin, const char *path)
@@ -530,7 +530,8 @@ admin_points_at(const char *admin, const char *path)
 		text[--len] = '\0';
 	if (len > 5 && strcmp(text + len - 5, "/.git") == 0)
 		text[len -= 5] = '\0';
-	ours = strcmp(text, path) == 0;
+	/* empty: made and not yet written (git never leaves one so) */
+	ours = len == 0 || strcmp(text, path) == 0;
 	if (!ours && (parent = strdup(path)) != NULL) {
 		/* the same place through a resolved parent directory */
 		if ((slash = strrchr(parent, '/')) != NULL && slash != parent) {
@@ -923,4 +924,46 @@ lease__git_owner_restore(const struct lease_git *g, int prev)
 {
 	assert(g != NULL);
 	owner_restore(g, prev);
+}
+
+int
+lease__git_worktree_open(struct lease_git *g, const char *id,
+    git_repository **out)
+{
+	git_worktree *wt = NULL;
+	int rc, prev;
+
+	assert(g != NULL && out != NULL);
+	*out = NULL;
+	if (git_worktree_lookup(&wt, g->repo, id) < 0)
+		return LEASE_ESTALE;
+	prev = owner_off(g);
+	rc = git_repository_open_from_worktree(out, wt);
+	owner_restore(g, prev);
+	git_worktree_free(wt);
+	return rc < 0 ? LEASE_ESTALE : 0;
+}
+
+int
+lease__git_worktree_checkout(struct lease_git *g, const char *id,
+    const git_oid *commit)
+{
+	git_checkout_options o;
+	git_repository *wr = NULL;
+	git_commit *cm = NULL;
+	int rc, prev;
+
+	if ((rc = lease__git_worktree_open(g, id, &wr)) < 0)
+		return rc;
+	git_checkout_options_init(&o, GIT_CHECKOUT_OPTIONS_VERSION);
+	o.checkout_strategy = GIT_CHECKOUT_FORCE |
+	    GIT_CHECKOUT_REMOVE_UNTRACKED;
+	prev = owner_off(g);
+	if (git_commit_lookup(&cm, wr, commit) < 0 ||
+	    git_checkout_tree(wr, (git_object *)cm, &o) < 0)
+		rc = gfail(g, LEASE_EGIT, "checkout in the review worktree");
+	owner_restore(g, prev);
+	git_commit_free(cm);
+	git_repository_free(wr);
+	return rc;
 }

@@ -114,6 +114,45 @@ read_open(struct lease_store *s, const char *id, struct lease_intent *out)
 	return lease__store_fail(s, rc, "read intent");
 }
 
+/* The full name of lease id's own branch, refs/heads/corral/<id>. */
+static void
+own_ref(const char *id, char *out, size_t sz)
+{
+	snprintf(out, sz, "refs/heads/" LEASE_BRANCH_PREFIX "%s", id);
+}
+
+/* Is in a move of the lease's own branch (apply's rebase, --hunks)? */
+static bool
+is_branch(const struct lease_intent *in, const char *id)
+{
+	char ref[LEASE_BRANCH_LEN + 16];
+
+	own_ref(id, ref, sizeof ref);
+	return strcmp(in->ref, ref) == 0;
+}
+
+/*
+ * The lease's open intent, which must be seq (and, with branch, a move of
+ * its own branch): 0 and *in (clear it), or LEASE_EBADTRANSITION with the
+ * message, or an error (*in cleared).
+ */
+static int
+open_seq(struct lease_store *s, const char *id, int64_t seq, bool branch,
+    struct lease_intent *in)
+{
+	int rc;
+
+	if ((rc = read_open(s, id, in)) == 1 && in->seq == seq &&
+	    (!branch || is_branch(in, id)))
+		return 0;
+	lease_intent_clear(in);
+	if (rc < 0)
+		return rc;
+	lease__store_msg(s, "lease %s: intent %lld is not open", id,
+	    (long long)seq);
+	return LEASE_EBADTRANSITION;
+}
+
 int
 lease_intent_get_open(struct lease_store *s, const char *id,
     struct lease_intent *out)
@@ -127,20 +166,48 @@ lease_intent_get_open(struct lease_store *s, const char *id,
 	return read_open(s, id, out);
 }
 
+static int open_intent(struct lease_store *, const char *id,
+    const char *repo, const char *ref, const char *old_hex,
+    const char *new_hex, const char *how, int64_t *seq_out);
+
 int
 lease_intent_open(struct lease_store *s, const char *id, const char *repo,
+    const char *ref, const char *old_hex, const char *new_hex,
+    const char *how, int64_t *seq_out)
+{
+	assert(s != NULL && s->db != NULL);
+	if (repo == NULL || ref == NULL || old_hex == NULL ||
+	    new_hex == NULL || how == NULL)
+		return -EINVAL;
+	return open_intent(s, id, repo, ref, old_hex, new_hex, how, seq_out);
+}
+
+int
+lease__intent_branch_open(struct lease_store *s, const char *id,
+    const char *repo, const char *old_hex, const char *how, int64_t *seq)
+{
+	char ref[LEASE_BRANCH_LEN + 16];
+
+	assert(s != NULL && s->db != NULL);
+	if (repo == NULL || old_hex == NULL || how == NULL ||
+	    !lease_id_valid(id))
+		return -EINVAL;
+	own_ref(id, ref, sizeof ref);
+	/* new is known once the commit exists (lease__intent_branch_new) */
+	return open_intent(s, id, repo, ref, old_hex, "", how, seq);
+}
+
+static int
+open_intent(struct lease_store *s, const char *id, const char *repo,
     const char *ref, const char *old_hex, const char *new_hex,
     const char *how, int64_t *seq_out)
 {
 	struct lease_intent cur;
 	sqlite3_stmt *st;
 	int64_t seq, now = lease_id_now_ms();
+	bool branch;
 	int rc;
 
-	assert(s != NULL && s->db != NULL);
-	if (repo == NULL || ref == NULL || old_hex == NULL ||
-	    new_hex == NULL || how == NULL)
-		return -EINVAL;
 	if ((rc = need_v3(s)) < 0 ||
 	    (rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
@@ -176,7 +243,12 @@ lease_intent_open(struct lease_store *s, const char *id, const char *repo,
 	sqlite3_bind_int64(st, 8, now);
 	if ((rc = lease__store_step_done(s, st, "record intent")) < 0)
 		goto fail;
-	if ((rc = receipt(s, id, "applying", json_pack("{s:s, s:s, s:s, s:s}",
+	memset(&cur, 0, sizeof cur);
+	snprintf(cur.ref, sizeof cur.ref, "%s", ref);
+	branch = is_branch(&cur, id);
+	if ((rc = branch ? receipt(s, id, "result_moving", json_pack("{s:s, "
+	    "s:s, s:s}", "branch", ref, "old", old_hex, "via", how)) :
+	    receipt(s, id, "applying", json_pack("{s:s, s:s, s:s, s:s}",
 	    "target", ref, "old", old_hex, "new", new_hex, "how", how))) < 0)
 		goto fail;
 	if ((rc = lease__store_commit(s)) < 0)
@@ -250,26 +322,20 @@ record_applied(struct lease_store *s, const char *id,
 
 /*
  * Begin the lease's transaction and read its open intent, which must be
- * seq: 0 with the transaction open, else an error with it rolled back.
+ * seq (and, with branch, a move of its own branch): 0 with the
+ * transaction open, else an error with it rolled back.
  */
 static int
 open_for_close(struct lease_store *s, const char *id, int64_t seq,
-    struct lease_intent *in)
+    bool branch, struct lease_intent *in)
 {
 	int rc;
 
 	if ((rc = need_v3(s)) < 0 ||
 	    (rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = read_open(s, id, in)) > 0 && in->seq == seq)
-		return 0;
-	if (rc >= 0) {
-		lease__store_msg(s, "lease %s: intent %lld is not open", id,
-		    (long long)seq);
-		rc = LEASE_EBADTRANSITION;
-	}
-	lease_intent_clear(in);
-	lease__store_rollback(s);
+	if ((rc = open_seq(s, id, seq, branch, in)) < 0)
+		lease__store_rollback(s);
 	return rc;
 }
 
@@ -283,7 +349,7 @@ lease_intent_done(struct lease_store *s, const char *id, int64_t seq,
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
-	if ((rc = open_for_close(s, id, seq, &in)) < 0)
+	if ((rc = open_for_close(s, id, seq, false, &in)) < 0)
 		return rc;
 	f = json_pack("{s:s, s:s, s:s, s:s}", "target", in.ref, "from",
 	    in.old, "to", in.new_, "how", in.how);
@@ -311,7 +377,7 @@ lease_intent_undo(struct lease_store *s, const char *id, int64_t seq,
 	int rc;
 
 	assert(s != NULL && s->db != NULL);
-	if ((rc = open_for_close(s, id, seq, &in)) < 0)
+	if ((rc = open_for_close(s, id, seq, false, &in)) < 0)
 		return rc;
 	if ((rc = close_intent(s, id, seq, "undone", lease_id_now_ms())) < 0 ||
 	    (rc = receipt(s, id, "apply_undone", json_pack("{s:s, s:s, s:s, "
@@ -324,6 +390,194 @@ lease_intent_undo(struct lease_store *s, const char *id, int64_t seq,
 fail:
 	lease_intent_clear(&in);
 	lease__store_rollback(s);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* The lease's own branch: apply's rebase and --hunks                    */
+
+static const char sql_set_new[] =
+    "UPDATE intents SET new = ?3 WHERE lease_id = ?1 AND seq = ?2"
+    " AND state = 'open'";
+
+int
+lease__intent_branch_new(struct lease_store *s, const char *id, int64_t seq,
+    const char *new_hex)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	if ((rc = lease__store_stmt(s, sql_set_new, &st)) < 0)
+		goto fail;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, seq);
+	sqlite3_bind_text(st, 3, new_hex, -1, SQLITE_STATIC);
+	if ((rc = lease__store_step_done(s, st, "record intent")) < 0)
+		goto fail;
+	if (sqlite3_changes(s->db) != 1) {
+		lease__store_msg(s, "lease %s: intent %lld is not open", id,
+		    (long long)seq);
+		rc = LEASE_EBADTRANSITION;
+		goto fail;
+	}
+	return lease__store_commit(s);
+fail:
+	lease__store_rollback(s);
+	return rc;
+}
+
+int
+lease__intent_branch_done(struct lease_store *s, const char *id, int64_t seq,
+    const char *result_text)
+{
+	struct lease_intent in;
+	int64_t now = lease_id_now_ms();
+	int rc;
+
+	assert(s != NULL && s->db != NULL && result_text != NULL);
+	if ((rc = open_for_close(s, id, seq, true, &in)) < 0)
+		return rc;
+	if ((rc = close_intent(s, id, seq, "done", now)) < 0 ||
+	    (rc = lease__record_set_text(s, id, LEASE_FIELD_RESULT,
+	    result_text, now)) < 0 ||
+	    (rc = receipt(s, id, "result_moved", json_pack("{s:s, s:s, s:s, "
+	    "s:s}", "branch", in.ref, "from", in.old, "to", in.new_, "via",
+	    in.how))) < 0)
+		goto fail;
+	lease_intent_clear(&in);
+	return lease__store_commit(s);
+fail:
+	lease_intent_clear(&in);
+	lease__store_rollback(s);
+	return rc;
+}
+
+static char *lock_path(struct lease_git *, const char *name);
+
+/* history/<old>.<name> back to <name> in the result directory. */
+static int
+restore_file(const char *rdir, const char *old, const char *name)
+{
+	char from[4096], to[4096];
+
+	if ((size_t)snprintf(from, sizeof from, "%s/history/%s.%s", rdir, old,
+	    name) >= sizeof from || (size_t)snprintf(to, sizeof to, "%s/%s",
+	    rdir, name) >= sizeof to)
+		return -ENAMETOOLONG;
+	if (rename(from, to) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Put the lease's own branch, result files and review worktree back where
+ * in.old left them: corral/<id> from new back to old (compare-and-swap;
+ * its lock file, corral's own, removed first), the patch and manifest the
+ * move archived restored, old checked out in the review worktree. The
+ * result JSON was never written (it is, with the close, one transaction).
+ * *holds: what the branch held. 0, LEASE_ESTALE (it holds neither: not
+ * touched), or an error.
+ */
+static int
+branch_back(struct lease_store *s, const char *state_dir, const char *id,
+    const struct lease_intent *in, char holds[41])
+{
+	struct lease_git *g = NULL;
+	git_reference *r = NULL;
+	git_oid oid, old, new_;
+	char *lk = NULL, *rdir = NULL;
+	int rc;
+
+	snprintf(holds, 41, "%s", "-");
+	if (git_oid_fromstr(&old, in->old) < 0)
+		return -EINVAL;
+	rc = lease_git_open(&g, in->repo);
+	if (rc == LEASE_ENOTREPO) {
+		rc = 0;		/* the repository is gone: nothing to put back */
+		goto out;
+	}
+	if (rc < 0) {
+		lease__store_msg(s, "%s", lease_git_errmsg(g));
+		goto out;
+	}
+	if ((lk = lock_path(g, in->ref)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (unlink(lk) < 0 && errno != ENOENT) {
+		rc = -errno;
+		lease__store_msg(s, "%s: %s", lk, strerror(errno));
+		goto out;
+	}
+	if (git_reference_name_to_id(&oid, lease__git_repo(g), in->ref) == 0)
+		git_oid_tostr(holds, 41, &oid);
+	if (strcmp(holds, in->old) != 0) {
+		if (in->new_[0] == '\0' || strcmp(holds, in->new_) != 0) {
+			lease__store_msg(s, "lease %s: %s holds %.12s, neither "
+			    "%.12s nor the commit corral was making", id,
+			    in->ref, holds, in->old);
+			rc = LEASE_ESTALE;
+			goto out;
+		}
+		git_oid_fromstr(&new_, in->new_);
+		if (git_reference_create_matching(&r, lease__git_repo(g),
+		    in->ref, &old, 1, &new_, "corral: result move undone") <
+		    0) {
+			lease__store_msg(s, "%s: %s", in->ref,
+			    git_error_last() != NULL ? git_error_last()->message :
+			    "cannot update");
+			rc = LEASE_EGIT;
+			goto out;
+		}
+		git_reference_free(r);
+	}
+	if ((rdir = lease_path_result(state_dir, id)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if ((rc = restore_file(rdir, in->old, "patch")) < 0 ||
+	    (rc = restore_file(rdir, in->old, "manifest.json")) < 0) {
+		lease__store_msg(s, "%s: %s", rdir, strerror(-rc));
+		goto out;
+	}
+	rc = lease__git_worktree_checkout(g, id, &old);
+	if (rc == LEASE_ESTALE)
+		rc = 0;		/* no review worktree to put back */
+	else if (rc < 0)
+		lease__store_msg(s, "%s", lease_git_errmsg(g));
+out:
+	free(rdir);
+	free(lk);
+	lease_git_free(g);
+	return rc;
+}
+
+int
+lease__intent_branch_undo(struct lease_store *s, const char *state_dir,
+    const char *id, int64_t seq, const char *why)
+{
+	struct lease_intent in;
+	char holds[41];
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if ((rc = open_seq(s, id, seq, true, &in)) < 0)
+		return rc;
+	if ((rc = branch_back(s, state_dir, id, &in, holds)) == 0 &&
+	    (rc = lease__store_begin_lease(s, id)) == 0) {
+		if ((rc = close_intent(s, id, seq, "undone",
+		    lease_id_now_ms())) < 0 ||
+		    (rc = receipt(s, id, "result_move_undone", json_pack(
+		    "{s:s, s:s, s:s, s:s, s:s}", "branch", in.ref, "old",
+		    in.old, "new", in.new_, "holds", holds, "why", why))) < 0)
+			lease__store_rollback(s);
+		else
+			rc = lease__store_commit(s);
+	}
+	lease_intent_clear(&in);
 	return rc;
 }
 
@@ -396,10 +650,36 @@ target_lock_ours(const char *path, const struct lease_intent *in)
 	return rc;
 }
 
+/*
+ * A move of the lease's own branch a killed apply left open (its result
+ * JSON, written with the close, still names the old commit): put the
+ * branch, the result files and the review worktree back.
+ */
+static int
+settle_branch(struct lease_store *s, struct lease_report *rep,
+    const char *state_dir, const struct lease_intent *in, const char *id,
+    bool dry)
+{
+	int rc;
+
+	if (dry)
+		return lease__recover_note(rep, LEASE_FIND_INTENT, id, "result "
+		    "move of %s (%s) would be undone: back to %.12s", in->ref,
+		    in->how, in->old) ? 0 : -ENOMEM;
+	if ((rc = lease__intent_branch_undo(s, state_dir, id, in->seq,
+	    "reconcile")) < 0)
+		return lease__recover_note(rep, LEASE_FIND_INTENT, id, "result "
+		    "move of %s (%s) left open: %s", in->ref, in->how,
+		    lease_store_errmsg(s)) ? 0 : -ENOMEM;
+	return lease__recover_note(rep, LEASE_FIND_INTENT, id, "result move "
+	    "of %s (%s) undone: back to %.12s", in->ref, in->how, in->old) ?
+	    0 : -ENOMEM;
+}
+
 /* Settle one lease's open intent; its lease lock is held. */
 static int
-settle(struct lease_store *s, struct lease_report *rep, const char *id,
-    bool dry)
+settle(struct lease_store *s, struct lease_report *rep, const char *state_dir,
+    const char *id, bool dry)
 {
 	struct lease_intent in;
 	struct lease_git *g = NULL;
@@ -409,6 +689,11 @@ settle(struct lease_store *s, struct lease_report *rep, const char *id,
 
 	if ((rc = read_open(s, id, &in)) <= 0)
 		return rc;
+	if (is_branch(&in, id)) {
+		rc = settle_branch(s, rep, state_dir, &in, id, dry);
+		lease_intent_clear(&in);
+		return rc;
+	}
 	rc = lease_git_open(&g, in.repo);
 	if (rc == LEASE_ENOTREPO) {
 		snprintf(holds, sizeof holds, "%s", "-");
@@ -522,7 +807,7 @@ lease_recover_intents(struct lease_store *s, struct lease_lock *held,
 		}
 		if (rc < 0)
 			break;
-		rc = settle(s, rep, ids[i], dry);
+		rc = settle(s, rep, state_dir, ids[i], dry);
 		lease_lock_release(lk);
 	}
 	free(ids);

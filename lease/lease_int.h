@@ -98,12 +98,41 @@ int lease__intent_leftovers(struct lease_store *, struct lease_report *,
 int lease__event_log(struct lease_store *, const char *id, int64_t at,
     const char *kind, const char *from, const char *to, const char *reason);
 
+/*
+ * intent.c: a move of the lease's own branch corral/<id> (apply's rebase
+ * onto an advanced target, and --hunks), journaled like an apply's: the
+ * intent (old; new once the commit exists) before the compare-and-swap,
+ * then the result JSON and the close in one transaction. The caller holds
+ * the lease's lock. branch_undo puts the branch (compare-and-swap from
+ * new), the result's patch and manifest (archived under history/) and the
+ * review worktree back at old and closes the intent undone; reconcile
+ * does the same for one a killed apply left open.
+ */
+int lease__intent_branch_open(struct lease_store *, const char *id,
+    const char *repo, const char *old_hex, const char *how, int64_t *seq);
+int lease__intent_branch_new(struct lease_store *, const char *id,
+    int64_t seq, const char *new_hex);
+int lease__intent_branch_done(struct lease_store *, const char *id,
+    int64_t seq, const char *result_text);
+int lease__intent_branch_undo(struct lease_store *, const char *state_dir,
+    const char *id, int64_t seq, const char *why);
+
 /* git.c: what lease/result/ needs of the operator's repository */
 struct git_repository;
 struct git_repository *lease__git_repo(struct lease_git *);
 /* Owner validation off around calls on the named repository (git.c). */
 int lease__git_owner_off(const struct lease_git *);
 void lease__git_owner_restore(const struct lease_git *, int prev);
+/* Lease id's review worktree as a repository: 0, LEASE_ESTALE (gone). */
+struct git_oid;
+int lease__git_worktree_open(struct lease_git *, const char *id,
+    struct git_repository **out);
+/*
+ * Check commit out in lease id's review worktree (forced, untracked files
+ * removed): 0, LEASE_ESTALE (no worktree), LEASE_EGIT (message on g).
+ */
+int lease__git_worktree_checkout(struct lease_git *, const char *id,
+    const struct git_oid *commit);
 
 /*
  * seed.c: the base commit, its tree and `history` generations of its

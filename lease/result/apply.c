@@ -373,7 +373,9 @@ apply_hunks(struct lease__rctx *c, const char *list, const char *commit,
 	}
 	if (rc < 0)
 		goto out;
-	if ((rc = lease__result_checks(c)) < 0)
+	/* the checks of the new commit, inside its move (SPEC 9.2) */
+	if ((rc = lease__result_checks(c)) < 0 ||
+	    (rc = lease__result_move_done(c)) < 0)
 		goto out;
 	if (checks_failed(c)) {
 		lease__store_msg(c->s, "a check failed on the selected hunks "
@@ -521,10 +523,12 @@ rebase(struct lease__rctx *c, const char *onto, const char *commit,
 		goto out;
 	snprintf(out->commit, sizeof out->commit, "%s",
 	    lease__rctx_str(c, "commit"));
-	if ((rc = lease__rctx_receipt(c, "result_rebased", json_pack("{s:s, "
+	/* the checks of the new commit, inside its move (SPEC 9.2) */
+	if ((rc = lease__result_checks(c)) < 0 ||
+	    (rc = lease__result_move_done(c)) < 0 ||
+	    (rc = lease__rctx_receipt(c, "result_rebased", json_pack("{s:s, "
 	    "s:s, s:s, s:s}", "target", out->target, "onto", onto, "from",
-	    commit, "commit", out->commit))) < 0 ||
-	    (rc = lease__result_checks(c)) < 0)
+	    commit, "commit", out->commit))) < 0)
 		goto out;
 	lease__store_msg(c->s, "%s advanced to %.12s: the patch was "
 	    "re-verified on top of it as commit %.12s on corral/%s; review "
@@ -699,6 +703,8 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	if ((rc = lease__rctx_open(&c, s, state_dir, id, opts->policy,
 	    opts->run_check, opts->ud, true)) < 0)
 		goto out;
+	/* a rebase or --hunks moves corral/<id>: under an intent (SPEC 9.2) */
+	c.move_intent = true;
 	repo = lease__git_repo(c.g);
 	if (lease__rctx_str(&c, "commit") == NULL ||
 	    lease__rctx_str(&c, "parent") == NULL) {
@@ -791,6 +797,8 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	}
 	rc = move(&c, out, &tip, &cm, "fast-forward", opts);
 out:
+	/* a move of corral/<id> that did not finish is put back */
+	rc = lease__result_move_undo(&c, rc);
 	free(patch);
 	git_reference_free(r);
 	lease__rctx_close(&c);

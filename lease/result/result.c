@@ -302,44 +302,19 @@ migrate(struct lease__rctx *c, git_odb *dst, const git_oid *tree)
 static int
 open_worktree(struct lease__rctx *c, git_repository **out)
 {
-	git_worktree *wt = NULL;
-	git_repository *repo = lease__git_repo(c->g);
-	int rc, prev;
-
-	*out = NULL;
-	if (git_worktree_lookup(&wt, repo, c->id) < 0)
-		return LEASE_ESTALE;
-	prev = lease__git_owner_off(c->g);
-	rc = git_repository_open_from_worktree(out, wt);
-	lease__git_owner_restore(c->g, prev);
-	git_worktree_free(wt);
-	return rc < 0 ? LEASE_ESTALE : 0;
+	return lease__git_worktree_open(c->g, c->id, out);
 }
 
 static int
 checkout(struct lease__rctx *c, const git_oid *commit)
 {
-	git_checkout_options o;
-	git_repository *wr = NULL;
-	git_commit *cm = NULL;
-	int rc, prev;
+	int rc = lease__git_worktree_checkout(c->g, c->id, commit);
 
-	if ((rc = open_worktree(c, &wr)) < 0) {
+	if (rc == LEASE_ESTALE)
 		lease__store_msg(c->s, "lease %s: the review worktree is "
 		    "missing", c->id);
-		return rc;
-	}
-	git_checkout_options_init(&o, GIT_CHECKOUT_OPTIONS_VERSION);
-	o.checkout_strategy = GIT_CHECKOUT_FORCE |
-	    GIT_CHECKOUT_REMOVE_UNTRACKED;
-	prev = lease__git_owner_off(c->g);
-	if (git_commit_lookup(&cm, wr, commit) < 0 ||
-	    git_checkout_tree(wr, (git_object *)cm, &o) < 0)
-		rc = lease__rctx_gitfail(c, LEASE_EGIT,
-		    "checkout in the review worktree");
-	lease__git_owner_restore(c->g, prev);
-	git_commit_free(cm);
-	git_repository_free(wr);
+	else if (rc < 0)
+		lease__store_msg(c->s, "%s", lease_git_errmsg(c->g));
 	return rc;
 }
 
@@ -596,6 +571,57 @@ move_branch(struct lease__rctx *c, const git_oid *expect, const git_oid *to,
 }
 
 int
+lease__result_move_undo(struct lease__rctx *c, int rc)
+{
+	char *msg;
+
+	if (c->move_seq == 0)
+		return rc;
+	msg = strdup(lease_store_errmsg(c->s));
+	if (lease__intent_branch_undo(c->s, c->state_dir, c->id, c->move_seq,
+	    lease_strerror(rc)) < 0) {
+		/* the intent stays open: reconcile puts it back */
+	}
+	c->move_seq = 0;
+	if (msg != NULL)
+		lease__store_msg(c->s, "%s", msg);
+	free(msg);
+	return rc;
+}
+
+/* result_materialised for the result JSON's commit. */
+static int
+materialised(struct lease__rctx *c)
+{
+	return lease__rctx_receipt(c, "result_materialised", json_pack("{s:s, "
+	    "s:s, s:s, s:s, s:s, s:I}", "via", lease__rctx_str(c, "via"),
+	    "commit", lease__rctx_str(c, "commit"), "tree",
+	    lease__rctx_str(c, "tree"), "parent", lease__rctx_str(c, "parent"),
+	    "patch_sha256", c->m->patch_sha256, "files",
+	    (json_int_t)c->m->nfiles));
+}
+
+int
+lease__result_move_done(struct lease__rctx *c)
+{
+	char *text;
+	int rc;
+
+	if (c->move_seq == 0)
+		return 0;
+	/* the result and the intent's close: one transaction */
+	if ((text = json_dumps(c->result, JSON_COMPACT |
+	    JSON_ENSURE_ASCII)) == NULL)
+		return lease__result_move_undo(c, -ENOMEM);
+	rc = lease__intent_branch_done(c->s, c->id, c->move_seq, text);
+	free(text);
+	if (rc < 0)
+		return lease__result_move_undo(c, rc);
+	c->move_seq = 0;
+	return materialised(c);
+}
+
+int
 lease__result_build(struct lease__rctx *c, const char *parent_hex,
     const char *expect_tip, const char *tree_hex, const char *via,
     struct lease_gate_report *rep)
@@ -604,31 +630,46 @@ lease__result_build(struct lease__rctx *c, const char *parent_hex,
 	git_odb *dst = NULL;
 	char hex[41];
 	json_t *patch;
+	bool guard = c->move_intent;
 	int rc;
 
 	if (git_oid_fromstr(&parent, parent_hex) < 0 ||
 	    git_oid_fromstr(&expect, expect_tip) < 0 ||
 	    git_oid_fromstr(&tree, tree_hex) < 0)
 		return -EINVAL;
+	/* apply's moves of corral/<id>: the intent first (SPEC 9.2) */
+	if (guard && (rc = lease__intent_branch_open(c->s, c->id,
+	    c->rec.repo, expect_tip, via, &c->move_seq)) < 0)
+		return rc;
+	lease_fault_point("result.intent.after");
 	archive(c);
 	if ((rc = make_patch(c, parent_hex, tree_hex, rep)) < 0)
-		return rc;
+		goto fail;
 	if (rep->n == 0 && (rc = gate_patch(c, parent_hex, rep)) < 0)
-		return rc;
-	if (rep->n > 0 || c->m == NULL)
-		return LEASE_EINVALID;
+		goto fail;
+	if (rep->n > 0 || c->m == NULL) {
+		rc = LEASE_EINVALID;
+		goto fail;
+	}
 	/* Valid: the objects go to the operator's repository. */
-	if (git_repository_odb(&dst, lease__git_repo(c->g)) < 0)
-		return lease__rctx_gitfail(c, LEASE_EGIT, "object database");
+	if (git_repository_odb(&dst, lease__git_repo(c->g)) < 0) {
+		rc = lease__rctx_gitfail(c, LEASE_EGIT, "object database");
+		goto fail;
+	}
 	rc = migrate(c, dst, &tree);
 	git_odb_free(dst);
-	if (rc < 0)
-		return rc;
-	if ((rc = make_commit(c, &parent, &tree, via, &commit)) < 0)
-		return rc;
-	if ((rc = move_branch(c, &expect, &commit, "corral: result")) < 0)
-		return rc;
+	if (rc < 0 || (rc = make_commit(c, &parent, &tree, via, &commit)) < 0)
+		goto fail;
 	git_oid_tostr(hex, sizeof hex, &commit);
+	if (guard && (rc = lease__intent_branch_new(c->s, c->id, c->move_seq,
+	    hex)) < 0)
+		goto fail;
+	if ((rc = move_branch(c, &expect, &commit, "corral: result")) < 0)
+		goto fail;
+	lease_fault_point("result.branch.after");
+	/* under an intent the worktree follows before the one write */
+	if (guard && (rc = checkout(c, &commit)) < 0)
+		goto fail;
 	patch = json_pack("{s:s, s:I}", "sha256", c->m->patch_sha256, "bytes",
 	    (json_int_t)c->m->patch_bytes);
 	lease__result_set(c->result, "status", json_string("ready"));
@@ -648,15 +689,14 @@ lease__result_build(struct lease__rctx *c, const char *parent_hex,
 	lease__result_set(c->result, "reasons", json_array());
 	lease__result_set(c->result, "checks", json_null());
 	lease__result_set(c->result, "reviewed", json_null());
-	if ((rc = lease__rctx_save(c)) < 0)
-		return rc;
-	rc = lease__rctx_receipt(c, "result_materialised", json_pack("{s:s, "
-	    "s:s, s:s, s:s, s:s, s:I}", "via", via, "commit", hex, "tree",
-	    tree_hex, "parent", parent_hex, "patch_sha256",
-	    c->m->patch_sha256, "files", (json_int_t)c->m->nfiles));
-	if (rc < 0)
+	/* under an intent: written with its close (lease__result_move_done) */
+	if (guard)
+		return 0;
+	if ((rc = lease__rctx_save(c)) < 0 || (rc = materialised(c)) < 0)
 		return rc;
 	return checkout(c, &commit);
+fail:
+	return guard ? lease__result_move_undo(c, rc) : rc;
 }
 
 /* ---- finish -------------------------------------------------------------- */

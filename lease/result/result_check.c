@@ -310,7 +310,8 @@ lease__result_checks(struct lease__rctx *c)
 	json_array_foreach(all, i, e)
 		json_object_del(e, "log");
 	lease__result_set(c->result, "checks", all);
-	if (rc == 0)
+	/* inside an open move of corral/<id> the JSON goes with its close */
+	if (rc == 0 && c->move_seq == 0)
 		rc = lease__rctx_save(c);
 	return rc;
 }

@@ -80,6 +80,8 @@ struct lease__rctx {
 	void *ud;
 	struct json_t *result;		/* the result JSON (owned) */
 	struct lease_manifest *m;	/* the current result's manifest */
+	bool move_intent;		/* corral/<id> moves under an intent */
+	int64_t move_seq;		/* that intent, open (0: none) */
 };
 
 /*
@@ -114,6 +116,17 @@ int lease__rctx_receipt(struct lease__rctx *, const char *kind,
 int lease__result_build(struct lease__rctx *, const char *parent_hex,
     const char *expect_tip, const char *tree_hex, const char *via,
     struct lease_gate_report *rep);
+/*
+ * With ctx->move_intent (apply's rebase and --hunks) the build is one
+ * intent on corral/<id> (intent.c) and leaves it open (ctx->move_seq)
+ * with the result JSON unwritten, so the declared checks of the new commit
+ * run inside it: lease__result_move_done then writes the JSON and closes
+ * it in one transaction (and the receipt result_materialised);
+ * lease__result_move_undo puts branch, files and worktree back (rc kept,
+ * with its message). Both are no-ops without an open move.
+ */
+int lease__result_move_done(struct lease__rctx *);
+int lease__result_move_undo(struct lease__rctx *, int rc);
 /*
  * 0 when corral/<id> and the review worktree (HEAD, index, working files)
  * match commit; LEASE_ESTALE with why; or an error.

@@ -9,8 +9,9 @@
  * reconcile: the journal and the branch agree; a held journal lock or a
  * full state disk: the branch is not moved; what a killed corral leaves
  * in .git (a ref lock, a worktree's admin entry) is removed by reconcile,
- * the operator's own never. The crash sweep kills apply, reject and gc at
- * each of their state-changing syscalls (strace), then reconciles.
+ * the operator's own never. The crash sweep kills apply (its fast-forward
+ * and its rebase onto an advanced target), reject, gc and new at each of
+ * their state-changing syscalls (strace), then reconciles.
  */
 #include <fcntl.h>
 #include <git2.h>
@@ -678,23 +679,30 @@ END_TEST
 struct sweep {
 	char (*name)[24];	/* the state-changing syscalls, in order */
 	size_t n;
+	bool own;		/* the command's own, not its children's */
+	size_t cur;		/* the kill point at work */
+	int exit;		/* the command's exit when not killed */
 	int killed, finished, undone, applied_first;	/* counts */
 };
 
+/* corral new also mounts the workspace image and sets up its loop device. */
+#define SWEEP_SET_NEW SWEEP_SET ",mount,umount2,ioctl"
+
 /* The state-changing syscalls of `corral ARGS`, in order, into sw. */
 static void
-sweep_trace(struct sweep *sw, const char *args)
+sweep_trace(struct sweep *sw, const char *args, const char *set)
 {
 	char *bin = cu_corral_bin(), *log = lt_fmt("%s/%s", tmp, "trace.log");
 	char cmd[4096], line[4096], *p, *q;
 	FILE *f;
 	int status;
 
-	snprintf(cmd, sizeof cmd, TRACED "strace -f -qq -o '%s' -e trace="
-	    SWEEP_SET " '%s' %s >/dev/null 2>&1", log, bin, args);
+	snprintf(cmd, sizeof cmd, TRACED "strace %s-qq -o '%s' -e trace=%s "
+	    "'%s' %s >/dev/null 2>&1", sw->own ? "" : "-f ", log, set, bin,
+	    args);
 	free(bin);
 	free(cu_run(cmd, &status));
-	ck_assert_msg(status == 0, "traced apply: exit %d", status);
+	ck_assert_msg(status == sw->exit, "traced %s: exit %d", args, status);
 	sw->name = calloc(SWEEP_MAX, sizeof *sw->name);
 	ck_assert_ptr_nonnull(sw->name);
 	ck_assert_ptr_nonnull(f = fopen(log, "r"));
@@ -748,14 +756,14 @@ sweep_kill(struct sweep *sw, size_t k, const char *args)
 	size_t j = sweep_nth(sw, k);
 	int status;
 
-	snprintf(cmd, sizeof cmd, TRACED "strace -f -qq -o /dev/null "
+	snprintf(cmd, sizeof cmd, TRACED "strace %s-qq -o /dev/null "
 	    "-e trace=%s -e "
 	    "inject=%s:signal=SIGKILL:when=%zu '%s' %s >/dev/null 2>&1",
-	    sw->name[k], sw->name[k], j, bin, args);
+	    sw->own ? "" : "-f ", sw->name[k], sw->name[k], j, bin, args);
 	free(bin);
 	free(cu_run(cmd, &status));
-	ck_assert_msg(status == 137 || status == 0, "kill %zu (%s #%zu): "
-	    "exit %d", k, sw->name[k], j, status);
+	ck_assert_msg(status == 137 || status == sw->exit, "kill %zu (%s "
+	    "#%zu): exit %d", k, sw->name[k], j, status);
 	sw->killed += status == 137;
 }
 
@@ -787,23 +795,101 @@ no_worktree(size_t k, const char *id)
 	free(p);
 }
 
-enum sweep_cmd { SWEEP_APPLY, SWEEP_REJECT, SWEEP_GC };
+enum sweep_cmd { SWEEP_APPLY, SWEEP_REJECT, SWEEP_GC, SWEEP_REBASE };
+
+/*
+ * Branch b gains a commit of a file of its own (other.txt), so an apply
+ * into it takes the rebase path: the patch is re-verified on top of it,
+ * corral/<id> moves to a new commit and the lease goes back to review.
+ */
+static void
+advance(const char *b)
+{
+	char cmd[2048];
+	int status;
+
+	snprintf(cmd, sizeof cmd, "cd '%s' && export GIT_AUTHOR_NAME=t "
+	    "GIT_AUTHOR_EMAIL=t@example.invalid GIT_COMMITTER_NAME=t "
+	    "GIT_COMMITTER_EMAIL=t@example.invalid && "
+	    "o=$(echo other | git hash-object -w --stdin) && "
+	    "t=$( (git ls-tree %s; printf '100644 blob %%s\tother.txt\n' "
+	    "\"$o\") | git mktree) && "
+	    "n=$(git commit-tree \"$t\" -p %s -m advance) && "
+	    "git update-ref refs/heads/%s \"$n\" 2>&1", repo, b, b, b);
+	free(cu_run(cmd, &status));
+	ck_assert_int_eq(status, 0);
+}
 
 /* A lease ready for cmd; for apply, b is its target branch. */
 static void
 sweep_lease(enum sweep_cmd cmd, char id[LEASE_ID_LEN + 1], const char *b,
     char args[256])
 {
-	if (cmd == SWEEP_APPLY)
+	if (cmd == SWEEP_APPLY || cmd == SWEEP_REBASE)
 		make_branch(b);
 	ready_lease(id, "swept\n");
 	if (cmd == SWEEP_GC)
 		ck_assert_int_eq(lease_result_reject(st, state, id), 0);
-	if (cmd == SWEEP_APPLY)
+	if (cmd == SWEEP_REBASE)
+		advance(b);
+	if (cmd == SWEEP_APPLY || cmd == SWEEP_REBASE)
 		snprintf(args, 256, "apply %s --into %s", id, b);
 	else
 		snprintf(args, 256, "%s %s", cmd == SWEEP_GC ? "gc" : "reject",
 		    id);
+}
+
+/*
+ * After a kill of an apply that rebases onto an advanced target, and
+ * reconcile: the target never moved; the result names the old commit cm
+ * (the move put back: corral/<id> at cm, apply rebases again) or the new
+ * one on top of the target (corral/<id> there, back to review); either
+ * way, review and apply then integrate it.
+ */
+static void
+sweep_rebased(struct sweep *sw, size_t k, const char *id, const char *b,
+    const char *cm, const char *args)
+{
+	char now[41], t[41], tb[41], *out;
+	struct lease_record r;
+	json_t *doc = NULL;
+	int status, rc;
+
+	tip_of(b, tb);
+	ck_assert_int_eq(lease_receipt_verify(st, id, NULL, NULL), 0);
+	r = record(id);
+	ck_assert_msg(r.state == LEASE_STATE_RESULT_READY, "kill %zu (%s): "
+	    "%s", k, sw->name[k], lease_fsm_state_name(r.state));
+	lease_record_clear(&r);
+	commit_of(id, now);
+	snprintf(t, sizeof t, "corral/%s", id);
+	tip_of(t, t);
+	ck_assert_msg(strcmp(t, now) == 0, "kill %zu (%s): corral/%s at "
+	    "%.12s, the result names %.12s", k, sw->name[k], id, t, now);
+	no_locks((int)k);
+	if (strcmp(now, cm) == 0) {
+		sw->undone++;
+		out = corral(&status, NULL, "%s", args);
+		ck_assert_msg(status == 1 && strstr(out, "review it again") !=
+		    NULL, "kill %zu (%s): %s again: exit %d: %s", k,
+		    sw->name[k], args, status, out);
+		free(out);
+		commit_of(id, now);
+	} else
+		sw->finished++;
+	ck_assert_str_ne(now, cm);
+	rc = lease_result_review(st, state, id, LEASE_REVIEW_MARK, &doc);
+	ck_assert_msg(rc == 0, "kill %zu: review: %s", k,
+	    lease_store_errmsg(st));
+	json_decref(doc);
+	out = corral(&status, NULL, "%s", args);
+	ck_assert_msg(status == 0, "kill %zu (%s): apply after: %s", k,
+	    sw->name[k], out);
+	free(out);
+	tip_of(b, t);
+	ck_assert_str_eq(t, now);
+	ck_assert_str_ne(tb, now);	/* the rebased commit, on top of it */
+	sw->applied_first++;
 }
 
 /*
@@ -824,6 +910,10 @@ sweep_one(struct sweep *sw, enum sweep_cmd cmd, size_t k)
 	commit_of(id, cm);
 	sweep_kill(sw, k, args);
 	sweep_reconcile(sw, k, id);
+	if (cmd == SWEEP_REBASE) {
+		sweep_rebased(sw, k, id, b, cm, args);
+		return;
+	}
 	if (cmd == SWEEP_GC) {
 		rc = lease_record_get(st, id, &r);
 		ck_assert_msg(rc == 0 || rc == LEASE_ENOTFOUND, "kill %zu: %d",
@@ -886,6 +976,19 @@ sweep_one(struct sweep *sw, enum sweep_cmd cmd, size_t k)
 }
 
 /*
+ * Kill point k this run? CORRAL_SWEEP=all: every one; CORRAL_SWEEP=N:
+ * that one alone (to see one again); by default the first head and every
+ * 16th after.
+ */
+static bool
+sweep_at(const char *e, bool all, size_t head, size_t k)
+{
+	if (e != NULL && *e >= '0' && *e <= '9')
+		return k == (size_t)strtoul(e, NULL, 10);
+	return all || k < head || k % 16 == 0;
+}
+
+/*
  * CORRAL_SWEEP=all kills at every state-changing syscall (make stress);
  * by default the first `head` (the locks, the journal, the move) and
  * every 16th after (the teardown).
@@ -900,6 +1003,7 @@ sweep_run(enum sweep_cmd cmd, size_t head, const char *what)
 	size_t k, runs = 0;
 
 	memset(&sw, 0, sizeof sw);
+	sw.exit = cmd == SWEEP_REBASE ? 1 : 0;
 	/*
 	 * The first lease's quarantine holds objects no later one writes
 	 * (they are in the repository by then): its trace would have kill
@@ -910,22 +1014,32 @@ sweep_run(enum sweep_cmd cmd, size_t head, const char *what)
 		int st0;
 
 		free(corral(&st0, NULL, "%s", args));
-		ck_assert_int_eq(st0, 0);
+		ck_assert_int_eq(st0, sw.exit);
 	}
 	sweep_lease(cmd, id, "traced", args);
-	sweep_trace(&sw, args);
+	sweep_trace(&sw, args, SWEEP_SET);
 	ck_assert_uint_gt(sw.n, 10);
 	for (k = 0; k < sw.n; k++) {
-		if (!all && k >= head && k % 16 != 0)
+		if (!sweep_at(e, all, head, k))
 			continue;
 		sweep_one(&sw, cmd, k);
 		runs++;
 	}
-	fprintf(stderr, "%s crash sweep: %zu state-changing syscalls, %zu "
-	    "kill points, %d killed; reconcile finished %d intents and undid "
-	    "%d; %d done after reconcile, %zu left short and done again\n",
-	    what, sw.n, runs, sw.killed, sw.finished, sw.undone,
-	    sw.applied_first, runs - (size_t)sw.applied_first);
+	if (cmd == SWEEP_REBASE)
+		fprintf(stderr, "%s crash sweep: %zu state-changing syscalls, "
+		    "%zu kill points, %d killed; after reconcile %d kept the "
+		    "old commit (the move undone or never made) and %d had the "
+		    "rebased one; %d then reviewed and applied\n", what, sw.n,
+		    runs, sw.killed, sw.undone, sw.finished, sw.applied_first);
+	else
+		fprintf(stderr, "%s crash sweep: %zu state-changing syscalls, "
+		    "%zu kill points, %d killed; reconcile finished %d intents "
+		    "and undid %d; %d done after reconcile, %zu left short and "
+		    "done again\n", what, sw.n, runs, sw.killed, sw.finished,
+		    sw.undone, sw.applied_first, runs -
+		    (size_t)sw.applied_first);
+	if (cmd == SWEEP_REBASE)
+		ck_assert_int_eq(sw.applied_first, (int)runs);
 	/* a point the traced run alone reached (a directory made once) */
 	ck_assert_int_ge(sw.killed, (int)runs * 4 / 5);
 	free(sw.name);
@@ -946,6 +1060,217 @@ END_TEST
 START_TEST(test_apply_crash_sweep_gc)
 {
 	sweep_run(SWEEP_GC, 24, "gc");
+}
+END_TEST
+
+START_TEST(test_apply_crash_sweep_rebase)
+{
+	sweep_run(SWEEP_REBASE, 48, "apply (rebase)");
+}
+END_TEST
+
+/* ---- the crash-point sweep of corral new ---------------------------------- */
+
+/*
+ * `corral new` runs the lease's provisioning itself (the journal, the
+ * branch, the review worktree, the workspace, the uid slot, the cgroups,
+ * the bounded image and its mount), then starts the holder, which goes on
+ * without it. It is traced without -f: the kth state-changing syscall is
+ * its own, never the holder's or mkfs's. The agent is /bin/true.
+ */
+#define NEW_WAIT_MS 120000
+
+/* The IDs of the leases named name (each lease once: at most one). */
+static int
+leases_named(const char *name, char id[LEASE_ID_LEN + 1])
+{
+	struct lease_record *v = NULL;
+	size_t n = 0;
+	int found = 0;
+
+	ck_assert_int_eq(lease_record_list(st, LEASE_LIST_ALL, &v, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].name == NULL || strcmp(v[i].name, name) != 0)
+			continue;
+		if (found++ == 0)
+			snprintf(id, LEASE_ID_LEN + 1, "%s", v[i].id);
+	}
+	lease_record_list_free(v, n);
+	return found;
+}
+
+/* The lease's holder is gone and it is past running (or deadline). */
+static struct lease_record
+settled_lease(size_t k, const char *id)
+{
+	struct lease_record r;
+	int i;
+
+	for (i = 0; i < NEW_WAIT_MS / 50; i++) {
+		r = record(id);
+		if (r.state != LEASE_STATE_PROVISIONING &&
+		    r.state != LEASE_STATE_RUNNING && (r.holder_pid <= 0 ||
+		    !lease_proc_alive((pid_t)r.holder_pid, r.holder_start)))
+			return r;
+		lease_record_clear(&r);
+		usleep(50000);
+	}
+	r = record(id);
+	ck_assert_msg(0, "kill %zu: lease %s still %s after %d s", k, id,
+	    lease_fsm_state_name(r.state), NEW_WAIT_MS / 1000);
+	return r;
+}
+
+/* Lines of `cmd` output naming needle (none expected): "" or them. */
+static void
+none_named(size_t k, const char *what, const char *cmd)
+{
+	char *out = cu_run(cmd, NULL);
+
+	ck_assert_msg(out[0] == '\0', "kill %zu: %s left: %s", k, what, out);
+	free(out);
+}
+
+/*
+ * Nothing of lease id anywhere: its row, branch corral/<id>, review
+ * worktree and git's entry, lease directory, uid slot, cgroups, mounts
+ * and loop devices.
+ */
+static void
+nothing_of(size_t k, const char *id)
+{
+	struct lease_record r;
+	char *p, cmd[2048];
+
+	ck_assert_int_eq(lease_record_get(st, id, &r), LEASE_ENOTFOUND);
+	p = lt_fmt("%s/.git/refs/heads/corral/%s", repo, id);
+	ck_assert_msg(!exists(p), "kill %zu: %s left", k, p);
+	free(p);
+	no_worktree(k, id);
+	p = lease_path_lease_dir(state, id);
+	ck_assert_msg(!exists(p), "kill %zu: %s left", k, p);
+	free(p);
+	snprintf(cmd, sizeof cmd, "cd '%s' && git for-each-ref "
+	    "refs/heads/corral/%s", repo, id);
+	none_named(k, "branch", cmd);
+	snprintf(cmd, sizeof cmd, "grep -ls '^%s' /run/corral/uids/*/owner",
+	    id);
+	none_named(k, "uid slot", cmd);
+	snprintf(cmd, sizeof cmd, "find /sys/fs/cgroup -maxdepth 6 -type d "
+	    "-name 'lease-%s*' 2>/dev/null", id);
+	none_named(k, "cgroup", cmd);
+	snprintf(cmd, sizeof cmd, "grep -F ' %s/' /proc/self/mountinfo",
+	    state);
+	none_named(k, "mount", cmd);
+	snprintf(cmd, sizeof cmd, "grep -lsF '%s/' "
+	    "/sys/block/loop*/loop/backing_file", state);
+	none_named(k, "loop device", cmd);
+}
+
+/*
+ * Kill corral new at its kth state-changing syscall, reconcile, and
+ * check: the lease exists at most once; it is never left provisioning;
+ * once its holder (if it started) is done, reject and gc take it and
+ * leave nothing of it. *made counts the kills that left a lease row.
+ */
+static void sweep_new_end(struct sweep *, const char *name);
+
+static void
+sweep_new_one(struct sweep *sw, size_t k, int *made)
+{
+	char id[LEASE_ID_LEN + 1], name[32], args[512], *out;
+	int status, n;
+
+	sw->cur = k;
+	snprintf(name, sizeof name, "sweep-%zu", k);
+	snprintf(args, sizeof args, "new --repo '%s' --name %s -- /bin/true",
+	    repo, name);
+	sweep_kill(sw, k, args);
+	out = corral(&status, NULL, "reconcile");
+	ck_assert_msg(status == 0, "kill %zu: reconcile: %s", k, out);
+	free(out);
+	no_locks((int)k);
+	if ((n = leases_named(name, id)) == 0) {
+		/* killed before the row: nothing was made for it */
+		return;
+	}
+	ck_assert_msg(n == 1, "kill %zu (%s): %d leases named %s", k,
+	    sw->name[k], n, name);
+	(*made)++;
+	sweep_new_end(sw, name);
+}
+
+/* The lease named name, settled, rejected, gc'd: nothing of it is left. */
+static void
+sweep_new_end(struct sweep *sw, const char *name)
+{
+	char id[LEASE_ID_LEN + 1], *out;
+	struct lease_record r;
+	size_t k = sw->cur;
+	int status;
+
+	ck_assert_int_eq(leases_named(name, id), 1);
+	r = settled_lease(k, id);
+	ck_assert_msg(r.state == LEASE_STATE_RESULT_READY ||
+	    r.state == LEASE_STATE_FAILED, "kill %zu (%s): %s", k,
+	    sw->name[k], lease_fsm_state_name(r.state));
+	if (r.state == LEASE_STATE_FAILED)
+		sw->undone++;
+	else
+		sw->finished++;
+	lease_record_clear(&r);
+	ck_assert_int_eq(lease_receipt_verify(st, id, NULL, NULL), 0);
+	/* a second reconcile finds it settled; reject and gc end it */
+	out = corral(&status, NULL, "reconcile");
+	ck_assert_msg(status == 0, "kill %zu: reconcile: %s", k, out);
+	free(out);
+	r = record(id);
+	if (r.state == LEASE_STATE_RESULT_READY) {
+		out = corral(&status, NULL, "reject %s", id);
+		ck_assert_msg(status == 0, "kill %zu: reject: %s", k, out);
+		free(out);
+	}
+	lease_record_clear(&r);
+	out = corral(&status, NULL, "gc %s", id);
+	ck_assert_msg(status == 0, "kill %zu (%s): gc: %s", k, sw->name[k],
+	    out);
+	free(out);
+	nothing_of(k, id);
+	no_locks((int)k);
+	sw->applied_first++;
+}
+
+START_TEST(test_apply_crash_sweep_new)
+{
+	const char *e = getenv("CORRAL_SWEEP");
+	bool all = e != NULL && strcmp(e, "all") == 0;
+	char args[512];
+	struct sweep sw;
+	size_t k, runs = 0;
+	int made = 0;
+
+	memset(&sw, 0, sizeof sw);
+	sw.own = true;	/* corral new's own syscalls, not the holder's */
+	snprintf(args, sizeof args, "new --repo '%s' --name traced -- "
+	    "/bin/true", repo);
+	sweep_trace(&sw, args, SWEEP_SET_NEW);
+	ck_assert_uint_gt(sw.n, 50);
+	sweep_new_end(&sw, "traced");
+	sw.undone = sw.finished = sw.applied_first = 0;
+	for (k = 0; k < sw.n; k++) {
+		if (!sweep_at(e, all, 24, k))
+			continue;
+		sweep_new_one(&sw, k, &made);
+		runs++;
+	}
+	fprintf(stderr, "new crash sweep: %zu state-changing syscalls, %zu "
+	    "kill points, %d killed; %d left a lease (%d failed, %d with a "
+	    "result), each reconciled, rejected and gc'd with nothing left "
+	    "(%d)\n", sw.n, runs, sw.killed, made, sw.undone, sw.finished,
+	    sw.applied_first);
+	ck_assert_int_ge(sw.killed, (int)runs * 4 / 5);
+	ck_assert_int_eq(sw.applied_first, made);
+	free(sw.name);
 }
 END_TEST
 
@@ -980,6 +1305,13 @@ apply_suite(void)
 	tcase_add_test(tc, test_apply_crash_sweep);
 	tcase_add_test(tc, test_apply_crash_sweep_reject);
 	tcase_add_test(tc, test_apply_crash_sweep_gc);
+	tcase_add_test(tc, test_apply_crash_sweep_rebase);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("SweepNew");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 7200);
+	tcase_add_test(tc, test_apply_crash_sweep_new);
 	suite_add_tcase(s, tc);
 	return s;
 }
