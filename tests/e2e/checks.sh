@@ -11,7 +11,10 @@
 # no mount), the lease's cleanup is not failed, and the credential is in
 # no receipt, review, show --json or file of the state directory. A second
 # lease is cancelled while its check runs: the check stops, the lease ends
-# cancelled. Takes 30-60 s.
+# cancelled. A lease whose holder is SIGKILLed while its check runs, and
+# an apply SIGKILLed while the checks of the commit it rebased run: after
+# reconcile the check is stopped, its uid slot, cgroups and journal rows
+# released, nothing pending (issue 16 item 4). Takes 30-90 s.
 set -u
 . "$(dirname "$0")/lib.bash"
 
@@ -184,4 +187,90 @@ J=$(js "$ID2")
 check "... the lease ends cancelled" jq_eq "$J" .lease_state cancelled
 check "... nothing of it is left running or claimed" jq_eq "$J" '[.resources[] |
 	select(.state != "removed" and (.kind=="cgroup" or .kind=="sandbox"))] | length' 0
+
+# nothing_of_checks ID WHAT: no check run of lease ID runs or holds anything
+nothing_of_checks() {
+	local id=$1 what=$2
+	check "$what: no check resource is left unremoved" jq_eq "$(js "$id")" \
+		'[.resources[] | select((.identity | startswith("check:")) and
+		.state != "removed")] | length' 0
+	check "$what: no uid slot names the lease or a check of it" bash -c \
+		"! grep -rqs '^$id' /run/corral/uids/*/owner"
+	check "$what: no check cgroup is left on the host" bash -c \
+		"! find /sys/fs/cgroup -maxdepth 6 -type d -name 'lease-$id.*' 2>/dev/null | grep -q ."
+}
+
+# --- the holder SIGKILLed while a check runs (issue 16 item 4) -------------------
+S3=$((7200000 + $$ % 100000 * 2))
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<EOF
+[limits]
+wall_time = 300s
+[checks]
+timeout = 120s
+slow = exec sleep $S3
+EOF
+ID3=$(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name lost -- /bin/true)
+check "a lease whose check will be orphaned starts" valid_id "$ID3"
+check "... its check starts (host /proc)" within 60 sleeping "$S3"
+H3=$(js "$ID3" | jq -r .holder_pid)
+H3S=$(pid_start "$H3")
+kill -9 "$H3"
+check "... its holder is gone" within 20 pid_gone "$H3" "$H3S"
+out=$("$CORRAL" reconcile 2>&1)
+check "reconcile: holder_lost" grep -q "holder_lost.*$ID3" <<<"$out"
+check "... the check is stopped (host /proc)" within 20 bash -c \
+	"$(declare -f sleeping); ! sleeping $S3"
+J=$(js "$ID3")
+check "... the lease failed holder_lost, no check pending" jq_eq "$J" \
+	'"\(.lease_state) \(.failed_reason) \([.result.checks[]? | select(.status == "pending")] | length)"' \
+	"failed holder_lost 0"
+nothing_of_checks "$ID3" "holder lost"
+check "reject confirms its cleanup" "$CORRAL" reject "$ID3"
+check "... cleanup confirmed" jq_eq "$(js "$ID3")" .cleanup confirmed
+check "gc removes it" "$CORRAL" gc "$ID3"
+check "... no uid slot names it after gc" bash -c "! grep -rqs '^$ID3' /run/corral/uids/*/owner"
+
+# --- apply killed while the checks of its rebased commit run ---------------------
+# The check sleeps only on a tree with other.txt: the target's own file,
+# in the result only once apply rebased it onto the advanced target.
+S4=$((7300000 + $$ % 100000 * 2))
+cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<EOF
+[limits]
+wall_time = 300s
+[checks]
+timeout = 120s
+slow = if [ -e other.txt ]; then exec sleep $S4; fi
+EOF
+git -C "$REPO" branch -f target main
+ID4=$(cd "$REPO" && "$CORRAL" new --sandbox bwrap --name rebased -- /bin/sh -c 'echo new >new.txt')
+check "a lease to rebase starts" valid_id "$ID4"
+settled "$ID4"
+check "... its result is ready, its check passed" jq_eq "$(js "$ID4")" \
+	'"\(.lease_state) \([.result.checks[].status] | join(","))"' "result_ready pass"
+"$CORRAL" review "$ID4" >/dev/null 2>&1
+C4=$(js "$ID4" | jq -r .result.commit)
+git -C "$REPO" worktree add -q "$TMP/tgt" target
+echo other >"$TMP/tgt/other.txt"
+git -C "$TMP/tgt" add other.txt && git -C "$TMP/tgt" commit -qm advance
+T4=$(git -C "$REPO" rev-parse target)
+git -C "$REPO" worktree remove --force "$TMP/tgt"
+"$CORRAL" apply "$ID4" --into target >"$TMP/apply4.log" 2>&1 &
+A4=$!
+check "the apply rebases and runs the check on the new commit (host /proc)" \
+	within 60 sleeping "$S4"
+kill -9 "$A4"
+wait "$A4" 2>/dev/null
+"$CORRAL" reconcile >"$TMP/reconcile4.log" 2>&1
+check "reconcile: the check is stopped (host /proc)" within 20 bash -c \
+	"$(declare -f sleeping); ! sleeping $S4"
+J=$(js "$ID4")
+nothing_of_checks "$ID4" "apply killed"
+check "... receipt checks_interrupted" jq_eq "$J" \
+	'[.receipts[] | select(.kind == "checks_interrupted")] | length' 1
+check "... the move of corral/<id> was put back: the result names the reviewed commit" \
+	jq_eq "$J" '"\(.lease_state) \(.result.commit) \(.result.reviewed)"' "result_ready $C4 $C4"
+check "... corral/<id> holds it" test "$(git -C "$REPO" rev-parse "corral/$ID4")" = "$C4"
+check "... the target never moved" test "$(git -C "$REPO" rev-parse target)" = "$T4"
+check "... no intent is left open" bash -c "! '$CORRAL' reconcile --dry-run | grep -q intent"
 finish
+

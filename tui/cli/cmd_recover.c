@@ -234,6 +234,52 @@ sandbox_prepass(struct tui_ctx *c)
 	lease_record_list_free(v, n);
 }
 
+/*
+ * A lease past running whose check runs were left by a runner that is
+ * gone (an apply or review killed while the checks of a new commit ran;
+ * the holder's are stop_lost's): each stopped and its uid slot, cgroups
+ * and copy released by the run's own journaled rows, under the lease's
+ * lock (an apply at work keeps its own), said in a receipt.
+ */
+static void
+checks_prepass(struct tui_ctx *c)
+{
+	struct lease_record *v = NULL;
+	struct lease_lock *lk;
+	char err[512];
+	size_t n = 0, left;
+	json_t *j;
+
+	if (lease_record_list(c->store, LEASE_LIST_ALL, &v, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct lease_record *r = &v[i];
+
+		if (r->state == LEASE_STATE_RUNNING ||
+		    r->state == LEASE_STATE_PROVISIONING ||
+		    (r->holder_pid > 0 && lease_proc_alive(
+		    (pid_t)r->holder_pid, r->holder_start)) ||
+		    (left = tui_sandbox_checks_left(c->store, r->id)) == 0)
+			continue;
+		if (lease_lock_lease(c->state_dir, r->id, 0, &lk) < 0)
+			continue;
+		if (tui_sandbox_teardown(c, c->store, r->id, err,
+		    sizeof err) < 0)
+			fprintf(stderr, "corral reconcile: %s: %s\n", r->id,
+			    err);
+		j = json_pack("{s:I, s:I, s:s}", "resources", (json_int_t)left,
+		    "left", (json_int_t)tui_sandbox_checks_left(c->store,
+		    r->id), "why", "their runner was lost");
+		if (j != NULL && lease_receipt_append(c->store, r->id,
+		    "checks_interrupted", j, NULL) < 0)
+			fprintf(stderr, "corral reconcile: %s: receipt: %s\n",
+			    r->id, lease_store_errmsg(c->store));
+		json_decref(j);
+		lease_lock_release(lk);
+	}
+	lease_record_list_free(v, n);
+}
+
 /* The sandboxes of every adapter in the orphan inventory (SPEC 9.2). */
 static int
 src_list(void *ud, lease_orphan_add_fn add, void *actx)
@@ -292,6 +338,7 @@ reconcile_exec(struct tui_ctx *c, int argc, char **argv)
 	    rep);
 	if (rc == 0 && !dry) {
 		sandbox_prepass(c);
+		checks_prepass(c);
 		/* What killed preflights left (their journal rows). */
 		TUI_BEST_EFFORT(tui_sandbox_probe_reclaim(c));
 	}

@@ -308,6 +308,12 @@ int tui_sandbox_workspace_release(struct tui_ctx *, const char *id, char *err,
  */
 int tui_sandbox_teardown(struct tui_ctx *, struct lease_store *, const char *id,
     char *err, size_t errsz);
+/*
+ * How many resources of lease id's check runs (journaled tagged check:)
+ * are not removed: a check run its runner (a holder, an apply) did not
+ * finish. 0 when none, or when the journal cannot say.
+ */
+size_t tui_sandbox_checks_left(struct lease_store *, const char *id);
 
 /*
  * track.c: a trusted_local lease's processes, from the tracking cgroup

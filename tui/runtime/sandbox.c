@@ -788,6 +788,21 @@ checks_teardown(struct tui_ctx *c, const struct sbx_adapter *xa,
 }
 
 size_t
+tui_sandbox_checks_left(struct lease_store *st, const char *id)
+{
+	struct lease_resource_row *v = NULL;
+	size_t n = 0, left = 0;
+
+	if (lease_resource_list(st, id, &v, &n) < 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		left += check_tag_len(v[i].identity) > 0 &&
+		    v[i].state != LEASE_RS_REMOVED;
+	lease_resource_list_free(v, n);
+	return left;
+}
+
+size_t
 tui_sandbox_resources(const struct lease_resource_row *v, size_t n, bool made,
     struct sbx_resource *res)
 {
