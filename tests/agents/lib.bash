@@ -9,6 +9,7 @@ EDIT_TEXT='edited by the agent through corral'
 
 # agent_setup PROFILE COMMAND: the mock, the config, the repository, PATH
 agent_setup() {
+	PROFILE=$1
 	local bin=$AGENTS/$1/node_modules/.bin
 	[ -x "$bin/$2" ] || {
 		echo "$1 is not installed in $AGENTS (the agents/install test installs it)"
@@ -111,4 +112,101 @@ poll_not() {
 		sleep 0.2
 	done
 	return 1
+}
+
+# agent_session ID: the whole session every agent test drives, from the
+# host side, with what differs per agent in variables:
+#   PROMPT_TEXT   text its input prompt shows
+#   FIRST_RUN     a regex of first-run dialogs that must not show
+#   DIALOG_TEXT   the permission dialog's question for the edit
+#   APPROVE       the key that approves it
+#   ERROR_TEXT    how it shows an API error
+#   STREAM_TEXT   what it shows while an answer streams
+agent_session() {
+	local id=$1
+	check "it reaches its prompt" wait_activity "$id" prompt 90
+	check "... identified as $PROFILE" has_receipt "$id" agent \
+		".fields.detail == \"identified as $PROFILE\""
+	check "... showing its input prompt" wait_screen "$id" "$PROMPT_TEXT" 30
+	screen_ok "with no first-run dialog" "$id" "$FIRST_RUN"
+	record "$id" prompt
+
+	# A plain answer.
+	ask "$id" 'say hello'
+	check "a plain answer comes back" wait_screen "$id" 'Hello from the mock model.' 60
+	check "... and it is at its prompt again" wait_activity "$id" prompt 60
+
+	# A slow answer: working while it streams.
+	ask "$id" 'CORRAL-SLOW please'
+	check "while the answer streams: working" wait_activity "$id" working 30
+	check "... showing: $STREAM_TEXT" wait_screen "$id" "$STREAM_TEXT" 10
+	# A screen that shows it works (a spinner) is one for the corpus.
+	[ "$STREAM_TEXT" = 'to interrupt' ] && record "$id" working
+	check "... then the answer, at its prompt" wait_screen "$id" 'ending here.' 60
+	wait_activity "$id" prompt 60
+
+	# An edit: it asks first.
+	ask "$id" 'Please CORRAL-EDIT the file'
+	check "the edit waits on the permission dialog: blocked" wait_activity "$id" blocked 60
+	check "... which asks: $DIALOG_TEXT" wait_screen "$id" "$DIALOG_TEXT" 10
+	record "$id" blocked
+	"$CORRAL" send "$id" "$APPROVE" >/dev/null
+	check "approved, it writes and answers" wait_screen "$id" 'Edit done.' 60
+	check "... working after the dialog" activity_after "$id" blocked working
+	check "... then at its prompt" wait_activity "$id" prompt 60
+	record "$id" prompt-answered
+
+	# An API error is shown and the agent stays usable.
+	ask "$id" 'now CORRAL-ERROR'
+	check "an API error is shown" wait_screen "$id" "$ERROR_TEXT" 60
+	check "... and it is at its prompt again" wait_activity "$id" prompt 60
+	record "$id" prompt-error
+
+	agent_exit "$id"
+	check "/exit ends it: done" wait_activity "$id" done 60
+	"$CORRAL" wait "$id" --until result_ready,failed --timeout 120 >/dev/null
+	check "its result is ready (it passed the gate)" jq_eq "$(js "$id")" \
+		.lease_state result_ready
+	result_is_the_edit "$id"
+	no_violation "$id"
+	check "the model requests reached the mock" test "$(jq -s \
+	    '[.[] | select(.api != null)] | length' "$TMP/mock.log")" -ge 4
+	nothing_survives "$id"
+}
+
+# agent_new CMD: `corral new -- CMD` in the repository, then the whole
+# session, and the background destinations it tried refused and recorded
+agent_new() {
+	local id
+	id=$(cd "$TMP/repo" && "$CORRAL" new -- "$1" 2>"$TMP/new.err")
+	check "corral new -- $1 starts a lease" valid_id "$id"
+	[ -n "$id" ] || { cat "$TMP/new.err"; finish; exit 1; }
+	check "... sandboxed with bwrap" jq_eq "$(js "$id")" \
+		'"\(.mode) \(.adapter)"' "sandboxed bwrap"
+	agent_session "$id"
+	check "its background destinations were refused and recorded" \
+		has_receipt "$id" egress '.fields.action == "refused (background)"'
+}
+
+agent_exit() {
+	"$CORRAL" send "$1" '/exit' >/dev/null
+	wait_screen "$1" '/exit' 10
+	"$CORRAL" send "$1" '\r' >/dev/null
+}
+
+# prompt_file_session CMD: the edit again, its prompt from --prompt-file
+prompt_file_session() {
+	local id
+	printf 'Please CORRAL-EDIT the file\n' >"$TMP/prompt.txt"
+	id=$(cd "$TMP/repo" && "$CORRAL" new --prompt-file "$TMP/prompt.txt" -- "$1")
+	check "--prompt-file: the prompt is sent and the edit waits: blocked" \
+		wait_activity "$id" blocked 120
+	"$CORRAL" send "$id" "$APPROVE" >/dev/null
+	check "... approved, it answers" wait_screen "$id" 'Edit done.' 60
+	wait_activity "$id" prompt 60
+	agent_exit "$id"
+	"$CORRAL" wait "$id" --until result_ready,failed --timeout 120 >/dev/null
+	check "... its result is ready" jq_eq "$(js "$id")" .lease_state result_ready
+	result_is_the_edit "$id"
+	nothing_survives "$id"
 }

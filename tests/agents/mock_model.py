@@ -10,7 +10,7 @@ The turns are scripted by the last user message:
 
   contains CORRAL-EDIT   a tool call that needs permission: write the file
                          corral-edit.txt (Claude Code: the Write tool;
-                         Codex: an apply_patch shell call)
+                         Codex: exec_command asking to run unsandboxed)
   contains CORRAL-ERROR  an API error (HTTP 400, which no client retries)
   contains CORRAL-SLOW   a plain answer streamed over about 6 s
   a tool result          the plain answer "Edit done."
@@ -179,23 +179,26 @@ def openai_script(req):
     items = req.get("input") or []
     if isinstance(items, str):
         items = [{"type": "message", "role": "user", "content": items}]
-    last = items[-1] if items else {}
-    if isinstance(last, dict) and last.get("type") in (
-            "function_call_output", "custom_tool_call_output"):
-        return ("text", DONE)
+    # The turn: the items after the user's last message.
     text = ""
     for it in reversed(items):
-        if isinstance(it, dict) and it.get("role") == "user":
+        if not isinstance(it, dict):
+            continue
+        if it.get("type") in ("function_call_output",
+                              "custom_tool_call_output"):
+            return ("text", DONE)
+        if it.get("role") == "user":
             text = text_of(it.get("content"))
             break
     tools = []
     for t in req.get("tools") or []:
         if isinstance(t, dict):
             tools.append(t.get("name") or t.get("type"))
-    cmd = "printf '%s' > " + EDIT_FILE
-    cmd = cmd % EDIT_TEXT.replace("\n", "\\n")
-    return scripted(text, tools, ("tool", "shell", {
-        "command": ["bash", "-lc", cmd], "workdir": "/work"}))
+    # A command that asks to run outside Codex's own sandbox: approval.
+    cmd = "printf '%s\\n' '" + EDIT_TEXT.strip() + "' > " + EDIT_FILE
+    return scripted(text, tools, ("tool", "exec_command", {
+        "cmd": cmd, "sandbox_permissions": "require_escalated",
+        "justification": "Write " + EDIT_FILE + "?"}))
 
 
 def openai_stream(h, req, script):

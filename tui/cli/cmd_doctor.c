@@ -1,7 +1,10 @@
 /*
- * cmd_doctor.c: `corral doctor [--policy FILE] [--adversarial]` (SPEC 8.7):
- * the preflight every sandboxed lease runs first, printed: the facts its
- * receipts record and each check with its halt reason and exit class.
+ * cmd_doctor.c: `corral doctor [--policy FILE] [--agent NAME] [--adversarial]`
+ * (SPEC 8.7): the preflight every sandboxed lease runs first, printed: the
+ * facts its receipts record and each check with its halt reason and exit
+ * class. With --agent, for that agent profile too (issue 18): whether it
+ * is installed, its runtime, its installation's mounts and its model
+ * endpoint, and the egress check against the endpoint configured.
  * --adversarial then runs the adversarial probe suite (tests/adversarial)
  * against this host through real leases; when it passes, this
  * configuration (kernel, bwrap, filter, corral) is no longer `unverified`.
@@ -18,6 +21,7 @@
 
 #include <jansson.h>
 
+#include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
 #include "tui/cli/cli.h"
 #include "tui/runtime/runtime.h"
@@ -122,12 +126,53 @@ adversarial(struct tui_ctx *c)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* --agent NAME: what running it sandboxed means here. */
+static json_t *
+agent_json(const struct tui_agent *a, const char *why)
+{
+	return json_pack("{s:s, s:b, s:s, s:s?, s:s?, s:s?, s:s?, s:s?, "
+	    "s:s?}", "profile", a->name, "sandboxed", a->sandboxed, "status",
+	    tui_agent_status_name(a->status), "detail", why[0] ? why : NULL,
+	    "exe", a->exe[0] ? a->exe : NULL, "install", a->install[0] ?
+	    a->install : NULL, "runtime", a->runtime[0] ? a->runtime : NULL,
+	    "endpoint", a->endpoint[0] ? a->endpoint : NULL, "base_url",
+	    a->base_url[0] ? a->base_url : NULL);
+}
+
+static void
+agent_text(const struct tui_agent *a, const char *why)
+{
+	printf("agent            %s", a->name);
+	if (!a->sandboxed) {
+		printf(" (detection rules only: it runs as any command)\n");
+		return;
+	}
+	printf("\n");
+	if (a->status != TUI_AGENT_OK) {
+		printf("  %-15s %s: %s\n", "FAIL", tui_agent_status_name(
+		    a->status), why);
+		return;
+	}
+	printf("  %-15s %s\n", "command", a->exe);
+	printf("  %-15s %s\n", "installation", a->real);
+	printf("  %-15s %s\n", "mounted", a->install[0] ? a->install :
+	    "(under /usr: nothing to mount)");
+	if (a->runtime[0] != '\0')
+		printf("  %-15s %s\n", "runtime", a->runtime);
+	if (a->endpoint[0] != '\0')
+		printf("  %-15s %s\n", "endpoint", a->endpoint);
+	else
+		printf("  %-15s not configured ([agent %s] endpoint = URL in "
+		    "corral's config)\n", "endpoint", a->name);
+}
+
 static int
 doctor_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "policy", required_argument, NULL, 'p' },
 		{ "adversarial", no_argument, NULL, 'a' },
+		{ "agent", required_argument, NULL, 'g' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -136,8 +181,10 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	struct sbx_policy *pol = NULL;
 	struct sbx_doctor_opts o;
 	struct tui_probe_journal pj;
-	const char *file = NULL;
-	char *init = NULL, *probe = NULL;
+	const char *file = NULL, *agent = NULL;
+	char *init = NULL, *probe = NULL, why[600] = "", name[64] = "";
+	char **eps = NULL;
+	struct tui_agent ag;
 	bool adv = false;
 	int ch, rc;
 
@@ -147,6 +194,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		switch (ch) {
 		case 'p': file = optarg; break;
 		case 'a': adv = true; break;
+		case 'g': agent = optarg; break;
 		case 'j': c->json = true; break;
 		default:
 			return tui_ctx_usage(c, "unknown or incomplete option "
@@ -167,8 +215,44 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_err(c,
 		    "%s: %s: %s", reason, perr.file, perr.msg);
 	}
+	memset(&ag, 0, sizeof ag);
+	if (agent != NULL) {
+		struct pty_rules *r = tui_ctx_rules_load(c, NULL, NULL);
+		bool known = r != NULL && pty_rules_find(r, agent) != NULL;
+
+		pty_rules_free(r);
+		if (!known) {
+			sbx_policy_free(pol);
+			return tui_ctx_usage(c, "unknown agent profile '%.64s'",
+			    agent);
+		}
+		/* As `corral new` would: its install and endpoint widen the
+		 * policy the preflight then checks. */
+		rc = tui_agent_setup(c, agent, NULL, &ag, why, sizeof why);
+		if (rc == 0 && (rc = tui_agent_grant(&ag, pol, why,
+		    sizeof why)) != 0)
+			ag.status = TUI_AGENT_ENDPOINT_INVALID;
+		if (rc == -ENOMEM) {
+			sbx_policy_free(pol);
+			return tui_ctx_err(c, "out of memory");
+		}
+		if (ag.status != TUI_AGENT_OK) {
+			if (c->json)
+				tui_ctx_print_json(json_pack("{s:o}", "agent",
+				    agent_json(&ag, why)));
+			else
+				agent_text(&ag, why);
+			sbx_policy_free(pol);
+			tui_agent_clear(&ag);
+			return TUI_EXIT_FAIL;
+		}
+		TUI_BEST_EFFORT(tui_egress_agent_endpoints(c, agent, NULL,
+		    name, sizeof name, &eps));
+	}
 	if ((rep = calloc(1, sizeof *rep)) == NULL) {
 		sbx_policy_free(pol);
+		tui_agent_clear(&ag);
+		sbx_strv_free(eps);
 		return tui_ctx_err(c, "out of memory");
 	}
 	init = tui_sandbox_helper_path(c, "corral-sbx-init", "CORRAL_SBX_INIT");
@@ -184,6 +268,8 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	o.ssh_auth_sock = getenv("SSH_AUTH_SOCK");
 	if (tui_sandbox_probe_reclaim(c) >= 0)
 		o.steps = tui_sandbox_probe_steps(c, &pj);
+	o.agent = name[0] != '\0' ? name : NULL;
+	o.model_endpoints = (const char *const *)eps;
 	rc = sbx_doctor_run(&o, rep);
 	if (rc < 0 && rc != SBX_EPROBE) {
 		rc = tui_ctx_err(c, "preflight: %s", sbx_strerror(rc));
@@ -194,10 +280,17 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		snprintf(rep->detail, sizeof rep->detail, "corral must run as "
 		    "root to give each sandboxed lease a uid of its own");
 	}
-	if (c->json)
-		tui_ctx_print_json(report_json(rep, init));
-	else
+	if (c->json) {
+		json_t *j = report_json(rep, init);
+
+		if (j != NULL && agent != NULL)
+			json_object_set_new(j, "agent", agent_json(&ag, why));
+		tui_ctx_print_json(j);
+	} else {
+		if (agent != NULL)
+			agent_text(&ag, why);
 		report_text(rep, init);
+	}
 	rc = rep->halt;
 	if (rc != 0 || !adv)
 		goto out;
@@ -224,12 +317,14 @@ out:
 	free(probe);
 	free(rep);
 	sbx_policy_free(pol);
+	sbx_strv_free(eps);
+	tui_agent_clear(&ag);
 	return rc;
 }
 
 const struct tui_cmd tui_cmd_doctor = {
 	.name = "doctor",
-	.usage = "[--policy FILE] [--adversarial] [--json]",
+	.usage = "[--policy FILE] [--agent NAME] [--adversarial] [--json]",
 	.help = "Run the sandbox preflight that every sandboxed "
 		"lease runs first:\nbwrap (absolute path, not setuid, >= 0.8, "
 		"its hash), user namespaces, the\nseccomp filter inside a real "
@@ -237,6 +332,10 @@ const struct tui_cmd tui_cmd_doctor = {
 		"Prints the facts receipts record and each check; exits with "
 		"the\nfirst halt's class: isolation_unsatisfiable 30, "
 		"credential_scope_invalid 13,\nhermeticity_violation 14. "
+		"--agent NAME also says whether that agent can run\nsandboxed "
+		"here: installed, its runtime, its mounts, its model endpoint "
+		"(exit 1\nwhen it is not installed or its runtime is not "
+		"found). "
 		"--adversarial then runs the adversarial probe suite\nthrough "
 		"real leases on this host; when it passes, this configuration "
 		"is no\nlonger labelled unverified.",

@@ -38,6 +38,8 @@ struct prof {
 	char command[256];
 	char root[64];
 	char runtime[64];
+	char hint[256];
+	char args[256];
 	char base_url_env[64];
 	char key_env[64];
 	char placeholder[128];
@@ -110,8 +112,12 @@ handler(void *user, const char *section, const char *name,
 		if (strcmp(name, "runtime") == 0)
 			return set_str(p, p->runtime, sizeof p->runtime, value,
 			    line);
+		if (strcmp(name, "hint") == 0)
+			return set_str(p, p->hint, sizeof p->hint, value, line);
+		if (strcmp(name, "args") == 0)
+			return set_str(p, p->args, sizeof p->args, value, line);
 		return bad(p, line, "unknown key in [install] (command, root, "
-		    "runtime)");
+		    "runtime, args, hint)");
 	}
 	if (strcmp(section, "model") == 0) {
 		if (strcmp(name, "base_url_env") == 0 ||
@@ -533,11 +539,17 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 	}
 	a->sandboxed = true;
 	snprintf(a->command, sizeof a->command, "%s", p.command);
+	snprintf(a->hint, sizeof a->hint, "%s", p.hint);
 	/* The install: the command line's program, else the profile's. */
 	cmd0 = cmd != NULL && cmd[0] != NULL ? cmd[0] : p.command;
 	if (which(cmd0, a->exe, sizeof a->exe) < 0) {
 		rc = fail(a, TUI_AGENT_NOT_INSTALLED, why, whysz, "'%s' is not "
 		    "installed (not found in PATH)", cmd0);
+		if (p.hint[0] != '\0') {
+			size_t l = strlen(why);
+
+			snprintf(why + l, whysz - l, ": %s", p.hint);
+		}
 		prof_clear(&p);
 		return rc;
 	}
@@ -604,6 +616,16 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 	json_object_set_new(a->setup, "home", home);
 	json_object_set_new(a->setup, "background", bg);
 	json_object_set_new(a->setup, "path", pathv);
+	if (p.args[0] != '\0') {
+		json_t *av = json_array();
+		char *save = NULL, *tok;
+
+		/* Its own options, right after its name (blank-separated). */
+		for (tok = strtok_r(p.args, " \t", &save); av != NULL &&
+		    tok != NULL; tok = strtok_r(NULL, " \t", &save))
+			json_array_append_new(av, json_string(tok));
+		json_object_set_new(a->setup, "args", av);
+	}
 	if (a->runtime_dir[0] != '\0')
 		json_array_append_new(pathv, json_string(a->runtime_dir));
 	for (int i = 0; i < p.nenv; i++) {

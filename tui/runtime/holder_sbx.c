@@ -234,21 +234,27 @@ agent_load(struct tui_holder_sbx *h, char *err, size_t errsz)
 	return 0;
 }
 
-/* The command with argv[0] the profile's installation. */
+/* The command with argv[0] the profile's installation, its args next. */
 static int
 agent_cmd(struct tui_holder_sbx *h, char *const *cmd)
 {
 	const char *exe = json_string_value(json_object_get(h->agent, "exe"));
-	size_t n = 0;
+	json_t *av = json_object_get(h->agent, "args");
+	size_t n = 0, na = json_array_size(av), k = 0;
 
 	while (cmd[n] != NULL)
 		n++;
-	if ((h->cmd = calloc(n + 1, sizeof *h->cmd)) == NULL)
+	if ((h->cmd = calloc(n + na + 1, sizeof *h->cmd)) == NULL)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		if ((h->cmd[i] = strdup(i == 0 && exe != NULL ? exe :
+	for (size_t i = 0; i < n; i++) {
+		if ((h->cmd[k++] = strdup(i == 0 && exe != NULL ? exe :
 		    cmd[i])) == NULL)
 			return -ENOMEM;
+		for (size_t j = 0; i == 0 && j < na; j++)
+			if ((h->cmd[k++] = strdup(jstr(json_array_get(av,
+			    j)))) == NULL)
+				return -ENOMEM;
+	}
 	return 0;
 }
 

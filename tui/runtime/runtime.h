@@ -57,6 +57,7 @@ struct tui_agent {
 	enum tui_agent_status status;
 	char profile_file[4096];
 	char command[256];	/* the profile's command */
+	char hint[256];		/* how to install it; "" none */
 	char exe[4096];		/* argv[0] the zone runs (host path) */
 	char real[4096];	/* its installation, symlinks resolved */
 	char install[4096];	/* mounted read-only; "" under /usr */
@@ -82,6 +83,15 @@ struct sbx_policy;
 int tui_agent_grant(const struct tui_agent *a, struct sbx_policy *pol,
     char *why, size_t whysz);
 const char *tui_agent_status_name(enum tui_agent_status);
+/*
+ * egress.c: the agent profile of a lease (agent: --agent NAME, else
+ * identified from cmd) into name ("" when none), and the model endpoints
+ * it needs into *out (NULL-terminated, sbx_strv_free; NULL when it names
+ * none): the one configured for it, else its rules' endpoints; for the
+ * doctor's egress check (SPEC 8.7). 0 or -ENOMEM.
+ */
+int tui_egress_agent_endpoints(struct tui_ctx *, const char *agent,
+    char *const *cmd, char *name, size_t namesz, char ***out);
 /* The lease file that carries a->setup to the holder. */
 #define TUI_AGENT_FILE "agent.json"
 void tui_agent_clear(struct tui_agent *);

@@ -173,17 +173,6 @@ const char *tui_holder_sbx_exit_reason(struct tui_holder_sbx *, int wstatus);
 int tui_holder_sbx_finish(struct tui_holder_sbx *, struct tui_ctx *c);
 void tui_holder_sbx_free(struct tui_holder_sbx *);
 
-/* ---- egress.c ---------------------------------------------------------- */
-
-/*
- * The agent profile of a lease (agent: --agent NAME, else identified from
- * cmd) into name ("" when none), and the model endpoints it declares into
- * *out (NULL-terminated, sbx_strv_free; NULL when it declares none), for
- * the doctor's egress check (SPEC 8.7). 0 or -ENOMEM.
- */
-int tui_egress_agent_endpoints(struct tui_ctx *, const char *agent,
-    char *const *cmd, char *name, size_t namesz, char ***out);
-
 /* ---- holder_cred.c: the operator's credential hooks (SPEC 8.5) -------- */
 
 #define TUI_HOLDER_CRED_CONF "credentials.ini"
