@@ -379,6 +379,25 @@ LEASE_NODISCARD int lease_record_set_cleanup(struct lease_store *,
     const char *id, enum lease_cleanup, const char *reason);
 
 /*
+ * lease_record_transition_from: the same, only while the lease is still
+ * in state from (compare and swap, one transaction): LEASE_EBUSY, the
+ * journal untouched, when it has moved on since the caller read it.
+ */
+LEASE_NODISCARD int lease_record_transition_from(struct lease_store *,
+    const char *id, enum lease_state from, enum lease_event,
+    const char *reason, enum lease_state *next);
+
+/*
+ * lease_record_claim: a starting holder takes its lease: its PID and
+ * start time and the start transition (provisioning -> running) in one
+ * transaction, only while the lease is provisioning (LEASE_EBUSY
+ * otherwise: reconciliation failed it first, and the agent must not
+ * run). Ordered against reconcile's check by the journal's write lock.
+ */
+LEASE_NODISCARD int lease_record_claim(struct lease_store *, const char *id,
+    pid_t pid, int64_t start, const char *reason);
+
+/*
  * lease_record_set_text: set one text column (NULL clears it). LIMITS and
  * RESULT must be valid JSON (-EINVAL otherwise).
  */
@@ -790,6 +809,11 @@ LEASE_NODISCARD int lease_provision_teardown(struct lease_store *,
  */
 bool lease_fault_enabled(void);
 void lease_fault_point(const char *point);
+/*
+ * ... and CORRAL_FAULT_WAIT=<point>, CORRAL_FAULT_DIR=<dir>: stop at the
+ * point until the test lets go (<dir>/<point>.reached, then .go).
+ */
+void lease_fault_wait(const char *point);
 
 /* ------------------------------------------------------------------ */
 /* lock.c: the state-directory lock (SPEC 9.2)                        */

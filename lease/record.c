@@ -480,6 +480,40 @@ lease_record_transition(struct lease_store *s, const char *id,
 	return 0;
 }
 
+int
+lease_record_transition_from(struct lease_store *s, const char *id,
+    enum lease_state from, enum lease_event ev, const char *reason,
+    enum lease_state *next)
+{
+	enum lease_state cur, to;
+	enum lease_cleanup cleanup;
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	/* Compare, then swap, in one transaction. */
+	if ((rc = read_state(s, id, &cur, &cleanup)) < 0)
+		goto fail;
+	if (cur != from) {
+		lease__store_msg(s, "lease %s is %s, no longer %s", id,
+		    lease_fsm_state_name(cur), lease_fsm_state_name(from));
+		rc = LEASE_EBUSY;
+		goto fail;
+	}
+	if ((rc = lease__record_transition_tx(s, id, ev, reason,
+	    lease_id_now_ms(), &to)) < 0)
+		goto fail;
+	if ((rc = lease__store_commit(s)) < 0)
+		return rc;
+	if (next != NULL)
+		*next = to;
+	return 0;
+fail:
+	lease__store_rollback(s);
+	return rc;
+}
+
 static const char sql_activity_of[] =
     "SELECT activity FROM leases WHERE id = ?1";
 static const char sql_set_activity[] =
@@ -689,6 +723,45 @@ lease_record_set_holder(struct lease_store *s, const char *id, pid_t pid,
 	}
 	sqlite3_bind_int64(st, 4, lease_id_now_ms());
 	if ((rc = lease__store_step_done(s, st, "set holder")) < 0)
+		goto fail;
+	return lease__store_commit(s);
+fail:
+	lease__store_rollback(s);
+	return rc;
+}
+
+int
+lease_record_claim(struct lease_store *s, const char *id, pid_t pid,
+    int64_t start, const char *reason)
+{
+	enum lease_state cur;
+	enum lease_cleanup cleanup;
+	sqlite3_stmt *st;
+	int rc;
+
+	assert(s != NULL && s->db != NULL);
+	if (pid <= 0)
+		return -EINVAL;
+	if ((rc = lease__store_begin_lease(s, id)) < 0)
+		return rc;
+	if ((rc = read_state(s, id, &cur, &cleanup)) < 0)
+		goto fail;
+	if (cur != LEASE_STATE_PROVISIONING) {
+		lease__store_msg(s, "lease %s is %s: its holder may not start",
+		    id, lease_fsm_state_name(cur));
+		rc = LEASE_EBUSY;
+		goto fail;
+	}
+	if ((rc = lease__store_stmt(s, sql_set_holder, &st)) < 0)
+		goto fail;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, pid);
+	sqlite3_bind_int64(st, 3, start);
+	sqlite3_bind_int64(st, 4, lease_id_now_ms());
+	if ((rc = lease__store_step_done(s, st, "set holder")) < 0)
+		goto fail;
+	if ((rc = lease__record_transition_tx(s, id, LEASE_EV_START, reason,
+	    lease_id_now_ms(), NULL)) < 0)
 		goto fail;
 	return lease__store_commit(s);
 fail:

@@ -325,19 +325,29 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 			return -ENOMEM;
 		if (dry)
 			return 0;
-		return lease_record_transition(s, r->id, LEASE_EV_FAIL,
-		    "holder_lost", NULL);
+		/* Only from what was judged (the holder may have moved it). */
+		return lease_record_transition_from(s, r->id, r->state,
+		    LEASE_EV_FAIL, "holder_lost", NULL);
 	}
 	if (r->state == LEASE_STATE_PROVISIONING) {
-		/* Its creator held the lock we hold now: it is gone. */
+		/*
+		 * Its creator held the lock we hold now: it is gone. Its
+		 * holder may still be starting, and claims the lease in one
+		 * transaction (lease_record_claim): fail it only while it is
+		 * still provisioning, so either the claim or this wins.
+		 */
+		if (dry)
+			return add(rep, LEASE_FIND_INTERRUPTED, r->id,
+			    "provisioning was interrupted: lease fails and is "
+			    "torn down") ? 0 : -ENOMEM;
+		lease_fault_wait("reconcile.interrupted.judged");
+		if ((rc = lease_record_transition_from(s, r->id,
+		    LEASE_STATE_PROVISIONING, LEASE_EV_FAIL,
+		    "provisioning_interrupted", NULL)) < 0)
+			return rc;
 		if (add(rep, LEASE_FIND_INTERRUPTED, r->id, "provisioning "
 		    "was interrupted: lease fails and is torn down") == NULL)
 			return -ENOMEM;
-		if (dry)
-			return 0;
-		if ((rc = lease_record_transition(s, r->id, LEASE_EV_FAIL,
-		    "provisioning_interrupted", NULL)) < 0)
-			return rc;
 		return lease_provision_teardown(s, state_dir, r->id,
 		    LEASE_TEARDOWN_ALL);
 	}
@@ -771,6 +781,16 @@ reconcile_one(struct lease_store *s, struct lease_report *rep,
 	    (rc = lease__intent_leftovers(s, rep, g, state_dir, &r, dry)) < 0)
 		goto out;
 	rc = reconcile_lease(s, rep, state_dir, &r, probe, ud, dry);
+	if (rc == LEASE_EBUSY) {
+		/* It moved on since it was read (a holder claimed it): again. */
+		lease_record_clear(&r);
+		if ((rc = lease_record_get(s, id, &r)) < 0)
+			return rc;
+		quiet = git_quiet(&r);
+		rc = reconcile_lease(s, rep, state_dir, &r, probe, ud, dry);
+		if (rc == LEASE_EBUSY)
+			rc = 0;		/* still moving: the next run's */
+	}
 	if (rc == 0 && !quiet && !dry) {
 		lease_record_clear(&r);
 		if ((rc = lease_record_get(s, id, &r)) == 0 && git_quiet(&r))

@@ -236,6 +236,49 @@ START_TEST(test_store_transitions)
 }
 END_TEST
 
+/*
+ * A starting holder's claim and reconcile's verdict on a provisioning
+ * lease are each a compare-and-swap (issue 16 item 7): whichever commits
+ * first wins and the other is refused with the journal untouched.
+ */
+START_TEST(test_store_claim_against_reconcile)
+{
+	struct lease_store *s = open_ok();
+	char a[LEASE_ID_LEN + 1], b[LEASE_ID_LEN + 1];
+	struct lease_record r;
+
+	insert_ok(s, "a", a);
+	insert_ok(s, "b", b);
+	/* a: the holder first; reconcile's "interrupted" then refused */
+	ck_assert_int_eq(lease_record_claim(s, a, 4242, 77, "endpoint "
+	    "running"), 0);
+	ck_assert_int_eq(lease_record_transition_from(s, a,
+	    LEASE_STATE_PROVISIONING, LEASE_EV_FAIL,
+	    "provisioning_interrupted", NULL), LEASE_EBUSY);
+	ck_assert_ptr_nonnull(strstr(lease_store_errmsg(s), "no longer"));
+	ck_assert_int_eq(lease_record_get(s, a, &r), 0);
+	ck_assert_int_eq(r.state, LEASE_STATE_RUNNING);
+	ck_assert_int_eq(r.holder_pid, 4242);
+	ck_assert_int_eq(r.holder_start, 77);
+	lease_record_clear(&r);
+	/* b: reconcile first; the holder's claim then refused, no PID set */
+	ck_assert_int_eq(lease_record_transition_from(s, b,
+	    LEASE_STATE_PROVISIONING, LEASE_EV_FAIL,
+	    "provisioning_interrupted", NULL), 0);
+	ck_assert_int_eq(lease_record_claim(s, b, 4243, 78, "endpoint "
+	    "running"), LEASE_EBUSY);
+	ck_assert_int_eq(lease_record_get(s, b, &r), 0);
+	ck_assert_int_eq(r.state, LEASE_STATE_FAILED);
+	ck_assert_int_eq(r.holder_pid, 0);
+	lease_record_clear(&r);
+	ck_assert_int_eq(lease_record_claim(s, b, 0, 0, NULL), -EINVAL);
+	lease_store_close(s);
+	/* the refused ones wrote no transition row */
+	ck_assert_int_eq(raw_int("SELECT count(*) FROM transitions WHERE "
+	    "kind = 'lease'"), 4);
+}
+END_TEST
+
 START_TEST(test_store_failed_reason_and_cleanup_pending)
 {
 	struct lease_store *s = open_ok();
@@ -1085,6 +1128,7 @@ store_suite(void)
 	tcase_add_test(tc, test_store_insert_rejects_bad_spec);
 	tcase_add_test(tc, test_store_ids_unique_and_kept);
 	tcase_add_test(tc, test_store_transitions);
+	tcase_add_test(tc, test_store_claim_against_reconcile);
 	tcase_add_test(tc, test_store_failed_reason_and_cleanup_pending);
 	tcase_add_test(tc, test_store_activity_unseen);
 	tcase_add_test(tc, test_store_fields_holder);
