@@ -474,6 +474,12 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 		goto early;
 	}
 
+	if (o->hooks.claim != NULL &&
+	    (rc = o->hooks.claim(err, sizeof err, o->hooks.ud)) != 0) {
+		ready(o->ready_fd, "err %s\n", err);
+		rc = rc < 0 ? rc : -EBUSY;
+		goto early;
+	}
 	memset(&po, 0, sizeof po);
 	po.plan = o->plan;
 	po.rows = o->rows;

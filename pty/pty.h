@@ -507,6 +507,12 @@ struct pty_holder_hooks {
 	 * pty_holder_egress). Called before started.
 	 */
 	void (*running)(struct pty_holder *h, void *ud);
+	/*
+	 * The socket listens, the agent is not spawned yet: take the lease
+	 * (the composition root's journal). Nonzero: the agent must not
+	 * run; err says why (reported on ready_fd). NULL: nothing to take.
+	 */
+	int (*claim)(char *err, size_t errsz, void *ud);
 	void (*started)(pid_t child, void *ud);
 	void (*exited)(int64_t wstatus, bool cancelled, void *ud);
 	void (*event)(const char *kind, const char *detail, void *ud);

@@ -20,6 +20,7 @@
 #include "tui/cli/cli.h"
 
 #define EP_TIMEOUT_MS 3000
+#define EP_RECORDED_MS 15000	/* cancel: the journal has the end */
 
 /*
  * Print one row of cells as text, escaped, trailing blanks trimmed; or,
@@ -476,6 +477,28 @@ const struct tui_cmd tui_cmd_send = {
 	.exec = send_exec,
 };
 
+/*
+ * The holder writes the journal off its loop, just after the agent's exit
+ * reaches its clients: wait (bounded) until the journal has the end.
+ */
+static bool
+recorded(struct tui_ctx *c, const char *id)
+{
+	struct lease_record now;
+	bool done = false;
+	int i;
+
+	for (i = 0; i < EP_RECORDED_MS / 20 && !done; i++) {
+		if (lease_record_get(c->store, id, &now) == 0) {
+			done = lease_fsm_state_final(now.state);
+			lease_record_clear(&now);
+		}
+		if (!done)
+			usleep(20000);
+	}
+	return done;
+}
+
 static int
 cancel_exec(struct tui_ctx *c, int argc, char **argv)
 {
@@ -526,6 +549,9 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 		if (r != 1)
 			rc = tui_ctx_err(c, "lease %s did not end in time",
 			    rec.id);
+		else if (!recorded(c, rec.id))
+			printf("%s cancelled (the journal is busy: its holder "
+			    "records it as soon as it can)\n", rec.id);
 		else
 			printf("%s cancelled\n", rec.id);
 	}

@@ -27,6 +27,37 @@ needs_holder(const struct lease_record *r)
 }
 
 /*
+ * The holder's journal: "ok", "waiting" (another process holds the write
+ * lock) or "unwritable" (disk full, I/O error); the holder keeps what it
+ * could not write and retries. ls prints journal_unwritable.
+ */
+static void
+add_journal(json_t *o, json_t *st)
+{
+	const char *j = json_string_value(json_object_get(st, "journal"));
+
+	if (j == NULL)
+		return;
+	json_object_set_new(o, "journal", json_string(j));
+	if (strcmp(j, "ok") != 0)
+		json_object_set(o, "journal_error",
+		    json_object_get(st, "journal_error"));
+}
+
+/* What LAST says: a journal the holder cannot write comes first. */
+static const char *
+journal_note(json_t *o, const char *last)
+{
+	const char *j = json_string_value(json_object_get(o, "journal"));
+
+	if (j != NULL && strcmp(j, "unwritable") == 0)
+		return "journal_unwritable (the holder retries)";
+	if (j != NULL && strcmp(j, "waiting") == 0)
+		return "journal busy (the holder waits for it)";
+	return last;
+}
+
+/*
  * Add the live holder's view (or why it is lost) to a lease object. A
  * holder that ends between the listing and the ping (a check finishing,
  * the agent exiting) is not lost: it journaled its end first. So with
@@ -76,6 +107,7 @@ add_live(struct tui_ctx *c, struct lease_record *r, json_t *o, bool reread)
 		    json_object_get(st, "child_pid"));
 		json_object_set(o, "transcript_truncated",
 		    json_object_get(st, "transcript_truncated"));
+		add_journal(o, st);
 		json_decref(st);
 	}
 	free(js);
@@ -171,7 +203,7 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 				snprintf(procs, sizeof procs, "%lld",
 				    (long long)json_integer_value(pr));
 			print_field(procs, 5);
-			print_field(lost ? lost : last, 0);
+			print_field(lost ? lost : journal_note(o, last), 0);
 			printf("\n");
 		}
 		json_decref(arr);
@@ -188,9 +220,12 @@ const struct tui_cmd tui_cmd_ls = {
 		"lease (PROCS: every one it\nstarted, tracked; - for other "
 		"leases) and the last line of output. A\nlease whose holder is "
 		"dead or does not answer within 1 s shows as lost,\nwith the "
-		"reason. --json prints an array of objects with id, name,\n"
-		"lease_state, activity, unseen, mode, adapter, branch, worktree, "
-		"workspace,\nsandbox_id, holder_pid, cleanup and processes.",
+		"reason; one whose holder cannot write the journal (its disk\n"
+		"full) says journal_unwritable: the holder keeps what it could "
+		"not write and\nretries. --json prints an array of objects with "
+		"id, name, lease_state,\nactivity, unseen, mode, adapter, branch, "
+		"worktree, workspace, sandbox_id,\nholder_pid, cleanup, processes "
+		"and, for a live holder, journal (ok, waiting,\nunwritable).",
 	.exec = ls_exec,
 };
 

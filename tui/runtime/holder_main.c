@@ -3,7 +3,9 @@
  * holder process (SPEC 2), dispatched by main.c before the command table. The composition root of the holder: it builds
  * the exec plan through the lease's sandbox adapter, runs pty_holder_run on
  * its own loop, and turns the holder's callbacks into journal transitions
- * and receipt entries (so pty/ never includes lease/).
+ * and receipt entries (so pty/ never includes lease/), written off the
+ * loop by holder_journal.c's queue: only the claim, before the agent is
+ * spawned, is written on this thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +37,12 @@
 #define HOLDER_ACTIVITY_ROWS 4096
 #define HOLDER_ACTIVITY_BURST 256	/* ... of which at once */
 #define HOLDER_ACTIVITY_PER_SEC 8	/* ... then so many a second */
+/*
+ * The finishing thread's own journal handle waits this long for the write
+ * lock (off the loop: a busy journal delays the result, never loses it).
+ */
+#define HOLDER_FINISH_BUSY_MS 600000
+#define HOLDER_CLAIM_BUSY_MS 15000	/* the claim, before the agent runs */
 
 struct hmain {
 	struct tui_ctx *ctx;
@@ -42,6 +50,7 @@ struct hmain {
 	bool trusted_local;
 	char *sock;
 	char holder_ident[64];
+	int64_t holder_start;
 	char name[128];			/* the lease's name, for the hook */
 	struct tui_notify *notify;	/* SPEC 5.6 */
 	struct tui_holder_sbx *sbx;	/* bwrap leases: holder_sbx.c */
@@ -49,10 +58,14 @@ struct hmain {
 	struct tui_track *track;	/* trusted_local leases: track.c */
 	int64_t exit_ws;		/* the agent's exit, while the */
 	bool exit_cancelled;		/* tracked processes are ended */
+	bool in_exit;			/* inside hooks.exited */
+	bool track_done;		/* track.c called back */
+	bool journal_held;		/* held until the queue is written */
 	struct sbx_scrub *scrub;	/* the holder's output filter */
 	struct tui_tally events;	/* hooks.event receipts */
 	struct tui_tally activity;	/* activity transition rows */
 	bool summarised;
+	struct tui_holder_journal *jq;	/* the loop's writes, off it */
 	char fail_reason[64];		/* why the lease did not succeed */
 	/* the finishing phase (SPEC 7): on a thread, the socket still up */
 	uv_loop_t *loop;
@@ -60,10 +73,14 @@ struct hmain {
 	uv_work_t work;
 	struct tui_ctx wctx;		/* its own journal handle */
 	bool async;
+	bool finishing;			/* the thread runs (cancel_held) */
+	uint64_t finish_mark;		/* what it waits to be written */
 	struct tui_checks_stop stop;	/* cancel while checks run */
 };
 
 static void finish_start(struct hmain *);
+static void summarise(struct hmain *);
+static void written(void *);
 
 /* The credential scrubber as the holder's output filter (SPEC 8.5). */
 static void
@@ -104,11 +121,17 @@ scrub_wire(struct hmain *m, struct pty_holder_opts *ho)
 	return 0;
 }
 
+/* A receipt line: through the queue (holder_journal.c) once it exists. */
 static void
 receipt(struct hmain *m, const char *kind, json_t *fields)
 {
 	struct lease_store *st = m->ctx->store;
 
+	if (m->jq != NULL) {
+		TUI_BEST_EFFORT(tui_holder_journal_receipt(m->jq, kind,
+		    fields));
+		return;
+	}
 	if (st != NULL && lease_receipt_append(st, m->id, kind, fields,
 	    NULL) < 0)
 		fprintf(stderr, "corral holder %s: receipt: %s\n", m->id,
@@ -116,41 +139,79 @@ receipt(struct hmain *m, const char *kind, json_t *fields)
 	json_decref(fields);
 }
 
-static void
-journal_err(struct hmain *m, int rc)
+/*
+ * The socket listens and the agent is not spawned yet: take the lease,
+ * the holder's PID and the start transition in one transaction, only
+ * while it is still provisioning (SPEC 9.2). `corral new` holds the state
+ * lock until this is done; if it was killed, a reconcile may have failed
+ * the lease first, and then the agent never runs. The one write the
+ * holder makes itself, before its loop first runs: nothing waits on the
+ * loop yet, and reconcile pings a holder only once it is recorded.
+ */
+static int
+on_claim(char *err, size_t errsz, void *ud)
 {
-	if (rc < 0)
-		fprintf(stderr, "corral holder %s: journal: %s\n", m->id,
-		    lease_store_errmsg(m->ctx->store));
+	struct hmain *m = ud;
+	struct lease_store *st = m->ctx->store;
+	int64_t start = 0;
+	int rc;
+
+	if (lease_proc_start(getpid(), &start) < 0)
+		start = 0;
+	lease_fault_wait("holder.claim.before");
+	/* `corral new` waits for it (and keeps the state lock) 20 s. */
+	TUI_BEST_EFFORT(lease_store_set_busy_timeout(st, HOLDER_CLAIM_BUSY_MS));
+	rc = lease_record_claim(st, m->id, getpid(), start, "endpoint running");
+	TUI_BEST_EFFORT(lease_store_set_busy_timeout(st, LEASE_BUSY_MS));
+	if (rc < 0) {
+		snprintf(err, errsz, "journal: %s", lease_store_errmsg(st));
+		return rc;
+	}
+	snprintf(m->holder_ident, sizeof m->holder_ident, "%d:%lld",
+	    (int)getpid(), (long long)start);
+	m->holder_start = start;
+	return 0;
 }
 
 static void
 on_started(pid_t child, void *ud)
 {
 	struct hmain *m = ud;
-	struct lease_store *st = m->ctx->store;
-	int64_t start = 0;
-	char ident[64];
 
-	if (lease_proc_start(getpid(), &start) < 0)
-		start = 0;
-	snprintf(ident, sizeof ident, "%d:%lld", (int)getpid(),
-	    (long long)start);
-	snprintf(m->holder_ident, sizeof m->holder_ident, "%s", ident);
-	journal_err(m, lease_record_set_holder(st, m->id, getpid(), start));
-	journal_err(m, lease_resource_plan(st, m->id, LEASE_RES_HOLDER,
-	    ident, NULL));
-	journal_err(m, lease_resource_created(st, m->id,
-	    LEASE_RES_HOLDER, ident));
-	journal_err(m, lease_resource_created(st, m->id,
-	    LEASE_RES_SOCKET, m->sock));
-	journal_err(m, lease_record_transition(st, m->id, LEASE_EV_START,
-	    "endpoint running", NULL));
-	journal_err(m, lease_record_set_activity(st, m->id,
-	    LEASE_ACT_STARTING, "spawned"));
+	TUI_BEST_EFFORT(tui_holder_journal_resource(m->jq,
+	    TUI_HOLDER_JOURNAL_PLAN, LEASE_RES_HOLDER, m->holder_ident));
+	TUI_BEST_EFFORT(tui_holder_journal_resource(m->jq,
+	    TUI_HOLDER_JOURNAL_CREATED, LEASE_RES_HOLDER, m->holder_ident));
+	TUI_BEST_EFFORT(tui_holder_journal_resource(m->jq,
+	    TUI_HOLDER_JOURNAL_CREATED, LEASE_RES_SOCKET, m->sock));
+	TUI_BEST_EFFORT(tui_holder_journal_activity(m->jq,
+	    LEASE_ACT_STARTING, "spawned", true));
 	receipt(m, "holder_started", json_pack("{s:i, s:i, s:I}", "holder_pid",
 	    (int)getpid(), "child_pid", (int)child, "holder_start",
-	    (json_int_t)start));
+	    (json_int_t)m->holder_start));
+}
+
+/* The journal's state for the status reply (hooks.status_json). */
+static char *
+on_status(void *ud)
+{
+	struct hmain *m = ud;
+	enum tui_holder_journal_state s;
+	char err[256];
+	size_t n = 0;
+	json_t *j;
+	char *out;
+
+	s = tui_holder_journal_status(m->jq, &n, err, sizeof err);
+	j = json_pack("{s:s, s:I}", "journal",
+	    tui_holder_journal_state_name(s), "journal_queued",
+	    (json_int_t)n);
+	if (j != NULL && s != TUI_HOLDER_JOURNAL_OK)
+		json_object_set_new(j, "journal_error", json_string(err));
+	out = j != NULL ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) :
+	    NULL;
+	json_decref(j);
+	return out;
 }
 
 static void exited(struct hmain *, int64_t ws, bool cancelled);
@@ -165,9 +226,12 @@ track_ended(void *ud)
 {
 	struct hmain *m = ud;
 
+	m->track_done = true;
 	receipt(m, "processes_ended", tui_track_receipt(m->track));
 	exited(m, m->exit_ws, m->exit_cancelled);
-	pty_holder_finished(m->ph);
+	/* From a timer, not the exit hook: let go unless the queue waits. */
+	if (!m->in_exit && !m->journal_held)
+		pty_holder_finished(m->ph);
 }
 
 static void
@@ -178,8 +242,12 @@ on_exited(int64_t ws, bool cancelled, void *ud)
 	if (m->track != NULL && m->ph != NULL && m->loop != NULL) {
 		m->exit_ws = ws;
 		m->exit_cancelled = cancelled;
-		pty_holder_hold(m->ph, "ending its processes");
+		m->in_exit = true;
 		tui_track_end(m->track, m->loop, track_ended, m);
+		m->in_exit = false;
+		/* Nothing was left to end: it called back at once. */
+		if (!m->track_done)
+			pty_holder_hold(m->ph, "ending its processes");
 		return;
 	}
 	exited(m, ws, cancelled);
@@ -188,7 +256,6 @@ on_exited(int64_t ws, bool cancelled, void *ud)
 static void
 exited(struct hmain *m, int64_t ws, bool cancelled)
 {
-	struct lease_store *st = m->ctx->store;
 	enum lease_activity act;
 	enum lease_event ev;
 	const char *limit;
@@ -221,18 +288,26 @@ exited(struct hmain *m, int64_t ws, bool cancelled)
 			snprintf(why, sizeof why, "signal %d",
 			    WTERMSIG(status));
 	}
-	journal_err(m, lease_record_set_activity(st, m->id, act, why));
+	TUI_BEST_EFFORT(tui_holder_journal_activity(m->jq, act, why, true));
 	/* A sandboxed exit 0 stays running until its result exists. */
 	if (m->sbx == NULL || ev != LEASE_EV_RESULT)
-		journal_err(m, lease_record_transition(st, m->id, ev, why,
-		    NULL));
+		TUI_BEST_EFFORT(tui_holder_journal_transition(m->jq, ev, why));
 	if (ev != LEASE_EV_RESULT)
 		snprintf(m->fail_reason, sizeof m->fail_reason, "%s", why);
 	receipt(m, "agent_exited", json_pack("{s:b, s:b, s:i, s:s}",
 	    "cancelled", cancelled, "exited", WIFEXITED(status),
 	    "code", WIFEXITED(status) ? WEXITSTATUS(status) :
 					WTERMSIG(status), "reason", why));
-	finish_start(m);
+	if (m->sbx != NULL) {
+		finish_start(m);
+		return;
+	}
+	/* The socket serves until every write is made (reconcile sees it). */
+	summarise(m);
+	if (!tui_holder_journal_when_drained(m->jq, written, m)) {
+		m->journal_held = true;
+		pty_holder_hold(m->ph, "journal");
+	}
 }
 
 /* The detector's verdict: journal it with the deciding signal (SPEC 5.3). */
@@ -260,12 +335,8 @@ on_activity(const char *state, const char *signal, const char *detail,
 	snprintf(why, sizeof why, "%s%s%s", signal, detail && *detail ?
 	    ": " : "", detail ? detail : "");
 	/* Past the budget the row changes but no transition is logged. */
-	if (tui_tally_admit(&m->activity, "activity"))
-		journal_err(m, lease_record_set_activity(m->ctx->store, m->id,
-		    act, why));
-	else
-		journal_err(m, lease_record_set_activity_unlogged(
-		    m->ctx->store, m->id, act));
+	TUI_BEST_EFFORT(tui_holder_journal_activity(m->jq, act, why,
+	    tui_tally_admit(&m->activity, "activity")));
 }
 
 static void
@@ -340,6 +411,30 @@ on_closing(void *ud)
 	summarise(m);
 	m->ph = NULL;
 	tui_holder_sbx_closing(m->sbx);
+	tui_holder_journal_detach(m->jq);
+}
+
+static void
+written(void *ud)
+{
+	struct hmain *m = ud;
+
+	pty_holder_finished(m->ph);
+}
+
+/*
+ * The agent has ended and the holder's own work is done: its summaries
+ * go in, and the holder keeps serving (status says the phase, and the
+ * journal's state) until the journal has every write it queued, so a
+ * journal that is busy or full never makes it look lost.
+ */
+static void
+let_go(struct hmain *m)
+{
+	summarise(m);
+	tui_holder_sbx_summary(m->sbx);
+	if (tui_holder_journal_when_drained(m->jq, written, m))
+		pty_holder_finished(m->ph);
 }
 
 /*
@@ -384,13 +479,23 @@ finish_sbx(struct hmain *m, struct tui_ctx *c)
 	}
 }
 
+/*
+ * On the thread pool: first what the loop queued before (agent_exited
+ * and the rest: while the disk is full or the journal busy, the result
+ * waits on the workspace, not lost), then the result with a handle that
+ * waits for the journal as long as it must.
+ */
 static void
 finish_work(uv_work_t *w)
 {
 	struct hmain *m = w->data;
 
-	if (tui_ctx_store(&m->wctx) != NULL)
+	tui_holder_journal_wait(m->jq, m->finish_mark);
+	if (tui_ctx_store(&m->wctx) != NULL) {
+		TUI_BEST_EFFORT(lease_store_set_busy_timeout(m->wctx.store,
+		    HOLDER_FINISH_BUSY_MS));
 		finish_sbx(m, &m->wctx);
+	}
 }
 
 static void
@@ -401,8 +506,9 @@ finish_after(uv_work_t *w, int status)
 	(void)status;
 	lease_store_close(m->wctx.store);
 	m->wctx.store = NULL;
+	m->finishing = false;
 	/* Now the holder may stop serving (status said "finishing"). */
-	pty_holder_finished(m->ph);
+	let_go(m);
 }
 
 /* After the exit: finish on a thread while the socket keeps serving. */
@@ -417,10 +523,11 @@ finish_start(struct hmain *m)
 	m->wctx = *m->ctx;
 	m->wctx.store = NULL;
 	m->work.data = m;
+	m->finish_mark = tui_holder_journal_mark(m->jq);
 	if (uv_queue_work(m->loop, &m->work, finish_work, finish_after) == 0)
-		m->async = true;
+		m->async = m->finishing = true;
 	else
-		pty_holder_finished(m->ph);
+		let_go(m);
 }
 
 /*
@@ -431,22 +538,30 @@ finish_start(struct hmain *m)
  * (result_ready, failed).
  */
 static int
-on_cancel_held(void *ud)
+cancel_write(struct lease_store *st, void *ud)
 {
 	struct hmain *m = ud;
 	int rc;
 
-	if (m->sbx == NULL || m->ctx->store == NULL)
-		return -EINVAL;
-	if ((rc = lease_record_transition(m->ctx->store, m->id,
-	    LEASE_EV_CANCEL, "cancelled by the operator while its checks "
-	    "ran", NULL)) < 0)
-		return rc;
-	journal_err(m, lease_record_set_activity(m->ctx->store, m->id,
-	    LEASE_ACT_CANCELLED, "cancelled by the operator"));
+	/* On the journal's worker, in order with the loop's other writes. */
+	if ((rc = lease_record_transition(st, m->id, LEASE_EV_CANCEL,
+	    "cancelled by the operator while its checks ran", NULL)) < 0)
+		return rc;	/* moved on (result_ready, failed): refused */
+	TUI_BEST_EFFORT(tui_holder_journal_activity(m->jq,
+	    LEASE_ACT_CANCELLED, "cancelled by the operator", true));
 	snprintf(m->fail_reason, sizeof m->fail_reason, "cancelled");
 	tui_checks_stop_request(&m->stop);
 	return 0;
+}
+
+static int
+on_cancel_held(void *ud)
+{
+	struct hmain *m = ud;
+
+	if (m->sbx == NULL || !m->finishing)
+		return -EINVAL;
+	return tui_holder_journal_call(m->jq, cancel_write, m);
 }
 
 static int
@@ -583,26 +698,38 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.ready_fd = 3;
 	ho.owner_fd = owner ? 4 : -1;
 	ho.cancel_wait_ms = 2000;
+	ho.hooks.claim = on_claim;
 	ho.hooks.started = on_started;
 	ho.hooks.exited = on_exited;
 	ho.hooks.event = on_event;
 	ho.hooks.activity = on_activity;
-	if (m.track != NULL)
-		ho.hooks.running = on_running;
+	ho.hooks.status_json = on_status;
+	ho.hooks.running = on_running;
+	ho.hooks.closing = on_closing;
 	if (m.sbx != NULL) {
 		/* Egress, graceful cancel (SPEC 8.2, 5.5); scrub_wire below. */
-		ho.hooks.running = on_running;
-		ho.hooks.closing = on_closing;
 		ho.hooks.signal_agent = on_signal_agent;
 		ho.hooks.cancel_held = on_cancel_held;
 	}
+	uv_loop_init(&loop);
+	m.loop = &loop;
+	/* From here on the holder's writes go through the queue. */
+	if ((rc = tui_holder_journal_new(&m.jq, c->state_dir, id,
+	    &loop)) < 0) {
+		dprintf(3, "err journal queue: %s\n", strerror(-rc));
+		uv_loop_close(&loop);
+		tui_holder_sbx_free(m.sbx);
+		sbx_plan_free(plan);
+		free(m.sock);
+		free(dir);
+		return TUI_EXIT_FAIL;
+	}
+	tui_holder_sbx_set_journal(m.sbx, m.jq);
 	rules = tui_ctx_rules_load(c, rules_error, &m);
 	ho.rules = rules;
 	ho.agent = agent;
 	ho.hooks.ud = &m;
 
-	uv_loop_init(&loop);
-	m.loop = &loop;
 	tui_config_load(&cfg, config_error, &m);
 	if (cfg.hook[0] != '\0') {
 		char *log = NULL;
@@ -631,16 +758,15 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		rc = pty_holder_run(&loop, &ho);
 	/* The proxy's last tunnels and handles (they end with the agent). */
 	tui_holder_sbx_drain(m.sbx, &loop);
-	if (rc < 0) {
+	/* The loop has ended: what it queued first, then the rest in turn. */
+	tui_holder_journal_wait(m.jq, tui_holder_journal_mark(m.jq));
+	if (rc < 0 && m.holder_ident[0] != '\0') {
 		/* The agent never ran: the lease fails with the reason. */
-		TUI_BEST_EFFORT(lease_record_transition(c->store, id,
-		    LEASE_EV_FAIL,
-		    "exec_failed", NULL));
-		TUI_BEST_EFFORT(lease_record_set_activity(c->store, id,
-		    LEASE_ACT_FAILED,
-		    "exec_failed"));
-	} else {
-		TUI_BEST_EFFORT(lease_record_set_holder(c->store, id, 0, 0));
+		TUI_BEST_EFFORT(tui_holder_journal_transition(m.jq,
+		    LEASE_EV_FAIL, "exec_failed"));
+		TUI_BEST_EFFORT(tui_holder_journal_activity(m.jq,
+		    LEASE_ACT_FAILED, "exec_failed", true));
+		tui_holder_journal_wait(m.jq, tui_holder_journal_mark(m.jq));
 	}
 	/* The sandbox's end, unless the finishing thread did it (SPEC 7). */
 	if (m.sbx != NULL && !m.async)
@@ -659,11 +785,17 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 			fprintf(stderr, "corral holder %s: teardown: %s\n",
 			    id, err);
 	}
-	if (m.holder_ident[0] != '\0')
-		TUI_BEST_EFFORT(lease_resource_removed(c->store, id,
-		    LEASE_RES_HOLDER, m.holder_ident));
-	TUI_BEST_EFFORT(lease_resource_removed(c->store, id, LEASE_RES_SOCKET,
-	    m.sock));
+	if (m.holder_ident[0] != '\0') {
+		TUI_BEST_EFFORT(tui_holder_journal_holder(m.jq, 0, 0));
+		TUI_BEST_EFFORT(tui_holder_journal_resource(m.jq,
+		    TUI_HOLDER_JOURNAL_REMOVED, LEASE_RES_HOLDER,
+		    m.holder_ident));
+	}
+	TUI_BEST_EFFORT(tui_holder_journal_resource(m.jq,
+	    TUI_HOLDER_JOURNAL_REMOVED, LEASE_RES_SOCKET, m.sock));
+	/* Every write is made before the holder goes (SPEC 9.1). */
+	tui_holder_journal_free(m.jq);
+	m.jq = NULL;
 	tui_notify_free(m.notify);	/* waits for running hooks */
 	if (logfd >= 0)
 		close(logfd);

@@ -87,6 +87,9 @@ struct tui_holder_sbx {
 	/* the agent profile's part (agent.c's agent.json), or NULL */
 	json_t *agent;
 	char **cmd;		/* the command, argv[0] its installation */
+	/* the loop's receipts, written off it (holder_journal.c) */
+	struct tui_holder_journal *jq;
+	bool summarised;
 };
 
 /* A receipt line through st (the finishing phase has its own handle). */
@@ -101,10 +104,23 @@ receipt_to(struct tui_holder_sbx *h, struct lease_store *st,
 	json_decref(fields);
 }
 
+/* A receipt line of the holder: queued once the loop runs. */
 static void
 receipt(struct tui_holder_sbx *h, const char *kind, json_t *fields)
 {
-	receipt_to(h, h->ctx->store, kind, fields);
+	if (h->jq != NULL && fields != NULL)
+		TUI_BEST_EFFORT(tui_holder_journal_receipt(h->jq, kind,
+		    fields));
+	else
+		receipt_to(h, h->ctx->store, kind, fields);
+}
+
+void
+tui_holder_sbx_set_journal(struct tui_holder_sbx *h,
+    struct tui_holder_journal *q)
+{
+	if (h != NULL)
+		h->jq = q;
 }
 
 static char *
@@ -800,20 +816,29 @@ tui_holder_sbx_running(struct tui_holder_sbx *h, struct pty_holder *ph)
 }
 
 void
+tui_holder_sbx_summary(struct tui_holder_sbx *h)
+{
+	struct sbx_proxy_stats st;
+
+	if (h == NULL || h->px == NULL || h->px_closing || h->summarised)
+		return;
+	h->summarised = true;
+	sbx_proxy_stats(h->px, &st);
+	receipt(h, "egress_summary", json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	    "connections", (json_int_t)st.total, "allowed",
+	    (json_int_t)st.allowed, "denied", (json_int_t)st.denied, "bytes",
+	    (json_int_t)st.bytes, "unrecorded",
+	    (json_int_t)h->egress_unrecorded));
+}
+
+void
 tui_holder_sbx_closing(struct tui_holder_sbx *h)
 {
 	if (h == NULL)
 		return;
 	h->ph = NULL;
 	if (h->px != NULL && !h->px_closing) {
-		struct sbx_proxy_stats st;
-
-		sbx_proxy_stats(h->px, &st);
-		receipt(h, "egress_summary", json_pack("{s:I, s:I, s:I, s:I, "
-		    "s:I}", "connections", (json_int_t)st.total, "allowed",
-		    (json_int_t)st.allowed, "denied", (json_int_t)st.denied,
-		    "bytes", (json_int_t)st.bytes, "unrecorded",
-		    (json_int_t)h->egress_unrecorded));
+		tui_holder_sbx_summary(h);
 		h->px_closing = true;
 		sbx_proxy_close(h->px, egress_closed, h);
 	}

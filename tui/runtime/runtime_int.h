@@ -122,6 +122,64 @@ void tui_sandbox_policy_src_clear(struct tui_sandbox_policy_src *);
  */
 char *tui_sandbox_zone_program(const char *cmd0);
 
+/* ---- holder_journal.c: the holder's writes, off its loop ------------ */
+
+/*
+ * The holder's journal writes (SPEC 9.1): queued on its loop, written in
+ * that order by one worker thread with its own handle, each kept and
+ * retried until it is written (a busy journal, a full disk), so the loop
+ * never waits on SQLite. Nothing here blocks but _wait and _free.
+ */
+struct tui_holder_journal;
+enum tui_holder_journal_state {
+	TUI_HOLDER_JOURNAL_OK,
+	TUI_HOLDER_JOURNAL_WAITING,	/* the write lock is busy */
+	TUI_HOLDER_JOURNAL_UNWRITABLE,	/* disk full, I/O error, read-only */
+};
+enum tui_holder_journal_res {
+	TUI_HOLDER_JOURNAL_PLAN,
+	TUI_HOLDER_JOURNAL_CREATED,
+	TUI_HOLDER_JOURNAL_REMOVED,
+};
+/* Run on the worker with its handle; a transient failure is retried. */
+typedef int (*tui_holder_journal_fn)(struct lease_store *, void *ud);
+typedef void (*tui_holder_journal_drained_cb)(void *ud);
+struct uv_loop_s;
+/* loop: where _when_drained calls back (NULL: never). 0 or -errno. */
+int tui_holder_journal_new(struct tui_holder_journal **, const char *state_dir,
+    const char *id, struct uv_loop_s *loop);
+/* Each queues one write for the lease; fields is taken (NULL: {}). */
+int tui_holder_journal_receipt(struct tui_holder_journal *, const char *kind,
+    struct json_t *fields);
+/* logged false: the row only, no transition row (coalesced). */
+int tui_holder_journal_activity(struct tui_holder_journal *,
+    enum lease_activity, const char *why, bool logged);
+int tui_holder_journal_transition(struct tui_holder_journal *,
+    enum lease_event, const char *why);
+int tui_holder_journal_holder(struct tui_holder_journal *, pid_t pid,
+    int64_t start);
+int tui_holder_journal_resource(struct tui_holder_journal *,
+    enum tui_holder_journal_res, enum lease_resource, const char *identity);
+int tui_holder_journal_call(struct tui_holder_journal *,
+    tui_holder_journal_fn, void *ud);
+/* The last write queued so far; _wait blocks until it is written. */
+uint64_t tui_holder_journal_mark(struct tui_holder_journal *);
+void tui_holder_journal_wait(struct tui_holder_journal *, uint64_t mark);
+/*
+ * cb on the loop once everything queued now is written. True when it
+ * already is (cb is then not called).
+ */
+bool tui_holder_journal_when_drained(struct tui_holder_journal *,
+    tui_holder_journal_drained_cb cb, void *ud);
+/* Close the loop's handle (hooks.closing: before the loop's walk). */
+void tui_holder_journal_detach(struct tui_holder_journal *);
+/* What the status says; *queued entries waiting, err the last failure. */
+enum tui_holder_journal_state tui_holder_journal_status(
+    struct tui_holder_journal *, size_t *queued, char *err, size_t errsz);
+const char *tui_holder_journal_state_name(enum tui_holder_journal_state);
+/* Waits until everything queued is written, then stops the worker. */
+void tui_holder_journal_free(struct tui_holder_journal *);
+
 /* ---- holder_sbx.c: the holder's side ------------------------------------ */
 
 struct tui_holder_sbx;
@@ -172,6 +230,11 @@ const char *tui_holder_sbx_exit_reason(struct tui_holder_sbx *, int wstatus);
  */
 int tui_holder_sbx_finish(struct tui_holder_sbx *, struct tui_ctx *c);
 void tui_holder_sbx_free(struct tui_holder_sbx *);
+/* The receipts written on the holder's loop go through q from now on. */
+void tui_holder_sbx_set_journal(struct tui_holder_sbx *,
+    struct tui_holder_journal *q);
+/* The egress_summary receipt, once (before the holder lets go). */
+void tui_holder_sbx_summary(struct tui_holder_sbx *);
 
 /* ---- holder_cred.c: the operator's credential hooks (SPEC 8.5) -------- */
 
