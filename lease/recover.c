@@ -377,6 +377,12 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 	if ((rc = lease_provision_teardown(s, state_dir, r->id, what)) < 0)
 		return add(rep, LEASE_FIND_CLEANUP_PENDING, r->id, "teardown "
 		    "failed: %s", lease_store_errmsg(s)) ? 0 : -ENOMEM;
+	/* failed just now by the caller's first pass (cmd_recover.c) */
+	if (r->failed_reason != NULL &&
+	    strcmp(r->failed_reason, "provisioning_interrupted") == 0)
+		return add(rep, LEASE_FIND_INTERRUPTED, r->id, "provisioning "
+		    "was interrupted: lease fails and is torn down") ? 0 :
+		    -ENOMEM;
 	return add(rep, LEASE_FIND_CLEANED, r->id, "%s: unfinished teardown "
 	    "finished", lease_fsm_state_name(r->state)) ? 0 : -ENOMEM;
 }

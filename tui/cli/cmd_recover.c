@@ -201,6 +201,22 @@ sandbox_prepass(struct tui_ctx *c)
 		if (r->holder_pid > 0 &&
 		    lease_proc_alive((pid_t)r->holder_pid, r->holder_start))
 			continue;
+		/*
+		 * Provisioning with no holder recorded: its `corral new` is
+		 * gone, but its holder may be starting. The lease fails
+		 * first, only while still provisioning (the holder's claim
+		 * is the other compare-and-swap, SPEC 9.2): once it has,
+		 * the holder can no longer take it and its resources go;
+		 * if the holder took it first, it is left to the probe.
+		 */
+		if (r->state == LEASE_STATE_PROVISIONING &&
+		    r->holder_pid <= 0) {
+			lease_fault_wait("reconcile.interrupted.judged");
+			if (lease_record_transition_from(c->store, r->id,
+			    LEASE_STATE_PROVISIONING, LEASE_EV_FAIL,
+			    "provisioning_interrupted", NULL) < 0)
+				continue;
+		}
 		/* trusted_local: its tracking cgroup, left by a lost holder */
 		if (r->mode == LEASE_MODE_TRUSTED_LOCAL) {
 			if ((r->state == LEASE_STATE_PROVISIONING &&
