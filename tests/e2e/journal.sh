@@ -121,6 +121,9 @@ t1=$(date +%s)
 check "the lock was held at least 12 s" test $((t1 - t0)) -ge 12
 check "the lease settles once the lock is gone" settled "$id"
 kill "$watcher" 2>/dev/null; wait "$watcher" 2>/dev/null
+echo "# ls --json asked $(wc -l <"$TMP/ls1") times around the $((t1 - t0)) s lock;" \
+	"lost $(jq -r '.[0]' "$TMP/ls1" | grep -vc null), journal waiting in" \
+	"$(jq -r '.[2]' "$TMP/ls1" | grep -c waiting)"
 check "ls was asked while the lock was held" test "$(wc -l <"$TMP/ls1")" -ge 10
 check "ls never showed the lease lost" test "$(jq -r '.[0]' "$TMP/ls1" | grep -vc null)" = 0
 j=$(js "$id")

@@ -136,7 +136,7 @@ START_TEST(test_hjournal_lock_held)
 	ck_assert_int_eq(tui_holder_journal_status(q, &queued, err,
 	    sizeof err), TUI_HOLDER_JOURNAL_WAITING);
 	ck_assert_uint_eq(queued, 41);
-	ck_assert_ptr_nonnull(strstr(err, "locked"));
+	ck_assert_ptr_nonnull(strstr(err, "lock"));
 	/* held past every busy timeout: still kept */
 	usleep(6500 * 1000);
 	ck_assert_int_eq(tui_holder_journal_status(q, &queued, NULL, 0),

@@ -511,7 +511,8 @@ tui_holder_journal_status(struct tui_holder_journal *q, size_t *queued,
 		*queued = q->n;
 	if (err != NULL && errsz > 0)
 		snprintf(err, errsz, "%s", s == TUI_HOLDER_JOURNAL_OK ? "" :
-		    q->err);
+		    q->err[0] != '\0' ? q->err :
+		    "waiting for the journal's write lock");
 	uv_mutex_unlock(&q->mu);
 	return s;
 }
