@@ -476,7 +476,8 @@ restore_file(const char *rdir, const char *old, const char *name)
  * Put the lease's own branch, result files and review worktree back where
  * in.old left them: corral/<id> from new back to old (compare-and-swap;
  * its lock file, corral's own, removed first), the patch and manifest the
- * move archived restored, old checked out in the review worktree. The
+ * move archived restored, old checked out in the review worktree (the
+ * index lock a kill inside a checkout left removed first). The
  * result JSON was never written (it is, with the close, one transaction).
  * *holds: what the branch held. 0, LEASE_ESTALE (it holds neither: not
  * touched), or an error.
@@ -488,7 +489,8 @@ branch_back(struct lease_store *s, const char *state_dir, const char *id,
 	struct lease_git *g = NULL;
 	git_reference *r = NULL;
 	git_oid oid, old, new_;
-	char *lk = NULL, *rdir = NULL;
+	char *lk = NULL, *rdir = NULL, *wt_lk = NULL;
+	char wt_index[LEASE_ID_LEN + 32];
 	int rc;
 
 	snprintf(holds, 41, "%s", "-");
@@ -543,12 +545,27 @@ branch_back(struct lease_store *s, const char *state_dir, const char *id,
 		lease__store_msg(s, "%s: %s", rdir, strerror(-rc));
 		goto out;
 	}
+	/*
+	 * A kill inside the checkout leaves the review worktree's index
+	 * lock: the worktree is corral's, and nothing of it writes there now.
+	 */
+	snprintf(wt_index, sizeof wt_index, "worktrees/%s/index", id);
+	if ((wt_lk = lock_path(g, wt_index)) == NULL) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (unlink(wt_lk) < 0 && errno != ENOENT) {
+		rc = -errno;
+		lease__store_msg(s, "%s: %s", wt_lk, strerror(errno));
+		goto out;
+	}
 	rc = lease__git_worktree_checkout(g, id, &old);
 	if (rc == LEASE_ESTALE)
 		rc = 0;		/* no review worktree to put back */
 	else if (rc < 0)
 		lease__store_msg(s, "%s", lease_git_errmsg(g));
 out:
+	free(wt_lk);
 	free(rdir);
 	free(lk);
 	lease_git_free(g);
