@@ -39,4 +39,7 @@ printf '[agent claude-code]\nendpoint = http://10.0.0.1:9\n' >"$XDG_CONFIG_HOME/
 out=$(PATH=$CC:$PATH doc --agent claude); rc=$?
 check "a plain-http endpoint off loopback is refused" \
 	test "$rc" = 1 -a -n "$(grep 'agent_endpoint_invalid' <<<"$out")"
+out=$(doc --agent generic); rc=$?
+check "the generic profile runs the lease's command: it names none itself" \
+	test "$rc" = 1 -a -n "$(grep 'names no command' <<<"$out")"
 finish

@@ -75,15 +75,15 @@ write_file(const char *dir, const char *name, const char *text)
 START_TEST(test_rules_shipped)
 {
 	static const char *const want[] = { "aider", "claude-code", "codex",
-		"python-input", "shell" };
+		"generic", "python-input", "shell" };
 	struct pty_rules *rs = shipped();
 	const struct pty_rules_agent *a;
 	struct pty_rule_info ri;
 	size_t i;
 	int k;
 
-	ck_assert_uint_eq(pty_rules_count(rs), 5);
-	for (i = 0; i < 5; i++) {
+	ck_assert_uint_eq(pty_rules_count(rs), 6);
+	for (i = 0; i < 6; i++) {
 		a = pty_rules_at(rs, i);
 		ck_assert_str_eq(pty_rules_agent_name(a), want[i]);
 		ck_assert_ptr_nonnull(strstr(pty_rules_agent_file(a),
@@ -96,7 +96,7 @@ START_TEST(test_rules_shipped)
 			    ri.state == PTY_DETECT_BLOCKED);
 		}
 	}
-	ck_assert_ptr_null(pty_rules_at(rs, 5));
+	ck_assert_ptr_null(pty_rules_at(rs, 6));
 	a = pty_rules_find(rs, "claude-code");
 	ck_assert_ptr_nonnull(a);
 	pty_rules_agent_rule(a, 0, &ri);
@@ -467,7 +467,7 @@ START_TEST(test_rules_override)
 	ck_assert_int_eq(pty_rules_load_dirs(rs, dirs, 3, collect, &e), 1);
 	ck_assert_ptr_nonnull(strstr(e.text, "claude-code.rules:2: bad "
 	    "state 'maybe'"));
-	ck_assert_uint_eq(pty_rules_count(rs), 6);
+	ck_assert_uint_eq(pty_rules_count(rs), 7);
 	a = pty_rules_find(rs, "codex");
 	ck_assert_int_eq(pty_rules_agent_nrules(a), 1);
 	pty_rules_agent_rule(a, 0, &ri);

@@ -241,9 +241,6 @@ prof_parse(struct prof *p, const char *file, const char *text, size_t len)
 	if (rc != 0 && p->err[0] == '\0')
 		snprintf(p->err, sizeof p->err, "%.300s:%d: not an INI "
 		    "line", file, rc > 0 ? rc : 0);
-	if (p->err[0] == '\0' && p->command[0] == '\0')
-		snprintf(p->err, sizeof p->err, "%.300s: [install] command "
-		    "is missing", file);
 	return p->err[0] != '\0' ? -EINVAL : 0;
 }
 
@@ -542,6 +539,12 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 	snprintf(a->hint, sizeof a->hint, "%s", p.hint);
 	/* The install: the command line's program, else the profile's. */
 	cmd0 = cmd != NULL && cmd[0] != NULL ? cmd[0] : p.command;
+	if (cmd0[0] == '\0') {
+		rc = fail(a, TUI_AGENT_NOT_INSTALLED, why, whysz, "%s names "
+		    "no command: it runs the lease's", a->profile_file);
+		prof_clear(&p);
+		return rc;
+	}
 	if (which(cmd0, a->exe, sizeof a->exe) < 0) {
 		rc = fail(a, TUI_AGENT_NOT_INSTALLED, why, whysz, "'%s' is not "
 		    "installed (not found in PATH)", cmd0);
