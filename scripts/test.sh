@@ -102,10 +102,12 @@ run_stage() {
 		built build "$name" &&
 		    ctest_stage adversarial "$BUILD" -R '^adversarial/' -V ;;
 	asan)
+		# The unit suites: the shell-driven ones (e2e/, and agents/
+		# with its real CLIs and their npm install) run in suites.
 		built asan "$name" &&
 		    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		    ctest_stage asan "$ASAN" -E '^e2e/' ;;
+		    ctest_stage asan "$ASAN" -E '^(e2e|agents)/' ;;
 	fuzz)
 		built fuzz-build "$name" || { SECS[$name]=$((SECONDS - t0)); return; }
 		sh scripts/fuzz.sh "$FUZZ" "$FUZZ_RUNS" 2>&1 | tee "$LOGDIR/$name.log"
