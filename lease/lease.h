@@ -459,7 +459,8 @@ struct lease_resource_row {
  * runtime resources (all kinds but branch and lease_dir) are all removed
  * gets cleanup confirmed in the same transaction. scope may be NULL.
  * Planning a branch, worktree, workspace or sandbox also sets the lease's
- * branch, worktree, workspace or sandbox_id column to the identity.
+ * branch, worktree, workspace or sandbox_id column to the identity, unless
+ * it is tagged ("TAG\nIDENTITY", a check run's resource).
  */
 LEASE_NODISCARD int lease_resource_plan(struct lease_store *,
     const char *id, enum lease_resource, const char *identity,

@@ -169,7 +169,8 @@ lease_resource_plan(struct lease_store *s, const char *id,
 	sqlite3_bind_int64(st, 5, now);
 	if ((rc = lease__store_step_done(s, st, "record resource")) < 0)
 		goto fail;
-	if ((f = res_field(k)) >= 0 &&
+	/* a tagged identity ("TAG\nIDENTITY": a check run's) mirrors none */
+	if (strchr(identity, '\n') == NULL && (f = res_field(k)) >= 0 &&
 	    (rc = lease__record_set_text(s, id, (enum lease_field)f,
 	    identity, now)) < 0)
 		goto fail;

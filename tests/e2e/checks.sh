@@ -138,11 +138,12 @@ check "... the whole lease took far less than wall_time" test $((T1 - T0)) -lt 1
 check "a tree 3,000 deep: the check passes, its copy removed" \
 	jq_eq "$J" '[.receipts[] | select(.kind=="check" and .fields.name=="deep") |
 	"\(.fields.status) \(.fields.copy_removed)"][0]' "pass true"
-check "every check ran in cgroups and a uid slot of its own, journaled" \
+check "every check ran in cgroups, a uid slot and a copy of its own, journaled" \
 	jq_eq "$J" '[.resources[] | select(.identity | startswith("check:")) |
-	.kind] | unique | join(" ")' "cgroup sandbox"
+	.kind] | unique | join(" ")' "cgroup sandbox workspace"
 check "... each removed" jq_eq "$J" '[.resources[] |
-	select(.state != "removed" and (.kind=="cgroup" or .kind=="sandbox"))] | length' 0
+	select(.state != "removed" and (.kind=="cgroup" or .kind=="sandbox" or
+	(.identity | startswith("check:"))))] | length' 0
 check "... no check cgroup is left on the host" bash -c \
 	"! find /sys/fs/cgroup -maxdepth 6 -type d -name 'lease-$ID.*' | grep -q ."
 check "... no uid slot names the lease or a check of it" bash -c \

@@ -688,6 +688,8 @@ tui_sandbox_check_provision(struct tui_ctx *c, struct lease_store *st,
 	struct sbx_steps s;
 	struct jsteps j;
 	char tag[4096 + 256];
+	const char *copy;
+	int rc;
 
 	(void)c;
 	*out = NULL;
@@ -705,7 +707,23 @@ tui_sandbox_check_provision(struct tui_ctx *c, struct lease_store *st,
 	}
 	jsteps_init(&s, &j, st, lease_id, false);
 	j.tag = tag;
-	return ad->exec(req, &s, out, err, errsz);
+	/* Its bounded copy first: every teardown of the lease unmounts it. */
+	if ((copy = j_ident(&j, req->workspace)) == NULL ||
+	    (rc = lease_resource_plan(st, lease_id, LEASE_RES_WORKSPACE, copy,
+	    NULL)) < 0) {
+		snprintf(err, errsz, "journal: %s", copy == NULL ?
+		    "identity too long" : lease_store_errmsg(st));
+		return copy == NULL ? -ENAMETOOLONG : rc;
+	}
+	rc = ad->exec(req, &s, out, err, errsz);
+	/* made, or perhaps half made: teardown's to release either way */
+	if ((copy = j_ident(&j, req->workspace)) != NULL &&
+	    lease_resource_created(st, lease_id, LEASE_RES_WORKSPACE,
+	    copy) < 0 && rc == 0) {
+		snprintf(err, errsz, "journal: %s", lease_store_errmsg(st));
+		rc = -EIO;
+	}
+	return rc;
 }
 
 /* The length of ident's check tag ("check:ID:COPY\n"), or 0: none. */
@@ -748,6 +766,7 @@ checks_teardown(struct tui_ctx *c, const struct sbx_adapter *xa,
 	for (size_t i = 0; i < n; i++) {
 		char tag[4096 + 256], *cid, *copy;
 		size_t tl = check_tag_len(v[i].identity), k = 0;
+		const char *copyrow = NULL;
 
 		if (done[i] || tl == 0 || v[i].state == LEASE_RS_REMOVED ||
 		    tl >= sizeof tag)
@@ -756,9 +775,15 @@ checks_teardown(struct tui_ctx *c, const struct sbx_adapter *xa,
 		tag[tl] = '\0';
 		for (size_t m = i; m < n; m++) {
 			if (done[m] || v[m].state == LEASE_RS_REMOVED ||
-			    strncmp(v[m].identity, tag, tl) != 0 ||
-			    (v[m].kind != LEASE_RES_CGROUP &&
-			    v[m].kind != LEASE_RES_SANDBOX))
+			    strncmp(v[m].identity, tag, tl) != 0)
+				continue;
+			if (v[m].kind == LEASE_RES_WORKSPACE) {
+				done[m] = true;
+				copyrow = v[m].identity;
+				continue;
+			}
+			if (v[m].kind != LEASE_RES_CGROUP &&
+			    v[m].kind != LEASE_RES_SANDBOX)
 				continue;
 			done[m] = true;
 			res[k].kind = v[m].kind == LEASE_RES_CGROUP ?
@@ -779,6 +804,15 @@ checks_teardown(struct tui_ctx *c, const struct sbx_adapter *xa,
 		j.taglen = tl;
 		rc = k == 0 ? 0 : xa == NULL ? -ENOSYS :
 		    xa->teardown(&req, res, k, &s, err, errsz);
+		/* Nothing of the run runs now: its copy's image goes. */
+		if (rc == 0 && copyrow != NULL &&
+		    (rc = sbx_workspace_release(copy)) < 0)
+			snprintf(err, errsz, "check copy %s: %s", copy,
+			    strerror(-rc));
+		if (rc == 0 && copyrow != NULL &&
+		    (rc = lease_resource_removed(st, id, LEASE_RES_WORKSPACE,
+		    copyrow)) < 0)
+			snprintf(err, errsz, "%s", lease_store_errmsg(st));
 		if (rc < 0 && first == 0)
 			first = rc;
 	}
