@@ -214,6 +214,7 @@ struct pty__vtfilter {
 	bool g_utf8[4];		/* G0..G3 still decode UTF-8 (undesignated) */
 	uint8_t g_des[4];	/* G0..G3 designation final byte, 0 if none */
 	bool ss;		/* a single shift (ESC N, ESC O) is pending */
+	bool text_held;		/* text in the span not yet passed on */
 	bool alt;		/* the alternate screen is in use */
 	bool lrmm;		/* DECLRMM: CSI s sets margins, not a save */
 	uint16_t pen;		/* what the sink's pen says (SGR 2, 8) */

@@ -56,6 +56,9 @@ pass(struct pty__vtfilter *f, const void *p, size_t n)
 static void
 flush(struct pty__vtfilter *f, const uint8_t *b, size_t from, size_t to)
 {
+	/* Every flush starts at the span: no text of it is held any more. */
+	if (from < to)
+		f->text_held = false;
 	while (from < to) {
 		size_t n = to - from;
 
@@ -920,6 +923,8 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 
 			if (text_check(f, b, &span, i, end, len, &tb))
 				ground_ascii(f, b, &span, i, end);
+			if (end > i)
+				f->text_held = true;
 			i = end;
 			if (e == NULL)
 				break;
@@ -1086,7 +1091,7 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 						pass(f, "\030", 1);
 						pass(f, out, sgr_build(f, out));
 						span = i;
-					} else if (pen != f->pen) {
+					} else if (pen != f->pen && f->text_held) {
 						/* Text before it has the old pen. */
 						flush(f, b, span, i);
 						span = i;
