@@ -41,6 +41,11 @@ cleanup() {
 			[ "$s" = "CORRAL_STATE_DIR=$CORRAL_STATE_DIR" ] && { kill -9 "$p" 2>/dev/null; break; }
 		done
 	done
+	# What the lost holders leave (a test's SIGKILLed one, or one killed
+	# just above): reconcile tears down their cgroups and sandboxes as an
+	# operator's next command would (SPEC 9.2), before the state goes.
+	[ -e "$CORRAL_STATE_DIR/corral.db" ] &&
+	    timeout 120 "$CORRAL" reconcile >/dev/null 2>&1
 	# Sandboxed leases keep their bounded workspace mounted (SPEC 9.2).
 	grep -F " $TMP/" /proc/self/mountinfo | awk '{print $5}' | sort -r |
 		while read -r m; do umount -l "$m" 2>/dev/null; done
