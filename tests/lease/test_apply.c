@@ -324,6 +324,60 @@ START_TEST(test_apply_vs_reject)
 }
 END_TEST
 
+/*
+ * apply racing gc (SPEC 7.4, 9.4): gc removes finished leases only, so it
+ * either finds the lease still result_ready and refuses, or finds it
+ * applied and removes it; the branch moved exactly when apply says it
+ * did, and an applied lease that is still listed has its one receipt.
+ */
+START_TEST(test_apply_vs_gc)
+{
+	char id[LEASE_ID_LEN + 1], cm[41], t[41], b[32], a[128], g[128];
+	struct lease_record r;
+	int i, x, y, rc, applied = 0, collected = 0;
+
+	for (i = 0; i < races(); i++) {
+		snprintf(b, sizeof b, "gcside-%d", i);
+		make_branch(b);
+		ready_lease(id, "raced\n");
+		commit_of(id, cm);
+		snprintf(a, sizeof a, "apply %s --into %s", id, b);
+		snprintf(g, sizeof g, "gc %s", id);
+		race(a, g, &x, &y);
+		tip_of(b, t);
+		ck_assert_msg((strcmp(t, cm) == 0) == (x == 0), "race %d: "
+		    "apply exit %d, %s %s", i, x, b, strcmp(t, cm) == 0 ?
+		    "moved" : "did not move");
+		if (x != 0)
+			ck_assert_str_eq(t, c[2]);
+		memset(&r, 0, sizeof r);
+		rc = lease_record_get(st, id, &r);
+		if (rc == 0) {
+			if (x == 0) {
+				ck_assert_int_eq(r.state,
+				    LEASE_STATE_APPLIED);
+				ck_assert_int_eq(receipts_of(id, "applied"),
+				    1);
+				applied++;
+			} else {
+				ck_assert_msg(r.state ==
+				    LEASE_STATE_RESULT_READY, "race %d: %s", i,
+				    lease_fsm_state_name(r.state));
+			}
+			lease_record_clear(&r);
+		} else {
+			/* gone: gc took it, and only once it was applied */
+			ck_assert_int_eq(rc, LEASE_ENOTFOUND);
+			ck_assert_int_eq(x, 0);
+			ck_assert_int_eq(y, 0);
+			collected++;
+		}
+	}
+	fprintf(stderr, "apply vs gc: %d applied and kept, %d applied and "
+	    "collected\n", applied, collected);
+}
+END_TEST
+
 /* ---- kills --------------------------------------------------------------- */
 
 /* The lease's open intent: 1 and its target, or 0. */
@@ -1286,6 +1340,7 @@ apply_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_apply_two_into_two);
 	tcase_add_test(tc, test_apply_vs_reject);
+	tcase_add_test(tc, test_apply_vs_gc);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Crashes");
