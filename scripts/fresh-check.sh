@@ -77,6 +77,13 @@ if [ -f /etc/apt/sources.list.d/debian.sources ]; then
 	rm -f "$ROOT/etc/apt/sources.list"
 fi
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# The certificate authorities this machine added for its own network (a
+# TLS-inspecting proxy): a fresh machine here would have them too; the
+# ca-certificates package takes them in when `make demo` installs it.
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+	mkdir -p "$ROOT/usr/local/share/ca-certificates"
+	cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/"
+fi
 git clone -q "$SRC" "$ROOT/root/corral"
 echo "fresh-check: root $ROOT, mirror $MIRROR, commit $(git -C "$ROOT/root/corral" rev-parse --short HEAD)"
 

@@ -12,6 +12,14 @@ command -v npm >/dev/null || {
 	exit 1
 }
 registry=$(npm config get registry 2>/dev/null || echo https://registry.npmjs.org/)
+# The system's trust store, as git and curl use it, unless npm was told of
+# another: node's own list knows nothing of a CA the machine added.
+ca=()
+case $(npm config get cafile 2>/dev/null) in
+''|null|undefined)
+	[ -f /etc/ssl/certs/ca-certificates.crt ] &&
+	    ca=(--cafile /etc/ssl/certs/ca-certificates.crt) ;;
+esac
 rc=0
 while read -r name spec; do
 	case $name in ''|'#'*) continue ;; esac
@@ -24,7 +32,7 @@ while read -r name spec; do
 	echo "$name: installing $spec from $registry into $dir/$name"
 	rm -rf "$dir/$name.new"
 	mkdir -p "$dir/$name.new"
-	if ! out=$(npm install --prefix "$dir/$name.new" --no-audit --no-fund \
+	if ! out=$(npm install "${ca[@]}" --prefix "$dir/$name.new" --no-audit --no-fund \
 	    --no-save --loglevel=error "$spec" 2>&1); then
 		echo "$out" | tail -20
 		echo "install.sh: cannot install $spec from the npm registry ($registry)"
