@@ -256,11 +256,14 @@ lease_pids() {
 	find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$1" 2>/dev/null |
 		while read -r d; do cat "$d/cgroup.procs" 2>/dev/null; done | sort -un
 }
-# Processes of uid that started before ms (epoch): a lease's leftovers.
+# Processes of uid that started before ms (epoch): a lease's leftovers --
+# but not one in another lease's cgroup: once the slot is free another
+# tenant on the host may take the uid at once, before the journal's time
+# of the removal (each named with its command and cgroup).
 old_procs() {
-	python3 - "$1" "$2" <<'PY'
-import os, sys, time
-uid, before = int(sys.argv[1]), int(sys.argv[2])
+	python3 - "$1" "$2" "$3" <<'PY'
+import os, re, sys, time
+uid, before, lid = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 hz = os.sysconf("SC_CLK_TCK")
 boot = time.time() * 1000 - float(open("/proc/uptime").read().split()[0]) * 1000
 for p in os.listdir("/proc"):
@@ -272,15 +275,25 @@ for p in os.listdir("/proc"):
         start = int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[19])
     except (OSError, IndexError, ValueError):
         continue
-    if u == uid and boot + start * 1000 / hz <= before + 20:
-        print("process %s of uid %d" % (p, uid))
+    if u != uid or boot + start * 1000 / hz > before + 20:
+        continue
+    try:
+        cg = open("/proc/%s/cgroup" % p).read()
+        comm = open("/proc/%s/comm" % p).read().strip()
+    except OSError:
+        continue
+    leases = set(re.findall(r"/lease-([0-9]{8}-[0-9]{6}-[0-9]{3}-[0-9a-f]{4})\b", cg))
+    if leases and lid not in leases:
+        continue
+    print("process %s of uid %d (%s, %s)" % (p, uid, comm,
+          ",".join(sorted(leases)) or "no lease cgroup"))
 PY
 }
 # What is left of a finished lease besides its kept workspace (SANDBOX 5.d).
 leftovers() {
 	local id=$1 uid=$2 end
 	end=$(show "$id" | jq '[.resources[] | select(.kind=="sandbox") | .at] | max // 0')
-	[ -n "$uid" ] && old_procs "$uid" "$end"
+	[ -n "$uid" ] && old_procs "$uid" "$end" "$id"
 	find /sys/fs/cgroup -maxdepth 8 -type d -name "lease-$id" 2>/dev/null | sed 's/^/cgroup /'
 	grep -F "$id" /proc/self/mountinfo | awk '{print $5}' |
 		grep -vx "$STATE/leases/$id/work" | sed 's/^/mount /'
@@ -318,7 +331,14 @@ check() {
 	l=$(leaked "$id")
 	[ -z "$l" ] || { WHY="canary leaked into $l"; return 1; }
 	uid=$(jq -r .sandbox_id <<<"$js" | sed -n 's/^uid://p')
-	l=$(leftovers "$id" "$uid")
+	# (a sandbox's outer bwrap, outside the lease's cgroups, may still be
+	# exiting the moment its teardown is journaled: a deadline, not a
+	# sample)
+	for _ in $(seq 50); do
+		l=$(leftovers "$id" "$uid")
+		[ -z "$l" ] && break
+		sleep 0.2
+	done
 	[ -z "$l" ] || { WHY="left behind: $(echo "$l" | head -3 | tr '\n' ';')"; return 1; }
 	[ ! -e "$HOOK_FIRED" ] || { WHY="a git hook of the host repository ran"; return 1; }
 	[ ! -s "$TMP/listener.log" ] || { WHY="host listener: $(head -1 "$TMP/listener.log")"; return 1; }
