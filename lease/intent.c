@@ -339,6 +339,40 @@ open_for_close(struct lease_store *s, const char *id, int64_t seq,
 	return rc;
 }
 
+/*
+ * End what open_for_close began: commit when every step went (rc 0),
+ * else roll back and return rc. The intent read is freed either way.
+ */
+static int
+end_close(struct lease_store *s, struct lease_intent *in, int rc)
+{
+	lease_intent_clear(in);
+	if (rc < 0) {
+		lease__store_rollback(s);
+		return rc;
+	}
+	return lease__store_commit(s);
+}
+
+/*
+ * Inside a transaction: close intent seq as undone, with a receipt of
+ * kind naming what it moved (under key: "target" or "branch"), the
+ * value the ref holds now and why.
+ */
+static int
+close_undone(struct lease_store *s, const char *id, int64_t seq,
+    const struct lease_intent *in, const char *kind, const char *key,
+    const char *holds, const char *why)
+{
+	int rc;
+
+	if ((rc = close_intent(s, id, seq, "undone", lease_id_now_ms())) < 0)
+		return rc;
+	return receipt(s, id, kind, json_pack("{s:s, s:s, s:s, s:s, s:s}",
+	    key, in->ref, "old", in->old, "new", in->new_, "holds",
+	    holds != NULL ? holds : "", "why", why != NULL ? why : ""));
+}
+
 int
 lease_intent_done(struct lease_store *s, const char *id, int64_t seq,
     const char *via)
@@ -351,22 +385,17 @@ lease_intent_done(struct lease_store *s, const char *id, int64_t seq,
 	assert(s != NULL && s->db != NULL);
 	if ((rc = open_for_close(s, id, seq, false, &in)) < 0)
 		return rc;
-	f = json_pack("{s:s, s:s, s:s, s:s}", "target", in.ref, "from",
-	    in.old, "to", in.new_, "how", in.how);
-	if (f != NULL && via != NULL)
-		json_object_set_new(f, "via", json_string(via));
-	if ((rc = close_intent(s, id, seq, "done", now)) < 0 ||
-	    (rc = record_applied(s, id, &in, now)) < 0 ||
-	    (rc = receipt(s, id, "applied", f)) < 0 ||
-	    (rc = lease__record_transition_tx(s, id, LEASE_EV_APPLY, in.how,
-	    now, NULL)) < 0)
-		goto fail;
-	lease_intent_clear(&in);
-	return lease__store_commit(s);
-fail:
-	lease_intent_clear(&in);
-	lease__store_rollback(s);
-	return rc;
+	if ((rc = close_intent(s, id, seq, "done", now)) == 0 &&
+	    (rc = record_applied(s, id, &in, now)) == 0) {
+		f = json_pack("{s:s, s:s, s:s, s:s}", "target", in.ref, "from",
+		    in.old, "to", in.new_, "how", in.how);
+		if (f != NULL && via != NULL)
+			json_object_set_new(f, "via", json_string(via));
+		if ((rc = receipt(s, id, "applied", f)) == 0)
+			rc = lease__record_transition_tx(s, id, LEASE_EV_APPLY,
+			    in.how, now, NULL);
+	}
+	return end_close(s, &in, rc);
 }
 
 int
@@ -379,18 +408,9 @@ lease_intent_undo(struct lease_store *s, const char *id, int64_t seq,
 	assert(s != NULL && s->db != NULL);
 	if ((rc = open_for_close(s, id, seq, false, &in)) < 0)
 		return rc;
-	if ((rc = close_intent(s, id, seq, "undone", lease_id_now_ms())) < 0 ||
-	    (rc = receipt(s, id, "apply_undone", json_pack("{s:s, s:s, s:s, "
-	    "s:s, s:s}", "target", in.ref, "old", in.old, "new", in.new_,
-	    "holds", holds != NULL ? holds : "", "why", why != NULL ? why :
-	    ""))) < 0)
-		goto fail;
-	lease_intent_clear(&in);
-	return lease__store_commit(s);
-fail:
-	lease_intent_clear(&in);
-	lease__store_rollback(s);
-	return rc;
+	rc = close_undone(s, id, seq, &in, "apply_undone", "target", holds,
+	    why);
+	return end_close(s, &in, rc);
 }
 
 /* ------------------------------------------------------------------ */
@@ -440,19 +460,13 @@ lease__intent_branch_done(struct lease_store *s, const char *id, int64_t seq,
 	assert(s != NULL && s->db != NULL && result_text != NULL);
 	if ((rc = open_for_close(s, id, seq, true, &in)) < 0)
 		return rc;
-	if ((rc = close_intent(s, id, seq, "done", now)) < 0 ||
+	if ((rc = close_intent(s, id, seq, "done", now)) == 0 &&
 	    (rc = lease__record_set_text(s, id, LEASE_FIELD_RESULT,
-	    result_text, now)) < 0 ||
-	    (rc = receipt(s, id, "result_moved", json_pack("{s:s, s:s, s:s, "
-	    "s:s}", "branch", in.ref, "from", in.old, "to", in.new_, "via",
-	    in.how))) < 0)
-		goto fail;
-	lease_intent_clear(&in);
-	return lease__store_commit(s);
-fail:
-	lease_intent_clear(&in);
-	lease__store_rollback(s);
-	return rc;
+	    result_text, now)) == 0)
+		rc = receipt(s, id, "result_moved", json_pack("{s:s, s:s, s:s, "
+		    "s:s}", "branch", in.ref, "from", in.old, "to", in.new_,
+		    "via", in.how));
+	return end_close(s, &in, rc);
 }
 
 static char *lock_path(struct lease_git *, const char *name);
@@ -583,19 +597,14 @@ lease__intent_branch_undo(struct lease_store *s, const char *state_dir,
 	assert(s != NULL && s->db != NULL);
 	if ((rc = open_seq(s, id, seq, true, &in)) < 0)
 		return rc;
-	if ((rc = branch_back(s, state_dir, id, &in, holds)) == 0 &&
-	    (rc = lease__store_begin_lease(s, id)) == 0) {
-		if ((rc = close_intent(s, id, seq, "undone",
-		    lease_id_now_ms())) < 0 ||
-		    (rc = receipt(s, id, "result_move_undone", json_pack(
-		    "{s:s, s:s, s:s, s:s, s:s}", "branch", in.ref, "old",
-		    in.old, "new", in.new_, "holds", holds, "why", why))) < 0)
-			lease__store_rollback(s);
-		else
-			rc = lease__store_commit(s);
+	if ((rc = branch_back(s, state_dir, id, &in, holds)) < 0 ||
+	    (rc = lease__store_begin_lease(s, id)) < 0) {
+		lease_intent_clear(&in);
+		return rc;
 	}
-	lease_intent_clear(&in);
-	return rc;
+	rc = close_undone(s, id, seq, &in, "result_move_undone", "branch",
+	    holds, why);
+	return end_close(s, &in, rc);
 }
 
 /* ------------------------------------------------------------------ */
