@@ -1054,6 +1054,30 @@ sweep_at(const char *e, bool all, size_t head, size_t k)
 	return all || k < head || k % 16 == 0;
 }
 
+/* one(sw, k, ud) at each kill point this run takes; how many it took. */
+static size_t
+sweep_each(struct sweep *sw, size_t head,
+    void (*one)(struct sweep *, size_t, void *), void *ud)
+{
+	const char *e = getenv("CORRAL_SWEEP");
+	bool all = e != NULL && strcmp(e, "all") == 0;
+	size_t k, runs = 0;
+
+	for (k = 0; k < sw->n; k++) {
+		if (!sweep_at(e, all, head, k))
+			continue;
+		one(sw, k, ud);
+		runs++;
+	}
+	return runs;
+}
+
+static void
+sweep_cmd_one(struct sweep *sw, size_t k, void *ud)
+{
+	sweep_one(sw, *(enum sweep_cmd *)ud, k);
+}
+
 /*
  * CORRAL_SWEEP=all kills at every state-changing syscall (make stress);
  * by default the first `head` (the locks, the journal, the move) and
@@ -1062,11 +1086,9 @@ sweep_at(const char *e, bool all, size_t head, size_t k)
 static void
 sweep_run(enum sweep_cmd cmd, size_t head, const char *what)
 {
-	const char *e = getenv("CORRAL_SWEEP");
-	bool all = e != NULL && strcmp(e, "all") == 0;
 	char id[LEASE_ID_LEN + 1], args[256];
 	struct sweep sw;
-	size_t k, runs = 0;
+	size_t runs;
 
 	memset(&sw, 0, sizeof sw);
 	sw.exit = cmd == SWEEP_REBASE ? 1 : 0;
@@ -1085,12 +1107,7 @@ sweep_run(enum sweep_cmd cmd, size_t head, const char *what)
 	sweep_lease(cmd, id, "traced", args);
 	sweep_trace(&sw, args, SWEEP_SET);
 	ck_assert_uint_gt(sw.n, 10);
-	for (k = 0; k < sw.n; k++) {
-		if (!sweep_at(e, all, head, k))
-			continue;
-		sweep_one(&sw, cmd, k);
-		runs++;
-	}
+	runs = sweep_each(&sw, head, sweep_cmd_one, &cmd);
 	if (cmd == SWEEP_REBASE)
 		fprintf(stderr, "%s crash sweep: %zu state-changing syscalls, "
 		    "%zu kill points, %d killed; after reconcile %d kept the "
@@ -1242,10 +1259,10 @@ nothing_of(size_t k, const char *id)
 static void sweep_new_end(struct sweep *, const char *name);
 
 static void
-sweep_new_one(struct sweep *sw, size_t k, int *made)
+sweep_new_one(struct sweep *sw, size_t k, void *ud)
 {
 	char id[LEASE_ID_LEN + 1], name[32], args[512], *out;
-	int status, n;
+	int *made = ud, status, n;
 
 	sw->cur = k;
 	snprintf(name, sizeof name, "sweep-%zu", k);
@@ -1308,11 +1325,9 @@ sweep_new_end(struct sweep *sw, const char *name)
 
 START_TEST(test_apply_crash_sweep_new)
 {
-	const char *e = getenv("CORRAL_SWEEP");
-	bool all = e != NULL && strcmp(e, "all") == 0;
 	char args[512];
 	struct sweep sw;
-	size_t k, runs = 0;
+	size_t runs;
 	int made = 0;
 
 	memset(&sw, 0, sizeof sw);
@@ -1323,12 +1338,7 @@ START_TEST(test_apply_crash_sweep_new)
 	ck_assert_uint_gt(sw.n, 50);
 	sweep_new_end(&sw, "traced");
 	sw.undone = sw.finished = sw.applied_first = 0;
-	for (k = 0; k < sw.n; k++) {
-		if (!sweep_at(e, all, 24, k))
-			continue;
-		sweep_new_one(&sw, k, &made);
-		runs++;
-	}
+	runs = sweep_each(&sw, 24, sweep_new_one, &made);
 	fprintf(stderr, "new crash sweep: %zu state-changing syscalls, %zu "
 	    "kill points, %d killed; %d left a lease (%d failed, %d with a "
 	    "result), each reconciled, rejected and gc'd with nothing left "
