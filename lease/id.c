@@ -106,6 +106,38 @@ lease_id_valid(const char *s)
 	return true;
 }
 
+/* A run of 1..max decimal digits at *p, ending at a '.' or the end. */
+static const char *
+digit_run(const char *p, size_t max)
+{
+	size_t n = 0;
+
+	while (p[n] >= '0' && p[n] <= '9' && n <= max)
+		n++;
+	return n == 0 || n > max ? NULL : p + n;
+}
+
+bool
+lease_id_run_valid(const char *s, char lease[LEASE_ID_LEN + 1])
+{
+	char id[LEASE_ID_LEN + 1];
+	const char *p;
+
+	if (s == NULL || strnlen(s, LEASE_ID_LEN + 1) <= LEASE_ID_LEN ||
+	    s[LEASE_ID_LEN] != '.')
+		return false;
+	memcpy(id, s, LEASE_ID_LEN);
+	id[LEASE_ID_LEN] = '\0';
+	if (!lease_id_valid(id))
+		return false;
+	if ((p = digit_run(s + LEASE_ID_LEN + 1, 19)) == NULL || *p != '.' ||
+	    (p = digit_run(p + 1, 10)) == NULL || *p != '\0')
+		return false;
+	if (lease != NULL)
+		memcpy(lease, id, LEASE_ID_LEN + 1);
+	return true;
+}
+
 int
 lease_id_branch(char out[LEASE_BRANCH_LEN + 1], const char *id)
 {

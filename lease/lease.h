@@ -86,6 +86,8 @@ const char *lease_strerror(int);
 
 /* "YYYYMMDD-HHMMSS-mmm-xxxx", UTC, 4 lowercase hex random characters. */
 #define LEASE_ID_LEN 24
+/* A check run's ID at most: "<lease ID>.<ms>.<n>" (lease_id_run_valid). */
+#define LEASE_RUN_ID_MAX (LEASE_ID_LEN + 1 + 19 + 1 + 10)
 /* "corral/" + ID */
 #define LEASE_BRANCH_PREFIX "corral/"
 #define LEASE_BRANCH_LEN (7 + LEASE_ID_LEN)
@@ -113,6 +115,14 @@ LEASE_NODISCARD int lease_id_format(char out[LEASE_ID_LEN + 1], int64_t ms,
  * accepts an ID checks it and returns LEASE_EBADID when this is false.
  */
 bool lease_id_valid(const char *);
+
+/*
+ * lease_id_run_valid: true only for a check run's ID, "<lease ID>.<ms>.<n>"
+ * (both parts decimal digits, at most 19 and 10 of them: what the check
+ * runner names a run's sandbox). lease (optional) gets the lease's ID.
+ * Like a lease ID it never holds a path separator or a glob character.
+ */
+bool lease_id_run_valid(const char *, char lease[LEASE_ID_LEN + 1]);
 
 /*
  * lease_id_branch: "corral/<id>" into out. Returns 0 or LEASE_EBADID.
@@ -886,7 +896,8 @@ enum lease_finding_kind {
 
 struct lease_finding {
 	enum lease_finding_kind kind;
-	char id[LEASE_ID_LEN + 1];	/* "" when the name is no valid ID */
+	char id[LEASE_RUN_ID_MAX + 1];	/* a lease's or a check run's ID, or
+					   "" when the name is no valid ID */
 	enum lease_resource resource;	/* RESOURCE and ORPHAN only */
 	char *identity;			/* path or branch name, or NULL */
 	char *scope;			/* repository, or NULL */

@@ -87,8 +87,8 @@ add(struct lease_report *rep, enum lease_finding_kind kind, const char *id,
 	memset(f, 0, sizeof *f);
 	f->kind = kind;
 	f->resource = LEASE_RES_COUNT;
-	if (id != NULL && lease_id_valid(id))
-		memcpy(f->id, id, LEASE_ID_LEN + 1);
+	if (id != NULL && (lease_id_valid(id) || lease_id_run_valid(id, NULL)))
+		snprintf(f->id, sizeof f->id, "%s", id);
 	if ((f->detail = strdup(buf)) == NULL)
 		return NULL;
 	rep->n++;
@@ -394,7 +394,7 @@ struct orphan {
 	enum lease_resource kind;
 	char *identity;
 	char *scope;		/* "" when none */
-	char id[LEASE_ID_LEN + 1];
+	char id[LEASE_RUN_ID_MAX + 1];	/* a lease's or a check run's */
 	int seen;
 	int64_t first;
 };
@@ -441,8 +441,10 @@ inventory_add(struct inventory *inv, enum lease_resource kind,
 		free(o->scope);
 		return -ENOMEM;
 	}
-	if (lease_id_valid(name))
-		memcpy(o->id, name, LEASE_ID_LEN + 1);
+	/* a check run has only a sandbox: no branch, worktree or dir */
+	if (lease_id_valid(name) || (kind == LEASE_RES_SANDBOX &&
+	    lease_id_run_valid(name, NULL)))
+		snprintf(o->id, sizeof o->id, "%s", name);
 	inv->n++;
 	return 0;
 }
@@ -1019,13 +1021,17 @@ lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
 	assert(held != NULL);
 	if (state_dir == NULL)
 		return -EINVAL;
-	if (!lease_id_valid(id)) {
-		lease__store_msg(s, "'%.64s' is not a lease ID (gc takes one "
-		    "exact ID, never a pattern)", id != NULL ? id : "");
+	if (!lease_id_valid(id) && !lease_id_run_valid(id, NULL)) {
+		lease__store_msg(s, "'%.64s' is not a lease or check run ID "
+		    "(gc takes one exact ID, never a pattern)",
+		    id != NULL ? id : "");
 		return LEASE_EBADID;
 	}
 	if ((rc = need_v2(s)) < 0)
 		return rc;
+	/* A check run has no lease row: only its inventoried orphans. */
+	if (!lease_id_valid(id))
+		return gc_orphans(s, state_dir, id, src, false);
 	rc = lease_record_get(s, id, &r);
 	if (rc == LEASE_ENOTFOUND)
 		return gc_orphans(s, state_dir, id, src, false);

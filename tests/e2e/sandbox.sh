@@ -344,4 +344,28 @@ check "another state directory's (or an untagged) stray is never named" \
 	bash -c "! grep -q '$STRAY-x' '$TMP/rec1'"
 for d in "${strays[@]}" "${others[@]}"; do rmdir "$d" 2>/dev/null; done
 
+# --- a lost check run's cgroup: reconcile lists it by the run's ID, gc takes it ------
+# A check run's sandbox is named "<lease ID>.<ms>.<n>" (tui_checks_run);
+# one whose lease this journal does not hold is an orphan like any other,
+# and `corral gc RUN-ID` removes it after two inventories (it was refused
+# as "not a lease ID" although reconcile listed it).
+RUN=$STRAY.1764633600000.1
+runs=()
+for ctrl in memory pids; do
+	rel=$(awk -F: -v c="$ctrl" '$2 == c { print $3 }' /proc/self/cgroup)
+	d=/sys/fs/cgroup/$ctrl${rel%/}/corral/$tag/lease-$RUN
+	mkdir -p "$d" && runs+=("$d")
+done
+check "a stray check run cgroup exists under corral's parent" test "${#runs[@]}" -eq 2
+"$CORRAL" reconcile >"$TMP/rec3" 2>&1
+check "reconcile reports the run as an orphan by its ID" \
+	grep -q "^orphan *$RUN .*sandbox bwrap:$RUN has no lease" "$TMP/rec3"
+"$CORRAL" reconcile >/dev/null 2>&1
+expect_rc 0 "gc removes it by the run's exact ID" "$CORRAL" gc "$RUN"
+check "the run's cgroups are gone" bash -c "! ls -d ${runs[*]} 2>/dev/null"
+check "the next reconcile no longer reports it" bash -c \
+	"! '$CORRAL' reconcile | grep -q '$RUN'"
+expect_rc 2 "a malformed run ID is still refused" "$CORRAL" gc "$STRAY.1764633600000.x"
+for d in "${runs[@]}"; do rmdir "$d" 2>/dev/null; done
+
 finish

@@ -107,6 +107,48 @@ START_TEST(test_id_valid_edges)
 }
 END_TEST
 
+/* A check run's ID, "<lease ID>.<ms>.<n>", as tui_checks_run names it. */
+static const char *const bad_runs[] = {
+	"20261129-084512-123-a3f9",
+	"20261129-084512-123-a3f9.",
+	"20261129-084512-123-a3f9.1764633600000",
+	"20261129-084512-123-a3f9.1764633600000.",
+	"20261129-084512-123-a3f9..2",
+	"20261129-084512-123-a3f9.1764633600000.2.3",
+	"20261129-084512-123-a3f9.1764633600000.2/..",
+	"20261129-084512-123-a3f9.17646336x0000.2",
+	"20261129-084512-123-a3f9.1764633600000.*",
+	"20261329-084512-123-a3f9.1764633600000.2",
+	"20261129-084512-123-a3f9.12345678901234567890.2",
+	"20261129-084512-123-a3f9.1.12345678901",
+	"20261129-084512-123-a3f9-1764633600000.2",
+};
+
+START_TEST(test_id_run_rejects_malformed)
+{
+	char lease[LEASE_ID_LEN + 1] = "unchanged";
+
+	ck_assert_msg(!lease_id_run_valid(bad_runs[_i], lease),
+	    "accepted '%s'", bad_runs[_i]);
+	ck_assert_str_eq(lease, "unchanged");
+}
+END_TEST
+
+START_TEST(test_id_run_valid)
+{
+	char lease[LEASE_ID_LEN + 1];
+
+	ck_assert(!lease_id_run_valid(NULL, NULL));
+	ck_assert(lease_id_run_valid("20261129-084512-123-a3f9.1764633600000.2",
+	    lease));
+	ck_assert_str_eq(lease, "20261129-084512-123-a3f9");
+	ck_assert(lease_id_run_valid("20261129-084512-123-a3f9.0.4294967295",
+	    NULL));
+	/* a run's ID is not a lease ID, and the reverse */
+	ck_assert(!lease_id_valid("20261129-084512-123-a3f9.0.1"));
+}
+END_TEST
+
 START_TEST(test_id_strerror_named)
 {
 	ck_assert_str_eq(lease_strerror(LEASE_EBADID), "malformed lease ID");
@@ -132,6 +174,9 @@ id_suite(void)
 	tcase_add_loop_test(tc, test_id_rejects_malformed, 0,
 	    (int)(sizeof bad_ids / sizeof bad_ids[0]));
 	tcase_add_test(tc, test_id_valid_edges);
+	tcase_add_loop_test(tc, test_id_run_rejects_malformed, 0,
+	    (int)(sizeof bad_runs / sizeof bad_runs[0]));
+	tcase_add_test(tc, test_id_run_valid);
 	tcase_add_test(tc, test_id_strerror_named);
 	suite_add_tcase(s, tc);
 	return s;

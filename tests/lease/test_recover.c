@@ -362,12 +362,15 @@ START_TEST(test_recover_gc_bad_ids)
 		ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, bad[i]),
 		    LEASE_EBADID);
 		ck_assert_ptr_nonnull(strstr(lease_store_errmsg(t.s),
-		    "not a lease ID"));
+		    "not a lease or check run ID"));
 	}
 	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state, NULL),
 	    LEASE_EBADID);
 	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state,
 	    "20261129-084512-123-a3f9"), LEASE_ENOTFOUND);
+	/* a check run's ID is an ID: nothing is known by it here */
+	ck_assert_int_eq(lease_recover_gc_id(t.s, lk, t.state,
+	    "20261129-084512-123-a3f9.1764633600000.2"), LEASE_ENOTFOUND);
 	lease_lock_release(lk);
 }
 END_TEST

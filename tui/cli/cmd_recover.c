@@ -445,11 +445,13 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_usage(c,
 		    "bad duration '%.64s' (e.g. 90s, 10m, 2h, "
 		    "7d)", older);
-	if (older == NULL && !lease_id_valid(argv[optind])) {
+	/* a check run's ID too: reconcile lists a lost run's sandbox */
+	if (older == NULL && !lease_id_valid(argv[optind]) &&
+	    !lease_id_run_valid(argv[optind], NULL)) {
 		fprintf(stderr, "corral gc: '");
 		tui_ctx_put_escaped(stderr, argv[optind], strlen(argv[optind]));
-		fprintf(stderr, "' is not a lease ID (gc takes an exact ID, "
-				"never a name or pattern)\n");
+		fprintf(stderr, "' is not a lease or check run ID (gc takes "
+				"an exact ID, never a name or pattern)\n");
 		return TUI_EXIT_USAGE;
 	}
 	if (tui_ctx_store(c) == NULL)
@@ -510,9 +512,10 @@ const struct tui_cmd tui_cmd_gc = {
 	.help = "Remove a finished lease completely (branch, worktree, "
 		"workspace, lease\ndirectory and journal rows; its ID is never "
 		"reused), or the orphans of an\nID seen by two consecutive "
-		"inventories. An exact, validated ID only —\nnever a pattern. "
-		"--older-than removes every finished lease whose cleanup\nis "
-		"confirmed and that has not changed for DURATION (90s, 10m, "
-		"2h, 7d).",
+		"inventories: a lease's, or a check run's\n(LEASE.MS.N, as "
+		"reconcile lists it). An exact, validated ID only — never\na "
+		"pattern. --older-than removes every finished lease whose "
+		"cleanup is\nconfirmed and that has not changed for DURATION "
+		"(90s, 10m, 2h, 7d).",
 	.exec = gc_exec,
 };

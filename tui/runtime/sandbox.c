@@ -658,8 +658,12 @@ tui_sandbox_adapter_teardown(struct tui_ctx *c, struct lease_store *st,
 	memset(&req, 0, sizeof req);
 	req.id = id;
 	req.scope = tui_ctx_scope(c);
-	if ((req.workspace = lease_path_workspace(c->state_dir, id)) == NULL)
+	/* a check run's copy is its lease's row, not at a workspace path */
+	if (!lease_id_run_valid(id, NULL) && (req.workspace =
+	    lease_path_workspace(c->state_dir, id)) == NULL) {
+		snprintf(err, errsz, "lease %s: out of memory", id);
 		return -ENOMEM;
+	}
 	if (strcmp(ad->name, "command") == 0) {
 		if ((rc = tui_sandbox_command_config(&cf, &cc, err,
 		    errsz)) < 0) {
@@ -914,28 +918,6 @@ out:
 
 /* ---- orphan sandboxes (SPEC 9.2) ---------------------------------------- */
 
-/* A check run's ID, "<lease ID>.<ms>.<n>" (tui_checks_run): its lease's. */
-static bool
-check_run_id(const char *id, char lease[LEASE_ID_LEN + 1])
-{
-	const char *p = id + LEASE_ID_LEN;
-	int dots = 0;
-
-	if (strlen(id) <= LEASE_ID_LEN || *p != '.')
-		return false;
-	memcpy(lease, id, LEASE_ID_LEN);
-	lease[LEASE_ID_LEN] = '\0';
-	if (!lease_id_valid(lease))
-		return false;
-	for (; *p != '\0'; p++) {
-		if (*p == '.' && p[1] >= '0' && p[1] <= '9')
-			dots++;
-		else if (*p < '0' || *p > '9')
-			return false;
-	}
-	return dots == 2;
-}
-
 /* A check run of a lease this state directory's journal holds? */
 static bool
 check_run_of(struct tui_ctx *c, const char *id)
@@ -943,7 +925,7 @@ check_run_of(struct tui_ctx *c, const char *id)
 	char lease[LEASE_ID_LEN + 1];
 	struct lease_record r;
 
-	if (!check_run_id(id, lease) || tui_ctx_store(c) == NULL ||
+	if (!lease_id_run_valid(id, lease) || tui_ctx_store(c) == NULL ||
 	    lease_record_get(c->store, lease, &r) < 0)
 		return false;
 	lease_record_clear(&r);
@@ -1005,11 +987,11 @@ int
 tui_sandbox_orphan_remove(struct tui_ctx *c, const char *identity,
     const char *adapter, const char *id)
 {
-	char err[600], lease[LEASE_ID_LEN + 1];
+	char err[600];
 	int rc;
 
 	(void)identity;
-	if (!lease_id_valid(id) && !check_run_id(id, lease))
+	if (!lease_id_valid(id) && !lease_id_run_valid(id, NULL))
 		return LEASE_EBADID;
 	/* No journal: the adapter finds what it holds of id itself. */
 	rc = tui_sandbox_adapter_teardown(c, NULL, adapter, id, NULL, 0, err,
