@@ -191,22 +191,53 @@ pty_detect_report_seq(const char *state, char *buf, size_t bufsz)
 	return n;
 }
 
-/* Copy at most sz-1 bytes, cut on a UTF-8 boundary, C0/DEL as repl. */
+/*
+ * The UTF-8 length of the Unicode space at s (no-break, en/em/thin/hair,
+ * narrow no-break, medium mathematical, ideographic, ogham), or 0. Rules
+ * see each as an ASCII space: Claude Code draws its input row as U+276F
+ * and a no-break space (SPEC 5.3).
+ */
+static size_t
+uspace_len(const unsigned char *s, size_t n)
+{
+	if (n >= 2 && s[0] == 0xc2 && s[1] == 0xa0)
+		return 2;
+	if (n < 3)
+		return 0;
+	if (s[0] == 0xe2 && s[1] == 0x80 && ((s[2] >= 0x80 && s[2] <= 0x8a) ||
+	    s[2] == 0xaf))
+		return 3;
+	if ((s[0] == 0xe2 && s[1] == 0x81 && s[2] == 0x9f) ||
+	    (s[0] == 0xe3 && s[1] == 0x80 && s[2] == 0x80) ||
+	    (s[0] == 0xe1 && s[1] == 0x9a && s[2] == 0x80))
+		return 3;
+	return 0;
+}
+
+/*
+ * Copy at most sz-1 bytes, cut on a UTF-8 boundary, C0/DEL as repl and
+ * Unicode spaces as ' '; returns the bytes written.
+ */
 static size_t
 copy_clean(char *dst, size_t sz, const char *src, size_t len, char repl)
 {
-	size_t i, n = len < sz - 1 ? len : sz - 1;
+	const unsigned char *u = (const unsigned char *)src;
+	size_t i = 0, o = 0, n = len < sz - 1 ? len : sz - 1, k;
 
 	if (n < len)
-		while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+		while (n > 0 && (u[n] & 0xc0) == 0x80)
 			n--;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)src[i];
-
-		dst[i] = c < 0x20 || c == 0x7f ? repl : (char)c;
+	while (i < n) {
+		if ((k = uspace_len(u + i, n - i)) > 0) {
+			dst[o++] = ' ';
+			i += k;
+			continue;
+		}
+		dst[o++] = u[i] < 0x20 || u[i] == 0x7f ? repl : (char)u[i];
+		i++;
 	}
-	dst[n] = '\0';
-	return n;
+	dst[o] = '\0';
+	return o;
 }
 
 static uint64_t

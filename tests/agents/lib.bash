@@ -139,9 +139,9 @@ agent_session() {
 	# A slow answer: working while it streams.
 	ask "$id" 'CORRAL-SLOW please'
 	check "while the answer streams: working" wait_activity "$id" working 30
+	# Its status line while the model thinks is one for the corpus.
+	wait_screen "$id" 'to interrupt' 10 && record "$id" working
 	check "... showing: $STREAM_TEXT" wait_screen "$id" "$STREAM_TEXT" 10
-	# A screen that shows it works (a spinner) is one for the corpus.
-	[ "$STREAM_TEXT" = 'to interrupt' ] && record "$id" working
 	check "... then the answer, at its prompt" wait_screen "$id" 'ending here.' 60
 	wait_activity "$id" prompt 60
 

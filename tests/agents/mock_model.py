@@ -12,7 +12,9 @@ The turns are scripted by the last user message:
                          corral-edit.txt (Claude Code: the Write tool;
                          Codex: exec_command asking to run unsandboxed)
   contains CORRAL-ERROR  an API error (HTTP 400, which no client retries)
-  contains CORRAL-SLOW   a plain answer streamed over about 6 s
+  contains CORRAL-SLOW   a plain answer after 3 s of thinking (no byte of
+                         the reply: the CLI shows its status line), then
+                         streamed over about 6 s
   a tool result          the plain answer "Edit done."
   anything else          the plain answer "Hello from the mock model."
 
@@ -33,6 +35,7 @@ EDIT_TEXT = "edited by the agent through corral\n"
 PLAIN = "Hello from the mock model."
 SLOW = "A slow answer from the mock model, one word at a time, ending here."
 DONE = "Edit done."
+THINK_S = 3
 
 LOG_LOCK = threading.Lock()
 LOG = None
@@ -127,6 +130,8 @@ def anthropic_stream(h, req, script):
         sse(w, "content_block_start", {"type": "content_block_start",
             "index": 0, "content_block": {"type": "text", "text": ""}})
         words = script[1].split(" ")
+        if script[1] == SLOW:
+            time.sleep(THINK_S)
         for i, word in enumerate(words):
             sse(w, "content_block_delta", {"type": "content_block_delta",
                 "index": 0, "delta": {"type": "text_delta",
@@ -220,6 +225,8 @@ def openai_stream(h, req, script):
         item = {"id": "msg_mock_%d" % COUNTER[0], "type": "message",
                 "role": "assistant", "status": "in_progress", "content": []}
         ev("response.output_item.added", {"output_index": 0, "item": item})
+        if script[1] == SLOW:
+            time.sleep(THINK_S)
         for word in script[1].split(" "):
             ev("response.output_text.delta", {"item_id": item["id"],
                "output_index": 0, "content_index": 0, "delta": word + " "})

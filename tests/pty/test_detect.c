@@ -7,6 +7,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1645,19 +1646,45 @@ END_TEST
 Suite *detect_suite(void);
 
 /*
- * The detection corpus of real screens (issue 18): each
+ * The detection corpus of real screens (issues 18, 20): each
  * tests/fixtures/agent-screens/PROFILE/STATE[-what].screen is what
  * `corral screen` showed of the real CLI in that state, recorded by
  * tests/agents (CORRAL_RECORD_SCREENS). Shown still after output, the
- * profile's rules must give STATE; blocked and working by a rule.
+ * profile's rules must give STATE by a rule (never the quiet fallback),
+ * within 300 ms of the output (SPEC 5.3), and every screen rule of the
+ * profile must decide at least one recorded screen.
  */
+#define CORPUS_MS 300
+
+struct corpus {
+	char fails[4096];
+	char used[2048];		/* " profile:rule" deciding some screen */
+	int seen;
+};
+
 static void
-corpus_one(const char *profile, const char *file, const char *want,
-    char *fails, size_t failsz)
+corpus_fail(struct corpus *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+corpus_fail(struct corpus *c, const char *fmt, ...)
+{
+	size_t l = strlen(c->fails);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->fails + l, sizeof c->fails - l, fmt, ap);
+	va_end(ap);
+}
+
+static void
+corpus_one(struct corpus *c, const char *profile, const char *file,
+    const char *want)
 {
 	char *text = cu_read_file(file, NULL), *line, *save = NULL;
-	const char *rows[80];
+	const char *rows[80], *base = strrchr(file, '/') + 1;
 	struct sim s;
+	uint64_t shown;
 	int n = 0;
 
 	ck_assert_ptr_nonnull(text);
@@ -1665,32 +1692,68 @@ corpus_one(const char *profile, const char *file, const char *want,
 	    line = strtok_r(NULL, "\n", &save))
 		rows[n++] = line;
 	sim_init(&s, true, codex_argv, 0);
-	pty_detect_set_agent(s.d, pty_rules_find(s.rules, profile));
 	ck_assert_ptr_nonnull(pty_rules_find(s.rules, profile));
+	pty_detect_set_agent(s.d, pty_rules_find(s.rules, profile));
 	sim_show(&s, rows, n);
 	sim_out(&s, 4096);
+	shown = s.now;
 	sim_run(&s, 5000);
+	c->seen++;
 	if (strcmp(pty_detect_state_name(s.last.state), want) != 0 ||
-	    (strcmp(want, "prompt") != 0 &&
-	    strncmp(s.last.signal, "rule:", 5) != 0)) {
-		size_t l = strlen(fails);
+	    strncmp(s.last.signal, "rule:", 5) != 0)
+		corpus_fail(c, " %s/%.100s: %s by %.100s (want %s by a rule);",
+		    profile, base, pty_detect_state_name(s.last.state),
+		    s.last.signal, want);
+	else if (s.changed_ms - shown > CORPUS_MS)
+		corpus_fail(c, " %s/%.100s: %s after %llu ms (at most %d);",
+		    profile, base, want,
+		    (unsigned long long)(s.changed_ms - shown), CORPUS_MS);
+	else {
+		size_t l = strlen(c->used);
 
-		snprintf(fails + l, failsz - l, " %.200s: %s by %.100s (want "
-		    "%s);", strrchr(file, '/') ? strrchr(file, '/') + 1 : file,
-		    pty_detect_state_name(s.last.state), s.last.signal, want);
+		snprintf(c->used + l, sizeof c->used - l, " %s ",
+		    s.last.signal + 5);
 	}
 	sim_free(&s);
 	free(text);
 }
 
+/* Every rule of profile that looks at the screen decided some screen. */
+static void
+corpus_coverage(struct corpus *c, const char *profile)
+{
+	struct pty_rules *rs;
+	const struct pty_rules_agent *a;
+	char *dir = cu_src_path("agents"), key[512];
+	const char *dirs[] = { dir };
+	struct pty_rule_info ri;
+	int i;
+
+	ck_assert_int_eq(pty_rules_new(&rs), 0);
+	ck_assert_int_eq(pty_rules_load_dirs(rs, dirs, 1, rules_err, NULL), 0);
+	ck_assert_ptr_nonnull(a = pty_rules_find(rs, profile));
+	for (i = 0; i < pty_rules_agent_nrules(a); i++) {
+		pty_rules_agent_rule(a, i, &ri);
+		if (ri.region != PTY_RULES_BOTTOM)
+			continue;	/* titles and notifications: no screen */
+		snprintf(key, sizeof key, " %s:%s ", profile, ri.name);
+		if (strstr(c->used, key) == NULL)
+			corpus_fail(c, " rule %s:%s decides no recorded "
+			    "screen;", profile, ri.name);
+	}
+	pty_rules_free(rs);
+	free(dir);
+}
+
 START_TEST(test_detect_real_screens)
 {
-	char *dir = cu_src_path("tests/fixtures/agent-screens"), fails[4096] =
-	    "", path[2048], want[32];
+	char *dir = cu_src_path("tests/fixtures/agent-screens"), path[2048],
+	    want[32];
+	struct corpus *c = calloc(1, sizeof *c);
 	struct dirent *pe, *fe;
 	DIR *pd, *fd;
-	int seen = 0;
 
+	ck_assert_ptr_nonnull(c);
 	ck_assert_ptr_nonnull(pd = opendir(dir));
 	while ((pe = readdir(pd)) != NULL) {
 		if (pe->d_name[0] == '.')
@@ -1706,15 +1769,16 @@ START_TEST(test_detect_real_screens)
 			snprintf(want, sizeof want, "%.*s", (int)strcspn(
 			    fe->d_name, "-."), fe->d_name);
 			snprintf(file, sizeof file, "%s/%s", path, fe->d_name);
-			corpus_one(pe->d_name, file, want, fails, sizeof fails);
-			seen++;
+			corpus_one(c, pe->d_name, file, want);
 		}
 		closedir(fd);
+		corpus_coverage(c, pe->d_name);
 	}
 	closedir(pd);
 	free(dir);
-	ck_assert_int_ge(seen, 4);
-	ck_assert_msg(fails[0] == '\0', "real screens:%s", fails);
+	ck_assert_int_ge(c->seen, 4);
+	ck_assert_msg(c->fails[0] == '\0', "real screens:%s", c->fails);
+	free(c);
 }
 END_TEST
 
