@@ -2,6 +2,7 @@
  * pty_int.h: declarations shared between pty/ files but not exported
  * (STYLE A), one block per file: the packed-line primitives that screen.c
  * uses to pack its own cells straight into scrollback (line.c, cell.c),
+ * the rewrapping of lines on a resize (reflow.c),
  * the /proc samplers (facts.c), the key encoding (keys.c), and the VT
  * filter (vtfilter.c) with the sink through which it hands the model
  * (screen.c) what it passes on and what it found.
@@ -50,6 +51,45 @@ uint8_t *pty__line_run(uint8_t *p, uint32_t fg, uint32_t bg, uint16_t attrs);
  * the position after it. At most 1 + PTY__CELL_TEXTMAX bytes.
  */
 uint8_t *pty__line_text(uint8_t *p, const uint32_t *cps, int n);
+
+/* ------------------------------------------------------------------ */
+/* reflow.c: lines rewrapped at a new width (the model's resize)        */
+
+/*
+ * The lines to reflow, oldest first (scrollback, then the screen), as the
+ * model keeps them: each has its used length (the cells up to the last one
+ * written, as tmux counts them) and whether it continues on the next
+ * line (it wrapped). get unpacks line i into cells (ocols of them) and
+ * returns its used length; keep hands line i on unchanged; put hands on a
+ * new line of n cells. keep and put return 0 or -ENOMEM.
+ */
+struct pty__reflow_io {
+	size_t nlines;
+	void (*peek)(void *ud, size_t i, int *used, bool *wrapped);
+	int (*get)(void *ud, size_t i, struct pty_cell *cells, bool *wrapped);
+	int (*keep)(void *ud, size_t i);
+	int (*put)(void *ud, const struct pty_cell *cells, int n, bool wrapped);
+};
+
+/*
+ * Where the cursor is: on line, at col, or past the end of what the line
+ * holds (at_end: tmux then puts it at the end of its unwrapped line).
+ * The reflow reports the new line (counted in lines put or kept) and col.
+ */
+struct pty__reflow_cursor {
+	size_t line;
+	int col;
+	bool at_end;
+};
+
+/*
+ * Rewrap every line from ocols to ncols columns (as tmux 3.3a's reflow):
+ * a line that wrapped is joined with the ones it continues on, a line
+ * longer than ncols is split, wide characters stay whole, anything else
+ * is kept as it is. Returns 0 or -ENOMEM (then what was put is partial).
+ */
+int pty__reflow(const struct pty__reflow_io *io, void *ud, int ocols,
+    int ncols, struct pty__reflow_cursor *cur);
 
 /* ------------------------------------------------------------------ */
 /* facts.c: process facts from /proc, sampled by the holder (SPEC 5.3)  */

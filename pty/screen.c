@@ -30,6 +30,9 @@
 
 /* Scrollback lines, whatever the caller asks. */
 #define SB_LIMIT (1u << 22)
+/* A scrollback line's meta: its used length, and whether it wrapped. */
+#define SBM_USED 0x7fffu
+#define SBM_WRAPPED 0x8000u
 
 /*
  * Our cell, 12 bytes. w packs the character and its looks:
@@ -70,11 +73,17 @@ struct comb {
 
 /*
  * One row. Cells whose w has W_COMB point into comb[]; entries nobody
- * points at any more are collected when the store fills (comb_gc).
+ * points at any more are collected when the store fills (comb_gc). used
+ * and wrapped are what a resize rewraps by (reflow.c): used counts the
+ * cells up to the last one written (as tmux does: an erase does not
+ * shorten it, clearing the whole row empties it), wrapped says the text
+ * went on on the next row when this one filled.
  */
 struct row {
 	struct comb *comb;
 	uint16_t ncomb, combcap;
+	uint16_t used;
+	bool wrapped;
 	struct cell c[];
 };
 
@@ -114,11 +123,20 @@ struct pty_screen {
 	int rep_n;
 	int lg_row, lg_col;	/* where the last glyph went */
 	bool lg_valid;
+	/*
+	 * Where the last glyph ended (row, column after it), while the cursor
+	 * has not moved since: a glyph that then lands at the start of the
+	 * next row because it did not fit wrapped there (libvterm 0.1.4 does
+	 * not say so itself).
+	 */
+	int pw_row, pw_end;
+	bool pw_valid;
 	VTerm *orc;		/* a 1x4 libvterm asked what combines */
 	bool orc_merged;
 
 	/* Scrollback: each line is u16 length + packed bytes. */
 	uint8_t **sb;
+	uint16_t *sb_meta;	/* per slot: used length, SBM_WRAPPED */
 	size_t sb_max, sb_cap, sb_head, sb_count, sb_bytes;
 	uint8_t *packbuf;
 	size_t packbufsz;
@@ -167,6 +185,8 @@ row_blank(struct row *r, int cols, uint32_t bg)
 
 	row_fill(r, 0, cols, v);
 	r->ncomb = 0;
+	r->used = 0;
+	r->wrapped = false;
 }
 
 static void
@@ -509,14 +529,19 @@ sb_push(struct pty_screen *s, const struct row *r, int cols)
 	} else if (s->sb_count == s->sb_cap) {
 		size_t cap = s->sb_cap ? s->sb_cap * 2 : 64;
 		uint8_t **n;
+		uint16_t *m;
 
 		assert(s->sb_head == 0);
 		if (cap > s->sb_max)
 			cap = s->sb_max;
+		m = realloc(s->sb_meta, sizeof *m * cap);
+		if (m == NULL)
+			return;
+		s->sb_meta = m;
 		n = realloc(s->sb, sizeof *n * cap);
 		if (n == NULL)
 			return;
-		s->sb_bytes += sizeof *n * (cap - s->sb_cap);
+		s->sb_bytes += (sizeof *n + sizeof *m) * (cap - s->sb_cap);
 		s->sb = n;
 		s->sb_cap = cap;
 	}
@@ -528,6 +553,8 @@ sb_push(struct pty_screen *s, const struct row *r, int cols)
 	}
 	memcpy(e, s->packbuf, len);
 	*slot = e;
+	s->sb_meta[slot - s->sb] = (uint16_t)((r->used < cols ? r->used :
+	    cols) | (r->wrapped ? SBM_WRAPPED : 0));
 	s->sb_count++;
 	s->sb_bytes += len;
 }
@@ -604,6 +631,12 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 	s->lg_row = pos.row;
 	s->lg_col = pos.col;
 	s->lg_valid = true;
+	/* Did not fit after the last glyph: the row above wrapped into this. */
+	if (pos.col == 0 && s->pw_valid && pos.row == s->pw_row + 1 &&
+	    s->pw_end + (width > 1 ? 2 : 1) > g->cols)
+		g->r[pos.row - 1]->wrapped = true;
+	s->pw_row = pos.row;
+	s->pw_valid = true;
 	if (width == 1 && info->chars[1] == 0 && W_WIDTH(c->w) == 1) {
 		/* The common case: nothing wide or combined around. */
 		c->w = cp | W_BLANK | s->pen_attrs;
@@ -611,6 +644,9 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 		c->bg = s->pen_bg;
 		s->rep_cp[0] = cp;
 		s->rep_n = 1;
+		s->pw_end = pos.col + 1;
+		if (pos.col >= r->used)
+			r->used = (uint16_t)(pos.col + 1);
 		return 1;
 	}
 	if (width < 1)
@@ -619,6 +655,9 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 		width = 2;
 	if (width == 2 && pos.col + 1 >= g->cols)
 		width = 1;
+	s->pw_end = pos.col + width;
+	if (pos.col + width > r->used)
+		r->used = (uint16_t)(pos.col + width);
 	n = cell_fit(info->chars, 0);
 	if (cp == 0)
 		n = 0;
@@ -654,6 +693,10 @@ cb_movecursor(VTermPos pos, VTermPos oldpos, int visible, void *ud)
 	s->cur.row = pos.row;
 	s->cur.col = pos.col;
 	s->cur.visible = visible != 0;
+	/* Moved away from the last glyph: no wrap follows it. */
+	if (pos.row != s->pw_row || pos.col != (s->pw_end < s->g->cols ?
+	    s->pw_end : s->g->cols - 1))
+		s->pw_valid = false;
 	return 1;
 }
 
@@ -685,10 +728,21 @@ erase_rect(struct pty_screen *s, VTermRect rc)
 		struct row *r = g->r[i];
 
 		row_fill(r, rc.start_col, rc.end_col, v);
-		if (rc.start_col == 0 && rc.end_col == g->cols)
+		if (rc.start_col == 0 && rc.end_col == g->cols) {
 			r->ncomb = 0;
-		else
+			r->used = 0;
+			r->wrapped = false;
+		} else {
 			fix_edges(r, g->cols, rc.start_col, rc.end_col);
+		}
+	}
+	/* A whole row cleared: the one before no longer wraps into it (tmux). */
+	if (rc.start_col == 0 && rc.end_col == g->cols) {
+		if (rc.start_row > 0)
+			g->r[rc.start_row - 1]->wrapped = false;
+		else if (g == &s->prim && s->sb_count > 0)
+			s->sb_meta[sb_slot(s, s->sb_count - 1) - s->sb] &=
+			    (uint16_t)~SBM_WRAPPED;
 	}
 	dirty(s, rc.start_row, rc.end_row - 1);
 }
@@ -718,6 +772,9 @@ move_rect(struct pty_screen *s, VTermRect dest, VTermRect src)
 
 		cells_copy(d, dest.start_col, sr, src.start_col, w, g->cols);
 		fix_edges(d, g->cols, dest.start_col, dest.end_col);
+		/* As tmux counts moved cells (insert and delete characters). */
+		if (dest.end_col > d->used)
+			d->used = (uint16_t)dest.end_col;
 	}
 	dirty(s, dest.start_row, dest.end_row - 1);
 }
@@ -768,6 +825,8 @@ cb_scrollrect(VTermRect rc, int down, int right, void *ud)
 			for (i = h - n; i < h; i++) {
 				row_fill(rr[i], 0, g->cols, v);
 				rr[i]->ncomb = 0;
+				rr[i]->used = 0;
+				rr[i]->wrapped = false;
 			}
 		} else {
 			memcpy(s->tmp, rr + h - n, sizeof *rr * (size_t)n);
@@ -776,7 +835,16 @@ cb_scrollrect(VTermRect rc, int down, int right, void *ud)
 			for (i = 0; i < n; i++) {
 				row_fill(rr[i], 0, g->cols, v);
 				rr[i]->ncomb = 0;
+				rr[i]->used = 0;
+				rr[i]->wrapped = false;
 			}
+		}
+		/* The last glyph's row moved with its row. */
+		if (s->pw_valid && s->pw_row >= rc.start_row &&
+		    s->pw_row < rc.end_row) {
+			s->pw_row -= down;
+			if (s->pw_row < rc.start_row || s->pw_row >= rc.end_row)
+				s->pw_valid = false;
 		}
 		dirty(s, rc.start_row, rc.end_row - 1);
 		return 1;
@@ -927,6 +995,7 @@ set_alt(struct pty_screen *s, bool on)
 	if (on == s->modes.altscreen)
 		return;
 	s->modes.altscreen = on;
+	s->pw_valid = false;
 	if (on) {
 		/* On allocation failure the primary grid stays in use. */
 		if (grid_new(&s->alt, s->rows, s->cols) == 0)
@@ -1096,6 +1165,8 @@ sink_ascii_run(const uint8_t *p, size_t m, void *ud)
 		c[k].bg = s->pen_bg;
 	}
 	fix_edges(r, g->cols, pos.col, pos.col + (int)m);
+	if (pos.col + (int)m > r->used)
+		r->used = (uint16_t)(pos.col + (int)m);
 	dirty(s, pos.row, pos.row);
 	/* CSI m C, formatted by hand: this runs once per line of text. */
 	seq[--n] = 'C';
@@ -1439,6 +1510,7 @@ pty_screen_free(struct pty_screen *s)
 	for (i = 0; i < s->sb_count; i++)
 		free(*sb_slot(s, i));
 	free(s->sb);
+	free(s->sb_meta);
 	grid_free(&s->prim);
 	grid_free(&s->alt);
 	free(s->tmp);
@@ -1464,21 +1536,6 @@ pty_screen_set_event(struct pty_screen *s, pty_screen_event_cb cb, void *ud)
 	s->ev_ud = ud;
 }
 
-/* Last row of g holding anything but default blanks, or -1. */
-static int
-last_used_row(const struct grid *g)
-{
-	int i, j;
-
-	for (i = g->rows - 1; i >= 0; i--)
-		for (j = 0; j < g->cols; j++)
-			if (g->r[i]->c[j].w != W_BLANK ||
-			    g->r[i]->c[j].fg != PTY_COLOR_DEFAULT ||
-			    g->r[i]->c[j].bg != PTY_COLOR_DEFAULT)
-				return i;
-	return -1;
-}
-
 /*
  * Copy old row o into new row n, keeping its combining store and cutting
  * or padding it to n's width.
@@ -1498,64 +1555,76 @@ row_move(struct row *n, int ncols, struct row *o, int ocols)
 	n->comb = o->comb;
 	n->ncomb = o->ncomb;
 	n->combcap = o->combcap;
+	n->used = (uint16_t)(o->used < w ? o->used : w);
+	n->wrapped = o->wrapped;
 	o->comb = NULL;
 	o->ncomb = o->combcap = 0;
 	if (w > 0)
 		fix_edges(n, ncols, w - 1, w);
 }
 
-int
-pty_screen_resize(struct pty_screen *s, int rows, int cols)
+static void cell_export(const struct row *, const struct cell *,
+    struct pty_cell *);
+
+/* Packed line e (a scrollback entry) with meta m into row r. */
+static void
+row_from_packed(struct pty_screen *s, const uint8_t *e, uint16_t m,
+    struct row *r, int cols)
+{
+	int used = m & SBM_USED;
+
+	if (pty_line_unpack(e + 2, sb_len(e), s->cellbuf, cols, NULL) < 0)
+		pty_cell_blank(s->cellbuf, cols);
+	row_from_cells(r, cols, s->cellbuf);
+	r->used = (uint16_t)(used < cols ? used : cols);
+	r->wrapped = (m & SBM_WRAPPED) != 0;
+}
+
+/* Scrollback line idx into row r (cols wide), with its used and wrap. */
+static void
+row_from_sb(struct pty_screen *s, size_t idx, struct row *r, int cols)
+{
+	uint8_t **slot = sb_slot(s, idx);
+
+	row_from_packed(s, *slot, s->sb_meta[slot - s->sb], r, cols);
+}
+
+/*
+ * The height changes, the width stays (SPEC 4.5), as tmux: shrinking, the
+ * rows below the cursor go first, then rows from the top (into the
+ * scrollback for the primary screen); growing, the primary takes lines
+ * back from the scrollback. *pos is the cursor of the screen in use; on
+ * the alternate screen the primary's is the slot 1049 saved.
+ */
+static int
+resize_rows(struct pty_screen *s, int rows, VTermPos *pos)
 {
 	struct grid np, na;
-	struct row **tmp;
-	bool on_alt;
-	int push = 0, pull = 0, i, orows, ocols, n;
-	char seq[48];
-	VTermPos pos;
+	bool on_alt = s->g == &s->alt;
+	VTermPos *pc = on_alt ? &s->saved[0].pos : pos;
+	int orows = s->rows, cols = s->cols, push = 0, pull = 0, drop = 0, i;
 
-	if (s == NULL || rows < 1 || rows > 1000 || cols < 1 || cols > 1000)
-		return -EINVAL;
-	if (rows == s->rows && cols == s->cols)
-		return 0;
-	on_alt = s->g == &s->alt;
-	orows = s->rows;
-	ocols = s->cols;
 	if (grid_new(&np, rows, cols) < 0)
 		return -ENOMEM;
 	memset(&na, 0, sizeof na);
-	if (on_alt && grid_new(&na, rows, cols) < 0)
-		goto nomem;
-	if (scratch_fit(s, cols) < 0)
-		goto nomem;
-	tmp = realloc(s->tmp, sizeof *tmp * (size_t)rows);
-	if (tmp == NULL)
-		goto nomem;
-	s->tmp = tmp;
-
-	/* Primary: keep the cursor line on screen, like xterm and tmux. */
+	if (on_alt && grid_new(&na, rows, cols) < 0) {
+		grid_free(&np);
+		return -ENOMEM;
+	}
 	if (rows < orows) {
-		int keep = on_alt ? last_used_row(&s->prim) : s->cur.row;
-
-		push = keep + 1 - rows;
+		push = pc->row + 1 - rows;
 		if (push < 0)
 			push = 0;
 		for (i = 0; i < push; i++)
-			sb_push(s, s->prim.r[i], ocols);
-	} else if (rows > orows && !on_alt) {
-		size_t avail = s->sb_count;
-
+			sb_push(s, s->prim.r[i], cols);
+	} else if ((size_t)(rows - orows) > s->sb_count) {
+		pull = (int)s->sb_count;
+	} else {
 		pull = rows - orows;
-		if ((size_t)pull > avail)
-			pull = (int)avail;
 	}
-	for (i = 0; i < pull; i++) {
-		size_t idx = s->sb_count - (size_t)pull + (size_t)i;
-
-		if (sb_unpack(s, idx, s->cellbuf, cols) < 0)
-			pty_cell_blank(s->cellbuf, cols);
-		row_from_cells(np.r[i], cols, s->cellbuf);
-	}
+	for (i = 0; i < pull; i++)
+		row_from_sb(s, s->sb_count - (size_t)pull + (size_t)i,
+		    np.r[i], cols);
 	for (i = 0; i < pull; i++) {
 		uint8_t **slot = sb_slot(s, s->sb_count - 1);
 
@@ -1569,31 +1638,387 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 
 		if (o >= orows)
 			break;
-		row_move(np.r[i], cols, s->prim.r[o], ocols);
+		row_move(np.r[i], cols, s->prim.r[o], cols);
 	}
+	pc->row += pull - push;
+	if (pc->row < 0)
+		pc->row = 0;
 	grid_free(&s->prim);
 	s->prim = np;
+	s->g = &s->prim;
 	if (on_alt) {
-		for (i = 0; i < rows && i < orows; i++)
-			row_move(na.r[i], cols, s->alt.r[i], ocols);
+		/* No scrollback here: the rows above go for good. */
+		if (rows < orows) {
+			drop = pos->row + 1 - rows;
+			if (drop < 0)
+				drop = 0;
+		}
+		for (i = 0; i < rows && i + drop < orows; i++)
+			row_move(na.r[i], cols, s->alt.r[i + drop], cols);
+		pos->row -= drop;
 		grid_free(&s->alt);
 		s->alt = na;
 		s->g = &s->alt;
-	} else {
-		s->g = &s->prim;
 	}
 	s->rows = rows;
+	return 0;
+}
+
+/*
+ * The new lines of a reflow (reflow.c), oldest first, packed as the
+ * scrollback keeps them; borrowed[i] says v[i] is still the old ring's.
+ */
+struct rflines {
+	uint8_t **v;
+	uint16_t *meta;
+	bool *borrowed;
+	size_t n, cap;
+};
+
+struct rfctx {
+	struct pty_screen *s;
+	int ocols;
+	struct rflines out;
+	bool *kept;		/* old scrollback lines handed on as they are */
+};
+
+static int
+rf_add(struct rfctx *c, uint8_t *e, uint16_t meta, bool borrowed)
+{
+	struct rflines *o = &c->out;
+
+	if (o->n == o->cap) {
+		size_t cap = o->cap ? o->cap * 2 : 64;
+		uint8_t **v = realloc(o->v, sizeof *v * cap);
+		uint16_t *m;
+		bool *b;
+
+		if (v == NULL)
+			return -ENOMEM;
+		o->v = v;
+		m = realloc(o->meta, sizeof *m * cap);
+		if (m == NULL)
+			return -ENOMEM;
+		o->meta = m;
+		b = realloc(o->borrowed, sizeof *b * cap);
+		if (b == NULL)
+			return -ENOMEM;
+		o->borrowed = b;
+		o->cap = cap;
+	}
+	o->v[o->n] = e;
+	o->meta[o->n] = meta;
+	o->borrowed[o->n] = borrowed;
+	o->n++;
+	return 0;
+}
+
+/* A copy of the packed line in s->packbuf (len bytes after the header). */
+static uint8_t *
+rf_entry(struct pty_screen *s, size_t len)
+{
+	uint8_t *e = malloc(len + 2);
+
+	if (e == NULL)
+		return NULL;
+	pty__line_put16(s->packbuf, (uint16_t)len);
+	memcpy(e, s->packbuf, len + 2);
+	return e;
+}
+
+static void
+rf_peek(void *ud, size_t i, int *used, bool *wrapped)
+{
+	struct rfctx *c = ud;
+	struct pty_screen *s = c->s;
+
+	if (i < s->sb_count) {
+		uint16_t m = s->sb_meta[sb_slot(s, i) - s->sb];
+
+		*used = m & SBM_USED;
+		*wrapped = (m & SBM_WRAPPED) != 0;
+	} else {
+		const struct row *r = s->prim.r[i - s->sb_count];
+
+		*used = r->used;
+		*wrapped = r->wrapped;
+	}
+}
+
+static int
+rf_get(void *ud, size_t i, struct pty_cell *cells, bool *wrapped)
+{
+	struct rfctx *c = ud;
+	struct pty_screen *s = c->s;
+	int used, k;
+
+	rf_peek(ud, i, &used, wrapped);
+	if (i < s->sb_count) {
+		if (sb_unpack(s, i, cells, c->ocols) < 0)
+			pty_cell_blank(cells, c->ocols);
+	} else {
+		const struct row *r = s->prim.r[i - s->sb_count];
+
+		for (k = 0; k < c->ocols; k++)
+			cell_export(r, &r->c[k], &cells[k]);
+	}
+	return used;
+}
+
+static int
+rf_keep(void *ud, size_t i)
+{
+	struct rfctx *c = ud;
+	struct pty_screen *s = c->s;
+	uint8_t *e;
+	int used;
+	bool w;
+
+	rf_peek(ud, i, &used, &w);
+	if (i < s->sb_count) {
+		if (rf_add(c, *sb_slot(s, i), (uint16_t)used, true) < 0)
+			return -ENOMEM;
+		c->kept[i] = true;
+		return 0;
+	}
+	{
+		const struct row *r = s->prim.r[i - s->sb_count];
+		size_t len = row_pack(r, row_trimmed(r, c->ocols),
+		    s->packbuf + 2);
+
+		e = rf_entry(s, len);
+	}
+	if (e == NULL || rf_add(c, e, (uint16_t)used, false) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int
+rf_put(void *ud, const struct pty_cell *cells, int n, bool wrapped)
+{
+	struct rfctx *c = ud;
+	struct pty_screen *s = c->s;
+	size_t len;
+	uint8_t *e;
+
+	/* Packed as the scrollback keeps it (trailing blanks trimmed). */
+	len = pty_line_pack(cells, n, s->packbuf + 2, s->packbufsz - 2);
+	e = len == 0 ? NULL : rf_entry(s, len);
+	if (e == NULL || rf_add(c, e, (uint16_t)(n | (wrapped ? SBM_WRAPPED :
+	    0)), false) < 0) {
+		free(e);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void
+rf_free(struct rfctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->out.n; i++)
+		if (!c->out.borrowed[i])
+			free(c->out.v[i]);
+	free(c->out.v);
+	free(c->out.meta);
+	free(c->out.borrowed);
+	free(c->kept);
+}
+
+/*
+ * The width changes (SPEC 4.5): the primary screen and its scrollback are
+ * rewrapped (reflow.c), as tmux does, and *pc, its cursor, goes to the
+ * same character (at_end: past the end of its line's text). The new
+ * screen is the last rows lines; a cursor left above it goes home.
+ */
+static int
+reflow_primary(struct pty_screen *s, int cols, VTermPos *pc, bool at_end)
+{
+	static const struct pty__reflow_io io_cbs = {
+		.peek = rf_peek, .get = rf_get, .keep = rf_keep, .put = rf_put,
+	};
+	struct pty__reflow_io io = io_cbs;
+	struct rfctx c = { .s = s, .ocols = s->cols };
+	struct pty__reflow_cursor cur;
+	struct grid np;
+	uint8_t **ring = NULL;
+	uint16_t *meta = NULL;
+	size_t first, nsb, cap, i, bytes = 0;
+	int rows = s->rows, k;
+
+	io.nlines = s->sb_count + (size_t)rows;
+	cur.line = s->sb_count + (size_t)(pc->row < rows ? pc->row : rows - 1);
+	cur.col = pc->col;
+	cur.at_end = at_end;
+	if (grid_new(&np, rows, cols) < 0)
+		return -ENOMEM;
+	c.kept = calloc(s->sb_count + 1, sizeof *c.kept);
+	if (c.kept == NULL || pty__reflow(&io, &c, s->cols, cols, &cur) < 0)
+		goto nomem;
+	first = c.out.n > (size_t)rows ? c.out.n - (size_t)rows : 0;
+	nsb = first;
+	if (nsb > s->sb_max)
+		nsb = s->sb_max;
+	cap = nsb < 64 ? 64 : nsb;
+	if (cap > s->sb_max)
+		cap = s->sb_max;
+	if (cap > 0) {
+		ring = malloc(sizeof *ring * cap);
+		meta = malloc(sizeof *meta * cap);
+		if (ring == NULL || meta == NULL)
+			goto nomem;
+	}
+	/* Committed from here: nothing below fails. */
+	for (k = 0; k < rows && first + (size_t)k < c.out.n; k++)
+		row_from_packed(s, c.out.v[first + (size_t)k],
+		    c.out.meta[first + (size_t)k], np.r[k], cols);
+	for (i = 0; i < s->sb_count; i++)
+		if (!c.kept[i])
+			free(*sb_slot(s, i));
+	for (i = 0; i < c.out.n; i++) {
+		if (i >= first - nsb && i < first) {
+			ring[i - (first - nsb)] = c.out.v[i];
+			meta[i - (first - nsb)] = c.out.meta[i];
+			bytes += sb_len(c.out.v[i]) + 2;
+		} else {
+			free(c.out.v[i]);
+		}
+	}
+	free(s->sb);
+	free(s->sb_meta);
+	s->sb = ring;
+	s->sb_meta = meta;
+	s->sb_cap = cap;
+	s->sb_head = 0;
+	s->sb_count = nsb;
+	s->sb_bytes = bytes + (sizeof *ring + sizeof *meta) * cap;
+	free(c.out.v);
+	free(c.out.meta);
+	free(c.out.borrowed);
+	free(c.kept);
+	grid_free(&s->prim);
+	s->prim = np;
+	if (cur.line < first) {
+		pc->row = 0;
+		pc->col = 0;
+	} else {
+		pc->row = (int)(cur.line - first);
+		pc->col = cur.col;
+	}
+	return 0;
+nomem:
+	free(ring);
+	free(meta);
+	rf_free(&c);
+	grid_free(&np);
+	return -ENOMEM;
+}
+
+/*
+ * The width changes, the height stays: the primary screen is rewrapped
+ * (or, out of memory, cut), the alternate screen cut or padded, as tmux
+ * (a program on it draws it again at its new size).
+ */
+static int
+resize_cols(struct pty_screen *s, int cols, VTermPos *pos, bool at_end)
+{
+	struct grid np, na;
+	bool on_alt = s->g == &s->alt;
+	VTermPos *pc = on_alt ? &s->saved[0].pos : pos;
+	int i;
+
+	if (grid_new(&np, s->rows, cols) < 0)
+		return -ENOMEM;
+	memset(&na, 0, sizeof na);
+	if (on_alt && grid_new(&na, s->rows, cols) < 0) {
+		grid_free(&np);
+		return -ENOMEM;
+	}
+	if (reflow_primary(s, cols, pc, at_end) < 0) {
+		for (i = 0; i < s->rows; i++)
+			row_move(np.r[i], cols, s->prim.r[i], s->cols);
+		grid_free(&s->prim);
+		s->prim = np;
+		if (pc->col >= cols)
+			pc->col = cols - 1;
+	} else {
+		grid_free(&np);
+	}
+	if (on_alt) {
+		for (i = 0; i < s->rows; i++)
+			row_move(na.r[i], cols, s->alt.r[i], s->cols);
+		grid_free(&s->alt);
+		s->alt = na;
+	}
+	s->g = on_alt ? &s->alt : &s->prim;
 	s->cols = cols;
-	s->resize_delta = on_alt ? 0 : pull - push;
-	vterm_set_size(s->vt, rows, cols);
+	return 0;
+}
+
+int
+pty_screen_resize(struct pty_screen *s, int rows, int cols)
+{
+	struct row **tmp;
+	const struct row *cr;
+	bool at_end;
+	int n, rc = 0;
+	char seq[48];
+	VTermPos pos;
+
+	if (s == NULL || rows < 1 || rows > 1000 || cols < 1 || cols > 1000)
+		return -EINVAL;
+	if (rows == s->rows && cols == s->cols)
+		return 0;
+	if (scratch_fit(s, cols > s->cols ? cols : s->cols) < 0)
+		return -ENOMEM;
+	tmp = realloc(s->tmp, sizeof *tmp * (size_t)(rows > s->rows ? rows :
+	    s->rows));
+	if (tmp == NULL)
+		return -ENOMEM;
+	s->tmp = tmp;
+	vterm_state_get_cursorpos(s->vts, &pos);
+	if (pos.row < 0 || pos.row >= s->rows)
+		pos.row = pos.row < 0 ? 0 : s->rows - 1;
+	if (pos.col < 0 || pos.col >= s->cols)
+		pos.col = pos.col < 0 ? 0 : s->cols - 1;
+	/*
+	 * Past the end of the cursor row's text, or waiting to wrap after the
+	 * last column: the cursor stays at the end of the rewrapped text.
+	 */
+	if (s->g == &s->alt) {
+		VTermPos *sp = &s->saved[0].pos;
+
+		cr = sp->row < s->rows ? s->prim.r[sp->row] : NULL;
+		at_end = cr == NULL || sp->col >= cr->used;
+	} else {
+		cr = s->prim.r[pos.row];
+		at_end = pos.col >= cr->used || (s->pw_valid &&
+		    s->pw_row == pos.row && s->pw_end >= s->cols);
+	}
+	s->pw_valid = false;
+	/* Out of memory, either half may not happen: the model stays whole. */
+	if (rows != s->rows && resize_rows(s, rows, &pos) < 0)
+		rc = -ENOMEM;
+	if (cols != s->cols && resize_cols(s, cols, &pos, at_end) < 0)
+		rc = -ENOMEM;
+	rows = s->rows;
+	cols = s->cols;
 	s->resize_delta = 0;
+	vterm_set_size(s->vt, rows, cols);
 	/*
 	 * Like xterm and tmux, a resize resets the margins: 0.1.4 keeps a top
 	 * margin that may now lie below the screen and then scrolls a
-	 * negative height. The cursor stays put. A sequence cut by the
-	 * resize is dropped, so the filter and libvterm stay in step.
+	 * negative height. The cursor goes where the rewrap put it. A
+	 * sequence cut by the resize is dropped, so the filter and libvterm
+	 * stay in step.
 	 */
-	vterm_state_get_cursorpos(s->vts, &pos);
+	if (pos.row >= rows)
+		pos.row = rows - 1;
+	if (pos.col >= cols)
+		pos.col = cols - 1;
 	n = snprintf(seq, sizeof seq, "\030\033[r\033[s\033[%d;%dH",
 	    pos.row + 1, pos.col + 1);
 	vwrite(s, seq, (size_t)n);
@@ -1601,14 +2026,11 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 	vterm_state_get_cursorpos(s->vts, &pos);
 	s->cur.row = pos.row < rows ? pos.row : rows - 1;
 	s->cur.col = pos.col < cols ? pos.col : cols - 1;
+	s->pw_valid = false;
 	if (s->dlast >= rows)
 		s->dlast = rows - 1;
 	dirty_all(s);
-	return 0;
-nomem:
-	grid_free(&np);
-	grid_free(&na);
-	return -ENOMEM;
+	return rc;
 }
 
 void
