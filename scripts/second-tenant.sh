@@ -104,12 +104,28 @@ own_clean() { # DIR's own reconcile: no orphan, no lost holder
 	    .kind == "holder_lost")] | length == 0'
 }
 
+# ID PID START BEAT: what the lease is now, for the log when a check fails
+# (its state, activity, failure, holder, last receipts; the recorded holder
+# still running or not; the heartbeat then and now).
+explain() {
+	local j rc
+	j=$(js "$1"); rc=$?
+	echo "tenant: # $1: show exit $rc: $(jq -c '{lease_state, activity,
+	    failed_reason, holder_pid, cleanup, last: [.receipts[-4:][] | .kind]}' \
+	    <<<"$j" 2>&1 | head -c 600)"
+	echo "tenant: # $1: holder $2 start $3 now $(pid_start "$2" || echo gone);" \
+	    "heartbeat at start $4, now $(beat "$1"); ls: $(c ls 2>&1 | grep -F "$1" | head -c 300)"
+}
+
 stop() {
+	local f0
 	[ -s "$DIR/start" ] || { echo "tenant: FAIL - never started ($DIR)"; return 1; }
 	while read -r kind id pid st b; do
+		f0=$FAIL
 		ok "$kind $id: still live with its own holder" live "$id" "$pid" "$st"
 		ok "$kind $id: nothing of it was killed" not_killed "$id"
 		[ "$kind" = work ] && ok "$kind $id: still working (heartbeat past $b)" moving "$id" "$b"
+		[ "$FAIL" = "$f0" ] || explain "$id" "$pid" "$st" "$b"
 	done <"$DIR/start"
 	ok "a fresh state directory names none of its leases" unnamed_by_fresh
 	ok "its own reconcile: no orphan, no lost holder" own_clean
@@ -117,7 +133,9 @@ stop() {
 	while read -r kind id _; do
 		if [ "$kind" = ask ]; then
 			c send "$id" 'y\r' >/dev/null 2>&1
+			f0=$FAIL
 			ok "ask $id: answered, ends with a result" ended "$id" result_ready
+			[ "$FAIL" = "$f0" ] || explain "$id" - - -
 		else
 			c cancel "$id" >/dev/null 2>&1
 			ok "work $id: ends cancelled" ended "$id" cancelled
