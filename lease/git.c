@@ -454,7 +454,12 @@ lease_git_worktree_add(struct lease_git *g, const char *id, const char *path)
 		return gfail(g, LEASE_EGIT, "cannot look up branch %s", name);
 	git_worktree_add_options_init(&o, GIT_WORKTREE_ADD_OPTIONS_VERSION);
 	o.ref = ref;
-	o.checkout_options.checkout_strategy = GIT_CHECKOUT_FORCE;
+	/*
+	 * Registered on the branch, nothing written: the result fills it
+	 * (lease__git_worktree_checkout), so a running lease's disk is its
+	 * workspace alone (issue 17: a checkout here doubled it).
+	 */
+	o.checkout_options.checkout_strategy = GIT_CHECKOUT_NONE;
 	/* libgit2 opens the new worktree, whose common dir is the operator's */
 	prev = owner_off(g);
 	rc = git_worktree_add(&wt, g->repo, id, path, &o);
@@ -956,8 +961,9 @@ lease__git_worktree_checkout(struct lease_git *g, const char *id,
 	if ((rc = lease__git_worktree_open(g, id, &wr)) < 0)
 		return rc;
 	git_checkout_options_init(&o, GIT_CHECKOUT_OPTIONS_VERSION);
+	/* the first result fills an empty worktree: every file is missing */
 	o.checkout_strategy = GIT_CHECKOUT_FORCE |
-	    GIT_CHECKOUT_REMOVE_UNTRACKED;
+	    GIT_CHECKOUT_REMOVE_UNTRACKED | GIT_CHECKOUT_RECREATE_MISSING;
 	prev = owner_off(g);
 	if (git_commit_lookup(&cm, wr, commit) < 0 ||
 	    git_checkout_tree(wr, (git_object *)cm, &o) < 0)

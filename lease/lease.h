@@ -668,8 +668,10 @@ int lease_git_branch_exists(struct lease_git *, const char *id);
 
 /*
  * lease_git_worktree_add: add the review worktree named <id> at path (which
- * must not exist; its parent must) checked out on corral/<id>.
- * LEASE_EEXIST when path exists, LEASE_ENOTFOUND without the branch.
+ * must not exist; its parent must) on corral/<id>, with nothing checked
+ * out yet: the result is checked out there when it is made (SPEC 7.3), so
+ * a running lease takes no second copy of the tree. LEASE_EEXIST when
+ * path exists, LEASE_ENOTFOUND without the branch.
  */
 LEASE_NODISCARD int lease_git_worktree_add(struct lease_git *,
     const char *id, const char *path);

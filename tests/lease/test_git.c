@@ -10,6 +10,7 @@
 #include <git2.h>
 
 #include "lease_test.h"
+#include "lease/lease_int.h"
 
 #define ID_A "20261129-084512-123-a3f9"
 #define ID_B "20261129-084512-124-0001"
@@ -173,6 +174,7 @@ START_TEST(test_git_worktree)
 	struct lease_git *g = lt_git_open(repo);
 	char *wt = lt_fmt("%s/%s", tmp, "worktrees/" ID_A);
 	char *file, *head, *body;
+	git_oid id;
 	int n = 0;
 
 	ck_assert_int_eq(lease_git_worktree_add(g, ID_A, wt),
@@ -186,11 +188,18 @@ START_TEST(test_git_worktree)
 	}
 	ck_assert_int_eq(lease_git_worktree_add(g, ID_A, wt), 0);
 	ck_assert_int_eq(lease_git_worktree_exists(g, ID_A), 1);
-	/* checked out at the base (c[1]: README "hello", src/a.c) */
+	/* registered, nothing written until a result is checked out */
 	file = lt_fmt("%s/%s", wt, "README");
+	ck_assert_int_eq(access(file, F_OK), -1);
+	ck_assert_int_eq(git_oid_fromstr(&id, c[1]), 0);
+	ck_assert_int_eq(lease__git_worktree_checkout(g, ID_A, &id), 0);
+	/* then it holds the commit (c[1]: README "hello", src/a.c) */
 	body = lt_slurp(file, NULL);
 	ck_assert_str_eq(body, "hello\n");
 	free(body);
+	free(file);
+	file = lt_fmt("%s/%s", wt, "src/a.c");
+	ck_assert_int_eq(access(file, F_OK), 0);
 	free(file);
 	file = lt_fmt("%s/%s", wt, "src/b.c");
 	ck_assert_int_eq(access(file, F_OK), -1);
