@@ -655,8 +655,30 @@ copy_objects(struct lease_git *g, const git_oid *base, git_repository *dst,
 	return rc;
 }
 
+/*
+ * A seeding that failed for want of space (the workspace's disk or the
+ * state directory's filesystem filled while it was written): -ENOSPC,
+ * naming the path, so the lease fails disk_full; else rc as it was.
+ */
+static int
+seed_full(struct lease_git *g, int rc, int err, const char *path)
+{
+	const char *full = strerror(ENOSPC);
+	char *msg;
+
+	if (err != ENOSPC && strstr(g->errmsg, full) == NULL)
+		return rc;
+	if ((msg = strdup(g->errmsg)) == NULL)
+		return -ENOSPC;
+	if (snprintf(g->errmsg, sizeof g->errmsg, "%s: no space left while "
+	    "seeding the workspace (%s)", path, msg) >= (int)sizeof g->errmsg)
+		g->errmsg[sizeof g->errmsg - 1] = '\0';	/* cut, said */
+	free(msg);
+	return -ENOSPC;
+}
+
 int
-lease_git_workspace_seed(struct lease_git *g, const char *oid_hex,
+lease__git_workspace_fill(struct lease_git *g, const char *oid_hex,
     const char *path, unsigned long long history)
 {
 	git_repository_init_options io;
@@ -669,13 +691,7 @@ lease_git_workspace_seed(struct lease_git *g, const char *oid_hex,
 	assert(g != NULL && g->repo != NULL && path != NULL);
 	if ((rc = lookup_commit(g, oid_hex, &c)) < 0)
 		return rc;
-	if (mkdir(path, 0700) < 0) {
-		rc = errno == EEXIST ? LEASE_EEXIST : -errno;
-		snprintf(g->errmsg, sizeof g->errmsg, "%s: %s", path,
-		    rc == LEASE_EEXIST ? "workspace already exists" :
-		    strerror(errno));
-		goto out;
-	}
+	errno = 0;
 	git_repository_init_options_init(&io,
 	    GIT_REPOSITORY_INIT_OPTIONS_VERSION);
 	io.flags = GIT_REPOSITORY_INIT_NO_REINIT;
@@ -706,11 +722,34 @@ lease_git_workspace_seed(struct lease_git *g, const char *oid_hex,
 	}
 	rc = 0;
 out:
+	if (rc < 0)
+		rc = seed_full(g, rc, errno, path);
 	git_config_free(local);
 	git_config_free(cfg);
 	git_repository_free(dst);
 	git_commit_free(c);
 	return rc;
+}
+
+int
+lease_git_workspace_seed(struct lease_git *g, const char *oid_hex,
+    const char *path, unsigned long long history)
+{
+	git_commit *c = NULL;
+	int rc;
+
+	assert(g != NULL && g->repo != NULL && path != NULL);
+	if ((rc = lookup_commit(g, oid_hex, &c)) < 0)
+		return rc;	/* nothing made for a base that is not there */
+	git_commit_free(c);
+	if (mkdir(path, 0700) < 0) {
+		rc = errno == EEXIST ? LEASE_EEXIST : -errno;
+		snprintf(g->errmsg, sizeof g->errmsg, "%s: %s", path,
+		    rc == LEASE_EEXIST ? "workspace already exists" :
+		    strerror(errno));
+		return rc;
+	}
+	return lease__git_workspace_fill(g, oid_hex, path, history);
 }
 
 /* Marked as another state directory's (a handle with an owner only)? */

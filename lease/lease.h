@@ -769,8 +769,9 @@ char *lease_path_result(const char *state_dir, const char *id);
  * (planned), create it, mark it created. On failure, what was created is
  * torn down again (journaled), the lease goes to failed with a named
  * reason ("not_a_repository", "bare_repository", "repository_owner",
- * "unknown_base", "base_too_large", "branch_exists", "provision_error")
- * and the error is
+ * "unknown_base", "base_too_large", "branch_exists", "disk_full": space
+ * ran out while the workspace was seeded, "provision_error") and the
+ * error is
  * returned with its message on the store handle. A refused request
  * (repository, base) creates nothing. seed says how much history the
  * workspace gets (NULL: the base commit alone). trusted_local leases do
@@ -783,6 +784,16 @@ struct lease_seed {
 	 * (LEASE_ETOOLARGE, "base_too_large") before anything is created;
 	 * 0: no limit */
 	unsigned long long max_file, max_tree;
+	/*
+	 * make: create the workspace directory at path, empty, on a
+	 * filesystem of its own (a sandbox's bounded workspace), so the base
+	 * is checked out straight into it; unmake: undo that before the
+	 * directory is removed (idempotent). 0 or a negative code with a
+	 * message in err. NULL: a plain directory.
+	 */
+	int (*make)(void *ud, const char *path, char *err, size_t errsz);
+	int (*unmake)(void *ud, const char *path, char *err, size_t errsz);
+	void *ud;
 };
 LEASE_NODISCARD int lease_provision_git(struct lease_store *,
     struct lease_lock *held, const char *state_dir, const char *id,

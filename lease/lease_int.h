@@ -128,6 +128,13 @@ struct git_oid;
 int lease__git_worktree_open(struct lease_git *, const char *id,
     struct git_repository **out);
 /*
+ * lease_git_workspace_seed into path, an empty directory that exists (a
+ * mount point the caller made): -ENOSPC with the path named when space
+ * ran out while it was written.
+ */
+int lease__git_workspace_fill(struct lease_git *, const char *oid_hex,
+    const char *path, unsigned long long history);
+/*
  * Check commit out in lease id's review worktree (forced, untracked files
  * removed): 0, LEASE_ESTALE (no worktree), LEASE_EGIT (message on g).
  */

@@ -131,8 +131,17 @@ create(struct lease_store *s, struct lease_git *g, const char *state_dir,
 		lease__store_msg(s, "%s: %s", st->identity, strerror(errno));
 		return rc;
 	case LEASE_RES_WORKSPACE:
-		rc = lease_git_workspace_seed(g, oid, st->identity,
-		    seed != NULL ? seed->history : 0);
+		if (seed == NULL || seed->make == NULL) {
+			rc = lease_git_workspace_seed(g, oid, st->identity,
+			    seed != NULL ? seed->history : 0);
+			break;
+		}
+		/* its own filesystem first, the base checked out into it */
+		if ((rc = seed->make(seed->ud, st->identity, s->errmsg,
+		    sizeof s->errmsg)) < 0)
+			return rc == -EEXIST ? LEASE_EEXIST : rc;
+		rc = lease__git_workspace_fill(g, oid, st->identity,
+		    seed->history);
 		break;
 	default:
 		return -EINVAL;
@@ -166,7 +175,7 @@ lease_provision_git(struct lease_store *s, struct lease_lock *held,
 	struct lease_record r;
 	struct lease_git *g = NULL;
 	struct step st[4];
-	int rc, i;
+	int rc, i = 0;
 
 	assert(s != NULL && s->db != NULL);
 	assert(held != NULL);	/* `corral new` holds the state lock */
@@ -247,6 +256,17 @@ undo:
 	/* Fail the lease, then remove what it created (journaled). */
 	if ((msg = strdup(s->errmsg)) == NULL)
 		goto out;
+	if (i >= 3 && seed != NULL && seed->unmake != NULL) {
+		/*
+		 * the workspace's own filesystem goes before its directory;
+		 * if it cannot, the teardown below fails on the mount and
+		 * says so (cleanup failed)
+		 */
+		char err[256];
+		int urc = seed->unmake(seed->ud, ws, err, sizeof err);
+
+		(void)urc;
+	}
 	if (lease_record_transition(s, id, LEASE_EV_FAIL, reason_of(rc),
 	    NULL) == 0) {
 		/* a teardown failure leaves cleanup failed, visible */

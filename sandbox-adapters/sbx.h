@@ -325,6 +325,16 @@ struct sbx_adapter {
 	int (*provision)(const struct sbx_request *, const struct sbx_steps *,
 	    struct sbx_provisioned *out, char *err, size_t errsz);
 	/*
+	 * Make req->workspace (req: id, workspace, limits), which must not
+	 * exist, as the empty directory seeding fills, before .provision
+	 * (bwrap: the lease's bounded image mounted there when
+	 * limits->disk is set, so the base is checked out straight into
+	 * it; .provision then keeps it). Undone by sbx_workspace_release.
+	 * NULL: a plain directory. 0 or a negative code with err (-EEXIST:
+	 * it exists). Blocking.
+	 */
+	int (*workspace)(const struct sbx_request *, char *err, size_t errsz);
+	/*
 	 * Remove the resources res[0..n) of lease req->id, by exact ID
 	 * (req: id, workspace, command), each removal reported through
 	 * steps->removed once done. res NULL: an orphan no journal names,

@@ -636,6 +636,7 @@ const struct sbx_adapter sbx_adapter_bwrap = {
 	.probe = bwrap_probe,
 	.plan = bwrap_plan,
 	.provision = sbx__bwrap_host_provision,	/* sbx_bwrap_host.c */
+	.workspace = sbx__workspace_make,	/* sbx_workspace.c */
 	.teardown = sbx__bwrap_host_teardown,
 	.list = sbx__bwrap_host_list,
 	.attach = sbx__bwrap_run_attach,	/* sbx_bwrap_run.c */

@@ -213,13 +213,22 @@ SBX_NODISCARD int sbx_cgroup_pids(const struct sbx_cgroup *, pid_t **pids,
  * Put workspace ws (lease id's seed) on its own bounded filesystem
  * (sbx_workspace_mount: l->disk bytes, l->inodes inodes, root owned by
  * uid:gid): the seed is moved aside to ws.seed, the image mounted at ws
- * and the seed copied in (never following a symlink), then removed. The
- * points "bound" "before" (seed moved) and "created" (image mounted) go to
- * s->point. 0 or a negative code with err filled.
+ * and the seed copied in (never following a symlink), then removed; a ws
+ * that is mounted already (sbx__workspace_make, seeded in place) is kept
+ * as it is. The points "bound" "before" (seed moved) and "created" (image
+ * mounted) go to s->point. 0 or a negative code with err filled.
  */
 int sbx__workspace_bound(const char *id, const char *ws,
     const struct sbx_limits *l, uid_t uid, gid_t gid,
     const struct sbx_steps *s, char *err, size_t errsz);
+/*
+ * The bwrap adapter's .workspace: with req->limits->disk set, the bounded
+ * image of that size mounted at req->workspace (root's, 0700, empty; the
+ * disk admitted as sbx__workspace_bound admits it), else a plain 0700
+ * directory.
+ */
+int sbx__workspace_make(const struct sbx_request *req, char *err,
+    size_t errsz);
 
 /* ------------------------------------------------------------------ */
 /*

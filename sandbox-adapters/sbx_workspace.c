@@ -148,8 +148,9 @@ sbx_workspace_mounted(const char *dir)
 	return a.stx_mnt_id != b.stx_mnt_id;
 }
 
-int
-sbx_workspace_mount(const char *id, const char *dir, unsigned long long bytes,
+/* sbx_workspace_mount, but for a root owner too (sbx__workspace_make). */
+static int
+mount_image(const char *id, const char *dir, unsigned long long bytes,
     unsigned long long inodes, uid_t uid, gid_t gid)
 {
 	char img[PATH_MAX], dev[64], lf[PATH_MAX + 16];
@@ -158,7 +159,7 @@ sbx_workspace_mount(const char *id, const char *dir, unsigned long long bytes,
 	struct stat sb;
 
 	if (id == NULL || *id == '\0' || strchr(id, '/') != NULL ||
-	    dir == NULL || dir[0] != '/' || uid == 0 || bytes < MIN_BYTES ||
+	    dir == NULL || dir[0] != '/' || bytes < MIN_BYTES ||
 	    inodes < 16 || inodes > 0xffffffffull)
 		return -EINVAL;
 	if ((rc = image_path(dir, img, sizeof img)) < 0)
@@ -229,6 +230,15 @@ fail:
 	if (made_dir)
 		rmdir(dir);
 	return rc;
+}
+
+int
+sbx_workspace_mount(const char *id, const char *dir, unsigned long long bytes,
+    unsigned long long inodes, uid_t uid, gid_t gid)
+{
+	if (uid == 0)
+		return -EINVAL;	/* the agent's tree is never root's */
+	return mount_image(id, dir, bytes, inodes, uid, gid);
 }
 
 int
@@ -906,6 +916,12 @@ sbx__workspace_bound(const char *id, const char *ws,
 	char *seed = NULL;
 	int rc, sfd = -1, dfd = -1;
 
+	if (sbx_workspace_mounted(ws)) {
+		/* made by sbx__workspace_make and seeded in place */
+		point(s, "before");
+		point(s, "created");
+		return 0;
+	}
 	if ((rc = room(ws, l->disk, err, errsz)) < 0)
 		return rc;
 	if (asprintf(&seed, "%s.seed", ws) < 0) {
@@ -949,5 +965,39 @@ out:
 		/* best effort: the seed stays for the teardown to remove */
 	}
 	free(seed);
+	return rc;
+}
+
+int
+sbx__workspace_make(const struct sbx_request *req, char *err, size_t errsz)
+{
+	const struct sbx_limits *l = req->limits;
+	int rc;
+
+	if (req->id == NULL || req->workspace == NULL ||
+	    req->workspace[0] != '/') {
+		snprintf(err, errsz, "no workspace to make");
+		return -EINVAL;
+	}
+	if (l == NULL || l->disk == 0) {
+		if (mkdir(req->workspace, 0700) == 0)
+			return 0;
+		rc = -errno;
+		snprintf(err, errsz, "%s: %s", req->workspace,
+		    strerror(errno));
+		return rc;
+	}
+	if (access(req->workspace, F_OK) == 0) {
+		snprintf(err, errsz, "%s: workspace already exists",
+		    req->workspace);
+		return -EEXIST;
+	}
+	if ((rc = room(req->workspace, l->disk, err, errsz)) < 0)
+		return rc;
+	/* root's until .provision hands the seeded tree to the lease uid */
+	if ((rc = mount_image(req->id, req->workspace, l->disk, l->inodes, 0,
+	    0)) < 0)
+		snprintf(err, errsz, "bounded workspace %s: %s",
+		    req->workspace, sbx_strerror(rc));
 	return rc;
 }

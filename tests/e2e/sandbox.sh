@@ -246,9 +246,11 @@ check "too-small: no uid slot or cgroup" nothing_of "$lid"
 
 # --- a crash at every sandbox step, then reconcile (SPEC 9.2) ---------------------
 # CORRAL_FAULT (test builds) kills `corral new` right before and after each
-# step, and after a resource exists but before the journal says so. One
+# step, and after a resource exists but before the journal says so (the
+# workspace: its bounded image mounted and seeded, not yet journaled). One
 # reconcile later the lease is failed and nothing of it is left.
-for point in sandbox.before sandbox.created sandbox.after cgroup.before \
+for point in workspace.before workspace.created workspace.after \
+    sandbox.before sandbox.created sandbox.after cgroup.before \
     cgroup.created cgroup.after bound.before bound.created bound.after \
     holder.before; do
 	out=$(cd "$REPO" && CORRAL_FAULT=provision.$point "$CORRAL" new --name "crash-$point" -- /bin/true 2>&1); rc=$?

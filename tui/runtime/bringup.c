@@ -425,6 +425,32 @@ lease_files(struct prov *p, char *err, size_t errsz)
 	return rc;
 }
 
+/* lease_seed.make: the adapter makes the workspace seeding fills. */
+static int
+make_workspace(void *ud, const char *path, char *err, size_t errsz)
+{
+	struct prov *p = ud;
+	struct sbx_request req;
+
+	memset(&req, 0, sizeof req);
+	req.id = p->id;
+	req.workspace = path;
+	req.limits = &p->pol->limits;
+	return p->ad->workspace(&req, err, errsz);
+}
+
+/* lease_seed.unmake: its filesystem unmounted, its image removed. */
+static int
+unmake_workspace(void *ud, const char *path, char *err, size_t errsz)
+{
+	int rc = sbx_workspace_release(path);
+
+	(void)ud;
+	if (rc < 0)
+		snprintf(err, errsz, "%s: %s", path, strerror(-rc));
+	return rc;
+}
+
 /* Steps 2-6 once the preflight passed; 0 or an exit code (lease failed). */
 static int
 provision(struct prov *p, struct lease_lock *lk)
@@ -439,10 +465,17 @@ provision(struct prov *p, struct lease_lock *lk)
 	int rc;
 
 	/* Steps 2-4: base, branch, review worktree, workspace (lease/). */
+	memset(&seed, 0, sizeof seed);
 	seed.history = p->pol->git_history == SBX_HISTORY_ALL ?
 	    LEASE_HISTORY_ALL : p->pol->git_history;
 	seed.max_file = p->pol->limits.file_size;
 	seed.max_tree = p->pol->limits.disk;
+	if (p->ad->workspace != NULL) {
+		/* the adapter's own filesystem, the base seeded into it */
+		seed.make = make_workspace;
+		seed.unmake = unmake_workspace;
+		seed.ud = p;
+	}
 	rc = lease_provision_git(p->st, lk, p->c->state_dir, p->id, rq->repo,
 	    rq->base, &seed);
 	if (rc < 0) {
