@@ -124,12 +124,12 @@ struct pty_screen {
 	int lg_row, lg_col;	/* where the last glyph went */
 	bool lg_valid;
 	/*
-	 * Where the last glyph ended (row, column after it), while the cursor
-	 * has not moved since: a glyph that then lands at the start of the
-	 * next row because it did not fit wrapped there (libvterm 0.1.4 does
-	 * not say so itself).
+	 * Where the last glyph went (row, its column, the column after it),
+	 * while the cursor has not moved since: a glyph that then lands at
+	 * the start of the next row because it did not fit wrapped there
+	 * (libvterm 0.1.4 does not say so itself).
 	 */
-	int pw_row, pw_end;
+	int pw_row, pw_col, pw_end;
 	bool pw_valid;
 	VTerm *orc;		/* a 1x4 libvterm asked what combines */
 	bool orc_merged;
@@ -636,6 +636,7 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 	    s->pw_end + (width > 1 ? 2 : 1) > g->cols)
 		g->r[pos.row - 1]->wrapped = true;
 	s->pw_row = pos.row;
+	s->pw_col = pos.col;
 	s->pw_valid = true;
 	if (width == 1 && info->chars[1] == 0 && W_WIDTH(c->w) == 1) {
 		/* The common case: nothing wide or combined around. */
@@ -693,9 +694,12 @@ cb_movecursor(VTermPos pos, VTermPos oldpos, int visible, void *ud)
 	s->cur.row = pos.row;
 	s->cur.col = pos.col;
 	s->cur.visible = visible != 0;
-	/* Moved away from the last glyph: no wrap follows it. */
+	/*
+	 * Moved away from the last glyph (after it, or on it while the wrap
+	 * is pending): no wrap follows it.
+	 */
 	if (pos.row != s->pw_row || pos.col != (s->pw_end < s->g->cols ?
-	    s->pw_end : s->g->cols - 1))
+	    s->pw_end : s->pw_col))
 		s->pw_valid = false;
 	return 1;
 }
