@@ -232,6 +232,37 @@ START_TEST(test_layout_rect_helpers)
 }
 END_TEST
 
+/*
+ * The agent gets only a size the pane keeps (issue 22): while a window is
+ * dragged or zoom toggled back and forth, no size is settled until one
+ * has lasted TUI_LAYOUT_SETTLE_MS; then it is, at once.
+ */
+START_TEST(test_layout_settle)
+{
+	struct tui_settle st = { 0 };
+	struct tui_rect a = { 40, 0, 69, 29 }, b = { 0, 0, 100, 29 },
+			c = { 0, 0, 90, 25 };
+	uint64_t wait = 99;
+
+	ck_assert(!tui_layout_settle(&st, &a, 1000, &wait));
+	ck_assert_uint_eq(wait, TUI_LAYOUT_SETTLE_MS);
+	ck_assert(!tui_layout_settle(&st, &b, 1050, &wait));	/* zoomed */
+	ck_assert(!tui_layout_settle(&st, &a, 1100, &wait));	/* back */
+	ck_assert(!tui_layout_settle(&st, &c, 1150, &wait));	/* dragged */
+	ck_assert_uint_eq(wait, TUI_LAYOUT_SETTLE_MS);
+	ck_assert(!tui_layout_settle(&st, &c, 1150 + TUI_LAYOUT_SETTLE_MS - 1,
+	    &wait));
+	ck_assert_uint_eq(wait, 1);
+	ck_assert(tui_layout_settle(&st, &c, 1150 + TUI_LAYOUT_SETTLE_MS,
+	    &wait));
+	ck_assert_uint_eq(wait, 0);
+	/* The position alone moving (the list's width) is the same size. */
+	c.x = 5;
+	ck_assert(tui_layout_settle(&st, &c, 1150 + TUI_LAYOUT_SETTLE_MS + 1,
+	    &wait));
+}
+END_TEST
+
 Suite *
 layout_suite(void)
 {
@@ -243,6 +274,7 @@ layout_suite(void)
 	tcase_add_test(tc, test_layout_zoom);
 	tcase_add_test(tc, test_layout_help_centered);
 	tcase_add_test(tc, test_layout_rect_helpers);
+	tcase_add_test(tc, test_layout_settle);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("Limits");
 	tcase_add_test(tc, test_layout_tiny);

@@ -601,11 +601,12 @@ app_start(struct tui_app *a, char *err, size_t errsz)
 	uv_prepare_init(&a->loop, &a->tick);
 	uv_timer_init(&a->loop, &a->redraw_timer);
 	uv_timer_init(&a->loop, &a->clock);
+	uv_timer_init(&a->loop, &a->settle);
 	uv_signal_init(&a->loop, &a->sig_winch);
 	uv_signal_init(&a->loop, &a->sig_term);
 	uv_signal_init(&a->loop, &a->sig_hup);
 	uv_signal_init(&a->loop, &a->sig_int);
-	a->tick.data = a->redraw_timer.data = a->clock.data =
+	a->tick.data = a->redraw_timer.data = a->clock.data = a->settle.data =
 	    a->sig_winch.data = a->sig_term.data = a->sig_hup.data =
 	    a->sig_int.data = a->input.data = a->watch.data = a;
 	fd = tui_surface_curses_input_fd(a->cur);
@@ -645,6 +646,7 @@ app_stop(struct tui_app *a)
 		close_handle(a, (uv_handle_t *)&a->tick);
 		close_handle(a, (uv_handle_t *)&a->redraw_timer);
 		close_handle(a, (uv_handle_t *)&a->clock);
+		close_handle(a, (uv_handle_t *)&a->settle);
 		close_handle(a, (uv_handle_t *)&a->sig_winch);
 		close_handle(a, (uv_handle_t *)&a->sig_term);
 		close_handle(a, (uv_handle_t *)&a->sig_hup);

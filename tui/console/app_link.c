@@ -179,12 +179,27 @@ sum_event(struct tui_app *a, struct tui_session *s, enum tui_conn_event ev,
 	}
 }
 
-/* Send RESIZE when the focused endpoint is not the pane's size. */
+/* The pane has settled: the loop's next tick sends its size. */
+static void
+settle_cb(uv_timer_t *t)
+{
+	(void)t;
+}
+
+/*
+ * Send RESIZE when the focused endpoint is not the pane's size, once the
+ * pane has kept that size a moment and the terminal has no newer one to
+ * report (tui_layout_settle): the agent is resized once, to the size it
+ * is shown at.
+ */
 static void
 resize_focused(struct tui_app *a, struct tui_session *s)
 {
 	const struct tui_rect *r = &a->lay.pane;
+	uint64_t wait;
 	uint8_t p[4];
+	bool settled = tui_layout_settle(&a->pane_settle, r, tui_app_now(a),
+	    &wait);
 
 	if (!tui_conn_is_up(s->live) || !s->have_screen || !s->control ||
 	    s->exited || tui_layout_rect_empty(r))
@@ -193,6 +208,16 @@ resize_focused(struct tui_app *a, struct tui_session *s)
 		return;
 	if (s->sent_rows == r->h && s->sent_cols == r->w)
 		return;
+	if (!settled) {
+		uv_timer_start(&a->settle, settle_cb, wait, 0);
+		return;
+	}
+	if (tui_surface_curses_stale(a->cur)) {
+		/* Lay out at the terminal's new size first. */
+		a->want_resize = true;
+		uv_timer_start(&a->settle, settle_cb, TUI_LAYOUT_SETTLE_MS, 0);
+		return;
+	}
 	p[0] = (uint8_t)r->h;
 	p[1] = (uint8_t)(r->h >> 8);
 	p[2] = (uint8_t)r->w;

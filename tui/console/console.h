@@ -293,6 +293,24 @@ bool tui_layout_rect_empty(const struct tui_rect *);
 bool tui_layout_rect_contains(const struct tui_rect *, int x, int y);
 bool tui_layout_rect_overlap(const struct tui_rect *, const struct tui_rect *);
 
+/*
+ * The pane's size an agent is resized to must be one the pane keeps: each
+ * resize makes the agent draw again (and rewraps its screen), so a size
+ * the pane passes through (a window dragged, zoom toggled twice, a layout
+ * redone) is never sent. tui_layout_settle says whether the pane has kept
+ * its size for TUI_LAYOUT_SETTLE_MS by now; if not, *wait is how long it
+ * must still last.
+ */
+#define TUI_LAYOUT_SETTLE_MS 120
+
+struct tui_settle {
+	int w, h;
+	uint64_t since;
+};
+
+bool tui_layout_settle(struct tui_settle *, const struct tui_rect *pane,
+    uint64_t now, uint64_t *wait);
+
 /* ------------------------------------------------------------------ */
 /* redraw.c: one throttled frame timer (STYLE E)                      */
 

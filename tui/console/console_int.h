@@ -46,6 +46,8 @@ int tui_surface_curses_input_fd(const struct tui_curses *);
 int tui_surface_curses_read_key(struct tui_curses *, struct tui_key *out);
 /* The outer terminal changed size: learn the new size (SIGWINCH). */
 void tui_surface_curses_resize(struct tui_curses *);
+/* The terminal has a size curses was not told yet (a SIGWINCH to come). */
+bool tui_surface_curses_stale(const struct tui_curses *);
 /* Force a full repaint at the next flush (C-l). */
 void tui_surface_curses_invalidate(struct tui_curses *);
 /* Put what was drawn on the terminal (one doupdate). */
@@ -156,6 +158,8 @@ struct tui_app {
 	bool relayout;
 	uv_prepare_t tick;
 	uv_timer_t redraw_timer, clock;
+	uv_timer_t settle;		/* wakes the loop once the pane settled */
+	struct tui_settle pane_settle;	/* the pane's size, since when */
 	uv_poll_t input;
 	uv_signal_t sig_winch, sig_term, sig_hup, sig_int;
 	uv_fs_event_t watch;

@@ -2,7 +2,8 @@
  * layout.c: the console's geometry (STYLE F): terminal size, lease count
  * and panel switches in, rectangles out. Wide terminals get the lease list
  * on the left, narrow ones on top; the status bar is the bottom line. The
- * pane rectangle is the size the focused endpoint is resized to.
+ * pane rectangle is the size the focused endpoint is resized to, once
+ * it has kept it a moment (tui_layout_settle).
  */
 #include <assert.h>
 #include <string.h>
@@ -122,4 +123,22 @@ tui_layout_compute(const struct tui_layout_in *in, struct tui_layout *out)
 		hh = body - 2 < 24 ? body - 2 : 24;
 		out->help = rect((w - hw) / 2, (body - hh) / 2, hw, hh);
 	}
+}
+
+bool
+tui_layout_settle(struct tui_settle *st, const struct tui_rect *pane,
+    uint64_t now, uint64_t *wait)
+{
+	assert(st != NULL && pane != NULL && wait != NULL);
+	if (pane->w != st->w || pane->h != st->h) {
+		st->w = pane->w;
+		st->h = pane->h;
+		st->since = now;
+	}
+	if (now - st->since >= TUI_LAYOUT_SETTLE_MS) {
+		*wait = 0;
+		return true;
+	}
+	*wait = TUI_LAYOUT_SETTLE_MS - (now - st->since);
+	return false;
 }

@@ -340,6 +340,16 @@ tui_surface_curses_resize(struct tui_curses *t)
 		resizeterm(ws.ws_row, ws.ws_col);
 }
 
+bool
+tui_surface_curses_stale(const struct tui_curses *t)
+{
+	struct winsize ws;
+
+	return t != NULL && t->active &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 &&
+	    ws.ws_col > 0 && (ws.ws_row != LINES || ws.ws_col != COLS);
+}
+
 void
 tui_surface_curses_invalidate(struct tui_curses *t)
 {
