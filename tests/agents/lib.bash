@@ -54,14 +54,27 @@ screen_ok() {
 		pass "$1"
 	fi
 }
-# record ID STATE: its screen into $CORRAL_RECORD_SCREENS/PROFILE/STATE.screen
+# record ID STATE: its screen into $CORRAL_RECORD_SCREENS/PROFILE/STATE.screen;
+# with CORRAL_RECORD_BYTES=DIR, also what the agent wrote so far (the
+# holder's transcript) into DIR/PROFILE-STATE.bytes and its size into
+# DIR/PROFILE-STATE.size (how tests/fixtures/tmuxdiff's agent recordings
+# were made)
 record() {
-	[ -n "${CORRAL_RECORD_SCREENS:-}" ] || return 0
+	[ -n "${CORRAL_RECORD_SCREENS:-}${CORRAL_RECORD_BYTES:-}" ] || return 0
 	local prof
 	prof=$(js "$1" | jq -r '[.receipts[] | select(.kind == "agent")][0].fields.detail' |
 		sed 's/^identified as //')
-	mkdir -p "$CORRAL_RECORD_SCREENS/$prof"
-	"$CORRAL" screen "$1" >"$CORRAL_RECORD_SCREENS/$prof/$2.screen"
+	if [ -n "${CORRAL_RECORD_SCREENS:-}" ]; then
+		mkdir -p "$CORRAL_RECORD_SCREENS/$prof"
+		"$CORRAL" screen "$1" >"$CORRAL_RECORD_SCREENS/$prof/$2.screen"
+	fi
+	if [ -n "${CORRAL_RECORD_BYTES:-}" ]; then
+		mkdir -p "$CORRAL_RECORD_BYTES"
+		cp "$CORRAL_STATE_DIR/leases/$1/transcript" \
+			"$CORRAL_RECORD_BYTES/$prof-$2.bytes"
+		"$CORRAL" screen "$1" --json | jq -r '"\(.rows) \(.cols)"' \
+			>"$CORRAL_RECORD_BYTES/$prof-$2.size"
+	fi
 }
 # ask ID TEXT: type TEXT, wait for its echo, then Enter (a paste and its
 # Enter in one write is taken as a paste)
