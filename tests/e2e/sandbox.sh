@@ -244,6 +244,31 @@ check "too-small: nothing in the state directory, no branch, no mount" \
 	-a -z "$(git -C "$REPO" branch --list "corral/$lid")" -a -z "$(grep -F "$lid" /proc/self/mountinfo)"
 check "too-small: no uid slot or cgroup" nothing_of "$lid"
 
+# A disk that fills while the workspace is seeded: the base's files (3 MiB
+# of random bytes) fit the 4 MiB limit, so nothing refuses them first, but
+# not with their pack beside them. The lease fails disk_full naming the
+# workspace, and nothing of it is left: no image, loop device, mount,
+# branch, review worktree or lease directory.
+git -C "$REPO" checkout -q -b fat main && mkdir -p "$REPO/fat" &&
+for f in 1 2 3; do head -c 1048576 /dev/urandom >"$REPO/fat/$f.bin"; done &&
+git -C "$REPO" add fat && git -C "$REPO" commit -q -m fat &&
+git -C "$REPO" checkout -q main
+out=$(cd "$REPO" && "$CORRAL" new --base fat --name seed-full --policy "$(pol seedfull '[limits]
+disk = 4M')" -- /bin/true 2>&1); rc=$?
+lid=$("$CORRAL" ls --all --json | jq -r '.[] | select(.name=="seed-full") | .id')
+check "seed-full: exit 1" test "$rc" -eq 1 -a -n "$lid"
+check "seed-full: disk_full, naming the workspace" grep -q \
+	"disk_full: $CORRAL_STATE_DIR/leases/$lid/work: no space left while seeding" <<<"$out"
+check "seed-full: journaled failed disk_full" jq_eq "$(js "$lid")" \
+	'"\(.lease_state) \(.failed_reason)"' "failed disk_full"
+check "seed-full: every resource it made is removed" jq_eq "$(js "$lid")" \
+	'[.resources[] | select(.state != "removed")] | length' 0
+check "seed-full: no image, loop device, mount, branch, worktree or lease directory" \
+	test ! -e "$CORRAL_STATE_DIR/leases/$lid" -a ! -e "$CORRAL_STATE_DIR/worktrees/$lid" \
+	-a -z "$(git -C "$REPO" branch --list "corral/$lid")" -a -z "$(grep -F "$lid" /proc/self/mountinfo)" \
+	-a -z "$(grep -lF "$lid" /sys/block/loop*/loop/backing_file 2>/dev/null)"
+check "seed-full: no uid slot or cgroup" nothing_of "$lid"
+
 # --- a crash at every sandbox step, then reconcile (SPEC 9.2) ---------------------
 # CORRAL_FAULT (test builds) kills `corral new` right before and after each
 # step, and after a resource exists but before the journal says so (the
