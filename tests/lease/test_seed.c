@@ -218,7 +218,78 @@ START_TEST(test_seed_tree_sized)
 	ck_assert_msg(ws_pack > 0 && ws_pack <= tree_bytes, "workspace pack "
 	    "%llu bytes, tree %llu", ws_pack, tree_bytes);
 	expect_out(ws, "git log --oneline | wc -l", "1\n");
+	/* the pack and its index are git's own format */
+	free(in_dir(ws, "git fsck --no-progress --strict"));
+	expect_out(ws, "git status --porcelain", "");
 	free(ws);
+	free(repo);
+}
+END_TEST
+
+/*
+ * A packed repository: objects stored whole are copied as they are
+ * compressed, a base whose blob is a delta is resolved; either way the
+ * workspace's pack and index pass git fsck and hold the base's files.
+ */
+START_TEST(test_seed_packed)
+{
+	char c[3][41], *repo = lt_make_repo(tmp, c), *out, *p;
+	char *ws1 = lt_fmt("%s/%s", tmp, "ws1"), *ws2 = lt_fmt("%s/%s", tmp,
+	    "ws2"), *cmd, big[8192], *body, *head;
+	struct lease_git *g;
+	int st = -1;
+
+	/* a file of its own, then one line of it changed: after a repack
+	 * the newer blob is whole and the older one a delta against it */
+	for (size_t i = 0; i < sizeof big - 1; i++)
+		big[i] = (char)('a' + (i * 7 + i / 61) % 26);
+	for (size_t i = 63; i < sizeof big - 1; i += 64)
+		big[i] = '\n';
+	big[sizeof big - 1] = '\0';
+	lt_write(repo, "big.txt", big);
+	free(in_dir(repo, "git add -A && git -c user.name=t -c "
+	    "user.email=t@example.invalid commit -q -m big && "
+	    "git rev-parse HEAD >../old"));
+	big[0] = 'Z';
+	lt_write(repo, "big.txt", big);
+	free(in_dir(repo, "git add -A && git -c user.name=t -c "
+	    "user.email=t@example.invalid commit -q -m bigger && "
+	    "git repack -q -a -d -f --window=10 --depth=10 && "
+	    "git prune-packed"));
+	p = lt_fmt("%s/%s", tmp, "old");
+	body = lt_slurp(p, NULL);
+	body[40] = '\0';
+	free(p);
+	/* the older big.txt is a delta in the pack: the case is real */
+	cmd = lt_fmt("cd '%s' && git verify-pack -v .git/objects/pack/*.idx "
+	    "| grep \"^$(git rev-parse %s:big.txt) blob\" | wc -w", repo, body);
+	out = cu_run(cmd, &st);
+	ck_assert_int_eq(st, 0);
+	ck_assert_msg(atoi(out) == 7, "not a delta: %s", out);	/* depth, base */
+	free(out);
+	free(cmd);
+	head = in_dir(repo, "git rev-parse HEAD");
+	head[40] = '\0';
+	g = lt_git_open(repo);
+	ck_assert_int_eq(lease_git_workspace_seed(g, head, ws2, 0), 0);
+	ck_assert_int_eq(lease_git_workspace_seed(g, body, ws1, 0), 0);
+	lease_git_free(g);
+	for (int k = 0; k < 2; k++) {
+		const char *ws = k == 0 ? ws2 : ws1;
+
+		free(in_dir(ws, "git fsck --no-progress --strict"));
+		expect_out(ws, "git status --porcelain", "");
+		big[0] = k == 0 ? 'Z' : 'a';
+		p = lt_fmt("%s/%s", ws, "big.txt");
+		out = lt_slurp(p, NULL);
+		ck_assert_str_eq(out, big);
+		free(out);
+		free(p);
+	}
+	free(head);
+	free(body);
+	free(ws1);
+	free(ws2);
 	free(repo);
 }
 END_TEST
@@ -447,6 +518,7 @@ seed_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_seed_history);
 	tcase_add_test(tc, test_seed_tree_sized);
+	tcase_add_test(tc, test_seed_packed);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("Input");
 	tcase_add_checked_fixture(tc, rt_up, rt_down);
