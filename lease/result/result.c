@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -787,6 +788,84 @@ branch_tip(struct lease__rctx *c, char tip[41])
 	return 0;
 }
 
+/* Less than this left (or no inode) on a file system: it is full. */
+#define FULL_BYTES (1ull << 20)
+
+static bool
+fs_full(const char *path)
+{
+	struct statvfs v;
+
+	if (path == NULL || statvfs(path, &v) < 0)
+		return false;
+	return (unsigned long long)v.f_bavail * v.f_frsize < FULL_BYTES ||
+	    (v.f_files > 0 && v.f_favail == 0);
+}
+
+bool
+lease__result_disk_full(const struct lease__rctx *c, int rc)
+{
+	char *lease_dir, *slash;
+	bool full;
+
+	if (rc >= 0)
+		return false;
+	if (rc == -ENOSPC || rc == -EDQUOT)
+		return true;
+	/*
+	 * libgit2 and the journal name a full disk in words or as an
+	 * I/O error: the file systems written to say whether it is one.
+	 */
+	if (c->g != NULL && fs_full(git_repository_path(lease__git_repo(c->g))))
+		return true;
+	if (c->rdir == NULL || (lease_dir = strdup(c->rdir)) == NULL)
+		return false;
+	if ((slash = strrchr(lease_dir, '/')) != NULL)
+		*slash = '\0';
+	full = fs_full(lease_dir);
+	free(lease_dir);
+	return full;
+}
+
+/* The finish stopped on a full disk: -ENOSPC, the lease left running. */
+static int
+full(struct lease__rctx *c)
+{
+	char *msg = strdup(lease_store_errmsg(c->s));
+
+	lease__store_msg(c->s, "disk full: the result of lease %s waits on "
+	    "its workspace (%s)", c->id, msg != NULL && msg[0] != '\0' ? msg :
+	    strerror(ENOSPC));
+	free(msg);
+	return -ENOSPC;
+}
+
+/*
+ * A finish that a full disk stopped after corral/<id> moved: the branch
+ * holds corral's own commit of exactly this extraction (one parent, the
+ * base; the same tree), which the retry replaces.
+ */
+static bool
+own_earlier_commit(struct lease__rctx *c, const char *tip, const char *tree)
+{
+	git_commit *k = NULL;
+	git_oid oid;
+	char hex[41];
+	bool own = false;
+
+	if (git_oid_fromstr(&oid, tip) < 0 || git_commit_lookup(&k,
+	    lease__git_repo(c->g), &oid) < 0)
+		return false;
+	if (git_commit_parentcount(k) == 1) {
+		git_oid_tostr(hex, sizeof hex, git_commit_parent_id(k, 0));
+		own = strcmp(hex, c->rec.base) == 0;
+		git_oid_tostr(hex, sizeof hex, git_commit_tree_id(k));
+		own = own && strcmp(hex, tree) == 0;
+	}
+	git_commit_free(k);
+	return own;
+}
+
 int
 lease_result_finish(struct lease_store *s, const char *state_dir,
     const char *id, const struct lease_result_opts *opts)
@@ -837,6 +916,19 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	    (rc = lease_record_transition(s, id, LEASE_EV_FAIL,
 	    opts->fail_reason, NULL)) < 0)
 		goto out;
+	lease_fault_wait("result.extract.before");
+	/*
+	 * A fresh result: what an attempt a full disk stopped recorded (a
+	 * commit, checks) is made again, not kept as history.
+	 */
+	if (c.rec.state != LEASE_STATE_RESULT_READY &&
+	    json_object_size(c.result) > 0) {
+		json_decref(c.result);
+		if ((c.result = json_object()) == NULL) {
+			rc = -ENOMEM;
+			goto out;
+		}
+	}
 	/* A fresh result directory (a crashed attempt left half of one). */
 	if ((rc = lease__fs_rmtree(c.rdir)) < 0 || (rc = mkdir(c.rdir,
 	    0700) < 0 ?
@@ -888,12 +980,14 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	}
 	if ((rc = branch_tip(&c, tip)) < 0)
 		goto fail;
-	if (strcmp(tip, c.rec.base) != 0) {
+	if (strcmp(tip, c.rec.base) != 0 && !own_earlier_commit(&c, tip,
+	    ex.tree)) {
 		lease__store_msg(s, "branch corral/%s moved away from the base "
 		    "before the result was recorded", id);
 		rc = LEASE_ESTALE;
 		goto fail;
 	}
+	lease_fault_wait("result.build.before");
 	rc = lease__result_build(&c, c.rec.base, tip, ex.tree, "extracted",
 	    &rep);
 	if (rc == LEASE_EINVALID)
@@ -905,11 +999,17 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	 * it is busy (reject and gc refuse it), and a cancel stops them and
 	 * ends it cancelled (SPEC 5.1, 7.3); only then is the result ready.
 	 */
+	lease_fault_wait("result.checks.before");
 	if ((rc = lease__result_checks(&c)) < 0 ||
-	    c.rec.state != LEASE_STATE_RUNNING)
+	    c.rec.state != LEASE_STATE_RUNNING) {
+		if (lease__result_disk_full(&c, rc))
+			rc = full(&c);
 		goto out;
+	}
 	rc = lease_record_transition(s, id, LEASE_EV_RESULT,
 	    "result materialised", NULL);
+	if (lease__result_disk_full(&c, rc))
+		rc = full(&c);
 	if (rc == LEASE_EBADTRANSITION &&
 	    lease_record_get(s, id, &now) == 0) {
 		/* cancelled while its checks ran: it stays cancelled */
@@ -919,6 +1019,14 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	}
 	goto out;
 quarantined:
+	/*
+	 * A verdict reached while the disk is full (a write that came out
+	 * short) is not trusted: the finish waits for space and runs again.
+	 */
+	if (lease__result_disk_full(&c, -EIO)) {
+		rc = full(&c);
+		goto out;
+	}
 	if ((rc = quarantine(&c, &rep, &ex)) < 0)
 		goto fail;
 	fail_lease(&c, "result_invalid");
@@ -929,6 +1037,11 @@ quarantined:
 	rc = LEASE_EINVALID;
 	goto out;
 fail:
+	/* a full disk stops the finish, it does not end the lease */
+	if (lease__result_disk_full(&c, rc)) {
+		rc = full(&c);
+		goto out;
+	}
 	fail_lease(&c, "result_error");
 out:
 	free(arts);

@@ -232,6 +232,8 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 		snprintf(oc.detail, sizeof oc.detail, "no exec zone in this "
 		    "build");
 	} else if ((rc = copy_tree(c, tree, dir, base_time(c))) < 0) {
+		if (lease__result_disk_full(c, rc))
+			goto full;
 		oc.status = LEASE_CHECK_ERROR;
 		snprintf(oc.detail, sizeof oc.detail, "cannot copy the result "
 		    "tree: %s", rc > -4096 ? strerror(-rc) : "libgit2");
@@ -244,6 +246,8 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 		run.log = log;
 		run.log_max = LEASE_RESULT_LOG_MAX;
 		if ((rc = c->run(&run, &oc, c->ud)) < 0) {
+			if (lease__result_disk_full(c, rc))
+				goto full;
 			oc.status = LEASE_CHECK_ERROR;
 			snprintf(oc.detail, sizeof oc.detail, "the runner "
 			    "failed: %s", rc > -4096 ? strerror(-rc) :
@@ -285,6 +289,18 @@ run_one(struct lease__rctx *c, size_t i, const char *tree, char *log,
 	json_object_set_new(e, "commit", lease__result_str(lease__rctx_str(c,
 	    "commit")));
 	return lease__rctx_receipt(c, "check", e);
+full:
+	/*
+	 * No outcome: the finish is tried again once space returns (it
+	 * makes a fresh result directory, this copy with it).
+	 */
+	if (lease__fs_rmtree(dir) < 0) {
+		/* removed with the result directory on the retry */
+	}
+	free(dir);
+	free(base);
+	json_decref(inputs);
+	return -ENOSPC;
 }
 
 int

@@ -153,9 +153,18 @@ void lease__result_set(struct json_t *o, const char *k, struct json_t *v);
 struct json_t *lease__result_str(const char *s);
 /* The names of the LEASE_FLAG_* bits in flags, as a JSON array. */
 struct json_t *lease__result_flags_json(unsigned flags);
+/*
+ * Did rc (a failure) meet a full disk: ENOSPC or EDQUOT, or any failure
+ * while the repository's or the lease directory's file system is full?
+ */
+bool lease__result_disk_full(const struct lease__rctx *, int rc);
 
 /* result_check.c */
-/* Run the declared checks on copies of the result tree (SPEC 7.3). */
+/*
+ * Run the declared checks on copies of the result tree (SPEC 7.3). A check
+ * whose copy or run meets a full disk stops them with -ENOSPC (nothing
+ * recorded of it: the finish is retried), not an outcome "error".
+ */
 int lease__result_checks(struct lease__rctx *);
 
 #endif

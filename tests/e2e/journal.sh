@@ -171,9 +171,65 @@ check "agent_exited is in its receipts" jq -e 'any(.receipts[]; .kind == "agent_
 check "its receipt chain verifies" jq_eq "$j" .receipt.verified true
 "$CORRAL" reject "$id" >/dev/null 2>&1
 
-# --- 3. corral new killed while its holder starts, then reconcile ----------------
+# --- 2b. the state disk fills while the result is extracted, or checked -------------
+# The holder stops at a point of its finish (CORRAL_FAULT_WAIT), the disk
+# is filled, the holder goes on: the extraction (or the check's copy)
+# meets the full disk. The lease stays running with its workspace kept,
+# ls says journal_unwritable, and once space returns the retried finish
+# makes the result: nothing is lost (a full disk failed it result_error).
 export CORRAL_FAULT_DIR=$TMP/fault
 mkdir -p "$CORRAL_FAULT_DIR"
+fill_disk() {
+	sqlite3 "$DB" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null
+	dd if=/dev/zero of="$CORRAL_STATE_DIR/fill" bs=1M 2>/dev/null
+	dd if=/dev/zero of="$CORRAL_STATE_DIR/fill2" bs=4k 2>/dev/null
+	test "$(df --output=avail -B1 "$CORRAL_STATE_DIR" | tail -1)" -lt 65536
+}
+# full_finish TAG POINT [new options]: a lease that writes 2 MB of noise
+# (base64: text the gate takes), its finish stopped at POINT while the
+# disk fills
+full_finish() {
+	local tag=$1 point=$2 i
+	shift 2
+	rm -f "$CORRAL_FAULT_DIR/$point".*
+	id=$(CORRAL_FAULT_WAIT=$point new "$@" -- /bin/sh -c \
+		'head -c 1536000 /dev/urandom | base64 >/work/noise; echo done-writing')
+	check "($tag) the lease starts" valid_id "$id"
+	for i in $(seq 600); do
+		[ -e "$CORRAL_FAULT_DIR/$point.reached" ] && break
+		sleep 0.1
+	done
+	check "($tag) its holder reached $point" test -e "$CORRAL_FAULT_DIR/$point.reached"
+	check "($tag) the state directory is full" fill_disk
+	touch "$CORRAL_FAULT_DIR/$point.go"
+	check "($tag) ls says journal_unwritable while the finish waits" poll unwritable
+	check "($tag) the lease is still running (not failed)" \
+		jq_eq "$(js "$id")" .lease_state running
+	check "($tag) its holder is alive" holder_alive "$id"
+	rm -f "$CORRAL_STATE_DIR/fill" "$CORRAL_STATE_DIR/fill2"
+	check "($tag) once space returns, the lease settles" settled "$id"
+	j=$(js "$id")
+	jq_eq "$j" .lease_state result_ready || jq -c '{s: .lease_state, why: .reason,
+	    r: .result.status, rc: [.receipts[] | {kind, fields}] | .[-8:]}' <<<"$j"
+	check "($tag) it is result_ready" jq_eq "$j" .lease_state result_ready
+	check "($tag) its result holds the 2 MB the agent wrote" test "$(git -C "$REPO" \
+		cat-file -s "$(jq -r .result.commit <<<"$j")":noise 2>/dev/null)" -gt 2048000
+	check "($tag) result_waiting, then result_resumed, in its receipts" jq -e \
+		'[.receipts[].kind | select(. == "result_waiting" or . == "result_resumed")] ==
+		["result_waiting", "result_resumed"]' <<<"$j"
+	check "($tag) its receipt chain verifies" jq_eq "$j" .receipt.verified true
+}
+holder_alive() { ! holder_gone "$1"; }
+full_finish extract result.extract.before
+"$CORRAL" reject "$id" >/dev/null 2>&1
+printf '[checks]\nsees = test -s noise\n' >"$TMP/checks.ini"
+full_finish check result.checks.before --policy "$TMP/checks.ini"
+check "(check) the check ran once space returned, and passed" \
+	jq_eq "$(js "$id")" '[.result.checks[] | "\(.name) \(.status)"] | join(",")' "sees pass"
+"$CORRAL" reject "$id" >/dev/null 2>&1
+unset CORRAL_FAULT_WAIT
+
+# --- 3. corral new killed while its holder starts, then reconcile ----------------
 # start_paused NAME: `corral new` whose holder stops before it takes the
 # lease; new is killed there. Prints the lease ID.
 start_paused() {

@@ -72,6 +72,7 @@ struct tui_holder_journal {
 	enum tui_holder_journal_state state;
 	char err[256];
 	uint64_t head_since_ms;	/* the head's first try, or 0 */
+	char finish_err[256];	/* the finishing thread's full disk, or "" */
 	unsigned long long overflow;
 	/* the loop's side: told when the queue has drained */
 	uv_async_t async;
@@ -503,6 +504,9 @@ tui_holder_journal_status(struct tui_holder_journal *q, size_t *queued,
 	}
 	uv_mutex_lock(&q->mu);
 	s = q->state;
+	/* the finishing thread's own writes meet a full disk: unwritable */
+	if (s == TUI_HOLDER_JOURNAL_OK && q->finish_err[0] != '\0')
+		s = TUI_HOLDER_JOURNAL_UNWRITABLE;
 	/* A write that waits past a second for the lock is "waiting". */
 	if (s == TUI_HOLDER_JOURNAL_OK && q->head_since_ms != 0 &&
 	    now - q->head_since_ms >= HJ_WAITING_MS)
@@ -511,10 +515,23 @@ tui_holder_journal_status(struct tui_holder_journal *q, size_t *queued,
 		*queued = q->n;
 	if (err != NULL && errsz > 0)
 		snprintf(err, errsz, "%s", s == TUI_HOLDER_JOURNAL_OK ? "" :
-		    q->err[0] != '\0' ? q->err :
+		    q->err[0] != '\0' ? q->err : q->finish_err[0] != '\0' ?
+		    q->finish_err :
 		    "waiting for the journal's write lock");
 	uv_mutex_unlock(&q->mu);
 	return s;
+}
+
+void
+tui_holder_journal_finish_blocked(struct tui_holder_journal *q,
+    const char *err)
+{
+	if (q == NULL)
+		return;
+	uv_mutex_lock(&q->mu);
+	snprintf(q->finish_err, sizeof q->finish_err, "%s", err != NULL ? err :
+	    "");
+	uv_mutex_unlock(&q->mu);
 }
 
 const char *

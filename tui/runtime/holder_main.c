@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -43,6 +44,9 @@
  */
 #define HOLDER_FINISH_BUSY_MS 600000
 #define HOLDER_CLAIM_BUSY_MS 15000	/* the claim, before the agent runs */
+/* The result's retries while the disk is full: 100 ms doubling to 2 s. */
+#define HOLDER_FULL_RETRY_MS 100u
+#define HOLDER_FULL_RETRY_MAX_MS 2000u
 
 struct hmain {
 	struct tui_ctx *ctx;
@@ -438,6 +442,50 @@ let_go(struct hmain *m)
 }
 
 /*
+ * The result, extracted and checked, tried again while a full disk stops
+ * it (issue 16): the lease stays running with its workspace kept, the
+ * status says the journal is unwritable, a result_waiting receipt goes
+ * through the loop's queue (written once space returns), and each retry
+ * starts from a fresh result directory, 100 ms after the last, doubling
+ * to 2 s. A cancel meanwhile makes the retry a quarantine for inspection.
+ */
+static int
+finish_result(struct hmain *m, struct tui_ctx *c, const char *secret)
+{
+	struct timespec ts;
+	unsigned delay = HOLDER_FULL_RETRY_MS, tries = 0;
+	char msg[256];
+	int frc;
+
+	for (;;) {
+		frc = tui_checks_finish(c, m->id, m->fail_reason[0] != '\0' ?
+		    m->fail_reason : NULL, secret, &m->stop);
+		if (frc != -ENOSPC)
+			break;
+		snprintf(msg, sizeof msg, "%.250s", lease_store_errmsg(c->store));
+		if (tries++ == 0) {
+			fprintf(stderr, "corral holder %s: %s; retried until "
+			    "space returns\n", m->id, msg);
+			TUI_BEST_EFFORT(tui_holder_journal_receipt(m->jq,
+			    "result_waiting", json_pack("{s:s, s:s}", "reason",
+			    "disk_full", "detail", msg)));
+		}
+		tui_holder_journal_finish_blocked(m->jq, msg);
+		ts.tv_sec = delay / 1000;
+		ts.tv_nsec = (long)(delay % 1000) * 1000000L;
+		nanosleep(&ts, NULL);
+		if ((delay *= 2) > HOLDER_FULL_RETRY_MAX_MS)
+			delay = HOLDER_FULL_RETRY_MAX_MS;
+	}
+	tui_holder_journal_finish_blocked(m->jq, NULL);
+	if (tries > 0)
+		TUI_BEST_EFFORT(tui_holder_journal_receipt(m->jq,
+		    "result_resumed", json_pack("{s:I}", "retries",
+		    (json_int_t)tries)));
+	return frc;
+}
+
+/*
  * A sandboxed lease's end (SPEC 7, 9.2): the runtime by exact ID (every
  * process of the lease is stopped, the credential revoked), then the
  * result from the kept workspace: a lease that did not succeed goes to
@@ -460,8 +508,7 @@ finish_sbx(struct hmain *m, struct tui_ctx *c)
 		secret = strdup(s);
 	if (tui_holder_sbx_finish(m->sbx, c) == 0 &&
 	    m->holder_ident[0] != '\0') {
-		frc = tui_checks_finish(c, m->id, m->fail_reason[0] != '\0' ?
-		    m->fail_reason : NULL, secret, &m->stop);
+		frc = finish_result(m, c, secret);
 		/* Quarantined (LEASE_EINVALID) is an outcome, not an error. */
 		if (frc < 0 && frc != LEASE_EINVALID)
 			fprintf(stderr, "corral holder %s: result: %s\n",

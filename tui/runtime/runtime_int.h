@@ -177,6 +177,12 @@ void tui_holder_journal_detach(struct tui_holder_journal *);
 enum tui_holder_journal_state tui_holder_journal_status(
     struct tui_holder_journal *, size_t *queued, char *err, size_t errsz);
 const char *tui_holder_journal_state_name(enum tui_holder_journal_state);
+/*
+ * The finishing thread's writes (the result, its checks) wait for a full
+ * disk: the status says unwritable with err until it is called with NULL.
+ */
+void tui_holder_journal_finish_blocked(struct tui_holder_journal *,
+    const char *err);
 /* Waits until everything queued is written, then stops the worker. */
 void tui_holder_journal_free(struct tui_holder_journal *);
 
