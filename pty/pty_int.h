@@ -225,6 +225,7 @@ struct pty__vtfilter {
 	uint8_t st;
 	uint8_t skind;
 	bool esc_virtual;	/* the pending ESC was not passed on yet */
+	bool esc_cut;		/* it cut a sequence libvterm was given */
 	bool csi_priv;		/* leader '?' */
 	bool csi_other;		/* another leader, or junk */
 	bool csi_started;	/* past the leader bytes */

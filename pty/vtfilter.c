@@ -969,8 +969,17 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 				break;
 			}
 			if (f->st == F_ESC && (c == '7' || c == '8')) {
-				/* DECSC, DECRC: ours (cursor_save), never 0.1.4's. */
+				/*
+				 * DECSC, DECRC: ours (cursor_save), never
+				 * 0.1.4's. The ESC is not passed on, so a
+				 * sequence it cut is cancelled there (CAN):
+				 * 0.1.4 would read what follows as more of it,
+				 * and crashes on some (ESC [ ;;;;;;;;;;;; ESC 7
+				 * then text).
+				 */
 				flush(f, b, span, f->esc_virtual ? i : i - 1);
+				if (f->esc_cut)
+					pass(f, "\030", 1);
 				f->esc_virtual = false;
 				span = ++i;
 				f->st = F_GROUND;
@@ -1160,6 +1169,7 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 			/* Any other byte aborts the string: a new escape. */
 			f->st = F_ESC;
 			f->esc_virtual = true;
+			f->esc_cut = false;
 			span = i;
 			break;
 		default:
@@ -1170,6 +1180,8 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 		continue;
 esc:
 		tb = TB_NONE;
+		f->esc_cut = f->st == F_CSI || f->st == F_ESC_INT ||
+		    (f->st == F_ESC && !f->esc_virtual);
 		/*
 		 * An ESC at b[i]. When the next byte is here and cannot start
 		 * a string, the ESC stays in the span; otherwise it waits.
