@@ -223,6 +223,12 @@ int lease_fsm_mode_parse(const char *, enum lease_mode *out);
 struct lease_store_opts {
 	int busy_ms;		/* 0: LEASE_BUSY_MS */
 	int max_version;	/* 0: LEASE_SCHEMA_VERSION; tests: 1 */
+	/*
+	 * > 0: the handle's page cache holds at most so many KiB (from
+	 * before the file check on), for a long-lived process that keeps a
+	 * handle open and writes little (a lease's holder); 0: SQLite's.
+	 */
+	int cache_kib;
 };
 
 /*
@@ -241,6 +247,14 @@ LEASE_NODISCARD int lease_store_open(struct lease_store **out,
     const char *path);
 LEASE_NODISCARD int lease_store_open_ex(struct lease_store **out,
     const char *path, const struct lease_store_opts *);
+
+/*
+ * For a process that keeps handles open and writes little (a lease's
+ * holder): no handle allocates its page cache ahead in bulk, every cache
+ * grows page by page (the file check's scratch tables too). Called before
+ * the first open; 0 or LEASE_EDB.
+ */
+LEASE_NODISCARD int lease_store_config_lean(void);
 
 /* lease_store_close: finalize statements and close; NULL is a no-op. */
 void lease_store_close(struct lease_store *);

@@ -560,6 +560,15 @@ lease_store_open_ex(struct lease_store **out, const char *path,
 		rc = LEASE_EREADONLY;
 		goto fail;
 	}
+	if (opts != NULL && opts->cache_kib > 0) {
+		char sql[64];
+
+		/* Before the check, which reads every page of the file. */
+		snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d",
+		    opts->cache_kib);
+		if ((rc = lease__store_exec(s, sql, "set the cache size")) < 0)
+			goto fail;
+	}
 	if ((rc = check_file(s, existed && sb.st_size > 0)) < 0)
 		goto fail;
 	/*
@@ -590,6 +599,14 @@ fail:
 	sqlite3_close(s->db);
 	s->db = NULL;
 	return rc;
+}
+
+int
+lease_store_config_lean(void)
+{
+	/* No memory given and no lines: no bulk allocation per cache. */
+	return sqlite3_config(SQLITE_CONFIG_PAGECACHE, NULL, 0, 0) ==
+	    SQLITE_OK ? 0 : LEASE_EDB;
 }
 
 void

@@ -45,7 +45,11 @@ struct pty_proc {
 	void *ud;
 	void (*close_cb)(void *);
 	void *close_ud;
-	char rbuf[PROC_READ_BUF];
+	/*
+	 * Not zeroed: a PTY read returns a few kB, so an idle endpoint has
+	 * touched (and pays for) only the first pages (issue 17).
+	 */
+	char *rbuf;
 };
 
 struct proc_write {
@@ -72,6 +76,7 @@ handle_closed(uv_handle_t *h)
 	}
 	if (p->close_cb != NULL)
 		p->close_cb(p->close_ud);
+	free(p->rbuf);
 	free(p);
 }
 
@@ -132,7 +137,7 @@ alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 
 	(void)hint;
 	buf->base = p->rbuf;
-	buf->len = sizeof p->rbuf;
+	buf->len = PROC_READ_BUF;
 }
 
 static void
@@ -202,6 +207,10 @@ pty_proc_spawn(struct pty_proc **out, uv_loop_t *loop,
 		errbuf[0] = '\0';
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return -ENOMEM;
+	if ((p->rbuf = malloc(PROC_READ_BUF)) == NULL) {
+		free(p);
+		return -ENOMEM;
+	}
 	p->master = -1;
 	if (openpty(&master, &slave, NULL, NULL, &ws) < 0) {
 		rc = -errno;
@@ -285,6 +294,7 @@ fail:
 		close(ep[0]);
 	if (ep[1] >= 0)
 		close(ep[1]);
+	free(p->rbuf);
 	free(p);
 	return rc;
 }

@@ -37,8 +37,14 @@ struct rule {
 	bool have_state, have_region, have_priority, have_hold;
 	bool tried_state, tried_pat;	/* the key was there, but bad */
 	int npat, nunless;
-	regex_t pat[PAT_MAX];
-	regex_t unless[PAT_MAX];
+	/*
+	 * The patterns as written, checked at load; compiled on the rule's
+	 * first test (a holder tests one agent's rules, and a compiled regex
+	 * holds tens of kB).
+	 */
+	char *src[2][PAT_MAX];		/* [0] pattern, [1] unless */
+	bool broken;
+	regex_t *re;	/* compiled: npat patterns, then nunless */
 };
 
 struct pty_rules_agent {
@@ -105,10 +111,13 @@ rule_free(struct rule *r)
 
 	if (r == NULL)
 		return;
+	for (i = 0; r->re != NULL && i < r->npat + r->nunless; i++)
+		regfree(&r->re[i]);
+	free(r->re);
 	for (i = 0; i < r->npat; i++)
-		regfree(&r->pat[i]);
+		free(r->src[0][i]);
 	for (i = 0; i < r->nunless; i++)
-		regfree(&r->unless[i]);
+		free(r->src[1][i]);
 	free(r);
 }
 
@@ -426,17 +435,25 @@ rule_key(struct parse *ps, const char *name, char *v)
 	if (strcmp(name, "pattern") == 0 || strcmp(name, "unless") == 0) {
 		bool un = name[0] == 'u';
 		int *cnt = un ? &r->nunless : &r->npat;
-		regex_t *arr = un ? r->unless : r->pat;
+		regex_t re;
 
 		if (*cnt == PAT_MAX) {
 			report(ps, ps->line, "more than %d %s lines", PAT_MAX,
 			    name);
 			return;
 		}
-		if (compile(ps, &arr[*cnt], v, name))
-			(*cnt)++;
-		else if (!un)
-			r->tried_pat = true;
+		if (!compile(ps, &re, v, name)) {
+			if (!un)
+				r->tried_pat = true;
+			return;
+		}
+		regfree(&re);	/* checked; rule_compile makes it again */
+		if ((r->src[un][*cnt] = strdup(v)) == NULL) {
+			ps->oom = true;
+			report(ps, ps->line, "out of memory");
+			return;
+		}
+		(*cnt)++;
 		return;
 	}
 	if (strcmp(name, "state") == 0) {
@@ -1102,22 +1119,53 @@ pty_rules_agent_rule(const struct pty_rules_agent *a, int i,
 	out->hold_ms = r->hold_ms;
 }
 
+/*
+ * The rule's patterns, compiled the first time it is tested (each was
+ * checked at load). false if that fails (out of memory): the rule then
+ * never matches.
+ */
+static bool
+rule_compile(struct rule *r)
+{
+	int n = 0, total = r->npat + r->nunless;
+	regex_t *re;
+
+	if (r->re != NULL || r->broken)
+		return r->re != NULL;
+	if ((re = calloc((size_t)total + 1, sizeof *re)) == NULL)
+		goto fail;
+	for (; n < total; n++)
+		if (regcomp(&re[n], n < r->npat ? r->src[0][n] :
+		    r->src[1][n - r->npat], REG_EXTENDED | REG_NEWLINE) != 0)
+			goto fail;
+	r->re = re;
+	return true;
+fail:
+	while (n > 0)
+		regfree(&re[--n]);
+	free(re);
+	r->broken = true;
+	return false;
+}
+
 bool
 pty_rules_agent_test(const struct pty_rules_agent *a, int i,
     const char *text, const char **line, size_t *linelen)
 {
-	const struct rule *r;
+	struct rule *r;
 	regmatch_t m[1];
 	const char *s, *e;
 	int k;
 
 	assert(a != NULL && i >= 0 && i < a->nrules && text != NULL);
 	r = a->rules[i];
+	if (!rule_compile(r))
+		return false;
 	for (k = 0; k < r->nunless; k++)
-		if (regexec(&r->unless[k], text, 0, NULL, 0) == 0)
+		if (regexec(&r->re[r->npat + k], text, 0, NULL, 0) == 0)
 			return false;
 	for (k = 0; k < r->npat; k++) {
-		if (regexec(&r->pat[k], text, 1, m, 0) != 0)
+		if (regexec(&r->re[k], text, 1, m, 0) != 0)
 			return false;
 		if (k == 0 && line != NULL) {
 			s = text + m[0].rm_so;

@@ -13,7 +13,7 @@ snapshot() {
 		for p in /proc/[0-9]*; do
 			cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
 			echo "$cmd" | grep -qE \
-			    '(^|/)corral __holder|^tmux |(^|/)tmux (-[^ ]+ )*-L ' || continue
+			    '(^|/)corral-holder |^tmux |(^|/)tmux (-[^ ]+ )*-L ' || continue
 			tr '\0' '\n' 2>/dev/null <"$p/environ" |
 			    grep -qxF "CORRAL_TEST_RUN=$CORRAL_TEST_RUN" || continue
 			echo "process ${p#/proc/} ${cmd:0:120}"

@@ -40,7 +40,7 @@ if [[ " ${stages[*]} " =~ \ (suites|adversarial)\  ]]; then
 fi
 
 # ---- what the host runs before: anything new after the run is a leftover ----
-# Lease holders (`corral __holder`), tmux servers, lease cgroups, mounts
+# Lease holders (`corral-holder`), tmux servers, lease cgroups, mounts
 # and loop devices. Only this run's count: other corral runs, a second
 # tenant or an operator may share the host. This run's processes carry
 # CORRAL_TEST_RUN in their environment; every test makes its files under

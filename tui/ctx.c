@@ -120,7 +120,8 @@ tui_ctx_store(struct tui_ctx *c)
 		tui_ctx_err(c, "out of memory");
 		return NULL;
 	}
-	rc = lease_store_open(&c->store, db);
+	rc = lease_store_open_ex(&c->store, db, &(struct lease_store_opts){
+	    .cache_kib = c->store_cache_kib });
 	free(db);
 	if (rc < 0) {
 		tui_ctx_err(c, "%s", c->store ? lease_store_errmsg(c->store) :

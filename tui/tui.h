@@ -47,6 +47,7 @@ struct tui_ctx {
 	char *state_dir;	/* SPEC 11 */
 	char *scope;		/* tui_ctx_scope */
 	struct lease_store *store; /* opened by tui_ctx_store */
+	int store_cache_kib;	/* its page cache (lease_store_opts) */
 	bool json;
 	const char *cmd;	/* the command word, for messages */
 };

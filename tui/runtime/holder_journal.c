@@ -17,6 +17,7 @@
  * journal_overflow receipt written once the queue drains.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +162,10 @@ worker(void *arg)
 {
 	struct tui_holder_journal *q = arg;
 	struct lease_store *st = NULL;
-	struct lease_store_opts so = { .busy_ms = HJ_BUSY_MS };
+	struct lease_store_opts so = { .busy_ms = HJ_BUSY_MS,
+		.cache_kib = TUI_HOLDER_STORE_CACHE_KIB };
 	unsigned backoff = HJ_RETRY_MIN_MS;
+	bool trimmed = false;
 	struct hj_entry *e;
 	char msg[256];
 	int rc;
@@ -202,6 +205,10 @@ worker(void *arg)
 			snprintf(msg, sizeof msg, "%s", lease_store_errmsg(st));
 			lease_store_close(st);
 			st = NULL;
+		} else if (!trimmed) {
+			trimmed = true;
+			/* What the open's file check freed, back to the system. */
+			malloc_trim(0);
 		}
 		if (st != NULL) {
 			rc = run_entry(q, st, e);

@@ -1,6 +1,6 @@
 /*
- * holder_main.c: `corral __holder`, the hidden entry point of a lease's
- * holder process (SPEC 2), dispatched by main.c before the command table. The composition root of the holder: it builds
+ * holder_main.c: the corral-holder program (main/corral_holder.c), a
+ * lease's holder process (SPEC 2). The composition root of the holder: it builds
  * the exec plan through the lease's sandbox adapter, runs pty_holder_run on
  * its own loop, and turns the holder's callbacks into journal transitions
  * and receipt entries (so pty/ never includes lease/), written off the
@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,16 @@ on_started(pid_t child, void *ud)
 	receipt(m, "holder_started", json_pack("{s:i, s:i, s:I}", "holder_pid",
 	    (int)getpid(), "child_pid", (int)child, "holder_start",
 	    (json_int_t)m->holder_start));
+	/*
+	 * From here until the loop ends every write goes through the queue's
+	 * own handle: this one (the claim's) is closed, and opened again for
+	 * the end (holder_exec). What the start freed (the rules' checks, the
+	 * config, the handle) goes back to the system: a live holder keeps
+	 * only what it uses (issue 17).
+	 */
+	lease_store_close(m->ctx->store);
+	m->ctx->store = NULL;
+	malloc_trim(0);
 }
 
 /* The journal's state for the status reply (hooks.status_json). */
@@ -664,7 +675,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		}
 	}
 	if (id == NULL || !lease_id_valid(id) || optind >= argc) {
-		fprintf(stderr, "corral __holder: bad arguments\n");
+		fprintf(stderr, "corral-holder: bad arguments\n");
 		if (write(3, "err bad holder arguments\n", 25) < 0) {
 			/* nobody to tell */
 		}
@@ -803,6 +814,11 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		dprintf(ho.ready_fd, "err scrubber: %s\n", strerror(-rc));
 	if (rc == 0)
 		rc = pty_holder_run(&loop, &ho);
+	/*
+	 * The end's journal handle (on_started closed the claim's); a failure
+	 * is on stderr, the holder.log, and the end does without it.
+	 */
+	(void)tui_ctx_store(c);
 	/* The proxy's last tunnels and handles (they end with the agent). */
 	tui_holder_sbx_drain(m.sbx, &loop);
 	/* The loop has ended: what it queued first, then the rest in turn. */
@@ -858,7 +874,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 }
 
 static const char holder_usage[] =
-    "usage: corral __holder --id ID [--sandbox NAME] [--rows N --cols N] "
+    "usage: corral-holder --id ID [--sandbox NAME] [--rows N --cols N] "
     "[--cwd DIR] [--agent NAME] [--allow-control] [--owner] -- CMD [ARG...]"
     "\n\nInternal: the per-lease holder process. Started by 'corral new' "
     "and 'corral wrap'; not for direct use.\n";
@@ -869,7 +885,7 @@ tui_holder_main_run(int argc, char **argv)
 	struct tui_ctx ctx;
 	int rc;
 
-	if (tui_ctx_wants_help(argc - 1, argv + 1)) {
+	if (tui_ctx_wants_help(argc, argv)) {
 		fputs(holder_usage, stdout);
 		return TUI_EXIT_OK;
 	}
@@ -877,8 +893,9 @@ tui_holder_main_run(int argc, char **argv)
 		fprintf(stderr, "corral: out of memory\n");
 		return TUI_EXIT_FAIL;
 	}
-	ctx.cmd = "__holder";
-	rc = holder_exec(&ctx, argc - 1, argv + 1);
+	ctx.cmd = "corral-holder";
+	ctx.store_cache_kib = TUI_HOLDER_STORE_CACHE_KIB;
+	rc = holder_exec(&ctx, argc, argv);
 	tui_ctx_free(&ctx);
 	return rc;
 }

@@ -111,7 +111,7 @@ struct tui_spawn {
 };
 
 /*
- * Start `corral __holder` for a lease, detached (its own session, reparented
+ * Start the lease's holder (the corral-holder program), detached (its own session, reparented
  * away from the caller), and wait for its readiness line: 0 and *child_pid
  * when the agent runs, else a negative code with the reason in err.
  */
@@ -122,8 +122,8 @@ int tui_spawn_holder(struct tui_ctx *, const struct tui_spawn *,
 /* holder_main.c: the holder process (SPEC 2)                         */
 
 /*
- * holder_main.c: `corral __holder ...` (argv[1] is "__holder"), the
- * holder process; main.c dispatches it before the command table.
+ * holder_main.c: `corral-holder ...` (main/corral_holder.c), the holder
+ * process: argv as its main() got it.
  */
 int tui_holder_main_run(int argc, char **argv);
 
@@ -263,7 +263,8 @@ int tui_checks_before_teardown(const char *id, void *ud);
 /* sandbox.c: the host side of a sandboxed lease                      */
 
 /*
- * A helper binary on the host (corral-sbx-init, corral-sbx-probe): the
+ * A helper binary on the host (corral-sbx-init, corral-sbx-probe,
+ * corral-holder): the
  * environment variable env if set (tests), else next to the corral
  * binary, else ../libexec/corral/ from it, else ../sandbox-adapters/ (the
  * build tree). malloc'd absolute path of an executable regular file, or

@@ -131,6 +131,12 @@ char *tui_sandbox_zone_program(const char *cmd0);
  * never waits on SQLite. Nothing here blocks but _wait and _free.
  */
 struct tui_holder_journal;
+/*
+ * The page cache of each journal handle a holder keeps open (one per live
+ * lease, for as long as it runs): SQLite's default would fill with the
+ * whole file at the open's check (issue 17: ~1 MB a holder).
+ */
+#define TUI_HOLDER_STORE_CACHE_KIB 16
 enum tui_holder_journal_state {
 	TUI_HOLDER_JOURNAL_OK,
 	TUI_HOLDER_JOURNAL_WAITING,	/* the write lock is busy */

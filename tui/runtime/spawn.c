@@ -1,6 +1,7 @@
 /*
- * spawn.c: start a lease's holder detached from whoever asked (SPEC 2): a
- * double fork into a new session, stdio on /dev/null and the lease's
+ * spawn.c: start a lease's holder (the corral-holder program, installed
+ * beside corral) detached from whoever asked (SPEC 2): a double fork into a
+ * new session, stdio on /dev/null and the lease's
  * holder.log, only the readiness pipe (and the owner's socket for `wrap`)
  * inherited; then wait, with a deadline, for the holder's "ok PID" or
  * "err MSG" line.
@@ -53,12 +54,12 @@ grandchild(struct tui_ctx *c, const struct tui_spawn *sp, char **argv,
 		dup2(hi_owner, 4);
 	close_range(hi_owner >= 0 ? 5 : 4, ~0U, 0);
 	signal(SIGHUP, SIG_IGN);
-	execv(c->self, argv);
+	execv(argv[0], argv);
 	_exit(127);
 }
 
-int
-tui_spawn_holder(struct tui_ctx *c, const struct tui_spawn *sp,
+static int
+spawn(struct tui_ctx *c, const struct tui_spawn *sp, char *exe,
     pid_t *child_pid, char *err, size_t errsz)
 {
 	char rows[16], cols[16], line[600];
@@ -67,11 +68,9 @@ tui_spawn_holder(struct tui_ctx *c, const struct tui_spawn *sp,
 	size_t got = 0;
 	pid_t pid, w;
 
-	snprintf(err, errsz, "holder did not start");
 	snprintf(rows, sizeof rows, "%d", sp->rows);
 	snprintf(cols, sizeof cols, "%d", sp->cols);
-	argv[n++] = c->self;
-	argv[n++] = "__holder";
+	argv[n++] = exe;
 	argv[n++] = "--id";
 	argv[n++] = (char *)sp->id;
 	argv[n++] = "--sandbox";
@@ -158,4 +157,24 @@ tui_spawn_holder(struct tui_ctx *c, const struct tui_spawn *sp,
 		snprintf(err, errsz, "holder exited before it was ready "
 				     "(see its holder.log)");
 	return -EIO;
+}
+
+int
+tui_spawn_holder(struct tui_ctx *c, const struct tui_spawn *sp,
+    pid_t *child_pid, char *err, size_t errsz)
+{
+	char *exe;
+	int rc;
+
+	snprintf(err, errsz, "holder did not start");
+	/* Its own program, beside corral (tui/CMakeLists.txt). */
+	if ((exe = tui_sandbox_helper_path(c, "corral-holder",
+	    "CORRAL_HOLDER")) == NULL) {
+		snprintf(err, errsz, "corral-holder not found next to corral "
+		    "(or in $CORRAL_HOLDER)");
+		return -ENOENT;
+	}
+	rc = spawn(c, sp, exe, child_pid, err, errsz);
+	free(exe);
+	return rc;
 }
