@@ -7,9 +7,12 @@
  * on a full file system (a private tmpfs) the status says "unwritable"
  * and the entries are written once space returns; activity rows that are
  * only the current value coalesce; a refused write (a transition the
- * state machine forbids) is not retried and holds nothing up.
+ * state machine forbids) is not retried and holds nothing up; an idle
+ * queue lets its handle go (issue 17) and opens it again for the next
+ * write.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -261,6 +264,72 @@ START_TEST(test_hjournal_coalesce_and_refusal)
 }
 END_TEST
 
+/* Descriptors of this process open on the journal file itself. */
+static int
+db_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[64], to[4096];
+	int n = 0;
+	ssize_t k;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)) != NULL) {
+		snprintf(path, sizeof path, "/proc/self/fd/%.16s", e->d_name);
+		if ((k = readlink(path, to, sizeof to - 1)) <= 0)
+			continue;
+		to[k] = '\0';
+		n += strcmp(to, db) == 0;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Poll until the journal file is open n times here, at most ms. */
+static bool
+db_fds_become(int n, unsigned ms)
+{
+	uint64_t until = now_ms() + ms;
+
+	while (now_ms() < until) {
+		if (db_fds() == n)
+			return true;
+		usleep(50000);
+	}
+	return false;
+}
+
+START_TEST(test_hjournal_idle_lets_go)
+{
+	char id[LEASE_ID_LEN + 1], real[4096];
+	struct tui_holder_journal *q;
+	int ns[4];
+
+	make_lease(id);
+	/* readlink gives the resolved path */
+	ck_assert_ptr_nonnull(realpath(db, real));
+	snprintf(db, sizeof db, "%s", real);
+	ck_assert_int_eq(tui_holder_journal_new(&q, tmp, id, NULL), 0);
+	ck_assert_int_eq(tui_holder_journal_receipt(q, "first",
+	    json_pack("{s:i}", "n", 1)), 0);
+	tui_holder_journal_wait(q, tui_holder_journal_mark(q));
+	ck_assert_int_eq(db_fds(), 1);
+	/* idle: the worker closes it (within seconds, never at once) */
+	ck_assert_msg(db_fds_become(0, 30000), "the idle queue kept its "
+	    "journal handle open");
+	ck_assert_int_eq(tui_holder_journal_receipt(q, "second",
+	    json_pack("{s:i}", "n", 2)), 0);
+	tui_holder_journal_wait(q, tui_holder_journal_mark(q));
+	ck_assert_int_eq(tui_holder_journal_status(q, NULL, NULL, 0),
+	    TUI_HOLDER_JOURNAL_OK);
+	tui_holder_journal_free(q);
+	ck_assert_uint_eq(receipt_ns(id, ns, 4), 2);
+	ck_assert_int_eq(ns[0], 1);
+	ck_assert_int_eq(ns[1], 2);
+}
+END_TEST
+
 Suite *
 holder_journal_suite(void)
 {
@@ -272,6 +341,7 @@ holder_journal_suite(void)
 	tcase_add_test(tc, test_hjournal_lock_held);
 	tcase_add_test(tc, test_hjournal_disk_full);
 	tcase_add_test(tc, test_hjournal_coalesce_and_refusal);
+	tcase_add_test(tc, test_hjournal_idle_lets_go);
 	suite_add_tcase(s, tc);
 	return s;
 }

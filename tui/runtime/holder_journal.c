@@ -33,6 +33,7 @@
 #define HJ_RETRY_MIN_MS 100	/* between tries of a failed entry ... */
 #define HJ_RETRY_MAX_MS 2000	/* ... doubling up to this */
 #define HJ_WAITING_MS 1000	/* a head older than this is "waiting" */
+#define HJ_IDLE_CLOSE_MS 5000	/* the handle, unused so long, is closed */
 
 enum hj_op {
 	HJ_RECEIPT,
@@ -165,15 +166,33 @@ worker(void *arg)
 	struct lease_store_opts so = { .busy_ms = HJ_BUSY_MS,
 		.cache_kib = TUI_HOLDER_STORE_CACHE_KIB };
 	unsigned backoff = HJ_RETRY_MIN_MS;
-	bool trimmed = false;
+	bool opened;
 	struct hj_entry *e;
 	char msg[256];
 	int rc;
 
 	uv_mutex_lock(&q->mu);
 	for (;;) {
-		while (q->head == NULL && q->overflow == 0 && !q->stop)
-			uv_cond_wait(&q->cond, &q->mu);
+		while (q->head == NULL && q->overflow == 0 && !q->stop) {
+			if (st == NULL) {
+				uv_cond_wait(&q->cond, &q->mu);
+				continue;
+			}
+			/*
+			 * Idle a while: the handle (its cache and schema) is
+			 * let go, and what it held goes back to the system;
+			 * the next write opens it again (issue 17).
+			 */
+			if (uv_cond_timedwait(&q->cond, &q->mu,
+			    HJ_IDLE_CLOSE_MS * 1000000ull) != UV_ETIMEDOUT ||
+			    q->head != NULL || q->overflow > 0 || q->stop)
+				continue;
+			uv_mutex_unlock(&q->mu);
+			lease_store_close(st);
+			st = NULL;
+			malloc_trim(0);
+			uv_mutex_lock(&q->mu);
+		}
 		if (q->head == NULL && q->overflow > 0) {
 			/* What the cap refused, counted once the queue drained. */
 			struct hj_entry *o = calloc(1, sizeof *o);
@@ -200,13 +219,14 @@ worker(void *arg)
 
 		rc = 0;
 		msg[0] = '\0';
+		opened = st == NULL;
 		if (st == NULL && (rc = lease_store_open_ex(&st, q->db,
 		    &so)) < 0) {
 			snprintf(msg, sizeof msg, "%s", lease_store_errmsg(st));
 			lease_store_close(st);
 			st = NULL;
-		} else if (!trimmed) {
-			trimmed = true;
+		} else if (opened) {
+			opened = false;
 			/* What the open's file check freed, back to the system. */
 			malloc_trim(0);
 		}
