@@ -12,7 +12,7 @@
  *              where the detector keeps sampling /proc facts with backoff.
  * The agent is this program started through a symlink named "claude", so
  * the shipped claude-code rules identify it as they would the real one.
- * Holders are bench_holder processes (pty_holder_run as `corral __holder`
+ * Holders are bench_holder processes (pty_holder_run as corral-holder
  * runs it).
  *
  * usage: bench_detect TMPDIR [latency|idle...]

@@ -272,34 +272,7 @@ term_wait(struct echo_run *r, uint8_t c, int ms)
 static void
 term_spawn(struct echo_run *r, char *const *argv)
 {
-	struct winsize ws = { .ws_row = BU_ROWS, .ws_col = BU_COLS };
-	int slave;
-
-	if (openpty(&r->master, &slave, NULL, NULL, &ws) < 0)
-		bu_die("openpty: %s", strerror(errno));
-	if ((r->client_pid = fork()) < 0)
-		bu_die("fork: %s", strerror(errno));
-	if (r->client_pid == 0) {
-		close(r->master);
-		setsid();
-		ioctl(slave, TIOCSCTTY, 0);
-		dup2(slave, 0);
-		dup2(slave, 1);
-		dup2(slave, 2);
-		if (slave > 2)
-			close(slave);
-		setenv("TERM", "xterm-256color", 1);
-		unsetenv("TMUX");
-		if (r->state != NULL) {
-			setenv("CORRAL_STATE_DIR", r->state, 1);
-			setenv("LANG", "C.UTF-8", 1);
-			setenv("LC_ALL", "C.UTF-8", 1);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(slave);
-	fcntl(r->master, F_SETFL, fcntl(r->master, F_GETFL) | O_NONBLOCK);
+	r->client_pid = bu_term_spawn(&r->master, argv, r->state);
 	r->scan = SC_GROUND;
 }
 
@@ -339,14 +312,8 @@ term_pause(struct echo_run *r, unsigned ms)
 static void
 term_stop(struct echo_run *r)
 {
-	if (r->client_pid > 0) {
-		kill(r->client_pid, SIGTERM);
-		while (waitpid(r->client_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		r->client_pid = 0;
-	}
-	if (r->master >= 0)
-		close(r->master);
+	bu_term_stop(r->client_pid, r->master);
+	r->client_pid = 0;
 	r->master = -1;
 }
 
@@ -419,45 +386,7 @@ tmux_teardown(struct echo_run *r)
 static int
 corral_cli(struct echo_run *r, char *out, size_t outsz, char *const *args)
 {
-	char *argv[16];
-	int argc = 0, op[2], st;
-	size_t len = 0;
-	ssize_t n;
-	pid_t pid;
-
-	argv[argc++] = r->x->corral;
-	while (*args != NULL && argc < 15)
-		argv[argc++] = *args++;
-	argv[argc] = NULL;
-	if (pipe(op) < 0)
-		bu_die("pipe: %s", strerror(errno));
-	if ((pid = fork()) < 0)
-		bu_die("fork: %s", strerror(errno));
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		if (chdir(r->state) < 0)
-			_exit(126);
-		setenv("CORRAL_STATE_DIR", r->state, 1);
-		dup2(null, 0);
-		dup2(op[1], 1);
-		close(op[0]);
-		close(op[1]);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(op[1]);
-	while (len + 1 < outsz && ((n = read(op[0], out + len,
-	    outsz - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
-		if (n > 0)
-			len += (size_t)n;
-	close(op[0]);
-	out[len] = '\0';
-	while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
-		out[--len] = '\0';
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return bu_corral(r->x->corral, r->state, -1, out, outsz, args);
 }
 
 /* `corral new --sandbox trusted_local --allow-control -- AGENT MODE...` */

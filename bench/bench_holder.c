@@ -1,6 +1,6 @@
 /*
  * bench_holder.c: one endpoint for `make bench`, the real pty_holder_run in
- * its own exec'd process with the options `corral __holder` gives a
+ * its own exec'd process with the options corral-holder gives a
  * trusted_local lease (tui/runtime/holder_main.c: default scrollback, 64 MiB
  * transcript, the shipped agents/ rules for the lifecycle detector), but
  * without the lease journal, so the bench does not depend on it. Screen

@@ -7,12 +7,15 @@
  *           vs the tmux server; once with the reaped children included
  *           (the agents, the same work on both sides) and once for the
  *           multiplexer alone;
- *   idle    64 idle endpoints: CPU ticks over 10 s;
+ *   idle    64 idle endpoints: CPU ticks over 10 s; with them live, the
+ *           console (`corral attach` of one, in a 200x50 PTY) against a
+ *           tmux client attached to the 64 windows: CPU over 10 s, RSS;
  *   memory  PSS (smaps_rollup) per endpoint, idle and with 2,000 lines of
  *           scrollback filled; tmux per pane = (server PSS with the panes
- *           - server PSS with only its base pane) / panes. The extra
- *           column is the same holder linked with pty/ only: what the
- *           libraries of the corral binary cost each holder process.
+ *           - server PSS with only its base pane) / panes.
+ * Idle and memory run real leases (issue 17): `corral new --sandbox
+ * trusted_local` in a private state directory, sized 200x50 by a PTY on
+ * its stdin, so each endpoint is a corral-holder with its journal.
  *
  * usage: bench_load TMPDIR [busy|idle|memory...]
  */
@@ -41,6 +44,15 @@ struct ctx {
 	const char *tmp;
 	char *bindir;
 	char *agent;	/* bench_agent */
+	char *corral;	/* build/tui/corral, the real binary */
+};
+
+/* Real leases in a private state directory (idle, memory). */
+struct leases {
+	char *state;
+	char **ids;
+	pid_t *pids;	/* their corral-holder processes */
+	int n;
 };
 
 static double
@@ -56,9 +68,9 @@ tv_ms(struct timeval tv)
  */
 static struct bu_holder *
 holders_start(struct ctx *x, const char *tag, int n, const char *mode,
-    int lines, const char *wait, const char *exe)
+    int lines, const char *wait)
 {
-	struct bu_holder_cfg cfg = { .transcript = -1, .exe = exe };
+	struct bu_holder_cfg cfg = { .transcript = -1 };
 	struct bu_holder *h = calloc((size_t)n, sizeof *h);
 
 	if (h == NULL)
@@ -90,6 +102,18 @@ holders_stop(struct bu_holder *h, int n)
 	for (int i = 0; i < n; i++)
 		bu_holder_stop(&h[i]);
 	free(h);
+}
+
+static uint64_t
+holders_self_pids(const pid_t *pids, int n)
+{
+	struct bu_cpu c;
+	uint64_t sum = 0;
+
+	for (int i = 0; i < n; i++)
+		if (bu_cpu_read(pids[i], &c) == 0)
+			sum += c.self;
+	return sum;
 }
 
 static uint64_t
@@ -140,7 +164,7 @@ bench_busy(struct ctx *x)
 	    BUSY_N, BUSY_SECS);
 	/* corral */
 	t0 = bu_now_ns();
-	h = holders_start(x, "busy", BUSY_N, "tick", 0, NULL, NULL);
+	h = holders_start(x, "busy", BUSY_N, "tick", 0, NULL);
 	/* Each agent ticks BUSY_SECS then idles 0.5 s before it exits. */
 	while (bu_now_ns() - t0 < (uint64_t)(BUSY_SECS * 1000 + 250) *
 	    1000000u)
@@ -181,21 +205,6 @@ bench_busy(struct ctx *x)
 
 /* ---- idle and memory ------------------------------------------------- */
 
-static double
-holders_pss(struct bu_holder *h, int n)
-{
-	long sum = 0;
-
-	for (int i = 0; i < n; i++) {
-		long kb = bu_pss_kb(h[i].pid);
-
-		if (kb < 0)
-			bu_die("no PSS for holder %d", (int)h[i].pid);
-		sum += kb;
-	}
-	return (double)sum / n;
-}
-
 static void
 done_files_clear(struct ctx *x, const char *prefix, int n)
 {
@@ -208,62 +217,158 @@ done_files_clear(struct ctx *x, const char *prefix, int n)
 }
 
 /*
- * Start n holders (exe) of `bench_agent lines LINES DONE`, wait until each
- * agent has had its last line parsed and the holders are quiet. With
- * ticks, count their CPU ticks over IDLE_SECS. Returns the mean PSS.
+ * n leases of `bench_agent lines LINES DONE [wait]`, each its
+ * corral-holder, sized 200x50; returns once every agent has had its last
+ * line parsed and the holders are quiet.
  */
-static double
-holders_mem(struct ctx *x, const char *tag, int n, int lines,
-    const char *wait, const char *exe, uint64_t *ticks)
+static void
+leases_start(struct ctx *x, struct leases *L, const char *tag, int n,
+    int lines, const char *wait)
 {
-	char *prefix = bu_fmt("%s-done", tag);
-	pid_t *pids = calloc((size_t)n, sizeof *pids);
-	struct bu_holder *h;
-	double pss;
+	char *prefix = bu_fmt("%s-done", tag), *nl = bu_fmt("%d", lines);
+	char out[512];
+	int master, slave = bu_pty_slave(&master);
 
-	if (pids == NULL)
+	L->state = bu_fmt("%s/%s-state", x->tmp, tag);
+	bu_mkdir(L->state);
+	L->n = n;
+	if ((L->ids = calloc((size_t)n, sizeof *L->ids)) == NULL ||
+	    (L->pids = calloc((size_t)n, sizeof *L->pids)) == NULL)
 		bu_die("out of memory");
-	h = holders_start(x, tag, n, "lines", lines, wait, exe);
+	for (int i = 0; i < n; i++) {
+		char *done = bu_fmt("%s/%s%d", x->tmp, prefix, i);
+		char *args[] = { "new", "--sandbox", "trusted_local",
+			"--allow-control", "--", x->agent, "lines", nl, done,
+			(char *)wait, NULL };
+
+		if (bu_corral(x->corral, L->state, slave, out, sizeof out,
+		    args) != 0 || out[0] == '\0')
+			bu_die("%s: corral new failed: %s", tag, out);
+		L->ids[i] = bu_fmt("%s", out);
+		if ((L->pids[i] = bu_corral_holder(out)) < 0)
+			bu_die("%s: no corral-holder for lease %s", tag, out);
+		free(done);
+	}
+	close(slave);
+	close(master);
 	if (bu_wait_files(x->tmp, prefix, n, 60000) < 0)
 		bu_die("%s: the agents under holders did not finish", tag);
-	for (int i = 0; i < n; i++)
-		pids[i] = h[i].pid;
-	if (bu_wait_quiet(pids, n, 300, 5000) < 0)
+	if (bu_wait_quiet(L->pids, n, 300, 5000) < 0)
 		printf("    (%s: the holders' CPU still moves after 5 s)\n",
 		    tag);
-	if (ticks != NULL) {
-		uint64_t a = holders_self(h, n);
-
-		bu_sleep_ms(IDLE_SECS * 1000);
-		*ticks = holders_self(h, n) - a;
-	}
-	pss = holders_pss(h, n);
-	holders_stop(h, n);
-	done_files_clear(x, prefix, n);
+	free(nl);
 	free(prefix);
-	free(pids);
-	return pss;
+}
+
+/* Cancel every lease, wait until none is live, remove the state. */
+static void
+leases_stop(struct ctx *x, struct leases *L)
+{
+	char out[4096];
+
+	for (int i = 0; i < L->n; i++) {
+		char *args[] = { "cancel", L->ids[i], NULL };
+
+		if (bu_corral(x->corral, L->state, -1, out, sizeof out,
+		    args) != 0)
+			fprintf(stderr, "bench_load: corral cancel %s: %s\n",
+			    L->ids[i], out);
+		free(L->ids[i]);
+	}
+	for (int i = 0;; i++) {
+		char *args[] = { "ls", "--json", NULL };
+
+		if (bu_corral(x->corral, L->state, -1, out, sizeof out,
+		    args) == 0 && strstr(out, "\"id\"") == NULL)
+			break;
+		if (i > 400)
+			bu_die("leases still live 20 s after cancel");
+		bu_sleep_ms(50);
+	}
+	bu_rmrf(L->state);
+	free(L->state);
+	free(L->ids);
+	free(L->pids);
+}
+
+static double
+leases_pss(struct leases *L)
+{
+	long sum = 0;
+
+	for (int i = 0; i < L->n; i++) {
+		long kb = bu_pss_kb(L->pids[i]);
+
+		if (kb < 0)
+			bu_die("no PSS for holder %d", (int)L->pids[i]);
+		sum += kb;
+	}
+	return (double)sum / L->n;
+}
+
+struct client_fig {
+	double ticks, rss, server_rss;
+};
+
+/*
+ * A terminal client (argv) on a 200x50 PTY: let it draw, then its CPU
+ * ticks (and server's, if > 0) over IDLE_SECS while we read what it
+ * draws, and its RSS.
+ */
+static struct client_fig
+client_idle(char *const *argv, const char *state, pid_t server)
+{
+	struct client_fig f;
+	struct bu_cpu c0, c1, s0 = { 0, 0 }, s1 = { 0, 0 };
+	int master;
+	pid_t pid = bu_term_spawn(&master, argv, state);
+
+	bu_term_drain(master, 3000);
+	if (bu_cpu_read(pid, &c0) < 0)
+		bu_die("%s %s: the client ended", argv[0], argv[1]);
+	if (server > 0)
+		bu_cpu_read(server, &s0);
+	bu_term_drain(master, IDLE_SECS * 1000);
+	if (bu_cpu_read(pid, &c1) < 0)
+		bu_die("%s %s: the client ended", argv[0], argv[1]);
+	if (server > 0)
+		bu_cpu_read(server, &s1);
+	f.ticks = (double)(c1.self - c0.self + s1.self - s0.self);
+	f.rss = (double)bu_rss_kb(pid);
+	f.server_rss = server > 0 ? (double)bu_rss_kb(server) : NAN;
+	bu_term_stop(pid, master);
+	return f;
 }
 
 /*
  * n endpoints of `bench_agent lines LINES DONE` on both sides. With idle,
- * CPU ticks over IDLE_SECS; then PSS per endpoint. The third column is
- * the same holder linked with pty/ only (bench_holder_lean).
+ * CPU ticks over IDLE_SECS, and the console against a tmux client; then
+ * PSS per endpoint.
  */
 static void
 bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 {
 	struct bu_tmux t;
 	struct bu_cpu c0, c1;
-	double hpss, lpss, tpss, base;
+	struct leases L;
+	struct client_fig con = { NAN, NAN, NAN }, tcl = { NAN, NAN, NAN };
+	double hpss, tpss, base;
 	uint64_t hticks = 0, tticks = 0;
 	char fig[96], *prefix = bu_fmt("%s-done", tag);
 
-	/* corral, then the lean holder */
-	hpss = holders_mem(x, tag, n, lines, NULL, NULL,
-	    idle ? &hticks : NULL);
-	lpss = holders_mem(x, tag, n, lines, NULL, "bench_holder_lean",
-	    NULL);
+	/* corral */
+	leases_start(x, &L, tag, n, lines, NULL);
+	if (idle) {
+		char *argv[] = { x->corral, "attach", L.ids[0], NULL };
+		uint64_t a = holders_self_pids(L.pids, n);
+
+		bu_sleep_ms(IDLE_SECS * 1000);
+		hticks = holders_self_pids(L.pids, n) - a;
+		con = client_idle(argv, L.state, 0);
+	}
+	hpss = leases_pss(&L);
+	leases_stop(x, &L);
+	done_files_clear(x, prefix, n);
 
 	/* tmux */
 	bu_tmux_start(&t, x->tmp);
@@ -275,31 +380,47 @@ bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 	if (bu_wait_quiet(&t.server, 1, 300, 5000) < 0)
 		printf("    (%s: tmux's CPU still moves after 5 s)\n", tag);
 	if (idle) {
+		char *argv[] = { "tmux", "-L", t.name, "-f", t.conf, "attach",
+			"-t", "base", NULL };
+
 		bu_cpu_read(t.server, &c0);
 		bu_sleep_ms(IDLE_SECS * 1000);
 		bu_cpu_read(t.server, &c1);
 		tticks = c1.self - c0.self;
+		tpss = ((double)bu_pss_kb(t.server) - base) / n;
+		tcl = client_idle(argv, NULL, t.server);
+	} else {
+		tpss = ((double)bu_pss_kb(t.server) - base) / n;
 	}
-	tpss = ((double)bu_pss_kb(t.server) - base) / n;
 	bu_tmux_stop(&t);
 	done_files_clear(x, prefix, n);
 
 	if (idle) {
-		uint64_t pticks = 0;
+		uint64_t pticks;
 
 		bu_result("idle", "idle CPU, 64 endpoints, 10 s", "ticks",
 		    (double)hticks, (double)tticks, NAN, "", "0",
 		    hticks == 0 ? "MET" : "MISSED");
 		/* Agents asleep outside a terminal read (node in epoll). */
-		holders_mem(x, tag, n, lines, "pause", NULL, &pticks);
+		leases_start(x, &L, tag, n, lines, "pause");
+		pticks = holders_self_pids(L.pids, n);
+		bu_sleep_ms(IDLE_SECS * 1000);
+		pticks = holders_self_pids(L.pids, n) - pticks;
+		leases_stop(x, &L);
+		done_files_clear(x, prefix, n);
 		bu_result("idle", "  same, agents asleep in pause()", "ticks",
 		    (double)pticks, NAN, NAN, "", "info", "-");
+		/* One of 64 focused: corral attach vs tmux attach (+server). */
+		bu_result("idle", "console CPU, 64 listed, 10 s", "ticks",
+		    con.ticks, tcl.ticks, NAN, "", "info", "-");
+		bu_result("idle", "console RSS, 64 listed", "kB", con.rss,
+		    tcl.rss, tcl.server_rss, "tmux-server", "info", "-");
 	}
 	snprintf(fig, sizeof fig, "PSS per endpoint, %s",
 	    idle ? "idle" : "2000 lines history");
-	bu_result("memory", fig, "kB", hpss, tpss, lpss, "lean-holder",
-	    idle ? "info" : "<= tmux", idle ? "-" :
-	    hpss <= tpss ? "MET" : "MISSED");
+	bu_result("memory", fig, "kB", hpss, tpss, NAN, "",
+	    idle ? "<= 600 kB" : "<= tmux", (idle ? hpss <= 600 :
+	    hpss <= tpss) ? "MET" : "MISSED");
 	free(prefix);
 }
 
@@ -319,6 +440,7 @@ main(int argc, char **argv)
 	x.tmp = argv[1];
 	x.bindir = bu_bindir();
 	x.agent = bu_fmt("%s/bench_agent", x.bindir);
+	x.corral = bu_fmt("%s/../tui/corral", x.bindir);
 	for (int i = 2; i < argc || all; i++) {
 		const char *what = all ? NULL : argv[i];
 
@@ -338,6 +460,7 @@ main(int argc, char **argv)
 		if (all)
 			break;
 	}
+	free(x.corral);
 	free(x.agent);
 	free(x.bindir);
 	return 0;

@@ -3,16 +3,20 @@
  * readings (CPU ticks, PSS), holders started as separate processes, a
  * private tmux server, and result rows (see bench_util.h).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <math.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -185,6 +189,26 @@ bu_pss_kb(pid_t pid)
 	while (fgets(line, sizeof line, f) != NULL) {
 		if (strncmp(line, "Pss:", 4) == 0) {
 			kb = strtol(line + 4, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return kb;
+}
+
+long
+bu_rss_kb(pid_t pid)
+{
+	char path[64], line[256];
+	long kb = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "VmRSS:", 6) == 0) {
+			kb = strtol(line + 6, NULL, 10);
 			break;
 		}
 	}
@@ -583,4 +607,161 @@ bu_result(const char *section, const char *figure, const char *unit,
 	    unit, c, t, r, isnan(third) ? "" : third_name,
 	    isnan(third) ? "" : x, target, verdict);
 	fclose(f);
+}
+
+/* ---- the real corral ------------------------------------------------ */
+
+int
+bu_corral(const char *corral, const char *state, int in_fd, char *out,
+    size_t outsz, char *const *args)
+{
+	char *argv[16];
+	int argc = 0, op[2], st;
+	size_t len = 0;
+	ssize_t n;
+	pid_t pid;
+
+	argv[argc++] = (char *)corral;
+	while (*args != NULL && argc < 15)
+		argv[argc++] = *args++;
+	argv[argc] = NULL;
+	if (pipe(op) < 0)
+		bu_die("pipe: %s", strerror(errno));
+	if ((pid = fork()) < 0)
+		bu_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		int in = in_fd >= 0 ? in_fd : open("/dev/null", O_RDWR);
+
+		if (chdir(state) < 0)
+			_exit(126);
+		setenv("CORRAL_STATE_DIR", state, 1);
+		dup2(in, 0);
+		dup2(op[1], 1);
+		close(op[0]);
+		close(op[1]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(op[1]);
+	while (len + 1 < outsz && ((n = read(op[0], out + len,
+	    outsz - 1 - len)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			len += (size_t)n;
+	close(op[0]);
+	out[len] = '\0';
+	while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == ' '))
+		out[--len] = '\0';
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+pid_t
+bu_corral_holder(const char *id)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = -1;
+
+	if (d == NULL)
+		return -1;
+	while (found < 0 && (e = readdir(d)) != NULL) {
+		char path[64], buf[4096];
+		const char *arg[4];
+		ssize_t n;
+		int fd, k = 0;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%.16s/cmdline", e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* corral-holder --id ID ... */
+		for (ssize_t i = 0; i < n && k < 4; i += (ssize_t)strlen(buf + i) + 1)
+			arg[k++] = buf + i;
+		if (k >= 3 && strlen(arg[0]) >= 13 &&
+		    strcmp(arg[0] + strlen(arg[0]) - 13, "corral-holder") == 0 &&
+		    strcmp(arg[1], "--id") == 0 && strcmp(arg[2], id) == 0)
+			found = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+int
+bu_pty_slave(int *master)
+{
+	struct winsize ws = { .ws_row = BU_ROWS, .ws_col = BU_COLS };
+	int slave;
+
+	if (openpty(master, &slave, NULL, NULL, &ws) < 0)
+		bu_die("openpty: %s", strerror(errno));
+	return slave;
+}
+
+pid_t
+bu_term_spawn(int *master, char *const *argv, const char *state)
+{
+	int slave = bu_pty_slave(master);
+	pid_t pid;
+
+	if ((pid = fork()) < 0)
+		bu_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(*master);
+		setsid();
+		ioctl(slave, TIOCSCTTY, 0);
+		dup2(slave, 0);
+		dup2(slave, 1);
+		dup2(slave, 2);
+		if (slave > 2)
+			close(slave);
+		setenv("TERM", "xterm-256color", 1);
+		unsetenv("TMUX");
+		if (state != NULL) {
+			setenv("CORRAL_STATE_DIR", state, 1);
+			setenv("LANG", "C.UTF-8", 1);
+			setenv("LC_ALL", "C.UTF-8", 1);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(slave);
+	fcntl(*master, F_SETFL, fcntl(*master, F_GETFL) | O_NONBLOCK);
+	return pid;
+}
+
+void
+bu_term_drain(int master, unsigned ms)
+{
+	uint64_t end = bu_now_ns() + (uint64_t)ms * 1000000u;
+	char buf[65536];
+
+	for (;;) {
+		struct pollfd pf = { .fd = master, .events = POLLIN };
+		uint64_t now = bu_now_ns();
+
+		if (now >= end)
+			return;
+		if (poll(&pf, 1, (int)((end - now) / 1000000u) + 1) > 0 &&
+		    read(master, buf, sizeof buf) == 0)
+			return;
+	}
+}
+
+void
+bu_term_stop(pid_t client, int master)
+{
+	if (client > 0) {
+		kill(client, SIGTERM);
+		while (waitpid(client, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (master >= 0)
+		close(master);
 }

@@ -51,6 +51,8 @@ int bu_cpu_read(pid_t, struct bu_cpu *);
 double bu_ticks_ms(uint64_t ticks);
 /* PSS in kB from /proc/PID/smaps_rollup, or -1. */
 long bu_pss_kb(pid_t);
+/* RSS in kB (VmRSS of /proc/PID/status), or -1. */
+long bu_rss_kb(pid_t);
 /*
  * Wait until the summed CPU of pids has not moved for quiet_ms (checked
  * every 100 ms), at most timeout_ms. Returns 0, or -1 on timeout.
@@ -65,7 +67,7 @@ int bu_wait_files(const char *dir, const char *prefix, int n,
 
 /*
  * One endpoint: bench_holder (pty_holder_run in its own process, like
- * `corral __holder`) running cmd on a BU_ROWS x BU_COLS PTY, lease
+ * corral-holder) running cmd on a BU_ROWS x BU_COLS PTY, lease
  * directory dir (created), socket dir/holder.sock.
  */
 struct bu_holder {
@@ -85,6 +87,33 @@ void bu_holder_start(struct bu_holder *, const char *bindir, const char *dir,
 int bu_holder_wait(struct bu_holder *, struct rusage *ru);
 /* SIGTERM (the holder cancels its agent), reap, remove the directory. */
 void bu_holder_stop(struct bu_holder *);
+
+/* ---- the real corral ------------------------------------------------ */
+
+/*
+ * Run `CORRAL ARGS...` (NULL-terminated) in state (its CORRAL_STATE_DIR
+ * and cwd), stdin in_fd (-1: /dev/null; a PTY gives `corral new` its
+ * size); its stdout, trimmed, into out. Returns the exit status.
+ */
+int bu_corral(const char *corral, const char *state, int in_fd, char *out,
+    size_t outsz, char *const *args);
+/* The corral-holder process of lease id (its --id), or -1. */
+pid_t bu_corral_holder(const char *id);
+/*
+ * A BU_ROWS x BU_COLS PTY's slave, for `corral new` to size a lease by
+ * (closed with close()); *master gets the other side.
+ */
+int bu_pty_slave(int *master);
+/*
+ * Run argv as a terminal client on a new BU_ROWS x BU_COLS PTY
+ * (TERM=xterm-256color; state, if not NULL, as CORRAL_STATE_DIR, UTF-8
+ * locale). *master gets the PTY's master side, non-blocking.
+ */
+pid_t bu_term_spawn(int *master, char *const *argv, const char *state);
+/* Read and discard what the client draws, for ms. */
+void bu_term_drain(int master, unsigned ms);
+/* SIGTERM the client, reap it, close master. */
+void bu_term_stop(pid_t client, int master);
 
 /* ---- tmux ------------------------------------------------------------ */
 
