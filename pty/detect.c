@@ -18,6 +18,7 @@
 #define TICKS_HZ 100		/* /proc CPU times are in USER_HZ: 100 */
 #define NOTIFY_MAX 256		/* bytes of a notification kept */
 #define OSC_MAX 512		/* bytes of an OSC payload looked at */
+#define DIALOG_HOLD_MS 150	/* a dialog holds still before it counts */
 
 static const char *const state_names[PTY_DETECT_NSTATES] = {
 	[PTY_DETECT_STARTING] = "starting",
@@ -64,6 +65,12 @@ struct pty_detect {
 	uint64_t since_ms;
 	char signal[PTY_DETECT_SIGNAL_MAX];
 	char detail[PTY_DETECT_DETAIL_MAX];
+	int rule;			/* the deciding rule, or -1 */
+
+	/* the choice dialog on the screen (dialog.c) */
+	bool dlg_on;
+	uint64_t dlg_ms;		/* it has been the same since */
+	struct pty_dialog dlg;
 
 	/* output */
 	uint64_t t0;
@@ -337,6 +344,7 @@ pty_detect_new(struct pty_detect **out, const struct pty_detect_opts *opts,
 	d->state = d->shown = PTY_DETECT_STARTING;
 	d->t0 = d->since_ms = d->screen_ms = now_ms;
 	snprintf(d->signal, sizeof d->signal, "start");
+	d->rule = -1;
 	d->facts_iv = d->o.facts_min_ms;
 	*out = d;
 	return 0;
@@ -358,6 +366,7 @@ pty_detect_set_agent(struct pty_detect *d, const struct pty_rules_agent *a)
 
 	assert(d != NULL);
 	d->agent = a;
+	d->rule = -1;
 	d->nrules = pty_rules_agent_nrules(a);
 	assert(d->nrules <= PTY_RULES_MAX);
 	for (i = 0; i < d->nrules; i++) {
@@ -604,6 +613,19 @@ blank_row(const char *s)
 	return true;
 }
 
+/* Read the screen's dialog again; a new or changed one holds anew. */
+static void
+dialog_update(struct pty_detect *d, uint64_t now)
+{
+	bool had = d->dlg_on;
+	uint64_t was = d->dlg.digest;
+
+	d->dlg_on = d->nrows > 0 && d->text != NULL &&
+	    pty_dialog_parse(d->text, &d->dlg);
+	if (d->dlg_on && (!had || d->dlg.digest != was))
+		d->dlg_ms = now;
+}
+
 void
 pty_detect_set_screen(struct pty_detect *d, const char *const *rows,
     int nrows, const char *title, uint64_t now_ms)
@@ -652,6 +674,7 @@ title:
 	    title != NULL ? strlen(title) : 0, ' ');
 	rules_update(d, PTY_RULES_BOTTOM, now_ms);
 	rules_update(d, PTY_RULES_TITLE, now_ms);
+	dialog_update(d, now_ms);
 }
 
 void
@@ -752,6 +775,17 @@ best_rule(const struct pty_detect *d, uint64_t now, bool blocked,
 	return b;
 }
 
+/* A working rule matches the screen now (held or not). */
+static bool
+working_match(const struct pty_detect *d)
+{
+	for (int i = 0; i < d->nrules; i++)
+		if (d->rs[i].matched &&
+		    d->rs[i].info.state == PTY_DETECT_WORKING)
+			return true;
+	return false;
+}
+
 static void
 evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 {
@@ -774,6 +808,22 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 		decide_rule(e, d, b);
 		return;
 	}
+	/*
+	 * Any agent's choice dialog, known to its rules or not, once it held
+	 * still (SPEC 5.3): unless its status line says it works, or nothing
+	 * in the foreground reads the terminal to take an answer.
+	 */
+	fresh = d->facts_ever && d->facts_ms >= last;
+	if (d->dlg_on && !working_match(d) &&
+	    !(fresh && d->wait_known && !d->tty_wait)) {
+		if (d->state == PTY_DETECT_BLOCKED ||
+		    now >= d->dlg_ms + DIALOG_HOLD_MS) {
+			decide(e, PTY_DETECT_BLOCKED, "dialog", "%s",
+			    d->dlg.evidence);
+			return;
+		}
+		wake_at(e, now, d->dlg_ms + DIALOG_HOLD_MS);
+	}
 	/* A report holds until output after it (hints_end). */
 	if (d->report_on) {
 		char sig[32];
@@ -793,7 +843,6 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 	 * A command runs (OSC 133 C) until the next mark, unless it sits in
 	 * a terminal read.
 	 */
-	fresh = d->facts_ever && d->facts_ms >= last;
 	if (d->mark == 'C' && !(quiet && fresh && d->tty_read)) {
 		char sig[32];
 
@@ -930,6 +979,7 @@ pty_detect_step(struct pty_detect *d, uint64_t now_ms,
 			    e.st == PTY_DETECT_BLOCKED)
 				d->burst = false;
 			snprintf(d->signal, sizeof d->signal, "%s", e.sig);
+			d->rule = e.rule;
 			if (e.rule >= 0) {
 				const char *text = region_text(d,
 				    &d->rs[e.rule].info), *line = NULL;
@@ -996,6 +1046,47 @@ ago(uint64_t now, uint64_t t)
 	return now > t ? now - t : 0;
 }
 
+/*
+ * What on the screen decided, quoted only from the screen as it is now: a
+ * state kept after its rule stopped matching (the screen moved on, and
+ * nothing else decided yet) says so rather than cite a row that is gone.
+ */
+static void
+explain_evidence(const struct pty_detect *d, char *buf, size_t bufsz,
+    size_t *o)
+{
+	char q[PTY_DETECT_DETAIL_MAX];
+	const char *text, *line = NULL;
+	size_t ll = 0;
+
+	if (d->final || (d->rule < 0 && strcmp(d->signal, "dialog") != 0)) {
+		if (d->detail[0] != '\0')
+			put(buf, bufsz, o, "detail: %s\n", d->detail);
+		return;
+	}
+	if (d->rule >= 0) {
+		text = region_text(d, &d->rs[d->rule].info);
+		if (text != NULL && pty_rules_agent_test(d->agent, d->rule, text,
+		    &line, &ll)) {
+			copy_clean(q, sizeof q, line, ll, '?');
+			put(buf, bufsz, o, "detail: %s\n", q);
+		} else {
+			put(buf, bufsz, o, "detail: not on the screen now "
+			    "(rule %s no longer matches)\n",
+			    d->rs[d->rule].info.name);
+		}
+		return;
+	}
+	if (!d->dlg_on) {
+		put(buf, bufsz, o, "detail: not on the screen now (the dialog "
+		    "is gone)\n");
+		return;
+	}
+	copy_clean(q, sizeof q, d->dlg.question, strcspn(d->dlg.question,
+	    "\n"), '?');
+	put(buf, bufsz, o, "detail: %s: %s\n", d->dlg.evidence, q);
+}
+
 size_t
 pty_detect_explain(const struct pty_detect *d, uint64_t now_ms, char *buf,
     size_t bufsz)
@@ -1009,8 +1100,7 @@ pty_detect_explain(const struct pty_detect *d, uint64_t now_ms, char *buf,
 	    pty_detect_state_name(d->state), d->final ? " (final)" : "",
 	    ago(now_ms, d->since_ms));
 	put(buf, bufsz, &o, "signal: %s\n", d->signal);
-	if (d->detail[0] != '\0')
-		put(buf, bufsz, &o, "detail: %s\n", d->detail);
+	explain_evidence(d, buf, bufsz, &o);
 	put(buf, bufsz, &o, "agent: %s\n", d->agent != NULL ?
 	    pty_rules_agent_name(d->agent) : "(none: agent-agnostic)");
 	if (d->any_out)
@@ -1052,4 +1142,11 @@ pty_detect_memory(const struct pty_detect *d)
 {
 	assert(d != NULL);
 	return sizeof *d + d->textcap;
+}
+
+const struct pty_dialog *
+pty_detect_dialog(const struct pty_detect *d)
+{
+	assert(d != NULL);
+	return d->dlg_on && !d->final ? &d->dlg : NULL;
 }

@@ -17,6 +17,7 @@
 #include "pty/pty_int.h"
 
 #define HOLDER_DETECT_MIN_MS 50
+#define ANSWER_GAP_MS 40	/* between the keys of an answer */
 
 static uint64_t
 det_now(void)
@@ -177,6 +178,8 @@ pty__holder_detect_init(struct holder *h)
 
 	uv_timer_init(h->loop, &h->det_timer);
 	h->det_timer.data = h;
+	uv_timer_init(h->loop, &h->ans_timer);
+	h->ans_timer.data = h;
 	/* The holder samples facts whenever the detector asks. */
 	if ((rc = pty_detect_new(&h->det, &(struct pty_detect_opts){
 	    .flags = PTY_DETECT_F_FACTS }, det_now())) < 0)
@@ -270,13 +273,174 @@ pty__holder_detect_exit(struct holder *h, int64_t ws)
 	uv_timer_stop(&h->det_timer);
 }
 
+/*
+ * The question a blocked lease asks (SPEC 5.4): its text, its options
+ * (the name drawn, the label) and the default, with the digest `corral
+ * answer` must name. The bytes are the screen's; JSON escapes them, and
+ * every field is bounded by dialog.c.
+ */
+static json_t *
+question_json(const struct pty_dialog *dl)
+{
+	json_t *q, *opts = json_array();
+	char hex[17];
+
+	for (int i = 0; i < dl->noptions; i++)
+		json_array_append_new(opts, json_pack("{s:s%, s:s%}", "key",
+		    dl->options[i].name, strlen(dl->options[i].name), "label",
+		    dl->options[i].label, strlen(dl->options[i].label)));
+	pty_dialog_digest_hex(dl, hex);
+	q = json_pack("{s:s%, s:o, s:i, s:s}", "text", dl->question,
+	    strlen(dl->question), "options", opts, "shown", dl->nseen,
+	    "digest", hex);
+	if (q == NULL)
+		return json_null();
+	json_object_set_new(q, "default", dl->def >= 0 &&
+	    dl->def < dl->noptions ? json_stringn_nocheck(
+	    dl->options[dl->def].name, strlen(dl->options[dl->def].name)) :
+	    json_null());
+	return q;
+}
+
+static void answer_key_cb(uv_timer_t *);
+
+/* One key of an answer's keys: a CSI arrow, or one byte. */
+static size_t
+key_len(const char *k, size_t n)
+{
+	return n >= 3 && k[0] == '\033' && k[1] == '[' ? 3 : 1;
+}
+
+/*
+ * Type the next key of the answer. One key a write, ANSWER_GAP_MS apart:
+ * a TUI that reads a whole chunk as one key (Ink took "ESC [ A CR" for
+ * none) sees each.
+ */
+static int
+answer_key(struct holder *h)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_INPUT };
+	size_t k;
+
+	if (h->proc == NULL || h->state != PTY_RUN_RUNNING ||
+	    h->ans_off >= h->ans_len)
+		return -ENOENT;
+	k = key_len(h->ans_keys + h->ans_off, h->ans_len - h->ans_off);
+	if (pty_proc_write(h->proc, h->ans_keys + h->ans_off, k) < 0)
+		return -ENOBUFS;
+	h->ans_off += k;
+	ev.bytes = k;
+	pty__holder_detect_event(h, &ev);
+	if (h->ans_off < h->ans_len)
+		uv_timer_start(&h->ans_timer, answer_key_cb, ANSWER_GAP_MS,
+		    0);
+	return 0;
+}
+
+static void
+answer_key_cb(uv_timer_t *t)
+{
+	(void)answer_key(t->data);
+}
+
+/*
+ * `corral answer`: type exactly the keys of option `option` of the dialog
+ * on the screen now, if it is still the one the operator saw (digest);
+ * the receipt says who answered what. The keys come from dialog.c (a
+ * name or a one-key shortcut, at most PTY_DIALOG_KEYS_MAX bytes), never
+ * other text from the screen.
+ */
+int
+pty__holder_detect_answer(struct holder *h, const struct hclient *c,
+    uint64_t digest, const char *what, size_t len, char *why, size_t whysz)
+{
+	const struct pty_dialog *dl;
+	const struct pty_dialog_option *op;
+	char hex[17], q[120], name[PTY_DIALOG_ANSWER_MAX + 1];
+	size_t ql;
+	int option;
+
+	if (len > PTY_DIALOG_ANSWER_MAX || memchr(what, '\0', len) != NULL) {
+		snprintf(why, whysz, "bad option");
+		return -EINVAL;
+	}
+	memcpy(name, what, len);
+	name[len] = '\0';
+
+	if (h->det == NULL || h->proc == NULL) {
+		snprintf(why, whysz, "no screen to answer");
+		return -ENOENT;
+	}
+	if (h->det_screen_dirty)
+		feed_screen(h, det_now());
+	if (h->det_res.state != PTY_DETECT_BLOCKED ||
+	    (dl = pty_detect_dialog(h->det)) == NULL) {
+		snprintf(why, whysz, "no question on the screen now");
+		return -ENOENT;
+	}
+	if (dl->digest != digest) {
+		snprintf(why, whysz, "the question on the screen changed");
+		return -ESTALE;
+	}
+	if ((option = pty_dialog_option_find(dl, name)) < 0) {
+		snprintf(why, whysz, option == -2 ? "the option is ambiguous: "
+		    "name it by its number" : "no such option");
+		return -EINVAL;
+	}
+	if (h->ans_off < h->ans_len) {
+		snprintf(why, whysz, "an answer is still being typed");
+		return -EBUSY;
+	}
+	op = &dl->options[option];
+	h->ans_len = pty_dialog_keys(dl, option, h->ans_keys,
+	    sizeof h->ans_keys);
+	h->ans_off = 0;
+	if (answer_key(h) < 0) {
+		h->ans_len = 0;
+		snprintf(why, whysz, "input queue full");
+		return -ENOBUFS;
+	}
+	pty_dialog_digest_hex(dl, hex);
+	ql = strcspn(dl->question, "\n");
+	snprintf(q, sizeof q, "%.*s", (int)(ql < sizeof q - 1 ? ql :
+	    sizeof q - 1), dl->question);
+	pty__holder_event(h, "answer", "uid %u (pid %d) answered %s (%.80s) "
+	    "to \"%s\" (question %s)", (unsigned)c->uid, (int)c->pid, op->name,
+	    op->label, q, hex);
+	return 0;
+}
+
+char *
+pty_holder_question(struct pty_holder *ph)
+{
+	struct holder *h = ph != NULL ? ph->h : NULL;
+	const struct pty_dialog *dl;
+	json_t *q;
+	char *s;
+
+	if (h == NULL || h->det == NULL ||
+	    h->det_res.state != PTY_DETECT_BLOCKED ||
+	    (dl = pty_detect_dialog(h->det)) == NULL)
+		return NULL;
+	q = question_json(dl);
+	s = json_is_object(q) ? json_dumps(q, JSON_COMPACT |
+	    JSON_ENSURE_ASCII) : NULL;
+	json_decref(q);
+	return s;
+}
+
 void
 pty__holder_detect_status(struct holder *h, json_t *j)
 {
 	char buf[2048];
+	const struct pty_dialog *dl;
 
 	if (h->det == NULL)
 		return;
+	dl = h->det_res.state == PTY_DETECT_BLOCKED ?
+	    pty_detect_dialog(h->det) : NULL;
+	json_object_set_new(j, "question", dl != NULL ? question_json(dl) :
+	    json_null());
 	json_object_set_new(j, "activity",
 	    json_string(pty_detect_state_name(h->det_res.state)));
 	json_object_set_new(j, "signal", json_stringn_nocheck(

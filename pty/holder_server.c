@@ -478,6 +478,21 @@ handle_frame(struct hclient *c, uint8_t type, const uint8_t *p, size_t len)
 		pty__holder_event(h, "signal", "sent signal %u", a);
 		send_ok(c, type);
 		break;
+	case PTY_W_ANSWER: {
+		/* SPEC 5.4: the holder checks the digest on its own screen */
+		uint64_t dg = pty_rd_u64(&r);
+		char why[256];
+		int rc;
+
+		rc = pty__holder_detect_answer(h, c, dg, (const char *)p + 8,
+		    len - 8, why, sizeof why);
+		if (rc < 0)
+			send_error(c, rc, why);
+		else
+			send_ok(c, type);
+		h->frame_urgent = true;
+		break;
+	}
 	case PTY_W_CANCEL:
 		if (!h->cancelled) {
 			struct pty_detect_event ev = {
@@ -563,16 +578,18 @@ pty__holder_server_conn_attach(struct holder *h, struct hclient *c)
 }
 
 static bool
-peer_allowed(uv_pipe_t *p)
+peer_allowed(struct hclient *c)
 {
 	struct ucred cr;
 	socklen_t len = sizeof cr;
 	uv_os_fd_t fd;
 
-	if (uv_fileno((uv_handle_t *)p, &fd) < 0)
+	if (uv_fileno((uv_handle_t *)&c->pipe, &fd) < 0)
 		return false;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
 		return false;
+	c->uid = cr.uid;
+	c->pid = cr.pid;
 	/* SPEC 9.5: only the holder's own user (or root). */
 	return cr.uid == geteuid() || cr.uid == 0;
 }
@@ -588,7 +605,7 @@ pty__holder_server_on_connect(uv_stream_t *server, int status)
 	if ((c = pty__holder_server_conn_new(h)) == NULL)
 		return;
 	if (uv_accept(server, (uv_stream_t *)&c->pipe) < 0 ||
-	    !peer_allowed(&c->pipe) || h->nclients >= HOLDER_MAX_CLIENTS ||
+	    !peer_allowed(c) || h->nclients >= HOLDER_MAX_CLIENTS ||
 	    h->stopping) {
 		c->closing = true;
 		uv_close((uv_handle_t *)&c->pipe,

@@ -323,6 +323,7 @@ enum pty_wire_type {
 	PTY_W_CANCEL,		/* SPEC 5.5 escalation */
 	PTY_W_STATUS,		/* u32 seq */
 	PTY_W_SCROLLBACK,	/* u32 from (0 = oldest), u32 count */
+	PTY_W_ANSWER,		/* u64 dialog digest, then the option named */
 	/* holder -> client */
 	PTY_W_STATUS_REPLY = 64, /* u32 seq, then a JSON object */
 	PTY_W_META,		/* see struct pty_wire_meta; then title bytes */
@@ -597,6 +598,12 @@ int pty_holder_run(struct uv_loop_s *loop, const struct pty_holder_opts *);
  */
 void pty_holder_egress(struct pty_holder *, unsigned inflight);
 /*
+ * The question the endpoint asks while blocked on a choice (SPEC 5.4), as
+ * the status's "question" object in compact ASCII JSON (malloc'd, the
+ * caller frees), or NULL when it asks none. For hooks.activity.
+ */
+char *pty_holder_question(struct pty_holder *);
+/*
  * Once the agent has exited, keep serving status with phase (e.g.
  * "finishing") until pty_holder_finished: the composition root's result
  * and teardown run while clients still see a live holder. Call from
@@ -782,6 +789,72 @@ size_t pty_detect_explain(const struct pty_detect *, uint64_t now_ms,
     char *buf, size_t bufsz);
 /* Bytes the detector holds (for the bounded-memory tests and bench). */
 size_t pty_detect_memory(const struct pty_detect *);
+/*
+ * The choice dialog on the screen as last set (dialog.c), or NULL: the
+ * question a blocked lease asks, whatever decided blocked.
+ */
+const struct pty_dialog *pty_detect_dialog(const struct pty_detect *);
+
+/* ------------------------------------------------------------------ */
+/* dialog.c: choice dialogs on a screen, for any agent (SPEC 5.3, 5.4)  */
+
+#define PTY_DIALOG_ROWS 32		/* bottom rows looked at */
+#define PTY_DIALOG_OPTIONS_MAX 32	/* options kept */
+#define PTY_DIALOG_KEYS_MAX 8		/* bytes that select one option */
+#define PTY_DIALOG_LABEL_MAX 160
+#define PTY_DIALOG_QUESTION_MAX 512
+
+enum pty_dialog_kind {
+	PTY_DIALOG_NONE,
+	PTY_DIALOG_OPTIONS,	/* a numbered or lettered list */
+	PTY_DIALOG_YESNO,	/* "[Y/n]" on the last row */
+};
+
+struct pty_dialog_option {
+	char name[4];		/* as drawn: "1", "a"; "y" or "n" */
+	char keys[PTY_DIALOG_KEYS_MAX];	/* its own shortcut: "y", ESC */
+	size_t nkeys;		/* 0: none */
+	char label[PTY_DIALOG_LABEL_MAX];	/* its text, continuation rows */
+};
+
+struct pty_dialog {
+	enum pty_dialog_kind kind;
+	char question[PTY_DIALOG_QUESTION_MAX];	/* rows joined by '\n' */
+	int noptions;		/* kept, at most PTY_DIALOG_OPTIONS_MAX */
+	int nseen;		/* on the screen */
+	struct pty_dialog_option options[PTY_DIALOG_OPTIONS_MAX];
+	int def;		/* the marked option (Enter takes it), or -1 */
+	uint64_t digest;	/* of the question, options and selection */
+	char evidence[96];	/* why it is a dialog, for explain */
+};
+
+/*
+ * Read the dialog in the last PTY_DIALOG_ROWS rows of text (rows joined by
+ * '\n', as the detector keeps them: Unicode spaces already ASCII). Returns
+ * true and fills out when they hold one. Every field is bounded; bytes are
+ * copied as they are (the caller escapes them for display).
+ */
+bool pty_dialog_parse(const char *text, struct pty_dialog *out);
+/*
+ * The option WHAT names: its name ("2", "y"), its one-key shortcut, its
+ * place in the list (1..), its label, or a unique start of its label
+ * (case-insensitive). Returns its index, -1 for none, -2 when the start
+ * fits several.
+ */
+#define PTY_DIALOG_ANSWER_MAX 256	/* bytes of WHAT on the wire */
+int pty_dialog_option_find(const struct pty_dialog *, const char *what);
+/*
+ * The keys that pick option i, into buf (at least PTY_DIALOG_ANSWER_KEYS
+ * bytes): its own shortcut; else, with an option marked, arrows from it
+ * to i and Enter; else its name (its number or letter). Returns the
+ * length, 0 for no such option. Nothing of the screen but the shortcut's
+ * one key (a-z, 0-9, Esc) ever goes into them.
+ */
+#define PTY_DIALOG_ANSWER_KEYS (3 * PTY_DIALOG_OPTIONS_MAX + 1)
+size_t pty_dialog_keys(const struct pty_dialog *, int i, char *buf,
+    size_t bufsz);
+/* The digest as 16 hex digits and a NUL. */
+void pty_dialog_digest_hex(const struct pty_dialog *, char buf[17]);
 
 /* ------------------------------------------------------------------ */
 /* rules.c: per-agent screen rules kept as data files (SPEC 5.3)        */

@@ -27,6 +27,8 @@ struct hclient {
 	struct pty_wire_dec dec;
 	struct hclient *next;
 	bool live, owner, closing, full, summary;
+	uid_t uid;		/* the peer (SO_PEERCRED) */
+	pid_t pid;
 	int dfirst, dlast; /* pending dirty rows; dfirst < 0: none */
 	size_t queued;
 };
@@ -74,6 +76,10 @@ struct holder {
 	/* lifecycle detection (holder_detect.c) */
 	struct pty_detect *det;
 	uv_timer_t det_timer;
+	/* `corral answer`: its keys, typed one key at a time */
+	uv_timer_t ans_timer;
+	char ans_keys[PTY_DIALOG_ANSWER_KEYS];
+	size_t ans_len, ans_off;
 	bool det_screen_dirty;
 	uint64_t det_last_ms;
 	pid_t det_fg;		/* fg pgrp the agent was identified from */
@@ -132,5 +138,8 @@ void pty__holder_detect_screen_event(struct holder *,
     enum pty_screen_event_kind, const char *text, size_t len);
 void pty__holder_detect_exit(struct holder *, int64_t wstatus);
 void pty__holder_detect_status(struct holder *, json_t *);
+int pty__holder_detect_answer(struct holder *, const struct hclient *,
+    uint64_t digest, const char *what, size_t len, char *why,
+    size_t whysz);
 
 #endif

@@ -249,6 +249,11 @@ pty_wire_check(uint8_t type, const uint8_t *p, size_t len)
 		pty_rd_u32(&r);
 		pty_rd_u32(&r);
 		break;
+	case PTY_W_ANSWER:
+		pty_rd_u64(&r);
+		if (len > 8 + PTY_DIALOG_ANSWER_MAX || len == 8)
+			return PTY_EPROTO;
+		return r.bad ? PTY_EPROTO : 0;
 	case PTY_W_STATUS_REPLY:
 		pty_rd_u32(&r);
 		return r.bad ? PTY_EPROTO : 0;

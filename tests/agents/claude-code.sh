@@ -23,4 +23,5 @@ ERROR_TEXT='API Error'
 
 agent_new claude
 prompt_file_session claude
+sample_score
 finish

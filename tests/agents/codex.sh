@@ -23,4 +23,5 @@ ERROR_TEXT='Mock error'
 
 agent_new codex
 prompt_file_session codex
+sample_score
 finish

@@ -82,6 +82,19 @@ ask() {
 	"$CORRAL" send "$1" "$2" >/dev/null
 	wait_screen "$1" "$2" 10
 	"$CORRAL" send "$1" '\r' >/dev/null
+	entered
+}
+# entered: when Enter went (sample.py: from then the agent works)
+entered() { date +%s%3N >>"$TMP/enters"; }
+# ask_again ID TEXT: ask, typing TEXT again while its echo does not show
+ask_again() {
+	local i
+	for i in 1 2 3 4 5; do
+		"$CORRAL" send "$1" "$2" >/dev/null
+		wait_screen "$1" "$2" 5 && break
+	done
+	wait_screen "$1" "$2" 1 && "$CORRAL" send "$1" '\r' >/dev/null
+	entered
 }
 # activity_after ID A B: a transition to B after the last one to A
 activity_after() {
@@ -164,6 +177,7 @@ agent_session() {
 	check "... which asks: $DIALOG_TEXT" wait_screen "$id" "$DIALOG_TEXT" 10
 	record "$id" blocked
 	"$CORRAL" send "$id" "$APPROVE" >/dev/null
+	entered
 	check "approved, it writes and answers" wait_screen "$id" 'Edit done.' 60
 	check "... working after the dialog" activity_after "$id" blocked working
 	check "... then at its prompt" wait_activity "$id" prompt 60
@@ -187,6 +201,34 @@ agent_session() {
 	nothing_survives "$id"
 }
 
+# sample_start ID: sample its activity against its screen every 100 ms
+# (sample.py) until it ends; sample_score: the figures of every lease
+# sampled, printed, and into $CORRAL_SAMPLES/PROFILE.json when set
+sample_start() {
+	python3 "$CORRAL_SRC/tests/agents/sample.py" run "$1" "$TMP/samples-$1.jsonl" &
+	SAMPLERS+=("$!")
+}
+SAMPLERS=()
+sample_score() {
+	local p
+	for p in "${SAMPLERS[@]}"; do
+		poll_not kill -0 "$p" || kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	python3 "$CORRAL_SRC/tests/agents/sample.py" score "$TMP/mock.log" \
+		"$TMP"/samples-*.jsonl >"$TMP/score" || return 1
+	cat "$TMP/score"
+	if [ -n "${CORRAL_SAMPLES:-}" ]; then
+		local d=$CORRAL_SAMPLES/$PROFILE${SAMPLE_TAG:-}
+		mkdir -p "$d"
+		tail -1 "$TMP/score" >"$d.json"
+		cp "$TMP"/samples-*.jsonl "$TMP/mock.log" "$TMP/enters" "$d/" \
+			2>/dev/null
+	fi
+	check "no dialog was shown as anything but blocked after 200 ms" \
+		test "$(tail -1 "$TMP/score" | jq .dialog_wrong)" = 0
+}
+
 # agent_new CMD: `corral new -- CMD` in the repository, then the whole
 # session, and the background destinations it tried refused and recorded
 agent_new() {
@@ -196,6 +238,7 @@ agent_new() {
 	[ -n "$id" ] || { cat "$TMP/new.err"; finish; exit 1; }
 	check "... sandboxed with bwrap" jq_eq "$(js "$id")" \
 		'"\(.mode) \(.adapter)"' "sandboxed bwrap"
+	sample_start "$id"
 	agent_session "$id"
 	check "its background destinations were refused and recorded" \
 		has_receipt "$id" egress '.fields.action == "refused (background)"'
@@ -215,8 +258,71 @@ prompt_file_session() {
 	check "--prompt-file: the prompt is sent and the edit waits: blocked" \
 		wait_activity "$id" blocked 120
 	"$CORRAL" send "$id" "$APPROVE" >/dev/null
+	entered
 	check "... approved, it answers" wait_screen "$id" 'Edit done.' 60
 	wait_activity "$id" prompt 60
+	agent_exit "$id"
+	"$CORRAL" wait "$id" --until result_ready,failed --timeout 120 >/dev/null
+	check "... its result is ready" jq_eq "$(js "$id")" .lease_state result_ready
+	result_is_the_edit "$id"
+	nothing_survives "$id"
+}
+
+# first_run_profile: the shipped profile as the operator's own, but its
+# HOME without the answers to the CLI's first-run dialogs (FIRST_RUN_HOME:
+# the template file, FIRST_RUN_SEED: what it holds instead)
+first_run_profile() {
+	local a=$XDG_CONFIG_HOME/corral/agents
+	mkdir -p "$a/$PROFILE.home"
+	cp "$CORRAL_SRC/agents/$PROFILE.sandbox" "$a/"
+	printf '%s\n' "$FIRST_RUN_SEED" >"$a/$PROFILE.home/$FIRST_RUN_HOME"
+}
+# question ID JQ: the question the lease asks now, through jq
+question() { "$CORRAL" ls --json | jq -r --arg id "$1" ".[] | select(.id == \$id) | .question | $2"; }
+# answer_dialog ID NAME TEXT OPTION: blocked on the dialog whose screen
+# shows TEXT, asked as data, answered with `corral answer` by OPTION,
+# recorded as blocked-NAME
+answer_dialog() {
+	local id=$1 digest
+	check "$2: blocked on the dialog" wait_activity "$id" blocked 90
+	check "... which shows: $3" wait_screen "$id" "$3" 30
+	record "$id" "blocked-$2"
+	check "... asked as data: a question with its options" test \
+		"$(question "$id" '(.options | length) >= 2 and (.digest | length) == 16')" = true
+	digest=$(question "$id" .digest)
+	check "... an answer to another question is refused" not \
+		"$CORRAL" answer "$id" "$4" --digest 0123456789abcdef
+	check "... and typed nothing: still blocked on it" test \
+		"$(question "$id" .digest)" = "$digest"
+	check "... answered with corral answer $4" "$CORRAL" answer "$id" "$4" \
+		--digest "$digest"
+	[ "$2" = edit ] && entered	# it works on (a first-run answer: no)
+	check "... the receipt says who answered what" poll has_receipt "$id" answer \
+		"(.fields.detail | test(\"answered .* \\\\(question $digest\\\\)\"))"
+}
+not() { ! "$@"; }
+
+# first_run_session CMD: the CLI's first-run dialogs, each blocked and
+# answered with corral answer (FIRST_DIALOGS: "NAME|TEXT|OPTION" lines),
+# then the edit's permission dialog the same way, and exit
+first_run_session() {
+	local id line name text opt
+	first_run_profile
+	id=$(cd "$TMP/repo" && "$CORRAL" new -- "$1" 2>"$TMP/new.err")
+	check "corral new -- $1 (first run) starts a lease" valid_id "$id"
+	[ -n "$id" ] || { cat "$TMP/new.err"; finish; exit 1; }
+	sample_start "$id"
+	while IFS='|' read -r name text opt; do
+		[ -n "$name" ] && answer_dialog "$id" "$name" "$text" "$opt"
+	done <<<"$FIRST_DIALOGS"
+	check "past its first-run dialogs: at its prompt" wait_activity "$id" prompt 90
+	check "... showing its input prompt" wait_screen "$id" "$PROMPT_TEXT" 30
+	# Just past a dialog it may still be starting up and drop what is
+	# typed: type again until the echo shows (nothing else is typed then).
+	check "the edit is asked" ask_again "$id" 'Please CORRAL-EDIT the file'
+	answer_dialog "$id" edit "$DIALOG_TEXT" "$APPROVE_OPTION"
+	check "answered, it writes and answers" wait_screen "$id" 'Edit done.' 60
+	check "... then at its prompt" wait_activity "$id" prompt 60
 	agent_exit "$id"
 	"$CORRAL" wait "$id" --until result_ready,failed --timeout 120 >/dev/null
 	check "... its result is ready" jq_eq "$(js "$id")" .lease_state result_ready

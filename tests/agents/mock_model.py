@@ -19,7 +19,9 @@ The turns are scripted by the last user message:
   anything else          the plain answer "Hello from the mock model."
 
 Every request is logged, one JSON line each, to --log (method, path,
-the scripted reply): the tests read it from the host side. The server
+the scripted reply, the time), and the end of each model reply as
+{"done": N}: the tests read it from the host side (sample.py: while a
+reply streams, the agent works). The server
 binds 127.0.0.1 only and prints its port on stdout once it listens.
 """
 import argparse
@@ -51,6 +53,7 @@ def log(entry):
         if LOG is not None:
             LOG.write(json.dumps(entry) + "\n")
             LOG.flush()
+        return entry["n"]
 
 
 def text_of(content):
@@ -300,7 +303,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 DUMP.flush()
         if path.endswith("/v1/messages"):
             script = anthropic_script(req)
-            log({"method": "POST", "path": path, "api": "anthropic",
+            n = log({"method": "POST", "path": path, "api": "anthropic",
                  "stream": bool(req.get("stream")), "reply": script[0],
                  "detail": script[1] if script[0] != "error" else script[2],
                  "tools": [t.get("name") for t in (req.get("tools") or [])
@@ -313,10 +316,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 anthropic_stream(self, req, script)
             else:
                 anthropic_plain(self, req, script)
+            log({"done": n})
             return
         if path.endswith("/responses"):
             script = openai_script(req)
-            log({"method": "POST", "path": path, "api": "openai",
+            n = log({"method": "POST", "path": path, "api": "openai",
                  "reply": script[0],
                  "detail": script[1] if script[0] != "error" else script[2]})
             if script[0] == "error":
@@ -325,6 +329,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     "message": "Mock error (scripted)"}}))
             else:
                 openai_stream(self, req, script)
+            log({"done": n})
             return
         log({"method": "POST", "path": path, "reply": 404})
         self.send_json(404, json.dumps({"error": {"type": "not_found_error",

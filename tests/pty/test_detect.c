@@ -1105,8 +1105,8 @@ START_TEST(test_detect_aider)
 }
 END_TEST
 
-/* A y/n question in a shell: blocked with the rules; without them the
- * agent-agnostic facts can only say prompt (docs/detection.md). */
+/* A y/n question in a shell: blocked with the rules, and without them
+ * (the agent-agnostic dialog, SPEC 5.3), never prompt. */
 START_TEST(test_detect_shell_question)
 {
 	static const char *const rows[] = { "ann@box:~$ sudo apt upgrade",
@@ -1119,8 +1119,9 @@ START_TEST(test_detect_shell_question)
 	sim_show(&s, rows, 3);
 	sim_out(&s, 300);
 	sim_run(&s, 1000);
-	ck_assert_str_eq(s.tl, _i == 0 ? "starting,working,blocked" :
-	    "starting,working,prompt");
+	ck_assert_str_eq(s.tl, "starting,working,blocked");
+	if (_i == 1)
+		ck_assert_str_eq(s.last.signal, "dialog");
 	sim_free(&s);
 }
 END_TEST
@@ -1283,6 +1284,36 @@ START_TEST(test_detect_explain)
 	/* A small buffer gets a truncated, terminated text and the size. */
 	ck_assert_uint_eq(pty_detect_explain(s.d, s.now, buf, 8), n);
 	ck_assert_uint_eq(strlen(buf), 7);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * Explain quotes only what is on the screen now (issue 20): a state kept
+ * after its rule stopped matching (a short redraw into a screen no rule
+ * knows) says its evidence is gone, never a row that was.
+ */
+START_TEST(test_detect_explain_current)
+{
+	static const char *const other[] = { "  Folder access", "  /work" };
+	struct sim s;
+	char buf[1024];
+
+	sim_init(&s, true, codex_argv, 1);
+	sim_show(&s, codex_idle, N(codex_idle));
+	sim_out(&s, 400);
+	sim_run(&s, 1000);
+	ck_assert_str_eq(s.last.signal, "rule:codex:prompt");
+	pty_detect_explain(s.d, s.now, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "detail: › Ask Codex"));
+	sim_show(&s, other, N(other));
+	sim_out(&s, 100);	/* a redraw: short of work */
+	sim_run(&s, 100);
+	ck_assert_int_eq(s.last.state, PTY_DETECT_PROMPT);
+	pty_detect_explain(s.d, s.now, buf, sizeof buf);
+	ck_assert_msg(strstr(buf, "Ask Codex") == NULL, "%s", buf);
+	ck_assert_ptr_nonnull(strstr(buf, "detail: not on the screen now "
+	    "(rule prompt no longer matches)\n"));
 	sim_free(&s);
 }
 END_TEST
@@ -1715,6 +1746,28 @@ corpus_one(struct corpus *c, const char *profile, const char *file,
 		    s.last.signal + 5);
 	}
 	sim_free(&s);
+	/*
+	 * With no rules at all, every recorded dialog is still blocked, by
+	 * the screen's structure, and no other screen is read as one.
+	 */
+	sim_init(&s, false, codex_argv, 0);
+	sim_show(&s, rows, n);
+	sim_out(&s, 4096);
+	shown = s.now;
+	sim_run(&s, 5000);
+	if (strcmp(want, "blocked") == 0 &&
+	    (s.last.state != PTY_DETECT_BLOCKED ||
+	    strcmp(s.last.signal, "dialog") != 0 ||
+	    s.changed_ms - shown > CORPUS_MS))
+		corpus_fail(c, " %s/%.100s with no rules: %s by %.100s after "
+		    "%llu ms (want blocked by dialog);", profile, base,
+		    pty_detect_state_name(s.last.state), s.last.signal,
+		    (unsigned long long)(s.changed_ms - shown));
+	else if (strcmp(want, "blocked") != 0 &&
+	    s.last.state == PTY_DETECT_BLOCKED)
+		corpus_fail(c, " %s/%.100s with no rules: blocked by %.100s;",
+		    profile, base, s.last.signal);
+	sim_free(&s);
 	free(text);
 }
 
@@ -1842,6 +1895,7 @@ detect_suite(void)
 	tcase_add_test(tu, test_detect_names);
 	tcase_add_test(tu, test_detect_report_seq);
 	tcase_add_test(tu, test_detect_explain);
+	tcase_add_test(tu, test_detect_explain_current);
 	suite_add_tcase(su, tu);
 	return su;
 }

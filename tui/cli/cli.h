@@ -53,6 +53,7 @@ void tui_cmd_ls_mark_seen(struct tui_ctx *, const char *id, bool unseen);
 /* cmd_endpoint.c */
 extern const struct tui_cmd tui_cmd_screen;
 extern const struct tui_cmd tui_cmd_send;
+extern const struct tui_cmd tui_cmd_answer;
 extern const struct tui_cmd tui_cmd_cancel;
 /* cmd_recover.c */
 extern const struct tui_cmd tui_cmd_reconcile;

@@ -18,6 +18,7 @@ const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_show,
 	&tui_cmd_screen,
 	&tui_cmd_send,
+	&tui_cmd_answer,
 	&tui_cmd_cancel,
 	&tui_cmd_review,
 	&tui_cmd_apply,

@@ -2,7 +2,8 @@
  * cmd_endpoint.c: commands that talk to a lease's endpoint through its
  * holder: `corral screen` (the current screen as text, or the final screen
  * the holder left on disk), `corral send` (type text), `corral cancel`
- * (SPEC 5.5). Every wait has a deadline; refusals from the holder (a
+ * (SPEC 5.5), `corral answer` (pick an option of the question on its
+ * screen, SPEC 5.4). Every wait has a deadline; refusals from the holder (a
  * trusted_local lease without --allow-control) are reported as errors.
  */
 #include <errno.h>
@@ -559,6 +560,120 @@ cancel_exec(struct tui_ctx *c, int argc, char **argv)
 	lease_record_clear(&rec);
 	return rc;
 }
+
+/* The question the lease's holder sees now, or NULL (printed why). */
+static json_t *
+ask_question(struct tui_ctx *c, struct pty_holder_client *cl, const char *id)
+{
+	json_t *st, *q;
+	char *js;
+	int err = 0;
+
+	if ((js = pty_holder_client_status(cl, EP_TIMEOUT_MS, &err)) == NULL) {
+		tui_ctx_err(c, "holder did not answer: %s", pty_strerror(err));
+		return NULL;
+	}
+	st = json_loads(js, 0, NULL);
+	free(js);
+	q = json_object_get(st, "question");
+	if (!json_is_object(q)) {
+		tui_ctx_err(c, "lease %s asks no question now (it is %s)", id,
+		    json_string_value(json_object_get(st, "activity")) ?
+		    json_string_value(json_object_get(st, "activity")) : "?");
+		json_decref(st);
+		return NULL;
+	}
+	json_incref(q);
+	json_decref(st);
+	return q;
+}
+
+static int
+answer_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	struct lease_record rec;
+	struct pty_holder_client *cl = NULL;
+	const char *want = NULL, *qt;
+	uint8_t msg[8 + PTY_DIALOG_ANSWER_MAX];
+	unsigned long long dg;
+	json_t *q;
+	size_t n;
+	char *end;
+	int rc, at = 1;
+
+	/* ID OPTION, --digest HEX before or after (an OPTION may start '-') */
+	if (argc == 5 && strcmp(argv[3], "--digest") == 0)
+		want = argv[4];
+	else if (argc == 5 && strcmp(argv[1], "--digest") == 0) {
+		want = argv[2];
+		at = 3;
+	} else if (argc != 3)
+		argc = 0;
+	if (argc == 0 || argv[at][0] == '-')
+		return tui_ctx_usage(c,
+		    "expected: corral answer ID OPTION [--digest HEX]");
+	n = strlen(argv[at + 1]);
+	if (n == 0 || n > PTY_DIALOG_ANSWER_MAX)
+		return tui_ctx_usage(c, "OPTION is 1 to %d bytes",
+		    PTY_DIALOG_ANSWER_MAX);
+	if ((rc = tui_ctx_find_lease(c, argv[at], &rec)) != 0)
+		return rc;
+	if ((rc = open_holder(c, &rec, 0, &cl)) < 0) {
+		rc = tui_ctx_err(c, "lease %s has no live holder: %s", rec.id,
+		    pty_strerror(rc));
+		lease_record_clear(&rec);
+		return rc;
+	}
+	if ((q = ask_question(c, cl, rec.id)) == NULL) {
+		pty_holder_client_free(cl);
+		lease_record_clear(&rec);
+		return TUI_EXIT_FAIL;
+	}
+	/* Without --digest: the question as it is now, read just above. */
+	if (want == NULL)
+		want = json_string_value(json_object_get(q, "digest"));
+	dg = want != NULL ? strtoull(want, &end, 16) : 0;
+	if (want == NULL || strlen(want) != 16 || *end != '\0') {
+		json_decref(q);
+		pty_holder_client_free(cl);
+		lease_record_clear(&rec);
+		return tui_ctx_usage(c, "--digest is the question's 16 hex "
+		    "digits (ls --json: question.digest)");
+	}
+	for (int i = 0; i < 8; i++)
+		msg[i] = (uint8_t)(dg >> (8 * i));
+	memcpy(msg + 8, argv[at + 1], n);
+	rc = pty_holder_client_send(cl, PTY_W_ANSWER, msg, 8 + n);
+	rc = rc < 0 ? tui_ctx_err(c, "answer: %s", pty_strerror(rc)) :
+	    await_verdict(c, cl, PTY_W_OK);
+	if (rc == TUI_EXIT_OK) {
+		qt = json_string_value(json_object_get(q, "text"));
+		printf("%s: answered ", rec.id);
+		tui_ctx_put_escaped(stdout, argv[at + 1], n);
+		printf(" to: ");
+		tui_ctx_put_escaped(stdout, qt != NULL ? qt : "",
+		    qt != NULL ? strcspn(qt, "\n") : 0);
+		putchar('\n');
+	}
+	json_decref(q);
+	pty_holder_client_free(cl);
+	lease_record_clear(&rec);
+	return rc;
+}
+
+const struct tui_cmd tui_cmd_answer = {
+	.name = "answer",
+	.usage = "ID OPTION [--digest HEX]",
+	.help = "Answer the question the lease's agent asks on its screen "
+		"(a permission\ndialog, a choice, a y/n): OPTION is an "
+		"option's key, its number in\nthe list, its label or the "
+		"start of its label (`corral show ID --json`\nlists them "
+		"under question). Only the keys that pick that option are\n"
+		"typed. With --digest, only if the question is still the one "
+		"with that\ndigest; without it, the one on the screen now. "
+		"The receipt records who\nanswered what.",
+	.exec = answer_exec,
+};
 
 const struct tui_cmd tui_cmd_cancel = {
 	.name = "cancel",

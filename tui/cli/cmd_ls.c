@@ -105,6 +105,8 @@ add_live(struct tui_ctx *c, struct lease_record *r, json_t *o, bool reread)
 		    json_object_get(st, "last_line"));
 		json_object_set(o, "child_pid",
 		    json_object_get(st, "child_pid"));
+		json_object_set(o, "question", json_object_get(st,
+		    "question"));
 		json_object_set(o, "transcript_truncated",
 		    json_object_get(st, "transcript_truncated"));
 		add_journal(o, st);

@@ -193,6 +193,8 @@ session_free(struct tui_session *s)
 	free(s->title);
 	free(s->last_line);
 	free(s->activity);
+	free(s->question);
+	free(s->options);
 	free(s);
 }
 

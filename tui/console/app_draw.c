@@ -64,8 +64,8 @@ draw_list(struct tui_app *a)
 		row->branch = s->rec.branch;
 		row->age_s = s->rec.created_at > 0 && now >= s->rec.created_at ?
 		    (now - s->rec.created_at) / 1000 : -1;
-		row->last_output = s->last_line != NULL ? s->last_line :
-		    s->rec.failed_reason;
+		row->last_output = s->question != NULL ? s->question :
+		    s->last_line != NULL ? s->last_line : s->rec.failed_reason;
 		/* a long step shows its progress, not a frozen row */
 		if (tui_app_view_progress(a, s, prog[i], sizeof prog[i]))
 			row->last_output = prog[i];
@@ -96,7 +96,13 @@ draw_detail(struct tui_app *a)
 		return;
 	}
 	n = tui_view_detail(&s->rec, s->title, s->lost ? s->lost_reason :
-	    NULL, kv, TUI_VIEW_DETAIL_MAX, buf, sizeof buf);
+	    NULL, kv, TUI_VIEW_DETAIL_MAX - 2, buf, sizeof buf);
+	/* blocked on a choice: what it asks, and how to answer */
+	if (s->question != NULL) {
+		kv[n++] = (struct tui_kv){ "question", s->question + 2 };
+		kv[n++] = (struct tui_kv){ "options", s->options != NULL ?
+		    s->options : "" };
+	}
 	if (strcmp(tui_app_name(s), s->id) != 0)
 		snprintf(title, sizeof title, "%.128s  %s", tui_app_name(s),
 		    s->id);

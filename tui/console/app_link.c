@@ -27,6 +27,41 @@ set_str(char **dst, const char *src, size_t cap)
 	*dst = src != NULL ? strndup(src, cap) : NULL;
 }
 
+/*
+ * The question a blocked lease asks (SPEC 5.4): its first line for the
+ * list row, "KEY label" of each option for the detail panel. Escaped
+ * where drawn, like the rest of the status.
+ */
+static void
+apply_question(struct tui_session *s, json_t *q)
+{
+	const char *t = json_string_value(json_object_get(q, "text"));
+	char buf[1024];
+	size_t o = 0, i;
+	json_t *op;
+
+	free(s->question);
+	free(s->options);
+	s->question = s->options = NULL;
+	if (!json_is_object(q) || t == NULL)
+		return;
+	snprintf(buf, sizeof buf, "? %.*s", (int)strcspn(t, "\n"), t);
+	s->question = strdup(buf);
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(q, "options"), i, op) {
+		int n = snprintf(buf + o, sizeof buf - o, "%s%s %s", i > 0 ?
+		    " | " : "", json_string_value(json_object_get(op, "key")) ?
+		    json_string_value(json_object_get(op, "key")) : "?",
+		    json_string_value(json_object_get(op, "label")) ?
+		    json_string_value(json_object_get(op, "label")) : "");
+
+		if (n < 0 || (size_t)n >= sizeof buf - o)
+			break;
+		o += (size_t)n;
+	}
+	s->options = strdup(buf);
+}
+
 static void
 apply_status(struct tui_app *a, struct tui_session *s, const uint8_t *p,
     size_t len)
@@ -44,6 +79,7 @@ apply_status(struct tui_app *a, struct tui_session *s, const uint8_t *p,
 	    "last_line")), 512);
 	set_str(&s->activity, json_string_value(json_object_get(j,
 	    "activity")), 32);
+	apply_question(s, json_object_get(j, "question"));
 	v = json_object_get(j, "state");
 	s->exited = json_is_string(v) &&
 	    strcmp(json_string_value(v), "exited") == 0;

@@ -119,6 +119,8 @@ struct tui_session {
 	/* from the holder's status (STATUS_REPLY) */
 	bool have_status;
 	char *title, *last_line, *activity;
+	/* blocked on a choice: "? QUESTION" for the row, its options */
+	char *question, *options;
 	bool exited, cancelled, control;
 	int exit_status;
 	uint64_t bells;

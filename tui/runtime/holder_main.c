@@ -332,23 +332,44 @@ on_activity(const char *state, const char *signal, const char *detail,
 {
 	struct hmain *m = ud;
 	enum lease_activity act;
-	char why[256];
+	char why[512], *q = NULL;
+	json_t *qj;
+	size_t o;
 
 	if (lease_fsm_activity_parse(state, &act) < 0)
 		return;
 	if (m->sbx != NULL)
 		tui_holder_sbx_activity(m->sbx, state,
 		    m->holder_ident[0] != '\0');
+	/* Blocked on a choice: the question, as data (SPEC 5.4). */
+	if (act == LEASE_ACT_BLOCKED && m->ph != NULL)
+		q = pty_holder_question(m->ph);
 	/* The operator's hook on blocked, done, failed (SPEC 5.6). */
-	if (m->notify != NULL)
+	if (m->notify != NULL) {
+		tui_notify_question(m->notify, q);
 		TUI_BEST_EFFORT(tui_notify_fire(m->notify, m->id, m->name,
 		    state, signal, detail));
+	}
 	/* Exits are journaled by on_exited with the lease transition. */
 	if (act == LEASE_ACT_DONE || act == LEASE_ACT_FAILED ||
-	    act == LEASE_ACT_CANCELLED)
+	    act == LEASE_ACT_CANCELLED) {
+		free(q);
 		return;
-	snprintf(why, sizeof why, "%s%s%s", signal, detail && *detail ?
-	    ": " : "", detail ? detail : "");
+	}
+	o = (size_t)snprintf(why, sizeof why, "%s%s%.200s", signal,
+	    detail && *detail ? ": " : "", detail ? detail : "");
+	/* ... and in its transition: the question's digest and text */
+	if (q != NULL && o < sizeof why && (qj = json_loads(q, 0, NULL)) !=
+	    NULL) {
+		const char *t = json_string_value(json_object_get(qj, "text"));
+
+		snprintf(why + o, sizeof why - o, "; question %s: %.*s",
+		    json_string_value(json_object_get(qj, "digest")) ?
+		    json_string_value(json_object_get(qj, "digest")) : "?",
+		    t != NULL ? (int)strcspn(t, "\n") : 0, t != NULL ? t : "");
+		json_decref(qj);
+	}
+	free(q);
 	/* Past the budget the row changes but no transition is logged. */
 	TUI_BEST_EFFORT(tui_holder_journal_activity(m->jq, act, why,
 	    tui_tally_admit(&m->activity, "activity")));

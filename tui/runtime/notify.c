@@ -11,7 +11,8 @@
  * interval, or while a hook runs, waits as the one pending run (the
  * latest state wins; a change to a state that does not notify cancels
  * it) and runs when the interval has passed; the one pending when the
- * holder ends still runs then.
+ * holder ends still runs then. A blocked lease's question goes with its
+ * run as JSON in CORRAL_QUESTION (SPEC 5.4).
  */
 #include <errno.h>
 #include <signal.h>
@@ -44,6 +45,7 @@ struct hook_run {
 struct pending {
 	bool set;
 	char id[64], name[128], state[16], signal[256], detail[512];
+	char *question;		/* JSON, or NULL */
 };
 
 struct tui_notify {
@@ -58,6 +60,7 @@ struct tui_notify {
 	struct pending p;
 	unsigned deferred;	/* changes folded into a later run */
 	uv_timer_t wait;	/* until the interval has passed */
+	char *question;		/* for the next change (tui_notify_question) */
 	bool wait_init;
 };
 
@@ -194,7 +197,7 @@ ours(const char *var)
 {
 	static const char *const names[] = { "CORRAL_LEASE_ID=",
 		"CORRAL_LEASE_NAME=", "CORRAL_STATE=", "CORRAL_SIGNAL=",
-		"CORRAL_DETAIL=" };
+		"CORRAL_DETAIL=", "CORRAL_QUESTION=" };
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strncmp(var, names[i], strlen(names[i])) == 0)
@@ -204,7 +207,8 @@ ours(const char *var)
 
 static int
 spawn_hook(struct tui_notify *n, const char *id, const char *name,
-    const char *state, const char *signal, const char *detail)
+    const char *state, const char *signal, const char *detail,
+    const char *question)
 {
 	uv_process_options_t po;
 	uv_stdio_container_t stdio[3];
@@ -216,7 +220,7 @@ spawn_hook(struct tui_notify *n, const char *id, const char *name,
 	for (i = 0; environ[i] != NULL; i++)
 		;
 	rc = -ENOMEM;
-	if ((env = calloc(i + 6, sizeof *env)) == NULL ||
+	if ((env = calloc(i + 7, sizeof *env)) == NULL ||
 	    (r = calloc(1, sizeof *r)) == NULL ||
 	    asprintf(&cmdline, "%s \"$@\"", n->cf.hook) < 0) {
 		cmdline = NULL;
@@ -234,7 +238,8 @@ spawn_hook(struct tui_notify *n, const char *id, const char *name,
 		    state, false)) == NULL || (env[ne++] = env_var(
 		    "CORRAL_SIGNAL", signal, true)) == NULL ||
 		    (env[ne++] = env_var("CORRAL_DETAIL", detail, true)) ==
-		    NULL) {
+		    NULL || (question != NULL && asprintf(&env[ne++],
+		    "CORRAL_QUESTION=%s", question) < 0)) {
 			ne--;
 			for (i = first; i < ne; i++)
 				free(env[i]);
@@ -330,7 +335,8 @@ try_run(struct tui_notify *n)
 		logf_(n, "hook for %s: %u earlier change(s) folded into this "
 		    "run", p->state, n->deferred);
 	n->deferred = 0;
-	rc = spawn_hook(n, p->id, p->name, p->state, p->signal, p->detail);
+	rc = spawn_hook(n, p->id, p->name, p->state, p->signal, p->detail,
+	    p->question);
 	if (rc < 0)	/* a failed start counts: the agent may cause those */
 		n->last_ms = now;
 	return rc;
@@ -362,7 +368,19 @@ tui_notify_fire(struct tui_notify *n, const char *id, const char *name,
 	    signal : "");
 	snprintf(p->detail, sizeof p->detail, "%s", detail != NULL ?
 	    detail : "");
+	free(p->question);
+	p->question = n->question;
+	n->question = NULL;
 	return try_run(n);
+}
+
+void
+tui_notify_question(struct tui_notify *n, const char *json)
+{
+	if (n == NULL)
+		return;
+	free(n->question);
+	n->question = json != NULL ? strdup(json) : NULL;
 }
 
 /* Close and reap every run (each up to its deadline, then killed). */
@@ -424,5 +442,7 @@ tui_notify_free(struct tui_notify *n)
 	reap_all(n);
 	if (try_run(n) == 1)
 		reap_all(n);
+	free(n->question);
+	free(n->p.question);
 	free(n);
 }

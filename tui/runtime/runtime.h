@@ -165,6 +165,11 @@ int tui_notify_new(struct tui_notify **, struct uv_loop_s *loop,
 int tui_notify_fire(struct tui_notify *, const char *id, const char *name,
     const char *state, const char *signal, const char *detail);
 /*
+ * The question (JSON text, copied; NULL: none) the next tui_notify_fire
+ * carries to its hook as CORRAL_QUESTION.
+ */
+void tui_notify_question(struct tui_notify *, const char *json);
+/*
  * When the loop is done with (the holder's has ended): close the hooks'
  * handles and run the loop once for their close callbacks, wait for hooks
  * still running, each up to its deadline, kill what is left, free all.
