@@ -45,6 +45,7 @@ struct walk {
 	uint64_t new_entries, max_new;
 	uint64_t changed, bytes;	/* changed files and their bytes */
 	size_t files_seen;
+	size_t excluded;		/* names the policy's patterns drop */
 	bool aborted;
 	int err;			/* a hard error: stop */
 	char rel[REL_MAX + 1];
@@ -119,12 +120,14 @@ open_reason(int e)
 
 /* The operator's policy decides first, then the base tree's files. */
 static bool
-ignored(const struct walk *w, const char *rel, bool isdir)
+ignored(struct walk *w, const char *rel, bool isdir)
 {
 	int v = lease__ignore_match(&w->pign, rel, isdir);
 
-	if (v >= 0)
+	if (v >= 0) {
+		w->excluded += v == 1;
 		return v == 1;
+	}
 	return lease__ignore_match(&w->ign, rel, isdir) == 1;
 }
 
@@ -902,6 +905,7 @@ lease_extract_snapshot(struct lease_gate_odb *q, const char *dir,
 	if (rc < 0)
 		goto out;
 	out->files_seen = w.files_seen;
+	out->excluded = w.excluded;
 	out->changed = (size_t)w.changed;
 	out->changed_bytes = w.bytes;
 	out->aborted = w.aborted;

@@ -827,6 +827,27 @@ lease__result_disk_full(const struct lease__rctx *c, int rc)
 	return full;
 }
 
+/*
+ * The result's "excluded" (how many new names the policy's ignore
+ * patterns left out of the workspace's snapshot, and the patterns: an
+ * agent profile's workspace rules), and its receipt.
+ */
+static int
+excluded(struct lease__rctx *c, size_t n)
+{
+	json_t *pats = json_array();
+
+	for (const char *const *p = c->pol.ignore; pats != NULL && p != NULL &&
+	    *p != NULL; p++)
+		json_array_append_new(pats, json_string(*p));
+	if (pats == NULL)
+		return -ENOMEM;
+	lease__result_set(c->result, "excluded", json_pack("{s:I, s:O}",
+	    "entries", (json_int_t)n, "patterns", pats));
+	return lease__rctx_receipt(c, "result_excluded", json_pack("{s:I, s:o}",
+	    "entries", (json_int_t)n, "patterns", pats));
+}
+
 /* The finish stopped on a full disk: -ENOSPC, the lease left running. */
 static int
 full(struct lease__rctx *c)
@@ -962,6 +983,9 @@ lease_result_finish(struct lease_store *s, const char *state_dir,
 	lease__result_set(c.result, "artifacts", json_pack("{s:s, s:I, s:I}",
 	    "dir", arts, "files", (json_int_t)ex.artifacts, "bytes",
 	    (json_int_t)ex.artifact_bytes));
+	/* what the patterns left out is said, never silently dropped */
+	if (ex.excluded > 0 && (rc = excluded(&c, ex.excluded)) < 0)
+		goto fail;
 	if (opts->fail_reason != NULL &&
 	    (rc = lease_gate_report_add(&rep, LEASE_GATE_LEASE_FAILED, NULL,
 	    opts->fail_reason)) < 0)

@@ -362,6 +362,8 @@ LEASE_NODISCARD int lease_gate_odb_verify(struct lease_gate_odb *q,
 struct lease_extract {
 	char tree[41];		/* snapshot tree in the quarantine, or "" */
 	size_t files_seen;	/* regular files walked */
+	size_t excluded;	/* new names the policy's ignore patterns left
+				   out (a directory counts once) */
 	size_t changed;		/* added or modified files */
 	uint64_t changed_bytes;
 	size_t artifacts;

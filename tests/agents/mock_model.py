@@ -11,6 +11,8 @@ The turns are scripted by the last user message:
   contains CORRAL-EDIT   a tool call that needs permission: write the file
                          corral-edit.txt (Claude Code: the Write tool;
                          Codex: exec_command asking to run unsandboxed)
+  contains CORRAL-BASH   (Claude Code) the Bash tool running a command
+                         that writes corral-bash.txt, which needs permission
   contains CORRAL-ERROR  an API error (HTTP 400, which no client retries)
   contains CORRAL-SLOW   a plain answer after 3 s of thinking (no byte of
                          the reply: the CLI shows its status line), then
@@ -37,6 +39,10 @@ EDIT_TEXT = "edited by the agent through corral\n"
 PLAIN = "Hello from the mock model."
 SLOW = "A slow answer from the mock model, one word at a time, ending here."
 DONE = "Edit done."
+# Claude Code's Bash tool: a command it asks for, which "don't ask again"
+# remembers in /work/.claude/settings.local.json
+BASH_FILE = "corral-bash.txt"
+BASH_COMMAND = "python3 -c \"open('%s', 'w').write('ran')\"" % BASH_FILE
 THINK_S = 3
 
 LOG_LOCK = threading.Lock()
@@ -88,6 +94,9 @@ def anthropic_script(req):
                 for b in content):
             return ("text", DONE)
     text = "\n".join(text_of(c) for c in turn)
+    if "CORRAL-BASH" in text and tools:
+        return ("tool", "Bash", {"command": BASH_COMMAND,
+                                 "description": "Write " + BASH_FILE})
     return scripted(text, tools, ("tool", "Write", {
         "file_path": "/work/" + EDIT_FILE, "content": EDIT_TEXT}))
 

@@ -194,6 +194,27 @@ print_reasons(const struct out *o, json_t *r)
 		    json_integer_value(json_object_get(r, "findings_dropped")));
 }
 
+/* What the agent profile's workspace rules left out of the result. */
+static void
+print_excluded(const struct out *o, json_t *r)
+{
+	json_t *x = json_object_get(r, "excluded"), *v;
+	size_t i;
+
+	if (json_integer_value(json_object_get(x, "entries")) <= 0)
+		return;
+	sgr(o, C_YELLOW);
+	fprintf(o->f, "left out: %lld new name(s) in the workspace matching "
+	    "the agent profile's [workspace] exclude:", (long long)
+	    json_integer_value(json_object_get(x, "entries")));
+	json_array_foreach(json_object_get(x, "patterns"), i, v) {
+		fputs(" ", o->f);
+		puts_j(o, v);
+	}
+	fputs("\n", o->f);
+	sgr(o, C_OFF);
+}
+
 static void
 print_files(const struct out *o, json_t *m)
 {
@@ -462,6 +483,7 @@ review_exec(struct tui_ctx *c, int argc, char **argv)
 		print_head(&o, doc);
 		print_reasons(&o, json_object_get(doc, "result"));
 		print_files(&o, json_object_get(doc, "manifest"));
+		print_excluded(&o, json_object_get(doc, "result"));
 		print_checks(&o, doc);
 		print_diff(&o, doc);
 		print_tail(&o, doc);

@@ -32,6 +32,8 @@
 #define ENV_MAX 32
 #define HOME_MAX SBX_AGENT_FILES_MAX
 #define BACKGROUND_MAX 64
+#define WORKSPACE_MAX 32	/* [workspace] patterns of each kind */
+#define PATTERN_MAX 200
 
 struct prof {
 	const char *file;	/* for messages: at most 300 bytes shown */
@@ -49,6 +51,10 @@ struct prof {
 	int nhome;
 	char *background[BACKGROUND_MAX];
 	int nbackground;
+	char *exclude[WORKSPACE_MAX];	/* [workspace]: left out of the result */
+	int nexclude;
+	char *review[WORKSPACE_MAX];	/* ... flagged "agent" for review */
+	int nreview;
 	char err[512];
 };
 
@@ -65,6 +71,10 @@ prof_clear(struct prof *p)
 	}
 	for (int i = 0; i < p->nbackground; i++)
 		free(p->background[i]);
+	for (int i = 0; i < p->nexclude; i++)
+		free(p->exclude[i]);
+	for (int i = 0; i < p->nreview; i++)
+		free(p->review[i]);
 	memset(p, 0, sizeof *p);
 }
 
@@ -95,6 +105,68 @@ name_ok(const char *s)
 		return false;
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 	    "0123456789_") == strlen(s);
+}
+
+/*
+ * A [workspace] pattern: gitignore-style, of the agent's own state in
+ * /work; no negation, no "." or ".." component, no backslash.
+ */
+static bool
+pattern_ok(const char *s)
+{
+	size_t n = strlen(s);
+	const char *c;
+
+	if (n == 0 || n > PATTERN_MAX || s[0] == '!' || strchr(s, '\\') ||
+	    strcmp(s, "/") == 0)
+		return false;
+	for (c = s; *c != '\0'; c++)
+		if ((unsigned char)*c < 0x21 || *c == 0x7f)
+			return false;
+	for (c = s; c != NULL; c = strchr(c, '/'), c = c != NULL ? c + 1 :
+	    NULL) {
+		size_t k = strcspn(c, "/");
+
+		if ((k == 1 && c[0] == '.') || (k == 2 && c[0] == '.' &&
+		    c[1] == '.'))
+			return false;
+	}
+	return true;
+}
+
+/* [workspace] exclude = PATTERN... / review = PATTERN... */
+static int
+workspace_key(struct prof *p, const char *name, const char *value, int line)
+{
+	char *dup, *tok, *save = NULL, **v;
+	int *n;
+
+	if (strcmp(name, "exclude") == 0) {
+		v = p->exclude;
+		n = &p->nexclude;
+	} else if (strcmp(name, "review") == 0) {
+		v = p->review;
+		n = &p->nreview;
+	} else
+		return bad(p, line, "unknown key in [workspace] (exclude, "
+		    "review)");
+	if ((dup = strdup(value)) == NULL)
+		return bad(p, line, "out of memory");
+	for (tok = strtok_r(dup, " \t", &save); tok != NULL;
+	    tok = strtok_r(NULL, " \t", &save)) {
+		if (!pattern_ok(tok)) {
+			free(dup);
+			return bad(p, line, "a [workspace] pattern is a path "
+			    "pattern without '!', '\\', . or ..");
+		}
+		if (*n == WORKSPACE_MAX || (v[*n] = strdup(tok)) == NULL) {
+			free(dup);
+			return bad(p, line, "too many [workspace] patterns");
+		}
+		(*n)++;
+	}
+	free(dup);
+	return 1;
 }
 
 static int
@@ -189,8 +261,10 @@ handler(void *user, const char *section, const char *name,
 		free(dup);
 		return 1;
 	}
+	if (strcmp(section, "workspace") == 0)
+		return workspace_key(p, name, value, line);
 	return bad(p, line, "unknown section (install, model, env, home, "
-	    "background)");
+	    "background, workspace)");
 }
 
 /* inih's handler without the line: the line comes from the reader. */
@@ -447,6 +521,24 @@ render(const char *s, const struct tui_agent *a)
 	return out;
 }
 
+/* setup[key] = the patterns (none: no key). */
+static int
+workspace_json(json_t *setup, const char *key, char *const *v, int n)
+{
+	json_t *a;
+
+	if (n == 0)
+		return 0;
+	if ((a = json_array()) == NULL)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		if (json_array_append_new(a, json_string(v[i])) < 0) {
+			json_decref(a);
+			return -ENOMEM;
+		}
+	return json_object_set_new(setup, key, a) < 0 ? -ENOMEM : 0;
+}
+
 /* The profile's file: the operator's first, else the shipped one. */
 static int
 profile_read(struct tui_ctx *c, const char *name, char *path, size_t pathsz,
@@ -677,6 +769,9 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 	}
 	for (int i = 0; i < p.nbackground; i++)
 		json_array_append_new(bg, json_string(p.background[i]));
+	if (workspace_json(a->setup, "exclude", p.exclude, p.nexclude) < 0 ||
+	    workspace_json(a->setup, "review", p.review, p.nreview) < 0)
+		goto oom;
 	prof_clear(&p);
 	return 0;
 oom:

@@ -22,6 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "lease/lease.h"
 #include "lease/result/result.h"
 #include "sandbox-adapters/sbx.h"
@@ -50,6 +52,7 @@ struct tui_checks_env {
 	char **argvs;		/* 3 per check: /bin/sh -c CMD */
 	char *policy_err;
 	struct lease_flag_rules rules;	/* shipped and the operator's */
+	char **ignore;		/* the agent profile's exclude patterns */
 };
 
 void
@@ -66,6 +69,9 @@ tui_checks_env_free(struct tui_checks_env *e)
 	free(e->argvs);
 	free(e->policy_err);
 	lease_gate_rules_free(&e->rules);
+	for (size_t i = 0; e->ignore != NULL && e->ignore[i] != NULL; i++)
+		free(e->ignore[i]);
+	free(e->ignore);
 	free(e);
 }
 
@@ -102,6 +108,75 @@ tui_checks_review_flags(struct lease_flag_rules *out, char *err, size_t errsz)
 	return rc;
 }
 
+#define AGENT_FILE_MAX (256u * 1024u)
+
+/*
+ * The agent profile's workspace rules, from the agent.json `corral new`
+ * left in the lease directory: its exclude patterns become the result's
+ * ignore patterns, its review patterns "agent" review flags. None: 0.
+ */
+static int
+agent_rules(struct tui_ctx *c, const char *id, struct tui_checks_env *e,
+    char *err, size_t errsz)
+{
+	char *dir = tui_ctx_lease_dir(c, id), path[4096], *text = NULL, *flags;
+	json_t *a, *ex, *rv, *v;
+	size_t len = 0, i, n = 0, fl = 1;
+	int rc;
+
+	if (dir == NULL)
+		return -ENOMEM;
+	snprintf(path, sizeof path, "%s/%s", dir, TUI_AGENT_FILE);
+	free(dir);
+	if ((rc = tui_sandbox_read_file(path, AGENT_FILE_MAX, &text,
+	    &len)) == -ENOENT)
+		return 0;
+	if (rc < 0) {
+		snprintf(err, errsz, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	a = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (a == NULL) {
+		snprintf(err, errsz, "%s: not JSON", path);
+		return -EINVAL;
+	}
+	ex = json_object_get(a, "exclude");
+	rv = json_object_get(a, "review");
+	if (json_array_size(ex) > 0 && (e->ignore = calloc(json_array_size(ex)
+	    + 1, sizeof *e->ignore)) == NULL) {
+		json_decref(a);
+		return -ENOMEM;
+	}
+	json_array_foreach(ex, i, v) {
+		if (json_is_string(v) && (e->ignore[n] =
+		    strdup(json_string_value(v))) != NULL)
+			n++;
+	}
+	e->pol.ignore = (const char *const *)e->ignore;
+	json_array_foreach(rv, i, v)
+		fl += json_string_length(v) + 8;
+	rc = 0;
+	if (json_array_size(rv) > 0) {
+		if ((flags = calloc(1, fl)) == NULL) {
+			json_decref(a);
+			return -ENOMEM;
+		}
+		json_array_foreach(rv, i, v) {
+			if (json_is_string(v)) {
+				strcat(flags, "agent ");
+				strcat(flags, json_string_value(v));
+				strcat(flags, "\n");
+			}
+		}
+		rc = lease_gate_rules_parse(&e->rules, flags, path, err,
+		    errsz);
+		free(flags);
+	}
+	json_decref(a);
+	return rc;
+}
+
 int
 tui_checks_env_new(struct tui_ctx *c, const struct lease_record *r,
     const char *secret, struct tui_checks_env **out, char *err, size_t errsz)
@@ -130,6 +205,10 @@ tui_checks_env_new(struct tui_ctx *c, const struct lease_record *r,
 	}
 	lease_result_policy_defaults(&e->pol);
 	if ((rc = tui_checks_review_flags(&e->rules, err, errsz)) < 0) {
+		tui_checks_env_free(e);
+		return rc;
+	}
+	if ((rc = agent_rules(c, r->id, e, err, errsz)) < 0) {
 		tui_checks_env_free(e);
 		return rc;
 	}
