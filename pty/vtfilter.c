@@ -1180,8 +1180,10 @@ pty__vtfilter_feed(struct pty__vtfilter *f, const uint8_t *b, size_t len)
 		continue;
 esc:
 		tb = TB_NONE;
-		f->esc_cut = f->st == F_CSI || f->st == F_ESC_INT ||
-		    (f->st == F_ESC && !f->esc_virtual);
+		/* After an ESC not passed on, libvterm is where it was. */
+		if (f->st != F_ESC || !f->esc_virtual)
+			f->esc_cut = f->st == F_CSI || f->st == F_ESC_INT ||
+			    f->st == F_ESC;
 		/*
 		 * An ESC at b[i]. When the next byte is here and cannot start
 		 * a string, the ESC stays in the span; otherwise it waits.
