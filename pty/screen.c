@@ -30,6 +30,8 @@
 
 /* Scrollback lines, whatever the caller asks. */
 #define SB_LIMIT (1u << 22)
+/* No last glyph to wrap after (below any row minus one). */
+#define PW_NONE (-2)
 /* A scrollback line's meta: its used length, and whether it wrapped. */
 #define SBM_USED 0x7fffu
 #define SBM_WRAPPED 0x8000u
@@ -124,13 +126,12 @@ struct pty_screen {
 	int lg_row, lg_col;	/* where the last glyph went */
 	bool lg_valid;
 	/*
-	 * Where the last glyph went (row, its column, the column after it),
-	 * while the cursor has not moved since: a glyph that then lands at
-	 * the start of the next row because it did not fit wrapped there
+	 * Where the last glyph went (its row, the column after it; PW_NONE
+	 * once the cursor has moved since): a glyph that then lands at the
+	 * start of the next row because it did not fit wrapped there
 	 * (libvterm 0.1.4 does not say so itself).
 	 */
-	int pw_row, pw_col, pw_end;
-	bool pw_valid;
+	int pw_row, pw_end;
 	VTerm *orc;		/* a 1x4 libvterm asked what combines */
 	bool orc_merged;
 
@@ -632,12 +633,10 @@ cb_putglyph(VTermGlyphInfo *info, VTermPos pos, void *ud)
 	s->lg_col = pos.col;
 	s->lg_valid = true;
 	/* Did not fit after the last glyph: the row above wrapped into this. */
-	if (pos.col == 0 && s->pw_valid && pos.row == s->pw_row + 1 &&
+	if (pos.col == 0 && pos.row == s->pw_row + 1 &&
 	    s->pw_end + (width > 1 ? 2 : 1) > g->cols)
 		g->r[pos.row - 1]->wrapped = true;
 	s->pw_row = pos.row;
-	s->pw_col = pos.col;
-	s->pw_valid = true;
 	if (width == 1 && info->chars[1] == 0 && W_WIDTH(c->w) == 1) {
 		/* The common case: nothing wide or combined around. */
 		c->w = cp | W_BLANK | s->pen_attrs;
@@ -696,11 +695,12 @@ cb_movecursor(VTermPos pos, VTermPos oldpos, int visible, void *ud)
 	s->cur.visible = visible != 0;
 	/*
 	 * Moved away from the last glyph (after it, or on it while the wrap
-	 * is pending): no wrap follows it.
+	 * is pending: its first column, one or two before the end): no wrap
+	 * follows it.
 	 */
-	if (pos.row != s->pw_row || pos.col != (s->pw_end < s->g->cols ?
-	    s->pw_end : s->pw_col))
-		s->pw_valid = false;
+	if (pos.row != s->pw_row || (s->pw_end < s->g->cols ?
+	    pos.col != s->pw_end : pos.col < s->pw_end - 2))
+		s->pw_row = PW_NONE;
 	return 1;
 }
 
@@ -844,11 +844,10 @@ cb_scrollrect(VTermRect rc, int down, int right, void *ud)
 			}
 		}
 		/* The last glyph's row moved with its row. */
-		if (s->pw_valid && s->pw_row >= rc.start_row &&
-		    s->pw_row < rc.end_row) {
+		if (s->pw_row >= rc.start_row && s->pw_row < rc.end_row) {
 			s->pw_row -= down;
 			if (s->pw_row < rc.start_row || s->pw_row >= rc.end_row)
-				s->pw_valid = false;
+				s->pw_row = PW_NONE;
 		}
 		dirty(s, rc.start_row, rc.end_row - 1);
 		return 1;
@@ -999,7 +998,7 @@ set_alt(struct pty_screen *s, bool on)
 	if (on == s->modes.altscreen)
 		return;
 	s->modes.altscreen = on;
-	s->pw_valid = false;
+	s->pw_row = PW_NONE;
 	if (on) {
 		/* On allocation failure the primary grid stays in use. */
 		if (grid_new(&s->alt, s->rows, s->cols) == 0)
@@ -1475,6 +1474,7 @@ pty_screen_new(struct pty_screen **out, int rows, int cols, size_t sb_max)
 	s->dlast = -1;
 	s->cur.visible = true;
 	s->cur.shape = PTY_CURSOR_BLOCK;
+	s->pw_row = PW_NONE;
 	s->g = &s->prim;
 	pty__vtfilter_init(&s->f, &filter_sink, s);
 	if (grid_new(&s->prim, rows, cols) < 0 ||
@@ -1999,10 +1999,10 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 		at_end = cr == NULL || sp->col >= cr->used;
 	} else {
 		cr = s->prim.r[pos.row];
-		at_end = pos.col >= cr->used || (s->pw_valid &&
-		    s->pw_row == pos.row && s->pw_end >= s->cols);
+		at_end = pos.col >= cr->used || (s->pw_row == pos.row &&
+		    s->pw_end >= s->cols);
 	}
-	s->pw_valid = false;
+	s->pw_row = PW_NONE;
 	/* Out of memory, either half may not happen: the model stays whole. */
 	if (rows != s->rows && resize_rows(s, rows, &pos) < 0)
 		rc = -ENOMEM;
@@ -2030,7 +2030,7 @@ pty_screen_resize(struct pty_screen *s, int rows, int cols)
 	vterm_state_get_cursorpos(s->vts, &pos);
 	s->cur.row = pos.row < rows ? pos.row : rows - 1;
 	s->cur.col = pos.col < cols ? pos.col : cols - 1;
-	s->pw_valid = false;
+	s->pw_row = PW_NONE;
 	if (s->dlast >= rows)
 		s->dlast = rows - 1;
 	dirty_all(s);
