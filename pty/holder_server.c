@@ -52,24 +52,45 @@ pty__holder_server_conn_send(struct hclient *c, const struct pty_wbuf *wb)
 {
 	struct hwrite *w;
 	uv_buf_t b;
+	size_t off = 0;
+	int n;
 
 	if (c->closing || wb->len == 0)
 		return 0;
 	if (wb->oom)
 		return -ENOMEM;
-	if ((w = malloc(sizeof *w + wb->len)) == NULL)
+	/*
+	 * Nothing queued: written at once, with no request for the loop to
+	 * finish (a keystroke's echo waits on no extra turn; issue 17).
+	 */
+	b = uv_buf_init((char *)wb->buf, (unsigned int)wb->len);
+	if (c->queued == 0 && (n = uv_try_write((uv_stream_t *)&c->pipe,
+	    &b, 1)) != UV_EAGAIN) {
+		if (n < 0) {
+			pty__holder_server_conn_close(c);
+			return -EPIPE;
+		}
+		if ((size_t)n == wb->len)
+			return 0;
+		off = (size_t)n;
+	}
+	if ((w = malloc(sizeof *w + wb->len - off)) == NULL) {
+		/* Part of a frame is out: the stream is no longer whole. */
+		if (off > 0)
+			pty__holder_server_conn_close(c);
 		return -ENOMEM;
+	}
 	w->c = c;
-	w->len = wb->len;
-	memcpy(w->data, wb->buf, wb->len);
-	b = uv_buf_init((char *)w->data, (unsigned int)wb->len);
+	w->len = wb->len - off;
+	memcpy(w->data, wb->buf + off, w->len);
+	b = uv_buf_init((char *)w->data, (unsigned int)w->len);
 	if (uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1, write_done) <
 	    0) {
 		free(w);
 		pty__holder_server_conn_close(c);
 		return -EPIPE;
 	}
-	c->queued += wb->len;
+	c->queued += w->len;
 	return 0;
 }
 

@@ -324,6 +324,17 @@ pty_proc_write(struct pty_proc *p, const void *buf, size_t len)
 		return -EPIPE;
 	if (p->queued + len > PROC_WRITE_CAP)
 		return -ENOBUFS;
+	/* Nothing queued: to the terminal at once, no request (issue 17). */
+	b = uv_buf_init((char *)buf, (unsigned int)len);
+	if (p->queued == 0 && (rc = uv_try_write((uv_stream_t *)&p->pipe,
+	    &b, 1)) != UV_EAGAIN) {
+		if (rc < 0)
+			return rc;
+		if ((size_t)rc == len)
+			return 0;
+		buf = (const char *)buf + rc;
+		len -= (size_t)rc;
+	}
 	if ((w = malloc(sizeof *w + len)) == NULL)
 		return -ENOMEM;
 	w->p = p;

@@ -82,6 +82,35 @@ START_TEST(test_redraw_key_is_immediate)
 }
 END_TEST
 
+START_TEST(test_redraw_echo_alone)
+{
+	struct tui_redraw r;
+	struct tui_redraw_set set;
+	unsigned wait;
+
+	tui_redraw_init(&r, 16);
+	tui_redraw_mark(&r, 0, TUI_DIRTY_ALL, false);
+	tui_redraw_take(&r, 0, &set);
+	tui_redraw_mark(&r, 1, 0, true);	/* a key typed into the agent */
+	tui_redraw_take(&r, 1, &set);
+	/* a busy list changed, then the echo came: the echo alone, now */
+	tui_redraw_mark(&r, 2, TUI_DIRTY_LIST, false);
+	tui_redraw_mark_rows(&r, 3, 7, 7);
+	ck_assert_int_eq(tui_redraw_due(&r, 3, &wait), TUI_REDRAW_NOW);
+	tui_redraw_take(&r, 3, &set);
+	ck_assert_uint_eq(set.what, TUI_DIRTY_PANE);
+	ck_assert_int_eq(set.pane_first, 7);
+	ck_assert_int_eq(set.pane_last, 7);
+	/* the list waits for the interval after the key's frame (at 1) */
+	ck_assert_int_eq(tui_redraw_due(&r, 3, &wait), TUI_REDRAW_ARM);
+	ck_assert_uint_eq(wait, 14);
+	tui_redraw_fired(&r);
+	ck_assert_int_eq(tui_redraw_due(&r, 17, &wait), TUI_REDRAW_NOW);
+	tui_redraw_take(&r, 17, &set);
+	ck_assert_uint_eq(set.what, TUI_DIRTY_LIST);
+}
+END_TEST
+
 START_TEST(test_redraw_echo_window_expires)
 {
 	struct tui_redraw r;
@@ -190,6 +219,7 @@ redraw_suite(void)
 	tcase_add_test(tc, test_redraw_output_is_throttled);
 	tcase_add_test(tc, test_redraw_key_is_immediate);
 	tcase_add_test(tc, test_redraw_echo_window_expires);
+	tcase_add_test(tc, test_redraw_echo_alone);
 	tcase_add_test(tc, test_redraw_at_most_60fps);
 	tcase_add_test(tc, test_redraw_rows_merge_and_clock);
 	suite_add_tcase(s, tc);

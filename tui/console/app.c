@@ -408,7 +408,12 @@ tick_cb(uv_prepare_t *p)
 		uv_timer_stop(&a->redraw_timer);
 		tui_redraw_fired(&a->rd);
 		tui_redraw_take(&a->rd, now, &set);
-		tui_app_draw_frame(a, &set);
+		/*
+		 * A keystroke typed into the agent changes nothing here until
+		 * its echo comes (drawn at once): no empty frame before it.
+		 */
+		if (set.what != 0)
+			tui_app_draw_frame(a, &set);
 		break;
 	case TUI_REDRAW_ARM:
 		uv_timer_start(&a->redraw_timer, redraw_timer_cb, wait, 0);

@@ -290,9 +290,13 @@ live_frame(struct tui_app *a, struct tui_session *s, uint8_t type,
 			    (s->m.meta.modes & PTY_WMODE_ALT) != 0);
 			tui_view_scroll_set_total(&a->scroll,
 			    (size_t)s->m.meta.sb_count);
+			/*
+			 * Only the first: the detail and its rule show the
+			 * lease and its status, not the screen's META, which
+			 * comes with every frame (each echo redrew them).
+			 */
 			if (first)
 				tui_app_mark(a, TUI_DIRTY_ALL, false);
-			tui_app_mark(a, TUI_DIRTY_DETAIL, false);
 		}
 		if (type == PTY_W_EXIT)
 			a->want_journal = true;

@@ -263,6 +263,24 @@ tui_conn_send(struct tui_conn *c, uint8_t type, const void *p, size_t len)
 	if (len > 0)
 		memcpy(w->data + PTY_WIRE_HDR, p, len);
 	b = uv_buf_init((char *)w->data, (unsigned)(PTY_WIRE_HDR + len));
+	/*
+	 * Nothing queued: written at once, with no request for the loop to
+	 * finish (a keystroke reaches its holder in one call; issue 17).
+	 * What a full socket leaves goes through the queue, in order.
+	 */
+	if ((rc = uv_try_write((uv_stream_t *)&c->pipe, &b, 1)) !=
+	    UV_EAGAIN) {
+		if (rc < 0) {
+			free(w);
+			return rc;
+		}
+		if ((size_t)rc == b.len) {
+			free(w);
+			return 0;
+		}
+		b.base += rc;
+		b.len -= (size_t)rc;
+	}
 	if ((rc = uv_write(&w->req, (uv_stream_t *)&c->pipe, &b, 1,
 	    conn_write_done)) < 0) {
 		free(w);

@@ -364,7 +364,11 @@ enum tui_redraw_verdict tui_redraw_due(struct tui_redraw *, uint64_t now_ms,
     unsigned *wait_ms);
 /* The armed timer went off: call tui_redraw_due again. */
 void tui_redraw_fired(struct tui_redraw *);
-/* A frame is drawn now: take the dirty set and clear it. */
+/*
+ * A frame is drawn now: take the dirty set and clear it. An echo drawn
+ * before the interval is up takes the pane's rows only; the rest stays
+ * dirty for the throttled frame.
+ */
 void tui_redraw_take(struct tui_redraw *, uint64_t now_ms,
     struct tui_redraw_set *out);
 

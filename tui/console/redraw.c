@@ -98,7 +98,27 @@ void
 tui_redraw_take(struct tui_redraw *r, uint64_t now_ms,
     struct tui_redraw_set *out)
 {
+	uint64_t elapsed;
+
 	assert(r != NULL && out != NULL);
+	elapsed = now_ms >= r->last_draw_ms ? now_ms - r->last_draw_ms :
+	    r->interval_ms;
+	if (!r->urgent && r->drawn && is_echo(r, now_ms) &&
+	    elapsed < r->interval_ms && !(r->what & TUI_DIRTY_ALL) &&
+	    (r->what & ~TUI_DIRTY_PANE) != 0) {
+		/*
+		 * An echo ahead of the interval is the pane's rows alone: the
+		 * rest (a busy lease list) keeps its turn, so the echo waits
+		 * on no other drawing.
+		 */
+		out->what = TUI_DIRTY_PANE;
+		out->pane_first = r->pane_first;
+		out->pane_last = r->pane_last;
+		r->what &= ~TUI_DIRTY_PANE;
+		r->pane_first = r->pane_last = -1;
+		r->echo_until_ms = 0;
+		return;
+	}
 	out->what = r->what;
 	out->pane_first = (r->what & TUI_DIRTY_PANE) ? r->pane_first : -1;
 	out->pane_last = (r->what & TUI_DIRTY_PANE) ? r->pane_last : -1;

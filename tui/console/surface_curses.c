@@ -274,6 +274,11 @@ tui_surface_curses_open(struct tui_curses **out, char *err, size_t errsz)
 	intrflush(stdscr, FALSE);
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
+	/*
+	 * No look for typed keys in the middle of each update (two polls of
+	 * the terminal per frame): the loop reads every key as it comes.
+	 */
+	typeahead(-1);
 	meta(stdscr, TRUE);
 	leaveok(stdscr, FALSE);
 	scrollok(stdscr, FALSE);
