@@ -18,6 +18,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,8 +548,15 @@ sb_push(struct pty_screen *s, const struct row *r, int cols)
 		s->sb_cap = cap;
 	}
 	slot = sb_slot(s, s->sb_count);
-	e = realloc(old, len);
-	if (e == NULL) {
+	/*
+	 * The oldest line's buffer is kept as it is when the new line fits
+	 * without leaving half of it unused: text that scrolls through a
+	 * full scrollback allocates nothing per line (issue 17, ingest).
+	 */
+	if (old != NULL && len <= malloc_usable_size(old) &&
+	    malloc_usable_size(old) <= 2 * len + 32)
+		e = old;
+	else if ((e = realloc(old, len)) == NULL) {
 		free(old);
 		return;
 	}
