@@ -139,6 +139,7 @@ struct eval {
 	char detail[PTY_DETECT_DETAIL_MAX];
 	bool facts;		/* the decision waits on process facts */
 	bool quiet;		/* no output for quiet_ms */
+	bool facts_fast;	/* sample facts at facts_min_ms, no backoff */
 	uint64_t wake;
 };
 
@@ -880,6 +881,12 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 	 */
 	if (fresh && d->wait_known && !d->tty_wait) {
 		e->facts = true;	/* keep looking: it may start reading */
+		/*
+		 * Its screen already shows a prompt (an agent busy starting
+		 * up after a dialog): it reads again any moment, so look
+		 * again soon, not at a backed-off interval.
+		 */
+		e->facts_fast = b >= 0;
 		decide(e, PTY_DETECT_WORKING, "fact:no-tty-wait",
 		    "%s is not waiting on the terminal", d->fg_comm);
 		return;
@@ -997,6 +1004,11 @@ pty_detect_step(struct pty_detect *d, uint64_t now_ms,
 		}
 		out->next_ms = e.wake;
 		if (e.facts && e.quiet) {
+			if (e.facts_fast) {
+				d->facts_iv = d->o.facts_min_ms;
+				if (d->facts_due > now_ms + d->facts_iv)
+					d->facts_due = now_ms + d->facts_iv;
+			}
 			if (now_ms >= d->facts_due) {
 				out->want_facts = true;
 				d->asked = true;

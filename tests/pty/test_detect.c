@@ -1559,6 +1559,34 @@ START_TEST(test_detect_fg_prompt_lookalike)
 END_TEST
 
 /*
+ * An agent busy under its prompt (Claude Code starting up after its
+ * first-run dialogs: nothing of it waits on the terminal for a second or
+ * two) is working, and prompt within 300 ms once it waits again: while its
+ * prompt shows, facts are sampled at the shortest interval, not backed off
+ * (it took up to 2 s, issue 20's samples).
+ */
+START_TEST(test_detect_busy_under_prompt)
+{
+	struct sim s;
+	uint64_t at;
+
+	sim_init_flags(&s, true, claude_argv, 2, PTY_DETECT_F_FACTS);
+	s.wait_known = true;
+	s.tty_wait = false;
+	sim_show(&s, claude_idle, N(claude_idle));
+	sim_out(&s, 800);
+	sim_run(&s, 6100);
+	ck_assert_str_eq(s.tl, "starting,working");
+	s.tty_wait = true;
+	at = s.now;
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	ck_assert_uint_le(s.changed_ms - at, 300);
+	sim_free(&s);
+}
+END_TEST
+
+/*
  * An event-loop program listening to its terminal through epoll (node,
  * asyncio): not a tty read, but waiting on the terminal, so quiet and
  * idle is prompt as before. When the waits cannot be read (another
@@ -1871,6 +1899,7 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_fg_command, 0, 2);
 	tcase_add_loop_test(tc, test_detect_fg_listening, 0, 2);
 	tcase_add_test(tc, test_detect_fg_prompt_lookalike);
+	tcase_add_test(tc, test_detect_busy_under_prompt);
 	tcase_add_test(tc, test_detect_facts_not_delivered);
 	tcase_add_test(tc, test_detect_quick_answer);
 	tcase_add_loop_test(tc, test_detect_quick_reject_report, 0, 2);
