@@ -370,12 +370,17 @@ main(int argc, char **argv)
 	verdict_row("big repo: disk with its result", "MB", result_disk / MB,
 	    tree / MB, NAN, "", "<=2x", result_disk <= 2 * tree);
 
-	/* 16 at once, then reject and gc of all of them. */
+	/*
+	 * 16 at once, then reject and gc of all of them. Each agent waits
+	 * for /work/.bench-go, made once all of them run: a lease that ended
+	 * early would extract its result while the others start.
+	 */
 	before = free_bytes(state);
 	t0 = bu_wall_ns();
 	for (int i = 0; i < MANY; i++)
 		lease_start(&many[i], argv[1], repo, 100 + i,
-		    "date +%s%N; exec sleep 2");
+		    "date +%s%N; while [ ! -e /work/.bench-go ]; do sleep 0.2; "
+		    "done; rm -f /work/.bench-go");
 	for (int i = 0; i < MANY; i++)
 		if (lease_started(&many[i], &rss) != 0)
 			failed++;
@@ -397,6 +402,17 @@ main(int argc, char **argv)
 		if (many[i].id[0] != '\0' && (hwm = holder_hwm(many[i].id)) >
 		    rss)
 			rss = hwm;
+	}
+	for (int i = 0; i < MANY; i++) {
+		char *go;
+		FILE *g;
+
+		if (many[i].id[0] == '\0')
+			continue;
+		go = bu_fmt("%s/leases/%s/work/.bench-go", state, many[i].id);
+		if ((g = fopen(go, "w")) != NULL)
+			fclose(g);
+		free(go);
 	}
 	wait_ended();
 	for (int i = 0; i < MANY; i++) {
