@@ -6,7 +6,9 @@
 # which rewraps it, and the pane's cells are compared with the model's of
 # the same moment (corral screen --json) by pane_vs_model.py: text and
 # attributes exactly, colours as a 256-colour terminal can show them.
-# The model itself is compared with tmux by pty/tmuxdiff.
+# The model itself is compared with tmux by pty/tmuxdiff. Then the
+# scrollback browsed before and after a resize: the lines shown are the
+# holder's rewrapped ones.
 set -u
 . "$(dirname "$0")/lib.bash"
 export LC_ALL=C.UTF-8
@@ -28,6 +30,8 @@ t -f "$TMP/tmux.conf" new-session -d -s e2e -n hold -x 120 -y 40 "sleep 600"
 
 # model_size ID: "ROWS COLS" of the model
 model_size() { "$CORRAL" screen "$1" --json | jq -r '"\(.rows) \(.cols)"'; }
+# size_is ID "ROWS COLS": the model is that size
+size_is() { [ "$(model_size "$1")" = "$2" ]; }
 # settled ID: the model and the console's window each the same twice,
 # 0.3 s apart (the console draws at most every few ms)
 settled() {
@@ -52,12 +56,8 @@ while read -r name rows cols; do
 	valid_id "$id" || { fail "$name: corral new"; continue; }
 	poll test -e "$done_file" || { fail "$name: the program never wrote it"; continue; }
 	t new-window -d -t e2e -n con "env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' LANG=C.UTF-8 '$CORRAL' attach $id"
-	ok=0
-	for _ in $(seq 200); do
-		[ "$(model_size "$id")" = "$PANE_ROWS $PANE_COLS" ] && { ok=1; break; }
-		sleep 0.05
-	done
-	check "$name: attach resizes it to the pane" test "$ok" = 1
+	check "$name: attach resizes it to the pane" \
+		poll size_is "$id" "$PANE_ROWS $PANE_COLS"
 	settled "$id" || fail "$name: the screen never settled"
 	"$CORRAL" screen "$id" --json >"$TMP/model.json"
 	t capture-pane -e -p -t e2e:con >"$TMP/pane.txt"
@@ -72,5 +72,54 @@ while read -r name rows cols; do
 	"$CORRAL" cancel "$id" >/dev/null 2>&1
 done <"$FIX/INDEX"
 check "every 80x24 recording was shown" test "$n" -ge 20
+
+# --- the scrollback after a resize ------------------------------------------------
+# Long lines, wrapped at the pane's 83 columns, go to the scrollback and
+# are browsed; the window narrows, the holder rewraps them at 69 columns,
+# and browsing again shows those lines, not the ones seen before.
+id=$("$CORRAL" new --sandbox trusted_local --allow-control --name scroller -- \
+	"$CORRAL_FIXTURES/fake_agent" </dev/null)
+wait_screen "$id" ready || fail "the fake agent never started"
+t new-window -d -t e2e -n con "env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' LANG=C.UTF-8 '$CORRAL' attach $id"
+poll size_is "$id" "$PANE_ROWS $PANE_COLS" || fail "attach never resized it"
+long=$(printf 'w%02d-abcdefghij ' $(seq 9))
+for k in 1 2 3 4 5 6; do
+	"$CORRAL" send "$id" "echo $k-$long\r" >/dev/null
+	wait_screen "$id" "got: $k-w01" || fail "echo $k never reached the screen"
+done
+"$CORRAL" send "$id" 'spam 60\r' >/dev/null
+wait_screen "$id" "line 59" || fail "spam never reached the screen"
+# pane_rows X ROWS: the pane's rows as text (a scroll tag dropped)
+pane_rows() {
+	t capture-pane -p -t e2e:con -S 0 -E $(($2 - 1)) | while IFS= read -r l; do
+		printf '%s\n' "${l:$1}" | sed -E 's/ *\[[0-9]+\/[0-9]+\] *$//; s/ +$//'
+	done
+}
+wait_pane_rows() {	# wait_pane_rows X ROWS TEXT
+	local i
+	for i in $(seq 100); do
+		pane_rows "$1" "$2" | grep -qF -- "$3" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+t send-keys -t e2e:con '[' g
+check "the scrollback shows the wrapped lines" wait_pane_rows "$PANE_X" "$PANE_ROWS" "got: 1-w01"
+t send-keys -t e2e:con q
+t resize-window -t e2e:con -x 100 -y 30
+check "narrowed, the agent is resized to the pane" poll size_is "$id" "29 69"
+t send-keys -t e2e:con '[' g
+check "the scrollback is shown again" wait_pane_rows 31 29 "got: 1-w01"
+settled "$id" || fail "the screen never settled"
+"$CORRAL" screen "$id" --scrollback | sed -E 's/ +$//' >"$TMP/model-rows"
+pane_rows 31 29 | grep -v '^$' >"$TMP/pane-rows"
+check "... every row of it a row of the rewrapped scrollback" \
+	bash -c "! grep -vxF -f '$TMP/model-rows' '$TMP/pane-rows'"
+# (a 135-column line in three rows at 69 columns, its last "hij"; two
+# rows at 83)
+check "... the long lines' rows among them, cut at 69 columns" \
+	grep -qx "hij" "$TMP/pane-rows"
+t kill-window -t e2e:con
+"$CORRAL" cancel "$id" >/dev/null 2>&1
 
 finish

@@ -268,7 +268,7 @@ static void
 live_frame(struct tui_app *a, struct tui_session *s, uint8_t type,
     const uint8_t *p, size_t len)
 {
-	int rc;
+	int rc, ocols = s->m.cols;
 
 	switch (type) {
 	case PTY_W_META:
@@ -290,6 +290,15 @@ live_frame(struct tui_app *a, struct tui_session *s, uint8_t type,
 			    (s->m.meta.modes & PTY_WMODE_ALT) != 0);
 			tui_view_scroll_set_total(&a->scroll,
 			    (size_t)s->m.meta.sb_count);
+			/*
+			 * A new width rewrapped the scrollback in the holder:
+			 * the lines kept from before are not its lines now.
+			 */
+			if (!first && s->m.cols != ocols) {
+				tui_view_sbcache_reset(&a->sb);
+				tui_app_mark_pane(a);
+				tui_app_link_want_scrollback(a);
+			}
 			/*
 			 * Only the first: the detail and its rule show the
 			 * lease and its status, not the screen's META, which
