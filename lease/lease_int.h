@@ -27,6 +27,8 @@ struct lease_store {
 	int busy_ms;
 	uint64_t busy_since;	/* the busy handler's wait, monotonic ms */
 	unsigned busy_seed;
+	int turn_fd;		/* <path>-turn, flock'd (store.c), or -1 */
+	bool turn_held;		/* this handle waits: a shared lock on it */
 	int version;
 	struct lease__stmt stmts[LEASE__STMT_CACHE];
 	char errmsg[LEASE__ERRMSG];

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -275,11 +277,78 @@ lease__store_step_done(struct lease_store *s, sqlite3_stmt *st,
 	return 0;
 }
 
+/*
+ * The turn: SQLite's write lock is not fair. A writer that commits short
+ * transactions back to back (a holder recording a flood) takes it again
+ * microseconds after each commit, and a one-shot command polling for it
+ * can miss every gap for seconds on a loaded machine. So a handle that
+ * waits holds a shared flock on <path>-turn (a file of its own: a
+ * descriptor of the database file itself, once closed, would drop the
+ * POSIX locks SQLite holds on it), and a handle that has just committed,
+ * finding the turn taken, stands aside up to TURN_YIELD_MS before it
+ * goes on. Best effort: without the file, no turn.
+ */
+#define TURN_YIELD_MS	20
+
+static int
+turn_fd(struct lease_store *s)
+{
+	char p[4200];
+
+	if (s->turn_fd >= 0 || s->path == NULL)
+		return s->turn_fd;
+	if ((size_t)snprintf(p, sizeof p, "%s-turn", s->path) >= sizeof p)
+		return -1;
+	s->turn_fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	return s->turn_fd;
+}
+
+/* This handle waits for the write lock: others should let it in. */
+static void
+turn_wait(struct lease_store *s)
+{
+	int fd;
+
+	if (!s->turn_held && (fd = turn_fd(s)) >= 0 &&
+	    flock(fd, LOCK_SH | LOCK_NB) == 0)
+		s->turn_held = true;
+}
+
+static void
+turn_leave(struct lease_store *s)
+{
+	if (s->turn_held) {
+		(void)flock(s->turn_fd, LOCK_UN);
+		s->turn_held = false;
+	}
+}
+
+/* Just committed: while another handle waits, up to TURN_YIELD_MS. */
+static void
+turn_yield(struct lease_store *s)
+{
+	struct timespec ts = { 0, 1000000L };
+	int fd = turn_fd(s);
+
+	if (fd < 0)
+		return;
+	for (int i = 0; i < TURN_YIELD_MS; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			(void)flock(fd, LOCK_UN);
+			return;
+		}
+		if (errno != EWOULDBLOCK)
+			return;
+		nanosleep(&ts, NULL);
+	}
+}
+
 int
 lease__store_exec(struct lease_store *s, const char *sql, const char *what)
 {
 	int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 
+	turn_leave(s);	/* it has what it waited for, or gave up */
 	if (rc != SQLITE_OK)
 		return lease__store_fail(s, rc, what);
 	return 0;
@@ -298,6 +367,8 @@ lease__store_commit(struct lease_store *s)
 
 	if (rc < 0)
 		lease__store_rollback(s);
+	else
+		turn_yield(s);
 	return rc;
 }
 
@@ -478,8 +549,11 @@ busy_wait(void *ud, int count)
 
 	if (count == 0)
 		s->busy_since = now;
-	if (now - s->busy_since >= (uint64_t)s->busy_ms)
+	if (now - s->busy_since >= (uint64_t)s->busy_ms) {
+		turn_leave(s);
 		return 0;
+	}
+	turn_wait(s);
 	left = (uint64_t)s->busy_ms - (now - s->busy_since);
 	ms = 1 + (unsigned)rand_r(&s->busy_seed) % 8;
 	if (ms > left)
@@ -512,6 +586,7 @@ lease_store_open_ex(struct lease_store **out, const char *path,
 		return -EINVAL;
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return -ENOMEM;
+	s->turn_fd = -1;
 	if ((s->path = strdup(path)) == NULL) {
 		free(s);
 		return -ENOMEM;
@@ -619,6 +694,8 @@ lease_store_close(struct lease_store *s)
 	for (i = 0; i < LEASE__STMT_CACHE; i++)
 		sqlite3_finalize(s->stmts[i].st);
 	sqlite3_close(s->db);
+	if (s->turn_fd >= 0)
+		close(s->turn_fd);
 	free(s->path);
 	free(s);
 }
