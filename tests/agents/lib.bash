@@ -7,10 +7,11 @@ needs_root "real sandboxes"
 AGENTS=${CORRAL_AGENTS_DIR:?CORRAL_AGENTS_DIR must name the installed agents}
 EDIT_TEXT='edited by the agent through corral'
 
-# agent_setup PROFILE COMMAND: the mock, the config, the repository, PATH
+# agent_setup PROFILE COMMAND [BINDIR]: the mock, the config, the
+# repository, PATH (BINDIR: where COMMAND is, else its npm install's)
 agent_setup() {
 	PROFILE=$1
-	local bin=$AGENTS/$1/node_modules/.bin
+	local bin=${3:-$AGENTS/$1/node_modules/.bin}
 	[ -x "$bin/$2" ] || {
 		echo "$1 is not installed in $AGENTS (the agents/install test installs it)"
 		exit 1
@@ -35,6 +36,11 @@ agent_setup() {
 }
 
 js() { "$CORRAL" show "$1" --json; }
+# profile_is ID: the lease runs under $PROFILE (identified from its
+# command; generic.sh, which names it with --agent, redefines this)
+profile_is() {
+	has_receipt "$1" agent ".fields.detail == \"identified as $PROFILE\""
+}
 # has_receipt ID KIND JQ-CONDITION
 has_receipt() {
 	[ "$(js "$1" | jq "[.receipts[] | select(.kind == \"$2\") | select($3)] | length")" -gt 0 ]
@@ -151,8 +157,7 @@ poll_not() {
 agent_session() {
 	local id=$1
 	check "it reaches its prompt" wait_activity "$id" prompt 90
-	check "... identified as $PROFILE" has_receipt "$id" agent \
-		".fields.detail == \"identified as $PROFILE\""
+	check "... its profile is $PROFILE" profile_is "$id"
 	check "... showing its input prompt" wait_screen "$id" "$PROMPT_TEXT" 30
 	screen_ok "with no first-run dialog" "$id" "$FIRST_RUN"
 	record "$id" prompt
@@ -254,7 +259,7 @@ agent_exit() {
 prompt_file_session() {
 	local id
 	printf 'Please CORRAL-EDIT the file\n' >"$TMP/prompt.txt"
-	id=$(cd "$TMP/repo" && "$CORRAL" new --prompt-file "$TMP/prompt.txt" -- "$1")
+	id=$(cd "$TMP/repo" && "$CORRAL" new ${NEW_OPTS:-} --prompt-file "$TMP/prompt.txt" -- "$1")
 	check "--prompt-file: the prompt is sent and the edit waits: blocked" \
 		wait_activity "$id" blocked 120
 	"$CORRAL" send "$id" "$APPROVE" >/dev/null
