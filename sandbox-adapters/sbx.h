@@ -1066,6 +1066,27 @@ struct sbx_egress_target {
 };
 
 /*
+ * The proxy's request reader (pure; fuzz/fuzz_proxy_request.c): buf is
+ * everything the agent sent so far. 0: the head is not complete; 1: it
+ * is, and decided (.reason: only a CONNECT whose target the rules allow
+ * is SBX_EGRESS_OK or SBX_EGRESS_LOOPBACK_GRANT); -1: not an HTTP
+ * request (SBX_EGRESS_MALFORMED). The bytes after .head_len are the
+ * tunnel's.
+ */
+#define SBX_EGRESS_URL_MAX 1024
+struct sbx_egress_request {
+	char method[16];		/* "" when not read */
+	char url[SBX_EGRESS_URL_MAX];	/* the target as sent (capped) */
+	size_t urllen;
+	bool url_long;			/* longer than SBX_EGRESS_URL_MAX */
+	size_t head_len;
+	enum sbx_egress_reason reason;
+	struct sbx_egress_target target;
+};
+int sbx_egress_request_read(const struct sbx_egress_rules *,
+    const char *buf, size_t n, struct sbx_egress_request *);
+
+/*
  * Give a bwrap agent-zone plan its egress (before sbx_plan_open_data):
  * bind host_sock (the lease proxy's socket) read-only at SBX_EGRESS_SOCK;
  * set HTTPS_PROXY, https_proxy, HTTP_PROXY, http_proxy, ALL_PROXY,

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include <http_parser.h>
+
 #include "sandbox-adapters/sbx.h"
 #include "sandbox-adapters/sbx_int.h"
 
@@ -453,6 +455,73 @@ sbx_egress_plan_add(struct sbx_plan *p, const char *host_sock,
 	snprintf(port, sizeof port, "%u", loopback_port);
 	return sbx__egress_plan_insert(p, opts, sizeof opts / sizeof opts[0], init,
 	    loopback_port ? 4 : 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* The proxy's request (pure).                                          */
+
+struct rqp {
+	struct sbx_egress_request *rq;
+	bool done;
+};
+
+static int
+rq_on_url(http_parser *p, const char *at, size_t n)
+{
+	struct sbx_egress_request *rq = ((struct rqp *)p->data)->rq;
+
+	if (rq->urllen + n > sizeof rq->url) {
+		rq->url_long = true;
+		n = sizeof rq->url - rq->urllen;
+	}
+	memcpy(rq->url + rq->urllen, at, n);
+	rq->urllen += n;
+	return 0;
+}
+
+static int
+rq_on_headers_complete(http_parser *p)
+{
+	((struct rqp *)p->data)->done = true;
+	return 0;
+}
+
+static const http_parser_settings rq_settings = {
+	.on_url = rq_on_url,
+	.on_headers_complete = rq_on_headers_complete,
+};
+
+int
+sbx_egress_request_read(const struct sbx_egress_rules *r, const char *buf,
+    size_t n, struct sbx_egress_request *rq)
+{
+	struct rqp st = { rq, false };
+	http_parser hp;
+	size_t k;
+
+	memset(rq, 0, sizeof *rq);
+	rq->reason = SBX_EGRESS_MALFORMED;
+	if (n == 0)
+		return 0;
+	http_parser_init(&hp, HTTP_REQUEST);
+	hp.data = &st;
+	k = http_parser_execute(&hp, &rq_settings, buf, n);
+	rq->head_len = k < n ? k : n;
+	/* A CONNECT's head ends the parse (an upgrade); any other method
+	 * is refused once its head is read, whatever follows. */
+	if (st.done && (hp.http_errno == HPE_OK || hp.method != HTTP_CONNECT)) {
+		snprintf(rq->method, sizeof rq->method, "%s",
+		    http_method_str((enum http_method)hp.method));
+		if (hp.method != HTTP_CONNECT)
+			rq->reason = SBX_EGRESS_NOT_CONNECT;
+		else if (rq->url_long)
+			rq->reason = SBX_EGRESS_BAD_NAME;
+		else
+			rq->reason = sbx_egress_decide(r, rq->url, rq->urllen,
+			    &rq->target);
+		return 1;
+	}
+	return hp.http_errno != HPE_OK ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */

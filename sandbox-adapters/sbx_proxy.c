@@ -21,7 +21,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <http_parser.h>
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
@@ -332,8 +331,6 @@ on_connection(uv_stream_t *server, int status)
 	px->head = t;
 	px->active++;
 	px->refs++;
-	http_parser_init(&t->hp, HTTP_REQUEST);
-	t->hp.data = t;
 	if (uv_accept(server, (uv_stream_t *)&t->client) < 0) {
 		sbx__proxy_tunnel_end(t, SBX_EGRESS_CLOSED);
 		return;

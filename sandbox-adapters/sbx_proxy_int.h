@@ -12,14 +12,13 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include <http_parser.h>
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
 #include "sandbox-adapters/sbx_int.h"
 
 #define REQ_MAX 8192		/* request line and headers */
-#define URL_MAX 1024
+#define URL_MAX SBX_EGRESS_URL_MAX
 #define BUF_SZ 16384		/* one direction's splice buffer */
 #define MAX_ADDRS 8
 #define TICK_MS 250
@@ -51,13 +50,10 @@ struct tunnel {
 	uv_connect_t creq;
 	uv_write_t wc, wu;	/* writes to the client, to the upstream */
 	uv_shutdown_t sc, su;
-	http_parser hp;
 	char req[REQ_MAX];
 	size_t reqlen, parsed;
-	bool hdr_done;
 	char url[URL_MAX];
 	size_t urllen;
-	bool url_long;
 	char method[16];
 	struct sbx_egress_target target;
 	bool test_mapped;

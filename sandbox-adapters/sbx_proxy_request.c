@@ -1,8 +1,8 @@
 /*
  * sbx_proxy_request.c: the egress proxy's request: the agent's first bytes
- * read with http-parser up to the end of the headers; only a CONNECT to a
- * target the allowlist holds goes on, decided before any lookup
- * (sbx_egress.c).
+ * up to the end of the headers, read and decided by the pure reader
+ * (sbx_egress_request_read, before any lookup); only a CONNECT to a
+ * target the allowlist holds goes on.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,37 +10,6 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx_proxy_int.h"
-
-/* ------------------------------------------------------------------ */
-/* The request.                                                        */
-
-static int
-on_url(http_parser *p, const char *at, size_t n)
-{
-	struct tunnel *t = p->data;
-
-	if (t->urllen + n > sizeof t->url) {
-		t->url_long = true;
-		n = sizeof t->url - t->urllen;
-	}
-	memcpy(t->url + t->urllen, at, n);
-	t->urllen += n;
-	return 0;
-}
-
-static int
-on_headers_complete(http_parser *p)
-{
-	struct tunnel *t = p->data;
-
-	t->hdr_done = true;
-	return 0;
-}
-
-static const http_parser_settings parser_settings = {
-	.on_url = on_url,
-	.on_headers_complete = on_headers_complete,
-};
 
 static const struct test_host *
 test_lookup(const struct sbx_proxy *px, const char *host)
@@ -52,27 +21,18 @@ test_lookup(const struct sbx_proxy *px, const char *host)
 	return NULL;
 }
 
-/* A complete request: decide, then look up or dial. */
+/* A complete request, decided: refuse, or look up or dial. */
 static void
-handle_request(struct tunnel *t)
+handle_request(struct tunnel *t, const struct sbx_egress_request *rq)
 {
 	struct sbx_proxy *px = t->px;
 	const struct test_host *th;
-	enum sbx_egress_reason r;
+	enum sbx_egress_reason r = rq->reason;
 	int rc;
 
-	snprintf(t->method, sizeof t->method, "%s",
-	    http_method_str((enum http_method)t->hp.method));
+	snprintf(t->method, sizeof t->method, "%s", rq->method);
+	t->target = rq->target;
 	uv_read_stop((uv_stream_t *)&t->client);
-	if (t->hp.method != HTTP_CONNECT) {
-		sbx__proxy_deny(t, SBX_EGRESS_NOT_CONNECT);
-		return;
-	}
-	if (t->url_long) {
-		sbx__proxy_deny(t, SBX_EGRESS_BAD_NAME);
-		return;
-	}
-	r = sbx_egress_decide(&px->rules, t->url, t->urllen, &t->target);
 	if (r != SBX_EGRESS_OK && r != SBX_EGRESS_LOOPBACK_GRANT) {
 		sbx__proxy_deny(t, r);
 		return;
@@ -140,7 +100,8 @@ void
 sbx__proxy_request_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
 	struct tunnel *t = s->data;
-	size_t done;
+	struct sbx_egress_request rq;
+	int rc;
 
 	if (t->closing || n == 0)
 		return;
@@ -154,15 +115,16 @@ sbx__proxy_request_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 		return;
 	}
 	t->reqlen += (size_t)n;
-	done = http_parser_execute(&t->hp, &parser_settings,
-	    t->req + t->parsed, t->reqlen - t->parsed);
-	t->parsed += done;
-	if (t->hdr_done && (t->hp.http_errno == HPE_OK ||
-	    t->hp.method != HTTP_CONNECT)) {
-		handle_request(t);
+	/* The head so far, read again whole (at most REQ_MAX bytes). */
+	rc = sbx_egress_request_read(&t->px->rules, t->req, t->reqlen, &rq);
+	memcpy(t->url, rq.url, rq.urllen);
+	t->urllen = rq.urllen;
+	if (rc == 1) {
+		t->parsed = rq.head_len;
+		handle_request(t, &rq);
 		return;
 	}
-	if (t->hp.http_errno != HPE_OK) {
+	if (rc < 0) {
 		sbx__proxy_deny(t, SBX_EGRESS_MALFORMED);
 		return;
 	}
