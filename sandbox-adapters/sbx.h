@@ -1264,6 +1264,215 @@ void sbx_proxy_stats(const struct sbx_proxy *, struct sbx_proxy_stats *);
 
 /* ------------------------------------------------------------------ */
 /*
+ * sbx_gateway.c, sbx_gateway_upstream.c, sbx_gateway_http.c: the lease's
+ * model gateway (SPEC 8.5), on the holder's loop next to the egress
+ * proxy. Inside the zone corral-sbx-init listens on
+ * 127.0.0.1:SBX_GATEWAY_PORT and pipes each connection, byte for byte, to
+ * the gateway's socket bound at SBX_GATEWAY_SOCK; the agent's base URL
+ * points there and it holds only a placeholder key. The gateway reads
+ * each HTTP/1.1 request (http-parser), allows only its API's method and
+ * path (sbx_gateway_allowed), replaces every credential header with the
+ * real key, and forwards the request to the upstream: plain http to a
+ * loopback upstream, else TLS with OpenSSL (the peer verified against
+ * the system's store or a CA file, SNI, ALPN http/1.1), one upstream
+ * connection per agent connection, kept alive. The response goes back as
+ * it comes (server-sent events are never held whole) while its usage is
+ * read (sbx_gateway_meter). Every request ends in one event.
+ */
+#define SBX_GATEWAY_PORT 3129
+#define SBX_GATEWAY_URL "http://127.0.0.1:3129"
+#define SBX_GATEWAY_SOCK "/run/egress/gateway.sock"	/* inside */
+#define SBX_GATEWAY_MODEL_MAX 128
+#define SBX_GATEWAY_STOP_MAX 64
+
+struct sbx_gateway;
+
+enum sbx_gateway_api {
+	SBX_GATEWAY_ANTHROPIC,	/* Messages, count_tokens, models */
+	SBX_GATEWAY_OPENAI,	/* Responses, chat completions, models */
+};
+/* "anthropic", "openai"; parse: 0 or -EINVAL. */
+const char *sbx_gateway_api_name(enum sbx_gateway_api);
+SBX_NODISCARD int sbx_gateway_api_parse(const char *,
+    enum sbx_gateway_api *);
+/*
+ * Is method + path (the request target up to '?', exactly as sent) one
+ * of api's? *metered: it is a model call whose response carries usage.
+ * Pure.
+ */
+bool sbx_gateway_allowed(enum sbx_gateway_api, const char *method,
+    const char *path, bool *metered);
+
+/* What one response said it used. */
+struct sbx_gateway_usage {
+	char model[SBX_GATEWAY_MODEL_MAX];	/* as the upstream names it */
+	unsigned long long input;	/* input tokens not read from cache */
+	unsigned long long output;
+	unsigned long long cache_write;
+	unsigned long long cache_read;
+	char stop_reason[SBX_GATEWAY_STOP_MAX];	/* "end_turn", "tool_use" */
+	bool found;		/* a usage block was read */
+	bool unparseable;	/* a metered answer whose usage is unknown */
+};
+
+/*
+ * The response reader (pure): feed the upstream's bytes as they come;
+ * it follows the HTTP framing and reads usage from server-sent events
+ * (Anthropic message_start / message_delta; OpenAI response.completed,
+ * chat completion chunks) or a JSON body, each bounded. metered: the
+ * request was a model call, so a 2xx answer without usage is
+ * .unparseable.
+ */
+struct sbx_gateway_meter;
+struct sbx_gateway_meter *sbx_gateway_meter_new(enum sbx_gateway_api,
+    bool metered);
+void sbx_gateway_meter_free(struct sbx_gateway_meter *);
+/*
+ * Bytes of the response; *used is how many belong to it (the rest is a
+ * next response's). 1: the response is complete; 0: more is wanted; -1:
+ * not a valid HTTP response.
+ */
+int sbx_gateway_meter_feed(struct sbx_gateway_meter *, const char *,
+    size_t n, size_t *used);
+/* The upstream closed: 1 if that completed the response, else -1. */
+int sbx_gateway_meter_eof(struct sbx_gateway_meter *);
+int sbx_gateway_meter_status(const struct sbx_gateway_meter *);
+/* May the connection carry another request after this response? */
+bool sbx_gateway_meter_keep_alive(const struct sbx_gateway_meter *);
+void sbx_gateway_meter_usage(const struct sbx_gateway_meter *,
+    struct sbx_gateway_usage *);
+
+/*
+ * The request reader (pure): feed the agent's bytes; at the end of the
+ * head it decides (sbx_gateway_allowed) and, if allowed, writes the
+ * upstream's request head: the target under the upstream's base path, a
+ * Host of the upstream, no hop-by-hop, credential or Accept-Encoding
+ * header of the agent's, the real key in the API's own header
+ * (x-api-key / Authorization: Bearer), then the body, re-chunked when it
+ * came chunked.
+ */
+struct sbx_gateway_req;
+struct sbx_gateway_req_opts {
+	enum sbx_gateway_api api;
+	const char *host;	/* the upstream's Host header value */
+	const char *base_path;	/* "" or "/prefix" (no trailing '/') */
+	const char *key;	/* the real key (not copied) */
+};
+enum sbx_gateway_req_ev {
+	SBX_GWREQ_MORE,		/* everything was used; more is wanted */
+	SBX_GWREQ_HEAD,		/* the head ended: decided */
+	SBX_GWREQ_DONE,		/* the request ended */
+	SBX_GWREQ_BAD,		/* not a request the gateway reads */
+};
+struct sbx_gateway_req *sbx_gateway_req_new(
+    const struct sbx_gateway_req_opts *);
+void sbx_gateway_req_free(struct sbx_gateway_req *);
+/* Ready for the next request of the connection. */
+void sbx_gateway_req_reset(struct sbx_gateway_req *);
+/* Bytes of the agent; *used of them were read. */
+enum sbx_gateway_req_ev sbx_gateway_req_feed(struct sbx_gateway_req *,
+    const char *, size_t n, size_t *used);
+/* After HEAD: method, path (printable, capped), allowed, metered. */
+const char *sbx_gateway_req_method(const struct sbx_gateway_req *);
+const char *sbx_gateway_req_path(const struct sbx_gateway_req *);
+bool sbx_gateway_req_allowed(const struct sbx_gateway_req *, bool *metered);
+/* The upstream's bytes produced so far; taken, they are gone. */
+const char *sbx_gateway_req_out(const struct sbx_gateway_req *, size_t *n);
+void sbx_gateway_req_out_clear(struct sbx_gateway_req *);
+
+enum sbx_gateway_verdict {
+	SBX_GATEWAY_DONE,	/* forwarded and answered (any status) */
+	SBX_GATEWAY_REFUSED,	/* not the API's method and path */
+	SBX_GATEWAY_HELD,	/* refused by .admit (a spend cap) */
+	SBX_GATEWAY_FAILED,	/* the upstream failed (dial, TLS, reset) */
+};
+const char *sbx_gateway_verdict_name(enum sbx_gateway_verdict);
+
+/* One request, for the receipt. Borrowed for the callback's duration. */
+struct sbx_gateway_event {
+	enum sbx_gateway_verdict verdict;
+	unsigned long long conn, request;	/* from 1 */
+	const char *method, *path;	/* printable, capped */
+	int status;		/* the upstream's, or the gateway's own */
+	const char *error;	/* why FAILED / HELD / REFUSED, else NULL */
+	bool metered;
+	struct sbx_gateway_usage usage;
+	unsigned long long bytes_up, bytes_down, ms;
+};
+typedef void (*sbx_gateway_event_cb)(const struct sbx_gateway_event *,
+    void *ud);
+/* Model requests in flight: n; how the last one stopped, or NULL. */
+typedef void (*sbx_gateway_inflight_cb)(unsigned n, const char *stop,
+    void *ud);
+/*
+ * Asked before each allowed request is forwarded: NULL lets it go; else
+ * the reason it is held (the agent gets an error body saying so).
+ */
+typedef const char *(*sbx_gateway_admit_fn)(const char *method,
+    const char *path, void *ud);
+typedef void (*sbx_gateway_close_cb)(void *ud);
+
+#define SBX_GATEWAY_MAX_ACTIVE 32	/* agent connections at once */
+#define SBX_GATEWAY_REQUEST_MS 30000	/* an agent's request head */
+#define SBX_GATEWAY_ANSWER_MS 600000	/* the upstream's first bytes */
+
+struct sbx_gateway_opts {
+	const char *sock_path;	/* absolute; its directory must exist */
+	uid_t uid;		/* the lease uid: owner of the socket */
+	gid_t gid;
+	enum sbx_gateway_api api;
+	/* http://127.0.0.1:PORT[/base] or https://HOST[:PORT][/base] */
+	const char *upstream;
+	const char *key;	/* the real key: copied, wiped at close */
+	const char *ca_file;	/* NULL: the system's trust store */
+	sbx_gateway_event_cb event;	/* may be NULL */
+	sbx_gateway_inflight_cb inflight;	/* may be NULL */
+	sbx_gateway_admit_fn admit;	/* may be NULL */
+	void *ud;
+};
+/*
+ * Check the upstream URL: 0 and its parts, or -EINVAL (why says what).
+ * A plain http upstream must be a loopback address. Pure.
+ */
+struct sbx_gateway_url {
+	bool tls;
+	char host[256];		/* no brackets */
+	unsigned port;
+	char authority[272];	/* the Host header: host[:port] */
+	char base_path[512];	/* "" or "/prefix" */
+};
+SBX_NODISCARD int sbx_gateway_url_parse(const char *url,
+    struct sbx_gateway_url *, char *why, size_t whysz);
+/*
+ * Create the socket (0600, owned by uid; replacing a stale socket) and
+ * the TLS context (its CA file read now), and listen on loop. The
+ * gateway's handles do not keep the loop alive. 0 and *out, -EINVAL,
+ * -EEXIST, -ENOMEM, -EPROTO (the TLS context or its CA file), a libuv
+ * error.
+ */
+SBX_NODISCARD int sbx_gateway_start(struct uv_loop_s *,
+    const struct sbx_gateway_opts *, struct sbx_gateway **out);
+/* Stop: unlink, end every connection; cb(ud) once all is closed. */
+void sbx_gateway_close(struct sbx_gateway *, sbx_gateway_close_cb cb,
+    void *ud);
+struct sbx_gateway_stats {
+	unsigned long long connections, requests, refused, held, failed;
+	unsigned long long bytes_up, bytes_down;
+};
+void sbx_gateway_stats(const struct sbx_gateway *,
+    struct sbx_gateway_stats *);
+/*
+ * Give a bwrap agent-zone plan the gateway (before sbx_plan_open_data):
+ * bind host_sock read-only at SBX_GATEWAY_SOCK, start corral-sbx-init
+ * with "--gateway SBX_GATEWAY_SOCK" (it listens on 127.0.0.1:3129), and
+ * NO_PROXY / no_proxy "localhost,127.0.0.1" (the zone's proxy never sees
+ * the gateway's traffic). 0, -EINVAL, -EBUSY, -ENOMEM. Pure.
+ */
+SBX_NODISCARD int sbx_gateway_plan_add(struct sbx_plan *,
+    const char *host_sock);
+
+/* ------------------------------------------------------------------ */
+/*
  * sbx_cred.c: minted credentials (SPEC 8.5). The operator's config
  * ([credentials] mint, revoke, variable, scope, spend_cap, lifetime) names
  * two hook commands, each run as `/bin/sh -c 'CMD "$@"' NAME ARGS...` (the

@@ -524,6 +524,23 @@ sbx_egress_request_read(const struct sbx_egress_rules *r, const char *buf,
 	return hp.http_errno != HPE_OK ? -1 : 0;
 }
 
+int
+sbx_gateway_plan_add(struct sbx_plan *p, const char *host_sock)
+{
+	const char *opts[] = {
+		"--ro-bind", host_sock, SBX_GATEWAY_SOCK,
+		"--setenv", "NO_PROXY", "localhost,127.0.0.1",
+		"--setenv", "no_proxy", "localhost,127.0.0.1",
+	};
+	const char *init[] = { "--gateway", SBX_GATEWAY_SOCK };
+
+	if (p == NULL || host_sock == NULL || host_sock[0] != '/' ||
+	    strstr(host_sock, "/../") != NULL)
+		return -EINVAL;
+	return sbx__egress_plan_insert(p, opts, sizeof opts / sizeof opts[0],
+	    init, 2);
+}
+
 /* ------------------------------------------------------------------ */
 /* Doctor (SPEC 8.7).                                                  */
 

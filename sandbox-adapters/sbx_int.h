@@ -425,6 +425,17 @@ int sbx_egress_preflight(const struct sbx_egress_check *, char *why,
 
 /* Requests in flight now (see quiet_ms). */
 unsigned sbx_proxy_inflight(const struct sbx_proxy *);
+/*
+ * The lease's unix sockets (the proxy's, the model gateway's): bind l at
+ * path 0600 (umask around bind; a stale socket replaced, never another
+ * file), owned by uid:gid. 0, -EEXIST, -EPERM, -errno or a libuv error.
+ */
+struct uv_pipe_s;
+struct uv_handle_s;
+int sbx__sock_bind(struct uv_pipe_s *l, const char *path, uid_t uid,
+    gid_t gid);
+/* The peer of an accepted connection is uid, or root. */
+bool sbx__sock_peer_ok(struct uv_handle_s *client, uid_t uid);
 
 /* ------------------------------------------------------------------ */
 /* sbx_scrub.c */

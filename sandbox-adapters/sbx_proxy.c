@@ -289,17 +289,17 @@ sbx__proxy_on_timer(uv_timer_t *h)
 /* Accepting a connection.                                             */
 
 /* The peer's uid: the lease's own, or root (corral's tests, the doctor). */
-static bool
-peer_ok(struct tunnel *t)
+bool
+sbx__sock_peer_ok(uv_handle_t *client, uid_t uid)
 {
 	struct ucred cr;
 	socklen_t len = sizeof cr;
 	uv_os_fd_t fd;
 
-	if (uv_fileno((uv_handle_t *)&t->client, &fd) < 0 ||
+	if (uv_fileno(client, &fd) < 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
 		return false;
-	return cr.uid == t->px->uid || cr.uid == 0;
+	return cr.uid == uid || cr.uid == 0;
 }
 
 static void
@@ -335,7 +335,7 @@ on_connection(uv_stream_t *server, int status)
 		sbx__proxy_tunnel_end(t, SBX_EGRESS_CLOSED);
 		return;
 	}
-	if (!peer_ok(t)) {
+	if (!sbx__sock_peer_ok((uv_handle_t *)&t->client, px->uid)) {
 		sbx__proxy_emit(t, SBX_PROXY_ERROR, SBX_EGRESS_FOREIGN_PEER);
 		sbx__proxy_tunnel_end(t, SBX_EGRESS_FOREIGN_PEER);
 		return;
@@ -503,29 +503,27 @@ copy_opts(struct sbx_proxy *px, const struct sbx_proxy_opts *o)
 	return 0;
 }
 
-/* Bind the socket 0600 (umask around bind), owned by the lease uid. */
-static int
-bind_socket(struct sbx_proxy *px)
+int
+sbx__sock_bind(uv_pipe_t *l, const char *path, uid_t uid, gid_t gid)
 {
 	struct stat sb;
 	mode_t old;
 	int rc;
 
-	if (lstat(px->sock_path, &sb) == 0) {
+	if (lstat(path, &sb) == 0) {
 		if (!S_ISSOCK(sb.st_mode))
 			return -EEXIST;
-		if (unlink(px->sock_path) < 0)
+		if (unlink(path) < 0)
 			return -errno;
 	} else if (errno != ENOENT) {
 		return -errno;
 	}
 	old = umask(0177);
-	rc = uv_pipe_bind(&px->listener, px->sock_path);
+	rc = uv_pipe_bind(l, path);
 	umask(old);
 	if (rc < 0)
 		return rc;
-	if (lchown(px->sock_path, px->uid, px->gid) < 0 ||
-	    lstat(px->sock_path, &sb) < 0)
+	if (lchown(path, uid, gid) < 0 || lstat(path, &sb) < 0)
 		return -errno;
 	if (!S_ISSOCK(sb.st_mode) || (sb.st_mode & 07777) != 0600)
 		return -EPERM;
@@ -568,7 +566,8 @@ sbx_proxy_start(uv_loop_t *loop, const struct sbx_proxy_opts *o,
 	uv_timer_stop(&px->tick);	/* sets the repeat for uv_timer_again */
 	uv_unref((uv_handle_t *)&px->tick);
 	px->refs = 2;
-	if ((rc = bind_socket(px)) < 0 ||
+	if ((rc = sbx__sock_bind(&px->listener, px->sock_path, px->uid,
+	    px->gid)) < 0 ||
 	    (rc = uv_listen((uv_stream_t *)&px->listener, 64,
 	    on_connection)) < 0) {
 		if (rc != -EEXIST)

@@ -36,7 +36,7 @@ inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*'
 no "${inc}\"pty/pty(_holder)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^pty/' | grep -v '^tests/pty/')
 no "${inc}\"lease/lease_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/' | grep -v '^tests/lease/')
 no "${inc}\"lease/result/result_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/result/' | grep -v '^tests/lease/')
-no "${inc}\"sandbox-adapters/sbx(_proxy)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^sandbox-adapters/' | grep -v '^tests/sandbox-adapters/')
+no "${inc}\"sandbox-adapters/sbx(_proxy|_gateway)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^sandbox-adapters/' | grep -v '^tests/sandbox-adapters/')
 # Third-party types stay where they belong.
 no "${inc}<vterm\.h>" $(src '*.c' '*.h' | grep -v '^pty/screen\.c$')
 no "${inc}<n?curses(w)?\.h>|${inc}<ncursesw/" $(src '*.c' '*.h' | grep -v '^tui/console/surface_curses\.c$')

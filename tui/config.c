@@ -250,6 +250,80 @@ agent_key(struct cparse *ps, const char *section, const char *name,
 	return 1;
 }
 
+/*
+ * [provider NAME]: the model gateway's upstream, key source, CA file and
+ * default spend cap for the API NAME (anthropic or openai). The upstream
+ * URL is checked where it is used; paths must be absolute here.
+ */
+static int
+provider_key(struct cparse *ps, const char *section, const char *name,
+    const char *value)
+{
+	const char *prov = section + 9;
+	struct tui_config_provider *pv = NULL;
+	char safe[80], *dst;
+	size_t dsz;
+
+	tui_escape(name, strlen(name), safe, sizeof safe);
+	if (strcmp(prov, "anthropic") != 0 && strcmp(prov, "openai") != 0) {
+		report(ps, ps->line, "unknown provider in [%.70s] (want "
+		    "[provider anthropic] or [provider openai])", section);
+		return 1;
+	}
+	for (size_t i = 0; i < ps->cf.nproviders; i++)
+		if (strcmp(ps->cf.providers[i].name, prov) == 0)
+			pv = &ps->cf.providers[i];
+	if (pv == NULL) {
+		pv = &ps->cf.providers[ps->cf.nproviders++];
+		snprintf(pv->name, sizeof pv->name, "%s", prov);
+	}
+	if (strcmp(name, "upstream") == 0) {
+		dst = pv->upstream;
+		dsz = sizeof pv->upstream;
+	} else if (strcmp(name, "key_file") == 0) {
+		dst = pv->key_file;
+		dsz = sizeof pv->key_file;
+	} else if (strcmp(name, "ca_file") == 0) {
+		dst = pv->ca_file;
+		dsz = sizeof pv->ca_file;
+	} else if (strcmp(name, "spend_cap") == 0) {
+		dst = pv->spend_cap;
+		dsz = sizeof pv->spend_cap;
+	} else {
+		report(ps, ps->line, "unknown key '%s' in [%.70s] (want "
+		    "upstream, key_file, ca_file or spend_cap)", safe, section);
+		return 1;
+	}
+	if (dst[0] != '\0') {
+		report(ps, ps->line, "duplicate key '%s' in [%.70s]", safe,
+		    section);
+		return 1;
+	}
+	if (value[0] == '\0' || strlen(value) >= dsz) {
+		report(ps, ps->line, "bad %s in [%.70s] (at most %zu bytes)",
+		    safe, section, dsz - 1);
+		return 1;
+	}
+	if ((dst == pv->key_file || dst == pv->ca_file) && value[0] != '/') {
+		report(ps, ps->line, "%s in [%.70s] must be an absolute path",
+		    safe, section);
+		return 1;
+	}
+	if (dst == pv->spend_cap) {
+		char *end;
+		double d = strtod(value, &end);
+
+		if (*end != '\0' || !(d > 0) || d > 1e9 ||
+		    strspn(value, "0123456789.") != strlen(value)) {
+			report(ps, ps->line, "bad spend_cap in [%.70s] (an "
+			    "amount in USD, e.g. 5.00)", section);
+			return 1;
+		}
+	}
+	snprintf(dst, dsz, "%s", value);
+	return 1;
+}
+
 static int
 handler(void *user, const char *section, const char *name,
     const char *value)
@@ -264,10 +338,13 @@ handler(void *user, const char *section, const char *name,
 		return console_key(ps, name, value);
 	if (strncmp(section, "agent ", 6) == 0)
 		return agent_key(ps, section, name, value);
+	if (strncmp(section, "provider ", 9) == 0)
+		return provider_key(ps, section, name, value);
 	if (strcmp(section, "notify") != 0) {
 		tui_escape(section, strlen(section), safe, sizeof safe);
 		report(ps, ps->line, section[0] == '\0' ? "'%s' outside a "
-		    "section (want [notify], [command], [console] or [agent NAME])" :
+		    "section (want [notify], [command], [console], [agent NAME] "
+		    "or [provider NAME])" :
 		    "unknown section [%s]", section[0] == '\0' ? name : safe);
 		return 1;
 	}
@@ -464,6 +541,16 @@ tui_config_notifies(const struct tui_config *cf, const char *state)
 	assert(cf != NULL);
 	return a != TUI_ACTIVITY_UNKNOWN &&
 	    (cf->notify_on & TUI_CONFIG_ON(a)) != 0;
+}
+
+const struct tui_config_provider *
+tui_config_provider(const struct tui_config *cf, const char *name)
+{
+	for (size_t i = 0; cf != NULL && name != NULL && i < cf->nproviders;
+	    i++)
+		if (strcmp(cf->providers[i].name, name) == 0)
+			return &cf->providers[i];
+	return NULL;
 }
 
 const char *

@@ -125,6 +125,7 @@ char *tui_ctx_data_path(const struct tui_ctx *, const char *rel);
  */
 #define TUI_CONFIG_CMD_MAX 1024
 #define TUI_CONFIG_AGENTS_MAX 16
+#define TUI_CONFIG_PROVIDERS_MAX 2
 
 struct tui_config {
 	char hook[TUI_CONFIG_HOOK_MAX];	/* "" when none */
@@ -145,10 +146,32 @@ struct tui_config {
 		char endpoint[512];
 	} agents[TUI_CONFIG_AGENTS_MAX];
 	size_t nagents;
+	/*
+	 * [provider NAME] (anthropic, openai): the model gateway's upstream
+	 * for every agent that speaks that API (SPEC 8.5); the key never
+	 * enters the sandbox. "" when unset.
+	 *   upstream = https://api.anthropic.com   ; the default, or a local
+	 *                                         ; http://127.0.0.1:PORT
+	 *   key_file = /root/.config/corral/anthropic.key   ; absolute, 0600
+	 *   ca_file = /etc/corral/ca.pem         ; else the system's store
+	 *   spend_cap = 5.00                     ; USD a lease, by default
+	 * Without key_file the credentials mint hook supplies the key.
+	 */
+	struct tui_config_provider {
+		char name[16];
+		char upstream[512];
+		char key_file[1024];
+		char ca_file[1024];
+		char spend_cap[32];
+	} providers[TUI_CONFIG_PROVIDERS_MAX];
+	size_t nproviders;
 };
 /* The endpoint configured for agent profile name, or NULL. */
 const char *tui_config_agent_endpoint(const struct tui_config *,
     const char *name);
+/* The [provider NAME] section, or NULL. */
+const struct tui_config_provider *tui_config_provider(
+    const struct tui_config *, const char *name);
 
 /* A problem in the config: file, 1-based line (0: the whole file). */
 typedef void (*tui_config_error_cb)(const char *file, int line,

@@ -4,8 +4,10 @@
  * listens on 127.0.0.1:3128 and pipes each connection, byte for byte, to
  * the lease proxy's unix socket bound into the zone; the proxy decides.
  * With a loopback grant it also listens on 127.0.0.1:PORT and opens each
- * connection with "CONNECT localhost:PORT" first. One poll loop, fixed
- * buffers, until the agent exits.
+ * connection with "CONNECT localhost:PORT" first. With a model gateway
+ * (SPEC 8.5) it listens on 127.0.0.1:3129 too and pipes each of those
+ * connections to the gateway's socket, which reads the HTTP itself. One
+ * poll loop, fixed buffers, until the agent exits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -108,7 +110,7 @@ dial_proxy(const char *sock)
 
 static void
 conn_accept(struct conn **tab, const struct sbx_forward_opts *o, int lfd,
-    bool loopback)
+    const char *sock, bool loopback)
 {
 	struct conn *c = NULL;
 	int cfd, ufd, slot = -1;
@@ -122,7 +124,7 @@ conn_accept(struct conn **tab, const struct sbx_forward_opts *o, int lfd,
 			if (tab[i] == NULL)
 				slot = i;
 		}
-		if (slot < 0 || (ufd = dial_proxy(o->sock)) < 0 ||
+		if (slot < 0 || (ufd = dial_proxy(sock)) < 0 ||
 		    (c = calloc(1, sizeof *c)) == NULL) {
 			/* Over the cap or no proxy: the client sees EOF. */
 			if (ufd >= 0)
@@ -284,7 +286,7 @@ child_done(pid_t child, int *status)
 int
 sbx_forward_run(const struct sbx_forward_opts *o, pid_t child, int *status)
 {
-	struct pollfd fds[3 + 2 * FWD_MAX_CONNS];
+	struct pollfd fds[4 + 2 * FWD_MAX_CONNS];
 	struct conn *tab[FWD_MAX_CONNS] = { 0 };
 	int map[FWD_MAX_CONNS];
 	int pidfd = pidfd_of(child), n, rc = 0;
@@ -299,6 +301,8 @@ sbx_forward_run(const struct sbx_forward_opts *o, pid_t child, int *status)
 		fds[nf].fd = o->egress_fd;
 		fds[nf++].events = POLLIN;
 		fds[nf].fd = o->loopback_fd;
+		fds[nf++].events = POLLIN;
+		fds[nf].fd = o->gateway_fd;
 		fds[nf++].events = POLLIN;
 		for (int i = 0; i < FWD_MAX_CONNS; i++) {
 			struct conn *c = tab[i];
@@ -330,10 +334,13 @@ sbx_forward_run(const struct sbx_forward_opts *o, pid_t child, int *status)
 		}
 		if (n <= 0)
 			continue;
-		if (fds[1].revents & POLLIN)
-			conn_accept(tab, o, o->egress_fd, false);
+		if (o->egress_fd >= 0 && (fds[1].revents & POLLIN))
+			conn_accept(tab, o, o->egress_fd, o->sock, false);
 		if (o->loopback_fd >= 0 && (fds[2].revents & POLLIN))
-			conn_accept(tab, o, o->loopback_fd, true);
+			conn_accept(tab, o, o->loopback_fd, o->sock, true);
+		if (o->gateway_fd >= 0 && (fds[3].revents & POLLIN))
+			conn_accept(tab, o, o->gateway_fd, o->gateway_sock,
+			    false);
 		for (int i = 0; i < FWD_MAX_CONNS; i++) {
 			if (tab[i] == NULL || map[i] < 0)
 				continue;

@@ -1,7 +1,8 @@
 /*
  * sbx_forward.h: the egress forwarder inside the agent zone, part of
  * corral-sbx-init (SPEC 8.2; SANDBOX.md 5.b): TCP on 127.0.0.1 in the
- * zone's own network namespace, piped to the lease proxy's unix socket.
+ * zone's own network namespace, piped to the lease proxy's unix socket
+ * (and 127.0.0.1:3129 to the model gateway's, byte for byte).
  */
 #ifndef CORRAL_SBX_FORWARD_H
 #define CORRAL_SBX_FORWARD_H
@@ -13,6 +14,8 @@ struct sbx_forward_opts {
 	int egress_fd;		/* listening on 127.0.0.1:3128 */
 	int loopback_fd;	/* listening on 127.0.0.1:PORT, or -1 */
 	unsigned loopback_port;	/* tunnelled as CONNECT localhost:PORT */
+	const char *gateway_sock;	/* the model gateway's socket, or NULL */
+	int gateway_fd;		/* listening on 127.0.0.1:3129, or -1 */
 };
 
 /* A close-on-exec TCP socket listening on 127.0.0.1:port; -errno. */

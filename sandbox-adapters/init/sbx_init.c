@@ -6,11 +6,12 @@
  * reaches it as SIGWINCH and TIOCSTI can reach only its own input), then
  * waits and exits with the agent's status.
  *
- *	corral-sbx-init [--egress SOCK [--loopback PORT]] [--cred-env NAME]
- *	    -- CMD [ARG...]
+ *	corral-sbx-init [--egress SOCK [--loopback PORT]] [--gateway SOCK]
+ *	    [--cred-env NAME] -- CMD [ARG...]
  *
  * --egress: also be the zone's egress forwarder (sbx_forward.c) on
  * 127.0.0.1:3128, piping to the proxy socket SOCK, until the agent exits.
+ * --gateway: also pipe 127.0.0.1:3129 to the model gateway's socket SOCK.
  * --cred-env: give the agent (only) NAME set to the minted credential read
  * from SBX_CRED_IN, so the value is never on an argv (SPEC 8.5).
  */
@@ -72,7 +73,8 @@ cred_env(const char *name)
 int
 main(int argc, char **argv)
 {
-	struct sbx_forward_opts fw = { .egress_fd = -1, .loopback_fd = -1 };
+	struct sbx_forward_opts fw = { .egress_fd = -1, .loopback_fd = -1,
+		.gateway_fd = -1 };
 	const char *cred = NULL;
 	int i = 1, status;
 	pid_t child, w;
@@ -82,6 +84,8 @@ main(int argc, char **argv)
 			fw.sock = argv[i + 1];
 		else if (strcmp(argv[i], "--loopback") == 0)
 			fw.loopback_port = (unsigned)atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--gateway") == 0)
+			fw.gateway_sock = argv[i + 1];
 		else if (strcmp(argv[i], "--cred-env") == 0)
 			cred = argv[i + 1];
 		else
@@ -91,7 +95,8 @@ main(int argc, char **argv)
 		i++;
 	if (i >= argc) {
 		fprintf(stderr, "usage: corral-sbx-init [--egress SOCK "
-		    "[--loopback PORT]] [--cred-env NAME] -- CMD [ARG...]\n");
+		    "[--loopback PORT]] [--gateway SOCK] [--cred-env NAME] -- "
+		    "CMD [ARG...]\n");
 		return 2;
 	}
 	/* Listen before the agent starts, so its first request finds us. */
@@ -105,6 +110,11 @@ main(int argc, char **argv)
 			errno = -fw.loopback_fd;
 			die("listen on the loopback grant's port");
 		}
+	}
+	if (fw.gateway_sock != NULL && (fw.gateway_fd =
+	    sbx_forward_listen(3129)) < 0) {
+		errno = -fw.gateway_fd;
+		die("listen 127.0.0.1:3129");
 	}
 	/* bwrap --new-session already made us a session leader. */
 	if (setsid() < 0 && errno != EPERM)
@@ -128,7 +138,7 @@ main(int argc, char **argv)
 		_exit(127);
 	}
 	setpgid(child, child);
-	if (fw.sock != NULL) {
+	if (fw.sock != NULL || fw.gateway_sock != NULL) {
 		if (sbx_forward_run(&fw, child, &status) < 0)
 			die("egress forwarder");
 		goto done;

@@ -17,19 +17,23 @@ The turns are scripted by the last user message:
   contains CORRAL-SLOW   a plain answer after 3 s of thinking (no byte of
                          the reply: the CLI shows its status line), then
                          streamed over about 6 s
+  contains CORRAL-BADUSAGE  a plain answer whose usage block is malformed
   a tool result          the plain answer "Edit done."
   anything else          the plain answer "Hello from the mock model."
 
 Every request is logged, one JSON line each, to --log (method, path,
-the scripted reply, the time), and the end of each model reply as
-{"done": N}: the tests read it from the host side (sample.py: while a
-reply streams, the agent works). The server
-binds 127.0.0.1 only and prints its port on stdout once it listens.
+the scripted reply, the time, the credential headers it came with), and
+the end of each model reply as {"done": N}: the tests read it from the
+host side (sample.py: while a reply streams, the agent works). The server
+binds 127.0.0.1 only and prints its port on stdout once it listens; with
+--tls CERT KEY it speaks HTTPS (the model gateway's upstream, a
+certificate made at test time).
 """
 import argparse
 import http.server
 import json
 import socketserver
+import ssl
 import sys
 import threading
 import time
@@ -44,11 +48,18 @@ DONE = "Edit done."
 BASH_FILE = "corral-bash.txt"
 BASH_COMMAND = "python3 -c \"open('%s', 'w').write('ran')\"" % BASH_FILE
 THINK_S = 3
+BADUSAGE = "An answer with a malformed usage block."
 
 LOG_LOCK = threading.Lock()
 LOG = None
 DUMP = None
 COUNTER = [0]
+
+
+def creds(h):
+    """The credential headers a request came with (the gateway's key)."""
+    return {"x_api_key": h.headers.get("x-api-key"),
+            "authorization": h.headers.get("authorization")}
 
 
 def log(entry):
@@ -110,6 +121,8 @@ def scripted(text, tools, edit):
         return ("error", 400, "invalid_request_error")
     if "CORRAL-SLOW" in text:
         return ("text", SLOW)
+    if "CORRAL-BADUSAGE" in text:
+        return ("badusage", BADUSAGE)
     if "CORRAL-EDIT" in text:
         return edit
     return ("text", PLAIN)
@@ -133,11 +146,15 @@ def sse_start(h):
 def anthropic_stream(h, req, script):
     model = req.get("model", "mock")
     w = sse_start(h)
+    bad = script[0] == "badusage"
     sse(w, "message_start", {"type": "message_start", "message": {
         "id": "msg_mock_%d" % COUNTER[0], "type": "message",
         "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 1}}})
+        "usage": {"input_tokens": "ten"} if bad else
+                 {"input_tokens": 10, "output_tokens": 1}}})
+    if bad:
+        script = ("text", script[1])
     if script[0] == "text":
         sse(w, "content_block_start", {"type": "content_block_start",
             "index": 0, "content_block": {"type": "text", "text": ""}})
@@ -169,12 +186,15 @@ def anthropic_stream(h, req, script):
         stop = "tool_use"
     sse(w, "message_delta", {"type": "message_delta", "delta": {
         "stop_reason": stop, "stop_sequence": None},
-        "usage": {"output_tokens": 5}})
+        "usage": {"output_tokens": "five"} if bad else
+                 {"output_tokens": 5}})
     sse(w, "message_stop", {"type": "message_stop"})
 
 
 def anthropic_plain(h, req, script):
     """The same answer, not streamed."""
+    if script[0] == "badusage":
+        script = ("text", script[1])
     if script[0] == "text":
         content = [{"type": "text", "text": script[1]}]
         stop = "end_turn"
@@ -220,6 +240,9 @@ def openai_script(req):
 
 def openai_stream(h, req, script):
     w = sse_start(h)
+    bad = script[0] == "badusage"
+    if bad:
+        script = ("text", script[1])
     rid = "resp_mock_%d" % COUNTER[0]
     seq = [0]
 
@@ -255,7 +278,8 @@ def openai_stream(h, req, script):
            "item": dict(done, status="in_progress", arguments="")})
         ev("response.output_item.done", {"output_index": 0, "item": done})
     ev("response.completed", {"response": dict(base, status="completed",
-       output=[done], usage={"input_tokens": 10, "output_tokens": 5,
+       output=[done], usage={"tokens": "many"} if bad else {
+       "input_tokens": 10, "output_tokens": 5,
        "total_tokens": 15, "input_tokens_details": {"cached_tokens": 0},
        "output_tokens_details": {"reasoning_tokens": 0}})})
 
@@ -285,7 +309,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(n) if n > 0 else b""
 
     def do_GET(self):
-        log({"method": "GET", "path": self.path, "reply": 404})
+        path = self.path.split("?")[0]
+        if path.endswith("/v1/models"):
+            log(dict(creds(self), method="GET", path=path, reply="models"))
+            self.send_json(200, json.dumps({"data": [{"id": "mock",
+                "type": "model"}], "has_more": False}))
+            return
+        log(dict(creds(self), method="GET", path=self.path, reply=404))
         self.send_json(404, json.dumps({"error": {"type": "not_found_error",
                                                   "message": "mock"}}))
 
@@ -303,7 +333,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             req = {}
         path = self.path.split("?")[0]
         if path.endswith("/v1/messages/count_tokens"):
-            log({"method": "POST", "path": path, "reply": "count"})
+            log(dict(creds(self), method="POST", path=path,
+                     reply="count"))
             self.send_json(200, json.dumps({"input_tokens": 10}))
             return
         if DUMP is not None:
@@ -312,11 +343,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 DUMP.flush()
         if path.endswith("/v1/messages"):
             script = anthropic_script(req)
-            n = log({"method": "POST", "path": path, "api": "anthropic",
-                 "stream": bool(req.get("stream")), "reply": script[0],
-                 "detail": script[1] if script[0] != "error" else script[2],
-                 "tools": [t.get("name") for t in (req.get("tools") or [])
-                           if isinstance(t, dict)][:40]})
+            n = log(dict(creds(self), method="POST", path=path,
+                         api="anthropic", stream=bool(req.get("stream")),
+                         reply=script[0],
+                         detail=script[1] if script[0] != "error" else
+                         script[2],
+                         tools=[t.get("name") for t in
+                                (req.get("tools") or [])
+                                if isinstance(t, dict)][:40]))
             if script[0] == "error":
                 self.send_json(script[1], json.dumps({"type": "error",
                     "error": {"type": script[2],
@@ -329,9 +363,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if path.endswith("/responses"):
             script = openai_script(req)
-            n = log({"method": "POST", "path": path, "api": "openai",
-                 "reply": script[0],
-                 "detail": script[1] if script[0] != "error" else script[2]})
+            n = log(dict(creds(self), method="POST", path=path,
+                         api="openai", reply=script[0],
+                         detail=script[1] if script[0] != "error" else
+                         script[2]))
             if script[0] == "error":
                 self.send_json(script[1], json.dumps({"error": {
                     "type": script[2], "code": script[2],
@@ -340,7 +375,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 openai_stream(self, req, script)
             log({"done": n})
             return
-        log({"method": "POST", "path": path, "reply": 404})
+        log(dict(creds(self), method="POST", path=path, reply=404))
         self.send_json(404, json.dumps({"error": {"type": "not_found_error",
                                                   "message": "mock"}}))
 
@@ -357,12 +392,18 @@ def main():
     ap.add_argument("--log", default=None)
     ap.add_argument("--dump", default=None,
                     help="every request body, one JSON line each")
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"), default=None,
+                    help="speak HTTPS with this certificate and key")
     a = ap.parse_args()
     if a.log:
         LOG = open(a.log, "a")
     if a.dump:
         DUMP = open(a.dump, "a")
     srv = Server(("127.0.0.1", a.port), Handler)
+    if a.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls[0], a.tls[1])
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     print(srv.server_address[1], flush=True)
     sys.stdout.close()
     srv.serve_forever()

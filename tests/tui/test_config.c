@@ -187,6 +187,50 @@ START_TEST(test_config_agent_endpoint)
 }
 END_TEST
 
+/* [provider NAME]: the model gateway's upstream and key (issue 19). */
+START_TEST(test_config_provider)
+{
+	static const struct {
+		const char *text;
+		const char *needle;
+	} bad[] = {
+		{ "[provider google]\nupstream = https://x\n", "unknown "
+		  "provider" },
+		{ "[provider anthropic]\nkey_file = key\n", "absolute path" },
+		{ "[provider openai]\nca_file = ./ca.pem\n", "absolute path" },
+		{ "[provider anthropic]\nspend_cap = -1\n", "bad spend_cap" },
+		{ "[provider anthropic]\nspend_cap = 5 USD\n", "bad spend_cap" },
+		{ "[provider anthropic]\nkey = sk-inline\n", "unknown key" },
+		{ "[provider anthropic]\nupstream = https://a\n"
+		  "upstream = https://b\n", "duplicate key" },
+	};
+	const struct tui_config_provider *pv;
+	struct tui_config cf;
+	struct errs e;
+
+	ck_assert_int_eq(parse(&cf, "[provider anthropic]\n"
+	    "upstream = https://127.0.0.1:8443\nkey_file = /etc/k\n"
+	    "ca_file = /etc/ca.pem\nspend_cap = 2.50\n[provider openai]\n"
+	    "key_file = /etc/o\n", &e), 0);
+	ck_assert_int_eq(e.n, 0);
+	ck_assert_ptr_nonnull(pv = tui_config_provider(&cf, "anthropic"));
+	ck_assert_str_eq(pv->upstream, "https://127.0.0.1:8443");
+	ck_assert_str_eq(pv->key_file, "/etc/k");
+	ck_assert_str_eq(pv->ca_file, "/etc/ca.pem");
+	ck_assert_str_eq(pv->spend_cap, "2.50");
+	ck_assert_ptr_nonnull(pv = tui_config_provider(&cf, "openai"));
+	ck_assert_str_eq(pv->upstream, "");
+	ck_assert_str_eq(pv->key_file, "/etc/o");
+	ck_assert_ptr_null(tui_config_provider(&cf, "aider"));
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_int_ne(parse(&cf, bad[i].text, &e), 0);
+		ck_assert_msg(e.n > 0 && strstr(e.msg, bad[i].needle) != NULL,
+		    "%s: %s", bad[i].text, e.msg);
+		ck_assert_uint_eq(cf.nproviders, 0);
+	}
+}
+END_TEST
+
 /* [command]: the command adapter's hooks (SPEC 8.1), absolute only. */
 START_TEST(test_config_command)
 {
@@ -537,6 +581,7 @@ config_suite(void)
 	tcase_add_test(tc, test_config_long_line);
 	tcase_add_test(tc, test_config_command);
 	tcase_add_test(tc, test_config_agent_endpoint);
+	tcase_add_test(tc, test_config_provider);
 	tcase_add_test(tc, test_config_load);
 	tcase_add_test(tc, test_config_doc_example);
 	suite_add_tcase(s, tc);

@@ -45,6 +45,7 @@ struct prof {
 	char base_url_env[64];
 	char key_env[64];
 	char placeholder[128];
+	char api[16];
 	char *env[ENV_MAX][2];
 	int nenv;
 	char *home[HOME_MAX][2];
@@ -203,8 +204,16 @@ handler(void *user, const char *section, const char *name,
 		if (strcmp(name, "placeholder") == 0)
 			return set_str(p, p->placeholder,
 			    sizeof p->placeholder, value, line);
+		if (strcmp(name, "api") == 0) {
+			enum sbx_gateway_api api;
+
+			if (sbx_gateway_api_parse(value, &api) < 0)
+				return bad(p, line, "api is anthropic or "
+				    "openai");
+			return set_str(p, p->api, sizeof p->api, value, line);
+		}
 		return bad(p, line, "unknown key in [model] (base_url_env, "
-		    "key_env, placeholder)");
+		    "key_env, placeholder, api)");
 	}
 	if (strcmp(section, "env") == 0) {
 		if (!name_ok(name))
@@ -561,6 +570,92 @@ profile_read(struct tui_ctx *c, const char *name, char *path, size_t pathsz,
 	return rc;
 }
 
+/* The API the profile speaks: its own api = NAME, else its key's name. */
+static const char *
+prof_api(const struct prof *p)
+{
+	if (p->api[0] != '\0')
+		return p->api;
+	if (strcmp(p->key_env, "ANTHROPIC_API_KEY") == 0)
+		return "anthropic";
+	if (strcmp(p->key_env, "OPENAI_API_KEY") == 0)
+		return "openai";
+	return NULL;
+}
+
+bool
+tui_agent_uses_gateway(struct tui_ctx *c, const char *name)
+{
+	struct tui_config cf;
+	struct prof p;
+	char path[PATH_MAX], *text = NULL;
+	const char *api;
+	size_t len = 0;
+	bool yes = false;
+
+	if (name == NULL || profile_read(c, name, path, sizeof path, &text,
+	    &len) < 0)
+		return false;
+	if (prof_parse(&p, path, text, len) == 0 &&
+	    (api = prof_api(&p)) != NULL) {
+		tui_config_default(&cf);
+		TUI_BEST_EFFORT(tui_config_load(&cf, NULL, NULL));
+		yes = tui_config_provider(&cf, api) != NULL;
+	}
+	prof_clear(&p);
+	free(text);
+	return yes;
+}
+
+/*
+ * The [provider API] section: the agent reaches its model through the
+ * lease's gateway at SBX_GATEWAY_URL; the upstream and the key are the
+ * holder's (agent.json's "gateway"), never the zone's.
+ */
+static int
+gateway_setup(struct tui_agent *a, const struct tui_config_provider *pv,
+    char *why, size_t whysz)
+{
+	struct sbx_gateway_url u;
+	const char *up = pv->upstream[0] != '\0' ? pv->upstream :
+	    strcmp(pv->name, "anthropic") == 0 ? "https://api.anthropic.com" :
+	    "https://api.openai.com";
+	json_t *g;
+
+	if (sbx_gateway_url_parse(up, &u, why, whysz) < 0) {
+		a->status = TUI_AGENT_ENDPOINT_INVALID;
+		return -EINVAL;
+	}
+	if (pv->key_file[0] != '\0' && access(pv->key_file, R_OK) < 0) {
+		a->status = TUI_AGENT_ENDPOINT_INVALID;
+		snprintf(why, whysz, "[provider %s] key_file %.300s: %s",
+		    pv->name, pv->key_file, strerror(errno));
+		return -EINVAL;
+	}
+	if (pv->ca_file[0] != '\0' && access(pv->ca_file, R_OK) < 0) {
+		a->status = TUI_AGENT_ENDPOINT_INVALID;
+		snprintf(why, whysz, "[provider %s] ca_file %.300s: %s",
+		    pv->name, pv->ca_file, strerror(errno));
+		return -EINVAL;
+	}
+	a->gateway = true;
+	snprintf(a->endpoint, sizeof a->endpoint, "%s", up);
+	snprintf(a->base_url, sizeof a->base_url, "%s", SBX_GATEWAY_URL);
+	a->allow[0] = '\0';
+	a->loopback_port = 0;
+	g = json_pack("{s:s, s:s}", "api", pv->name, "upstream", up);
+	if (g == NULL)
+		return -ENOMEM;
+	if (pv->key_file[0] != '\0')
+		json_object_set_new(g, "key_file", json_string(pv->key_file));
+	if (pv->ca_file[0] != '\0')
+		json_object_set_new(g, "ca_file", json_string(pv->ca_file));
+	if (pv->spend_cap[0] != '\0')
+		json_object_set_new(g, "spend_cap", json_string(pv->spend_cap));
+	json_object_set_new(a->setup, "gateway", g);
+	return 0;
+}
+
 void
 tui_agent_clear(struct tui_agent *a)
 {
@@ -583,6 +678,7 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 {
 	const struct pty_rules_agent *ra = NULL;
 	struct pty_rules *rules;
+	const struct tui_config_provider *pv;
 	struct tui_config cf;
 	struct prof p;
 	char path[PATH_MAX], *text = NULL, *dir;
@@ -679,10 +775,15 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 				*dir = '\0';
 		}
 	}
-	/* The model endpoint the operator configured for it. */
+	/* The model endpoint the operator configured for it: its API's
+	 * gateway, else an endpoint the zone reaches itself. */
 	tui_config_default(&cf);
 	TUI_BEST_EFFORT(tui_config_load(&cf, NULL, NULL));
-	if ((ep = tui_config_agent_endpoint(&cf, a->name)) != NULL) {
+	if (prof_api(&p) != NULL)
+		snprintf(a->api, sizeof a->api, "%s", prof_api(&p));
+	pv = a->api[0] != '\0' ? tui_config_provider(&cf, a->api) : NULL;
+	if (pv == NULL &&
+	    (ep = tui_config_agent_endpoint(&cf, a->name)) != NULL) {
 		snprintf(a->endpoint, sizeof a->endpoint, "%s", ep);
 		if (endpoint_parse(ep, a, why, whysz) < 0) {
 			a->status = TUI_AGENT_ENDPOINT_INVALID;
@@ -711,6 +812,10 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 	json_object_set_new(a->setup, "home", home);
 	json_object_set_new(a->setup, "background", bg);
 	json_object_set_new(a->setup, "path", pathv);
+	if (pv != NULL && (rc = gateway_setup(a, pv, why, whysz)) < 0) {
+		prof_clear(&p);
+		return rc;
+	}
 	if (p.args[0] != '\0') {
 		json_t *av = json_array();
 		char *save = NULL, *tok;

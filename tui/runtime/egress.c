@@ -42,6 +42,12 @@ tui_egress_agent_endpoints(struct tui_ctx *c, const char *agent,
 
 		/* The endpoint the operator configured replaces the
 		 * profile's vendor hosts (issue 18). */
+		/* Through the lease's gateway it needs no destination. */
+		if (tui_agent_uses_gateway(c, pty_rules_agent_name(a))) {
+			snprintf(name, namesz, "%s", pty_rules_agent_name(a));
+			pty_rules_free(rules);
+			return 0;
+		}
 		tui_config_default(&cf);
 		TUI_BEST_EFFORT(tui_config_load(&cf, NULL, NULL));
 		ep = tui_config_agent_endpoint(&cf, pty_rules_agent_name(a));

@@ -84,6 +84,10 @@ struct tui_holder_sbx {
 	struct sbx_cred *cred;
 	char *dir;		/* the lease directory */
 	bool revoked;
+	/* the model gateway (SPEC 8.5), or NULL; its in-flight count and
+	 * the proxy's, summed for the detector */
+	struct tui_holder_gw *gw;
+	unsigned px_inflight, gw_inflight;
 	/* the agent profile's part (agent.c's agent.json), or NULL */
 	json_t *agent;
 	char **cmd;		/* the command, argv[0] its installation */
@@ -327,7 +331,7 @@ agent_plan(struct tui_holder_sbx *h, struct sbx_plan *plan, char *err,
 
 	memset(&ap, 0, sizeof ap);
 	/* The minted credential is the key when it has the key's name. */
-	bool minted = h->cred != NULL && key_env != NULL &&
+	bool minted = h->cred != NULL && h->gw == NULL && key_env != NULL &&
 	    strcmp(h->cred->variable, key_env) == 0;
 	key = minted ? h->cred->value : ph;
 	if ((envv = calloc(ne + 1, sizeof *envv)) == NULL)
@@ -465,6 +469,8 @@ cred_revoke(struct tui_holder_sbx *h, struct lease_store *st)
 const char *
 tui_holder_sbx_secret(const struct tui_holder_sbx *h)
 {
+	if (h != NULL && h->gw != NULL)
+		return tui_holder_gw_key(h->gw);
 	return h != NULL && h->cred != NULL ? h->cred->value : NULL;
 }
 
@@ -498,6 +504,13 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const struct sbx_adapter *ad,
 	if ((rc = mint(h, err, errsz)) < 0)
 		return rc;
 	if ((rc = agent_load(h, err, errsz)) < 0)
+		return rc;
+	/* Through the gateway the key, minted or the operator's, stays on
+	 * this side. */
+	if (json_object_get(h->agent, "gateway") != NULL && (rc =
+	    tui_holder_gw_prepare(json_object_get(h->agent, "gateway"),
+	    h->cred != NULL ? h->cred->value : NULL, EGRESS_DIR, &h->gw, err,
+	    errsz)) < 0)
 		return rc;
 	if (h->agent != NULL) {
 		if ((rc = agent_cmd(h, cmd)) < 0)
@@ -554,7 +567,16 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const struct sbx_adapter *ad,
 		snprintf(err, errsz, "egress plan: %s", sbx_strerror(rc));
 		return rc;
 	}
-	if (h->cred != NULL && (rc = sbx_cred_plan_add(*plan, h->cred)) < 0) {
+	if (h->gw != NULL && ((mkdir(EGRESS_DIR, 0755) < 0 &&
+	    errno != EEXIST) || (rc = tui_holder_gw_plan(h->gw, *plan)) < 0)) {
+		if (rc == 0)
+			rc = -errno;
+		snprintf(err, errsz, "model gateway plan: %s",
+		    sbx_strerror(rc));
+		return rc;
+	}
+	if (h->cred != NULL && h->gw == NULL &&
+	    (rc = sbx_cred_plan_add(*plan, h->cred)) < 0) {
 		snprintf(err, errsz, "credential plan: %s", sbx_strerror(rc));
 		return rc;
 	}
@@ -751,8 +773,29 @@ egress_inflight(unsigned n, void *ud)
 {
 	struct tui_holder_sbx *h = ud;
 
+	h->px_inflight = n;
 	if (h->ph != NULL)
-		pty_holder_egress(h->ph, n);
+		pty_holder_egress(h->ph, h->px_inflight + h->gw_inflight);
+}
+
+/* ---- the model gateway (SPEC 8.5) ------------------------------------------- */
+
+static void
+gw_receipt(void *ud, const char *kind, json_t *fields)
+{
+	receipt(ud, kind, fields);
+}
+
+/* A model request in flight is the detector's EGRESS signal, exactly. */
+static void
+gw_inflight(unsigned n, const char *stop, void *ud)
+{
+	struct tui_holder_sbx *h = ud;
+
+	(void)stop;
+	h->gw_inflight = n;
+	if (h->ph != NULL)
+		pty_holder_egress(h->ph, h->px_inflight + h->gw_inflight);
 }
 
 static int
@@ -837,6 +880,7 @@ tui_holder_sbx_closing(struct tui_holder_sbx *h)
 	if (h == NULL)
 		return;
 	h->ph = NULL;
+	tui_holder_gw_close(h->gw);
 	if (h->px != NULL && !h->px_closing) {
 		tui_holder_sbx_summary(h);
 		h->px_closing = true;
@@ -858,8 +902,8 @@ tui_holder_sbx_drain(struct tui_holder_sbx *h, uv_loop_t *loop)
 	if (h == NULL)
 		return;
 	tui_holder_sbx_closing(h);
-	while (h->px_closing && !h->px_closed &&
-	    uv_run(loop, UV_RUN_ONCE) != 0)
+	while (((h->px_closing && !h->px_closed) ||
+	    !tui_holder_gw_closed(h->gw)) && uv_run(loop, UV_RUN_ONCE) != 0)
 		;
 	uv_run(loop, UV_RUN_NOWAIT);
 }
@@ -875,6 +919,8 @@ int
 tui_holder_sbx_start(struct tui_holder_sbx *h, uv_loop_t *loop, char *err,
     size_t errsz)
 {
+	int rc;
+
 	h->loop = loop;
 	uv_timer_init(loop, &h->wall);
 	uv_timer_init(loop, &h->monitor);
@@ -885,6 +931,10 @@ tui_holder_sbx_start(struct tui_holder_sbx *h, uv_loop_t *loop, char *err,
 		uv_timer_start(&h->wall, wall_cb,
 		    h->pol->limits.wall_time * 1000ull, 0);
 	uv_timer_start(&h->monitor, monitor_cb, MONITOR_MS, MONITOR_MS);
+	if (h->gw != NULL && (rc = tui_holder_gw_start(h->gw, loop,
+	    h->info.uid, h->info.gid, gw_receipt, gw_inflight, h, err,
+	    errsz)) < 0)
+		return rc;
 	return h->egress ? egress_start(h, err, errsz) : 0;
 }
 
@@ -1094,6 +1144,7 @@ tui_holder_sbx_free(struct tui_holder_sbx *h)
 	if (h == NULL)
 		return;
 	cred_revoke(h, h->ctx->store);
+	tui_holder_gw_free(h->gw);
 	sbx_cred_free(h->cred);
 	tui_holder_cred_clear(&h->ccfg);
 	free(h->allow);

@@ -67,6 +67,8 @@ struct tui_agent {
 	char base_url[600];	/* the endpoint as the zone reaches it */
 	char allow[300];	/* host:port the endpoint needs; "" */
 	unsigned loopback_port;	/* the loopback port it needs; 0 */
+	char api[16];		/* the model API it speaks; "" unknown */
+	bool gateway;		/* reaches it through the lease's gateway */
 	struct json_t *setup;	/* for the holder (LEASE_DIR/agent.json) */
 };
 

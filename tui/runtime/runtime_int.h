@@ -248,6 +248,33 @@ void tui_holder_sbx_set_journal(struct tui_holder_sbx *,
 /* The egress_summary receipt, once (before the holder lets go). */
 void tui_holder_sbx_summary(struct tui_holder_sbx *);
 
+/* ---- holder_gateway.c: the lease's model gateway (SPEC 8.5) ------------ */
+
+struct tui_holder_gw;
+typedef void (*tui_holder_gw_receipt_fn)(void *ud, const char *kind,
+    struct json_t *fields);
+typedef void (*tui_holder_gw_inflight_fn)(unsigned n, const char *stop,
+    void *ud);
+/*
+ * From agent.json's "gateway" (api, upstream, key_file, ca_file): read
+ * the key (the key file, else minted: the minted credential's value);
+ * the socket goes in dir. *out is set even on failure (free it).
+ */
+int tui_holder_gw_prepare(struct json_t *cfg, const char *minted,
+    const char *dir, struct tui_holder_gw **out, char *err, size_t errsz);
+/* The real key (to scrub from every stream as a second line). */
+const char *tui_holder_gw_key(const struct tui_holder_gw *);
+/* Bind its socket into the zone and start the in-zone forwarder. */
+int tui_holder_gw_plan(struct tui_holder_gw *, struct sbx_plan *);
+/* Listen on the loop; receipts and the in-flight count through ud. */
+int tui_holder_gw_start(struct tui_holder_gw *, struct uv_loop_s *,
+    uid_t uid, gid_t gid, tui_holder_gw_receipt_fn,
+    tui_holder_gw_inflight_fn, void *ud, char *err, size_t errsz);
+/* Its summary receipt, then stop; closed once every handle is. */
+void tui_holder_gw_close(struct tui_holder_gw *);
+bool tui_holder_gw_closed(const struct tui_holder_gw *);
+void tui_holder_gw_free(struct tui_holder_gw *);
+
 /* ---- holder_cred.c: the operator's credential hooks (SPEC 8.5) -------- */
 
 #define TUI_HOLDER_CRED_CONF "credentials.ini"
@@ -315,5 +342,10 @@ void tui_track_free(struct tui_track *);	/* NULL is a no-op */
  * ("host:port", or "localhost:PORT" for the loopback grant). 0, -EINVAL.
  */
 int tui_agent_endpoint_entry(const char *url, char *entry, size_t entrysz);
+/*
+ * Does agent profile name reach its model through the lease's gateway (a
+ * [provider API] section in the config for the API it speaks)?
+ */
+bool tui_agent_uses_gateway(struct tui_ctx *, const char *name);
 
 #endif /* CORRAL_TUI_RUNTIME_INT_H */

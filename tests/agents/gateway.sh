@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# gateway.sh: the real Claude Code CLI through the lease's model gateway
+# (issue 19; SPEC 8.5), sandboxed under the default policy. The upstream
+# is our mock model API over TLS on loopback, its certificate signed by a
+# CA made here with the openssl CLI; the operator's config names it once
+# ([provider anthropic] upstream, key_file, ca_file) and the key file holds
+# a canary key. Checked from the host side: every request reached the
+# upstream with the canary as its x-api-key; the canary is nowhere in the
+# zone (no process's environment or command line, no file of the
+# workspace or HOME), nor in the state directory (transcript, receipts)
+# or anything corral printed; the zone holds the placeholder; the zone
+# has no route to the upstream itself; every answer is metered with
+# exactly the tokens the mock sent; a malformed usage block is recorded
+# as unparseable; a method or path outside the API is refused with a
+# JSON error body and a receipt; and with another CA the upstream's
+# certificate fails verification (a 502 naming it, nothing reaches the
+# mock).
+set -u
+. "$CORRAL_SRC/tests/agents/lib.bash"
+bin=$AGENTS/claude-code/node_modules/.bin
+[ -x "$bin/claude" ] || { echo "claude-code is not installed in $AGENTS"; exit 1; }
+command -v openssl >/dev/null || { echo "openssl is required"; exit 1; }
+command -v nsenter >/dev/null || { echo "nsenter is required (util-linux)"; exit 1; }
+export PATH="$bin:$PATH"
+OUT=$TMP/corral-output.log
+: >"$OUT"
+# c ARGS...: corral, its output kept for the canary check too
+c() { "$CORRAL" "$@" 2> >(tee -a "$OUT" >&2) | tee -a "$OUT"; }
+
+# A CA and the upstream's certificate (127.0.0.1), and a CA that is not it.
+pki() {
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$1" \
+		-keyout "$TMP/$1.key" -out "$TMP/$1.pem" 2>/dev/null
+}
+pki corral-test-ca && pki corral-other-ca || { echo "openssl failed"; exit 1; }
+openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 \
+	-keyout "$TMP/server.key" -out "$TMP/server.csr" 2>/dev/null &&
+printf 'subjectAltName = IP:127.0.0.1\n' >"$TMP/san.ext" &&
+openssl x509 -req -in "$TMP/server.csr" -CA "$TMP/corral-test-ca.pem" \
+	-CAkey "$TMP/corral-test-ca.key" -CAcreateserial -days 2 \
+	-extfile "$TMP/san.ext" -out "$TMP/server.pem" 2>/dev/null ||
+	{ echo "openssl could not sign the server certificate"; exit 1; }
+
+python3 "$CORRAL_SRC/tests/agents/mock_model.py" --log "$TMP/mock.log" \
+	--tls "$TMP/server.pem" "$TMP/server.key" >"$TMP/port" &
+MOCK_PID=$!
+trap 'kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; cleanup' EXIT
+poll test -s "$TMP/port" || { echo "the mock model did not start"; exit 1; }
+MOCK_PORT=$(cat "$TMP/port")
+touch "$TMP/mock.log"
+
+CANARY="sk-ant-canary-$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"
+PLACEHOLDER=sk-ant-corral-placeholder-key
+mkdir -p "$XDG_CONFIG_HOME/corral"
+( umask 077; printf '%s\n' "$CANARY" >"$XDG_CONFIG_HOME/corral/anthropic.key" )
+# config CA-FILE: the operator's one section
+config() {
+	printf '[provider anthropic]\nupstream = https://127.0.0.1:%s\nkey_file = %s\nca_file = %s\n' \
+		"$MOCK_PORT" "$XDG_CONFIG_HOME/corral/anthropic.key" "$1" \
+		>"$XDG_CONFIG_HOME/corral/config"
+}
+config "$TMP/corral-test-ca.pem"
+new_repo "$TMP/repo"
+echo "a repository" >"$TMP/repo/README"
+git -C "$TMP/repo" add README && git -C "$TMP/repo" commit -q -m base
+
+id=$(cd "$TMP/repo" && c new -- claude 2>"$TMP/new.err")
+check "corral new -- claude starts a lease" valid_id "$id"
+[ -n "$id" ] || { cat "$TMP/new.err"; finish; exit 1; }
+check "... sandboxed with bwrap" jq_eq "$(js "$id")" \
+	'"\(.mode) \(.adapter)"' "sandboxed bwrap"
+check "its gateway started, the key from the key file" has_receipt "$id" \
+	model_gateway '.fields.key_source == "key_file" and .fields.provider == "anthropic"'
+check "it reaches its prompt" wait_activity "$id" prompt 90
+check "... showing its input prompt" wait_screen "$id" '? for shortcuts' 30
+screen_ok "with no first-run dialog or login" "$id" \
+	'API key|Select login|Unable to connect|onboarding|Invalid API'
+
+ask "$id" 'say hello'
+check "a plain answer comes back through the gateway" \
+	wait_screen "$id" 'Hello from the mock model.' 60
+check "... and it is at its prompt again" wait_activity "$id" prompt 60
+
+# The zone, from the host: every process of the lease's uid.
+uid=$(js "$id" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
+ws=$(js "$id" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.workspace')
+pids=$(uid_procs "$uid")
+check "the zone runs (uid $uid)" test -n "$pids"
+agent_pid=
+for p in $pids; do
+	tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'claude' && agent_pid=$p
+done
+check "... the agent among its processes" test -n "$agent_pid"
+leak=0 seen_ph=0
+for p in $pids; do
+	for f in environ cmdline; do
+		grep -aqF -- "$CANARY" "/proc/$p/$f" 2>/dev/null && leak=1
+	done
+	grep -aqF -- "$PLACEHOLDER" "/proc/$p/environ" 2>/dev/null && seen_ph=1
+done
+check "the canary key is in no zone process's environment or command line" test "$leak" = 0
+check "... where the placeholder is (the check reads them)" test "$seen_ph" = 1
+check "the canary is in no file of the workspace" \
+	bash -c '! grep -rlaF -- "$1" "$2"' _ "$CANARY" "$ws"
+check "... nor of the zone's HOME" bash -c '! grep -rlaF -- "$1" "$2"' _ \
+	"$CANARY" "/proc/$agent_pid/root/home/sbx"
+check "... whose files are there to read" test -e "/proc/$agent_pid/root/home/sbx/.claude.json"
+
+# The upstream saw the real key on every request, never the placeholder.
+check "requests reached the upstream" test "$(jq -s 'length' "$TMP/mock.log")" -ge 1
+check "... every one with the real key as x-api-key" test "$(jq -s --arg k "$CANARY" \
+	'[.[] | select(.x_api_key != $k)] | length' "$TMP/mock.log")" = 0
+check "... none with the placeholder" bash -c '! grep -qF -- "$1" "$2"' _ \
+	"$PLACEHOLDER" "$TMP/mock.log"
+
+# No route from the zone to the upstream: only through the gateway.
+n0=$(jq -s length "$TMP/mock.log")
+check "the zone cannot reach the upstream itself" bash -c '! nsenter -t "$1" -n \
+	curl -sk --max-time 5 -o /dev/null "https://127.0.0.1:$2/v1/models"' _ \
+	"$agent_pid" "$MOCK_PORT"
+check "... and nothing of that reached it" test "$(jq -s length "$TMP/mock.log")" = "$n0"
+
+# A method or path outside the API: refused, with a JSON body and a receipt.
+sock=/proc/$agent_pid/root/run/egress/gateway.sock
+body=$(curl -s --unix-socket "$sock" -X POST -H 'x-api-key: x' \
+	-w '\n%{http_code}' http://gw/v1/files -d '{}')
+check "POST /v1/files is refused: 403" test "$(echo "$body" | tail -1)" = 403
+check "... with a JSON error body saying why" jq_eq "$(echo "$body" | head -1)" \
+	'.error.type' permission_error
+body=$(curl -s --unix-socket "$sock" -w '\n%{http_code}' http://gw/v1/messages)
+check "GET /v1/messages is refused: 403" test "$(echo "$body" | tail -1)" = 403
+check "... both recorded" has_receipt "$id" model_request \
+	'.fields.verdict == "refused" and .fields.path == "/v1/files"'
+check "... and neither reached the upstream" test "$(jq -s length "$TMP/mock.log")" = "$n0"
+
+# A malformed usage block: the answer goes through, its usage is unknown.
+ask "$id" 'CORRAL-BADUSAGE please'
+check "an answer with malformed usage still comes back" \
+	wait_screen "$id" 'An answer with a malformed usage block.' 60
+wait_activity "$id" prompt 60
+check "... recorded as usage_unparseable" poll has_receipt "$id" model_request \
+	'.fields.usage_unparseable == true'
+
+agent_exit "$id"
+check "/exit ends it: done" wait_activity "$id" done 60
+c wait "$id" --until result_ready,failed --timeout 120 >/dev/null
+
+# Metering: every answered model request, exactly the mock's tokens.
+r=$(js "$id")
+echo "$r" >>"$OUT"
+nmock=$(jq -s '[.[] | select(.api == "anthropic" and .reply != "badusage")] | length' "$TMP/mock.log")
+check "metered: one receipt per model request the mock answered" test "$(echo "$r" |
+	jq '[.receipts[] | select(.kind == "model_request" and .fields.verdict == "done"
+	and .fields.metered != false and .fields.usage != null and
+	.fields.usage_unparseable == false)] | length')" = "$nmock"
+check "... each with the mock's tokens (10 in, 5 out) and its model" test "$(echo "$r" |
+	jq '[.receipts[] | select(.kind == "model_request" and .fields.usage != null and
+	.fields.usage_unparseable == false) | select(.fields.usage.input != 10 or
+	.fields.usage.output != 5 or .fields.model == "")] | length')" = 0
+check "... and how it stopped (end_turn)" has_receipt "$id" model_request \
+	'.fields.stop_reason == "end_turn"'
+check "the gateway's summary counts the refusals" has_receipt "$id" \
+	model_gateway_summary '.fields.refused >= 2'
+nothing_survives "$id"
+
+# Another CA: the upstream's certificate fails verification.
+config "$TMP/corral-other-ca.pem"
+id2=$(cd "$TMP/repo" && c new -- claude 2>"$TMP/new2.err")
+check "a lease whose gateway trusts another CA starts" valid_id "$id2"
+wait_activity "$id2" prompt 90
+uid2=$(js "$id2" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
+p2=
+for p in $(uid_procs "$uid2"); do
+	tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'claude' && p2=$p
+done
+n1=$(jq -s length "$TMP/mock.log")
+body=$(curl -s --unix-socket "/proc/$p2/root/run/egress/gateway.sock" \
+	-X POST -H 'content-type: application/json' -w '\n%{http_code}' \
+	http://gw/v1/messages -d '{"model":"m","max_tokens":1,"messages":[]}')
+check "with another CA the request fails: 502" test "$(echo "$body" | tail -1)" = 502
+check "... naming the certificate's verification" bash -c 'echo "$1" | head -1 |
+	jq -e ".error.message | test(\"certificate verify failed\")"' _ "$body"
+check "... recorded" has_receipt "$id2" model_request \
+	'.fields.verdict == "failed" and (.fields.error | test("certificate verify failed"))'
+check "... and nothing reached the upstream" test "$(jq -s length "$TMP/mock.log")" = "$n1"
+c cancel "$id2" >/dev/null
+c wait "$id2" --until done,failed,cancelled,result_ready --timeout 120 >/dev/null
+nothing_survives "$id2"
+
+# Nothing corral keeps or printed holds the key.
+check "the canary is nowhere in the state directory (transcripts, receipts)" \
+	bash -c '! grep -rlaF -- "$1" "$2"' _ "$CANARY" "$CORRAL_STATE_DIR"
+check "... nor in anything corral printed" bash -c '! grep -qaF -- "$1" "$2"' _ \
+	"$CANARY" "$OUT"
+finish

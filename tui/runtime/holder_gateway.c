@@ -1,0 +1,283 @@
+/*
+ * holder_gateway.c: the holder's side of the lease's model gateway (SPEC
+ * 8.5): the operator's provider (agent.json's "gateway", written by
+ * `corral new` from the config's [provider API] section), the real key
+ * (its key file, read here: the operator's own, 0600 or stricter; or the
+ * minted credential), the gateway's socket in the holder's private
+ * runtime tmpfs bound into the zone, and one receipt line per request.
+ * The key lives in this process's memory and in the upstream's requests;
+ * the zone holds the profile's placeholder.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "sandbox-adapters/sbx.h"
+#include "tui/runtime/runtime_int.h"
+
+#define KEY_MAX 4096
+
+struct tui_holder_gw {
+	enum sbx_gateway_api api;
+	char *upstream;
+	char *ca_file;
+	char *key;
+	const char *key_source;	/* "key_file" or "minted" */
+	char fingerprint[SBX_SHA256_HEX];
+	char sock[256];
+	struct sbx_gateway *gw;
+	bool closing, closed;
+	tui_holder_gw_receipt_fn receipt;
+	tui_holder_gw_inflight_fn inflight;
+	void *ud;
+};
+
+/* The key file: a regular file of this uid's, no access for others. */
+static int
+key_read(const char *path, char **out, char *err, size_t errsz)
+{
+	char buf[KEY_MAX + 2];
+	struct stat sb;
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	*out = NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+		snprintf(err, errsz, "key file %.300s: %s", path,
+		    strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid() || (sb.st_mode & 077) != 0) {
+		close(fd);
+		snprintf(err, errsz, "key file %.300s: must be a regular file "
+		    "of corral's user that no one else may read (chmod 600)",
+		    path);
+		return -EPERM;
+	}
+	while (len < sizeof buf - 1 && (n = read(fd, buf + len,
+	    sizeof buf - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	buf[len] = '\0';
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)buf[i] <= 0x20 ||
+		    (unsigned char)buf[i] >= 0x7f)
+			len = 0;
+	}
+	if (len == 0 || len > KEY_MAX) {
+		explicit_bzero(buf, sizeof buf);
+		snprintf(err, errsz, "key file %.300s: one line, the key "
+		    "(printable, no blanks, at most %d bytes)", path, KEY_MAX);
+		return -EINVAL;
+	}
+	*out = strdup(buf);
+	explicit_bzero(buf, sizeof buf);
+	return *out != NULL ? 0 : -ENOMEM;
+}
+
+int
+tui_holder_gw_prepare(json_t *cfg, const char *minted, const char *dir,
+    struct tui_holder_gw **out, char *err, size_t errsz)
+{
+	struct tui_holder_gw *g;
+	const char *api = json_string_value(json_object_get(cfg, "api"));
+	const char *up = json_string_value(json_object_get(cfg, "upstream"));
+	const char *kf = json_string_value(json_object_get(cfg, "key_file"));
+	const char *ca = json_string_value(json_object_get(cfg, "ca_file"));
+	struct sbx_gateway_url u;
+	int rc;
+
+	*out = NULL;
+	if ((g = calloc(1, sizeof *g)) == NULL)
+		return -ENOMEM;
+	*out = g;
+	if (sbx_gateway_api_parse(api, &g->api) < 0 ||
+	    sbx_gateway_url_parse(up, &u, err, errsz) < 0) {
+		if (sbx_gateway_api_parse(api, &g->api) < 0)
+			snprintf(err, errsz, "model gateway: no API");
+		return -EINVAL;
+	}
+	if ((g->upstream = strdup(up)) == NULL || (ca != NULL &&
+	    (g->ca_file = strdup(ca)) == NULL))
+		return -ENOMEM;
+	if (kf != NULL) {
+		if ((rc = key_read(kf, &g->key, err, errsz)) < 0)
+			return rc;
+		g->key_source = "key_file";
+	} else if (minted != NULL) {
+		if ((g->key = strdup(minted)) == NULL)
+			return -ENOMEM;
+		g->key_source = "minted";
+	} else {
+		snprintf(err, errsz, "[provider %s]: no key_file and no mint "
+		    "hook ([credentials] mint) to give the gateway a key", api);
+		return -EINVAL;
+	}
+	if (sbx_sha256_hex(g->key, strlen(g->key), g->fingerprint) < 0)
+		return -ENOMEM;
+	snprintf(g->sock, sizeof g->sock, "%s/gateway.sock", dir);
+	return 0;
+}
+
+const char *
+tui_holder_gw_key(const struct tui_holder_gw *g)
+{
+	return g != NULL ? g->key : NULL;
+}
+
+int
+tui_holder_gw_plan(struct tui_holder_gw *g, struct sbx_plan *plan)
+{
+	return sbx_gateway_plan_add(plan, g->sock);
+}
+
+/* One request: one receipt line, never a prompt or a completion. */
+static void
+on_event(const struct sbx_gateway_event *e, void *ud)
+{
+	struct tui_holder_gw *g = ud;
+	json_t *j;
+
+	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:i, s:I, s:I, s:I}",
+	    "provider", sbx_gateway_api_name(g->api), "verdict",
+	    sbx_gateway_verdict_name(e->verdict), "conn", (json_int_t)e->conn,
+	    "request", (json_int_t)e->request, "method", e->method, "path",
+	    e->path, "status", e->status, "bytes_up",
+	    (json_int_t)e->bytes_up, "bytes_down", (json_int_t)e->bytes_down,
+	    "ms", (json_int_t)e->ms);
+	if (j == NULL)
+		return;
+	if (e->error != NULL)
+		json_object_set_new(j, "error", json_string(e->error));
+	if (e->verdict == SBX_GATEWAY_DONE && e->metered) {
+		const struct sbx_gateway_usage *u = &e->usage;
+
+		json_object_set_new(j, "model", json_string(u->model));
+		json_object_set_new(j, "stop_reason", u->stop_reason[0] ?
+		    json_string(u->stop_reason) : json_null());
+		json_object_set_new(j, "usage", json_pack("{s:I, s:I, s:I, "
+		    "s:I}", "input", (json_int_t)u->input, "output",
+		    (json_int_t)u->output, "cache_write",
+		    (json_int_t)u->cache_write, "cache_read",
+		    (json_int_t)u->cache_read));
+		json_object_set_new(j, "usage_unparseable",
+		    json_boolean(u->unparseable));
+	}
+	g->receipt(g->ud, "model_request", j);
+}
+
+static void
+on_inflight(unsigned n, const char *stop, void *ud)
+{
+	struct tui_holder_gw *g = ud;
+
+	if (g->inflight != NULL)
+		g->inflight(n, stop, g->ud);
+}
+
+int
+tui_holder_gw_start(struct tui_holder_gw *g, struct uv_loop_s *loop,
+    uid_t uid, gid_t gid, tui_holder_gw_receipt_fn receipt,
+    tui_holder_gw_inflight_fn inflight, void *ud, char *err, size_t errsz)
+{
+	struct sbx_gateway_opts o;
+	int rc;
+
+	g->receipt = receipt;
+	g->inflight = inflight;
+	g->ud = ud;
+	memset(&o, 0, sizeof o);
+	o.sock_path = g->sock;
+	o.uid = uid;
+	o.gid = gid;
+	o.api = g->api;
+	o.upstream = g->upstream;
+	o.key = g->key;
+	o.ca_file = g->ca_file;
+	o.event = on_event;
+	o.inflight = on_inflight;
+	o.ud = g;
+	if ((rc = sbx_gateway_start(loop, &o, &g->gw)) < 0) {
+		snprintf(err, errsz, "model gateway: %s", rc == -EPROTO ?
+		    "cannot set up TLS (the CA file does not load)" :
+		    sbx_strerror(rc));
+		g->gw = NULL;
+		return rc;
+	}
+	receipt(ud, "model_gateway", json_pack("{s:s, s:s, s:s, s:s, s:s?, "
+	    "s:s}", "provider", sbx_gateway_api_name(g->api), "upstream",
+	    g->upstream, "key_source", g->key_source, "key_fingerprint",
+	    g->fingerprint, "ca_file", g->ca_file, "base_url",
+	    SBX_GATEWAY_URL));
+	return 0;
+}
+
+static void
+on_closed(void *ud)
+{
+	struct tui_holder_gw *g = ud;
+
+	g->gw = NULL;
+	g->closed = true;
+}
+
+static void
+gw_summary(struct tui_holder_gw *g)
+{
+	struct sbx_gateway_stats st;
+
+	if (g == NULL || g->gw == NULL || g->closing)
+		return;
+	sbx_gateway_stats(g->gw, &st);
+	g->receipt(g->ud, "model_gateway_summary", json_pack("{s:I, s:I, "
+	    "s:I, s:I, s:I, s:I, s:I}", "connections",
+	    (json_int_t)st.connections, "requests", (json_int_t)st.requests,
+	    "refused", (json_int_t)st.refused, "held", (json_int_t)st.held,
+	    "failed", (json_int_t)st.failed, "bytes_up",
+	    (json_int_t)st.bytes_up, "bytes_down", (json_int_t)st.bytes_down));
+}
+
+void
+tui_holder_gw_close(struct tui_holder_gw *g)
+{
+	if (g == NULL || g->gw == NULL || g->closing)
+		return;
+	gw_summary(g);
+	g->closing = true;
+	sbx_gateway_close(g->gw, on_closed, g);
+}
+
+bool
+tui_holder_gw_closed(const struct tui_holder_gw *g)
+{
+	return g == NULL || g->gw == NULL || g->closed;
+}
+
+void
+tui_holder_gw_free(struct tui_holder_gw *g)
+{
+	if (g == NULL)
+		return;
+	if (g->key != NULL) {
+		explicit_bzero(g->key, strlen(g->key));
+		free(g->key);
+	}
+	free(g->upstream);
+	free(g->ca_file);
+	free(g);
+}
