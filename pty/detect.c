@@ -123,6 +123,7 @@ struct pty_detect {
 	bool asked;			/* want_facts was returned... */
 	uint64_t ask_ms;		/* ...at this time */
 	unsigned inflight;
+	char held[32];			/* the gateway holds requests: why */
 
 	/* the end */
 	bool cancel;
@@ -600,6 +601,10 @@ pty_detect_feed_event(struct pty_detect *d, const struct pty_detect_event *ev)
 	case PTY_DETECT_EV_EGRESS:
 		d->inflight = ev->inflight;
 		break;
+	case PTY_DETECT_EV_HELD:
+		snprintf(d->held, sizeof d->held, "%s", ev->text != NULL ?
+		    ev->text : "");
+		break;
 	}
 }
 
@@ -807,6 +812,15 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 	b = best_rule(d, now, true, e);
 	if (b >= 0) {
 		decide_rule(e, d, b);
+		return;
+	}
+	/* Its model requests are held (SPEC 8.5): the operator decides. */
+	if (d->held[0] != '\0') {
+		char sig[48];
+
+		snprintf(sig, sizeof sig, "gateway:%s", d->held);
+		decide(e, PTY_DETECT_BLOCKED, sig, "its model requests are "
+		    "held (%s) until the operator raises its budget", d->held);
 		return;
 	}
 	/*
@@ -1143,6 +1157,9 @@ pty_detect_explain(const struct pty_detect *d, uint64_t now_ms, char *buf,
 		put(buf, bufsz, &o, "notification: %s\n", d->notify);
 	if (d->inflight > 0)
 		put(buf, bufsz, &o, "egress: %u in flight\n", d->inflight);
+	if (d->held[0] != '\0')
+		put(buf, bufsz, &o, "gateway: model requests held (%s)\n",
+		    d->held);
 	if (d->cancel)
 		put(buf, bufsz, &o, "cancel: requested %" PRIu64 " ms ago\n",
 		    ago(now_ms, d->cancel_ms));

@@ -244,6 +244,17 @@ pty_holder_egress(struct pty_holder *ph, unsigned inflight)
 }
 
 void
+pty_holder_gateway_held(struct pty_holder *ph, const char *reason)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_HELD };
+
+	if (ph == NULL || ph->h == NULL || ph->h->det == NULL)
+		return;
+	ev.text = reason;
+	pty__holder_detect_event(ph->h, &ev);
+}
+
+void
 pty_holder_hold(struct pty_holder *ph, const char *phase)
 {
 	if (ph == NULL || ph->h == NULL)

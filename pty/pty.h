@@ -604,6 +604,12 @@ void pty_holder_egress(struct pty_holder *, unsigned inflight);
  */
 char *pty_holder_question(struct pty_holder *);
 /*
+ * The lease's model gateway holds its model requests for reason (a spend
+ * cap, an unknown cost), or no longer (NULL): the detector's
+ * gateway:REASON signal, blocked (SPEC 5.3, 8.5). Same window.
+ */
+void pty_holder_gateway_held(struct pty_holder *, const char *reason);
+/*
  * Once the agent has exited, keep serving status with phase (e.g.
  * "finishing") until pty_holder_finished: the composition root's result
  * and teardown run while clients still see a live holder. Call from
@@ -689,6 +695,9 @@ enum pty_detect_ev {
 	PTY_DETECT_EV_BELL,	/* BEL */
 	PTY_DETECT_EV_OSC,	/* OSC text "NUM;payload" (PTY_SEV_OSC) */
 	PTY_DETECT_EV_EGRESS,	/* .inflight model requests now in flight */
+	PTY_DETECT_EV_HELD,	/* the model gateway holds the lease's model
+				 * requests for .text (NUL-terminated: a
+				 * reason), or no longer (.text NULL) */
 };
 
 struct pty_detect_event {

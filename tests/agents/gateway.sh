@@ -12,9 +12,13 @@
 # has no route to the upstream itself; every answer is metered with
 # exactly the tokens the mock sent; a malformed usage block is recorded
 # as unparseable; a method or path outside the API is refused with a
-# JSON error body and a receipt; and with another CA the upstream's
+# JSON error body and a receipt; with another CA the upstream's
 # certificate fails verification (a 502 naming it, nothing reaches the
-# mock).
+# mock). Metering: each request's cost by the operator's price table,
+# `corral usage` sums exactly the mock's tokens; the spend cap fails
+# closed (the request after the cap is crossed is held with an error
+# body and a receipt, as is the one after an answer of unknown usage)
+# until `corral budget` raises it.
 set -u
 . "$CORRAL_SRC/tests/agents/lib.bash"
 bin=$AGENTS/claude-code/node_modules/.bin
@@ -60,6 +64,9 @@ config() {
 		>"$XDG_CONFIG_HOME/corral/config"
 }
 config "$TMP/corral-test-ca.pem"
+# The operator's price table: every claude- model at 1 USD per million
+# input tokens and 2 per million output tokens (10 in, 5 out: 0.000020).
+printf 'date = 2026-01-01\nclaude- 1.00 2.00 0 0\n' >"$XDG_CONFIG_HOME/corral/prices"
 new_repo "$TMP/repo"
 echo "a repository" >"$TMP/repo/README"
 git -C "$TMP/repo" add README && git -C "$TMP/repo" commit -q -m base
@@ -159,9 +166,80 @@ check "... each with the mock's tokens (10 in, 5 out) and its model" test "$(ech
 	.fields.usage.output != 5 or .fields.model == "")] | length')" = 0
 check "... and how it stopped (end_turn)" has_receipt "$id" model_request \
 	'.fields.stop_reason == "end_turn"'
+check "... each priced by the operator's table: 0.000020 USD" test "$(echo "$r" |
+	jq '[.receipts[] | select(.kind == "model_request" and .fields.usage != null and
+	.fields.usage_unparseable == false) | select(.fields.cost_usd != "0.000020")] | length')" = 0
+check "... and the one of malformed usage at an unknown cost" has_receipt "$id" \
+	model_request '.fields.usage_unparseable == true and .fields.cost_usd == null'
 check "the gateway's summary counts the refusals" has_receipt "$id" \
 	model_gateway_summary '.fields.refused >= 2'
+u=$(c usage "$id" --json)
+check "corral usage: the mock's tokens, every request" jq_eq "$u" \
+	'"\(.total.requests) \(.total.input) \(.total.output)"' \
+	"$((nmock + 1)) $((10 * nmock)) $((5 * nmock))"
+check "... their cost, and one of unknown cost" jq_eq "$u" \
+	'"\(.total.cost_usd) \(.total.unknown_cost)"' \
+	"$(printf '0.%06d' $((20 * nmock))) 1"
+check "... the same in its table, marked +unknown" bash -c '"$1" usage "$2" |
+	grep -E "^total .* $(printf "0.%06d" $((20 * $3))) \+unknown$"' _ \
+	"$CORRAL" "$id" "$nmock"
 nothing_survives "$id"
+
+# The spend cap, on a lease of the profile running a plain program (so
+# every model request is the test's): 0.000030 USD.
+printf '[provider anthropic]\nupstream = https://127.0.0.1:%s\nkey_file = %s\nca_file = %s\nspend_cap = 0.000030\n' \
+	"$MOCK_PORT" "$XDG_CONFIG_HOME/corral/anthropic.key" "$TMP/corral-test-ca.pem" \
+	>"$XDG_CONFIG_HOME/corral/config"
+id3=$(cd "$TMP/repo" && c new --agent claude-code -- sleep 600 2>"$TMP/new3.err")
+check "a capped lease starts" valid_id "$id3"
+check "... its gateway says its cap" poll has_receipt "$id3" model_gateway \
+	'.fields.spend_cap_usd == "0.000030"'
+p3=
+for _ in $(seq 50); do
+	uid3=$(js "$id3" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
+	[ -n "$uid3" ] && [ "$uid3" != null ] && p3=$(uid_procs "$uid3" | tail -1)
+	[ -n "$p3" ] && [ -S "/proc/$p3/root/run/egress/gateway.sock" ] && break
+	sleep 0.2
+done
+# ask TEXT: one streamed Messages request through the gateway; its status
+ask_gw() {
+	curl -s --unix-socket "/proc/$p3/root/run/egress/gateway.sock" \
+		-H 'content-type: application/json' -o "$TMP/ans" -w '%{http_code}' \
+		http://gw/v1/messages -d "{\"model\":\"claude-test\",\"stream\":true,
+		\"max_tokens\":9,\"tools\":[{\"name\":\"Write\"}],
+		\"messages\":[{\"role\":\"user\",\"content\":\"$1\"}]}"
+}
+check "a first request under the cap: 200" test "$(ask_gw hello)" = 200
+check "... a second, still under it when it starts: 200" test "$(ask_gw hello)" = 200
+check "... which crossed it: the requests are held (spend_cap)" has_receipt "$id3" \
+	model_requests_held '.fields.reason == "spend_cap" and .fields.spent_usd == "0.000040"'
+check "... the lease is blocked: the operator decides" wait_activity "$id3" blocked 30
+check "... and explain names the cap" bash -c '"$1" explain "$2" | grep -q "gateway:spend_cap"' \
+	_ "$CORRAL" "$id3"
+n2=$(jq -s length "$TMP/mock.log")
+check "the next request is refused: 429" test "$(ask_gw hello)" = 429
+check "... with an error body that names the cap" jq -e \
+	'.error.type == "rate_limit_error" and (.error.message | test("spend_cap"))' "$TMP/ans"
+check "... recorded as held" has_receipt "$id3" model_request \
+	'.fields.verdict == "held" and .fields.error == "spend_cap"'
+check "... and it never reached the upstream" test "$(jq -s length "$TMP/mock.log")" = "$n2"
+check "corral budget raises the cap" bash -c '"$1" budget "$2" 0.000100 |
+	grep -q "spend cap 0.000100 USD"' _ "$CORRAL" "$id3"
+check "... recorded" has_receipt "$id3" budget '.fields.cap_usd == "0.000100"'
+check "... and the next request goes on: 200" test "$(ask_gw hello)" = 200
+check "... the raise recorded by the holder" has_receipt "$id3" spend_cap_raised \
+	'.fields.cap_usd == "0.000100" and .fields.held_was == "spend_cap"'
+check "... and the lease is no longer blocked" poll bash -c '! "$1" explain "$2" |
+	grep -q "gateway:"' _ "$CORRAL" "$id3"
+# Unknown usage fails closed too.
+check "an answer of malformed usage goes through: 200" test "$(ask_gw CORRAL-BADUSAGE)" = 200
+check "... and the next request is held (usage_unparseable): 429" test "$(ask_gw hello)" = 429
+check "... recorded" has_receipt "$id3" model_requests_held '.fields.reason == "usage_unparseable"'
+check "... blocked again, explain naming it" poll bash -c '"$1" explain "$2" |
+	grep -q "gateway:usage_unparseable"' _ "$CORRAL" "$id3"
+c cancel "$id3" >/dev/null
+c wait "$id3" --until done,failed,cancelled,result_ready --timeout 120 >/dev/null
+nothing_survives "$id3"
 
 # Another CA: the upstream's certificate fails verification.
 config "$TMP/corral-other-ca.pem"

@@ -623,6 +623,39 @@ START_TEST(test_detect_egress_over_tty_read)
 }
 END_TEST
 
+/*
+ * The model gateway holds the lease's model requests (a spend cap): the
+ * agent is blocked on the operator, whatever its screen shows, and the
+ * signal names the reason; released, it rests again (issue 19).
+ */
+START_TEST(test_detect_gateway_held)
+{
+	static const char *const rows[] = { "", "", "" };
+	struct sim s;
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_HELD };
+
+	sim_init(&s, false, bash_argv, 1);
+	s.tty_read = true;
+	sim_show(&s, rows, 3);
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,prompt");
+	ev.now_ms = s.now;
+	ev.text = "spend_cap";
+	pty_detect_feed_event(s.d, &ev);
+	sim_step(&s);
+	sim_run(&s, 2000);
+	ck_assert_str_eq(s.tl, "starting,prompt,blocked");
+	ck_assert_str_eq(s.last.signal, "gateway:spend_cap");
+	ev.now_ms = s.now;
+	ev.text = NULL;
+	pty_detect_feed_event(s.d, &ev);
+	sim_step(&s);
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,prompt,blocked,prompt");
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(test_detect_egress_progress)
 {
 	struct sim s;
@@ -1891,6 +1924,7 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_osc133, 0, 2);
 	tcase_add_loop_test(tc, test_detect_egress_progress, 0, 2);
 	tcase_add_test(tc, test_detect_egress_over_tty_read);
+	tcase_add_test(tc, test_detect_gateway_held);
 	tcase_add_loop_test(tc, test_detect_progress_expires, 0, 2);
 	tcase_add_loop_test(tc, test_detect_notification, 0, 2);
 	tcase_add_loop_test(tc, test_detect_claude_prose, 0, 2);

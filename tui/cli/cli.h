@@ -41,6 +41,9 @@ int tui_cmd_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,
     char id[25]);
 /* cmd_demo.c */
 extern const struct tui_cmd tui_cmd_demo;
+/* cmd_usage.c: the models' usage and cost, the spend cap (SPEC 8.5) */
+extern const struct tui_cmd tui_cmd_usage;
+extern const struct tui_cmd tui_cmd_budget;
 /* cmd_ls.c */
 extern const struct tui_cmd tui_cmd_ls;
 extern const struct tui_cmd tui_cmd_show;

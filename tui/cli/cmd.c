@@ -26,6 +26,8 @@ const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_explain,
 	&tui_cmd_wait,
 	&tui_cmd_events,
+	&tui_cmd_usage,
+	&tui_cmd_budget,
 	&tui_cmd_report,
 	&tui_cmd_reconcile,
 	&tui_cmd_gc,

@@ -24,7 +24,16 @@
 #define KEY_MAX 4096
 
 struct tui_holder_gw {
+	struct tui_ctx *ctx;
 	enum sbx_gateway_api api;
+	/* metering and the cap */
+	struct tui_prices prices;
+	char prices_file[4096];
+	uint64_t spent;		/* nano-USD, requests of known cost */
+	unsigned long long unknown;	/* requests of unknown cost */
+	uint64_t cap;		/* nano-USD; 0: none */
+	const char *held;	/* why requests are held, or NULL */
+	char budget[4096];	/* LEASE_DIR/budget */
 	char *upstream;
 	char *ca_file;
 	char *key;
@@ -33,7 +42,9 @@ struct tui_holder_gw {
 	char sock[256];
 	struct sbx_gateway *gw;
 	bool closing, closed;
+	bool held_said;		/* model_requests_held written */
 	tui_holder_gw_receipt_fn receipt;
+	tui_holder_gw_hold_fn hold;
 	tui_holder_gw_inflight_fn inflight;
 	void *ud;
 };
@@ -91,21 +102,39 @@ key_read(const char *path, char **out, char *err, size_t errsz)
 }
 
 int
-tui_holder_gw_prepare(json_t *cfg, const char *minted, const char *dir,
-    struct tui_holder_gw **out, char *err, size_t errsz)
+tui_holder_gw_prepare(struct tui_ctx *c, json_t *cfg, const char *minted,
+    const char *lease_dir, const char *dir, struct tui_holder_gw **out,
+    char *err, size_t errsz)
 {
 	struct tui_holder_gw *g;
 	const char *api = json_string_value(json_object_get(cfg, "api"));
 	const char *up = json_string_value(json_object_get(cfg, "upstream"));
 	const char *kf = json_string_value(json_object_get(cfg, "key_file"));
 	const char *ca = json_string_value(json_object_get(cfg, "ca_file"));
+	const char *cap = json_string_value(json_object_get(cfg, "spend_cap"));
 	struct sbx_gateway_url u;
+	char why[512];
 	int rc;
 
 	*out = NULL;
 	if ((g = calloc(1, sizeof *g)) == NULL)
 		return -ENOMEM;
 	*out = g;
+	g->ctx = c;
+	snprintf(g->budget, sizeof g->budget, "%s/%s", lease_dir,
+	    TUI_GATEWAY_BUDGET_FILE);
+	if (cap != NULL && tui_prices_usd_parse(cap, &g->cap) < 0) {
+		snprintf(err, errsz, "spend_cap '%.40s' is not an amount in USD",
+		    cap);
+		return -EINVAL;
+	}
+	/* A cap is only as good as the prices: without them, none holds. */
+	if (tui_prices_load(c, &g->prices, g->prices_file,
+	    sizeof g->prices_file, why, sizeof why) < 0 && g->cap != 0) {
+		snprintf(err, errsz, "the spend cap needs the price table: %s",
+		    why);
+		return -EINVAL;
+	}
 	if (sbx_gateway_api_parse(api, &g->api) < 0 ||
 	    sbx_gateway_url_parse(up, &u, err, errsz) < 0) {
 		if (sbx_gateway_api_parse(api, &g->api) < 0)
@@ -146,6 +175,90 @@ tui_holder_gw_plan(struct tui_holder_gw *g, struct sbx_plan *plan)
 	return sbx_gateway_plan_add(plan, g->sock);
 }
 
+/*
+ * The request's cost into j and the lease's totals: unknown when its
+ * usage is (then requests are held: fail closed) or its model has no
+ * price (held too when there is a cap to keep).
+ */
+static void
+meter(struct tui_holder_gw *g, const struct sbx_gateway_event *e, json_t *j)
+{
+	char usd[32];
+	uint64_t nano = 0;
+	int rc = -ENOENT;
+
+	if (!e->usage.unparseable)
+		rc = tui_prices_cost(&g->prices, e->usage.model, &e->usage,
+		    &nano);
+	if (rc == 0) {
+		g->spent += nano;
+		tui_prices_usd(nano, usd, sizeof usd);
+		json_object_set_new(j, "cost_usd", json_string(usd));
+		json_object_set_new(j, "price_date", json_string(
+		    g->prices.date));
+	} else {
+		g->unknown++;
+		json_object_set_new(j, "cost_usd", json_null());
+		json_object_set_new(j, "cost_unknown", json_string(
+		    e->usage.unparseable ? "usage unparseable" :
+		    "no price for the model"));
+	}
+	tui_prices_usd(g->spent, usd, sizeof usd);
+	json_object_set_new(j, "lease_spent_usd", json_string(usd));
+	if (g->held != NULL)
+		return;
+	if (e->usage.unparseable)
+		g->held = "usage_unparseable";
+	else if (rc != 0 && g->cap != 0)
+		g->held = "cost_unknown";
+	else if (g->cap != 0 && g->spent >= g->cap)
+		g->held = "spend_cap";
+	if (g->held != NULL)
+		g->held_said = false;
+}
+
+/*
+ * The operator's new budget (`corral budget ID AMOUNT`): read only while
+ * requests are held, a small file of the lease directory's.
+ */
+static void
+budget_read(struct tui_holder_gw *g)
+{
+	char *text = NULL, usd[32], was[32];
+	uint64_t cap;
+	size_t len = 0;
+
+	if (tui_sandbox_read_file(g->budget, 64, &text, &len) < 0)
+		return;
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		text[--len] = '\0';
+	if (tui_prices_usd_parse(text, &cap) == 0 && cap > g->spent &&
+	    cap != g->cap) {
+		tui_prices_usd(g->cap, was, sizeof was);
+		tui_prices_usd(cap, usd, sizeof usd);
+		g->receipt(g->ud, "spend_cap_raised", json_pack("{s:s, s:s?, "
+		    "s:s, s:s}", "cap_usd", usd, "was_usd", g->cap ? was :
+		    NULL, "held_was", g->held, "by", "operator"));
+		g->cap = cap;
+		g->held = NULL;
+		if (g->hold != NULL)
+			g->hold(NULL, g->ud);
+	}
+	free(text);
+}
+
+static const char *
+admit(const char *method, const char *path, void *ud)
+{
+	struct tui_holder_gw *g = ud;
+
+	(void)method;
+	(void)path;
+	if (g->held != NULL)
+		budget_read(g);
+	return g->held;
+}
+
 /* One request: one receipt line, never a prompt or a completion. */
 static void
 on_event(const struct sbx_gateway_event *e, void *ud)
@@ -177,8 +290,22 @@ on_event(const struct sbx_gateway_event *e, void *ud)
 		    (json_int_t)u->cache_read));
 		json_object_set_new(j, "usage_unparseable",
 		    json_boolean(u->unparseable));
+		meter(g, e, j);
 	}
 	g->receipt(g->ud, "model_request", j);
+	if (g->held != NULL && !g->held_said) {
+		char spent[32], cap[32];
+
+		g->held_said = true;
+		tui_prices_usd(g->spent, spent, sizeof spent);
+		tui_prices_usd(g->cap, cap, sizeof cap);
+		g->receipt(g->ud, "model_requests_held", json_pack("{s:s, s:s, "
+		    "s:s?, s:I}", "reason", g->held, "spent_usd", spent,
+		    "cap_usd", g->cap ? cap : NULL, "unknown_cost",
+		    (json_int_t)g->unknown));
+		if (g->hold != NULL)
+			g->hold(g->held, g->ud);
+	}
 }
 
 static void
@@ -193,13 +320,16 @@ on_inflight(unsigned n, const char *stop, void *ud)
 int
 tui_holder_gw_start(struct tui_holder_gw *g, struct uv_loop_s *loop,
     uid_t uid, gid_t gid, tui_holder_gw_receipt_fn receipt,
-    tui_holder_gw_inflight_fn inflight, void *ud, char *err, size_t errsz)
+    tui_holder_gw_inflight_fn inflight, tui_holder_gw_hold_fn hold,
+    void *ud, char *err, size_t errsz)
 {
 	struct sbx_gateway_opts o;
+	char cap[32];
 	int rc;
 
 	g->receipt = receipt;
 	g->inflight = inflight;
+	g->hold = hold;
 	g->ud = ud;
 	memset(&o, 0, sizeof o);
 	o.sock_path = g->sock;
@@ -211,6 +341,7 @@ tui_holder_gw_start(struct tui_holder_gw *g, struct uv_loop_s *loop,
 	o.ca_file = g->ca_file;
 	o.event = on_event;
 	o.inflight = on_inflight;
+	o.admit = admit;
 	o.ud = g;
 	if ((rc = sbx_gateway_start(loop, &o, &g->gw)) < 0) {
 		snprintf(err, errsz, "model gateway: %s", rc == -EPROTO ?
@@ -219,11 +350,13 @@ tui_holder_gw_start(struct tui_holder_gw *g, struct uv_loop_s *loop,
 		g->gw = NULL;
 		return rc;
 	}
+	tui_prices_usd(g->cap, cap, sizeof cap);
 	receipt(ud, "model_gateway", json_pack("{s:s, s:s, s:s, s:s, s:s?, "
-	    "s:s}", "provider", sbx_gateway_api_name(g->api), "upstream",
-	    g->upstream, "key_source", g->key_source, "key_fingerprint",
-	    g->fingerprint, "ca_file", g->ca_file, "base_url",
-	    SBX_GATEWAY_URL));
+	    "s:s, s:s?, s:s, s:s}", "provider", sbx_gateway_api_name(g->api),
+	    "upstream", g->upstream, "key_source", g->key_source,
+	    "key_fingerprint", g->fingerprint, "ca_file", g->ca_file,
+	    "base_url", SBX_GATEWAY_URL, "spend_cap_usd", g->cap ? cap : NULL,
+	    "prices", g->prices_file, "price_date", g->prices.date));
 	return 0;
 }
 
@@ -240,16 +373,19 @@ static void
 gw_summary(struct tui_holder_gw *g)
 {
 	struct sbx_gateway_stats st;
+	char spent[32];
 
 	if (g == NULL || g->gw == NULL || g->closing)
 		return;
 	sbx_gateway_stats(g->gw, &st);
+	tui_prices_usd(g->spent, spent, sizeof spent);
 	g->receipt(g->ud, "model_gateway_summary", json_pack("{s:I, s:I, "
-	    "s:I, s:I, s:I, s:I, s:I}", "connections",
+	    "s:I, s:I, s:I, s:I, s:I, s:s, s:I}", "connections",
 	    (json_int_t)st.connections, "requests", (json_int_t)st.requests,
 	    "refused", (json_int_t)st.refused, "held", (json_int_t)st.held,
 	    "failed", (json_int_t)st.failed, "bytes_up",
-	    (json_int_t)st.bytes_up, "bytes_down", (json_int_t)st.bytes_down));
+	    (json_int_t)st.bytes_up, "bytes_down", (json_int_t)st.bytes_down,
+	    "spent_usd", spent, "unknown_cost", (json_int_t)g->unknown));
 }
 
 void

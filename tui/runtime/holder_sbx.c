@@ -508,9 +508,9 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const struct sbx_adapter *ad,
 	/* Through the gateway the key, minted or the operator's, stays on
 	 * this side. */
 	if (json_object_get(h->agent, "gateway") != NULL && (rc =
-	    tui_holder_gw_prepare(json_object_get(h->agent, "gateway"),
-	    h->cred != NULL ? h->cred->value : NULL, EGRESS_DIR, &h->gw, err,
-	    errsz)) < 0)
+	    tui_holder_gw_prepare(c, json_object_get(h->agent, "gateway"),
+	    h->cred != NULL ? h->cred->value : NULL, h->dir, EGRESS_DIR,
+	    &h->gw, err, errsz)) < 0)
 		return rc;
 	if (h->agent != NULL) {
 		if ((rc = agent_cmd(h, cmd)) < 0)
@@ -798,6 +798,16 @@ gw_inflight(unsigned n, const char *stop, void *ud)
 		pty_holder_egress(h->ph, h->px_inflight + h->gw_inflight);
 }
 
+/* The gateway holds the lease's model requests: the operator decides. */
+static void
+gw_hold(const char *reason, void *ud)
+{
+	struct tui_holder_sbx *h = ud;
+
+	if (h->ph != NULL)
+		pty_holder_gateway_held(h->ph, reason);
+}
+
 static int
 egress_start(struct tui_holder_sbx *h, char *err, size_t errsz)
 {
@@ -932,8 +942,8 @@ tui_holder_sbx_start(struct tui_holder_sbx *h, uv_loop_t *loop, char *err,
 		    h->pol->limits.wall_time * 1000ull, 0);
 	uv_timer_start(&h->monitor, monitor_cb, MONITOR_MS, MONITOR_MS);
 	if (h->gw != NULL && (rc = tui_holder_gw_start(h->gw, loop,
-	    h->info.uid, h->info.gid, gw_receipt, gw_inflight, h, err,
-	    errsz)) < 0)
+	    h->info.uid, h->info.gid, gw_receipt, gw_inflight, gw_hold, h,
+	    err, errsz)) < 0)
 		return rc;
 	return h->egress ? egress_start(h, err, errsz) : 0;
 }

@@ -436,4 +436,14 @@ int tui_tally_add_json(const struct tui_tally *, struct json_t *o);
  * whose holder is not alive. */
 void tui_holder_cred_reconcile(struct tui_ctx *);
 
+/* ---- prices.c: amounts of the model gateway's metering (SPEC 8.5) --- */
+
+/* nano-USD as "1.234567" (micro-USD shown); "5.00" as nano-USD (0 or
+ * -EINVAL: digits, at most nine decimals). */
+void tui_prices_usd(uint64_t nano, char *buf, size_t bufsz);
+int tui_prices_usd_parse(const char *s, uint64_t *nano);
+/* LEASE_DIR/budget: the spend cap `corral budget` sets, in USD; the
+ * holder reads it while the lease's model requests are held. */
+#define TUI_GATEWAY_BUDGET_FILE "budget"
+
 #endif /* CORRAL_TUI_RUNTIME_H */

@@ -248,6 +248,29 @@ void tui_holder_sbx_set_journal(struct tui_holder_sbx *,
 /* The egress_summary receipt, once (before the holder lets go). */
 void tui_holder_sbx_summary(struct tui_holder_sbx *);
 
+/* ---- prices.c: the model gateway's price table (SPEC 8.5) -------------- */
+
+#define TUI_PRICES_MAX 256
+struct tui_price {
+	char model[64];		/* a name or a prefix */
+	uint64_t nano[4];	/* nano-USD a token: input, output,
+				 * cache write, cache read */
+};
+struct tui_prices {
+	char date[16];
+	struct tui_price m[TUI_PRICES_MAX];
+	size_t n;
+};
+struct sbx_gateway_usage;
+int tui_prices_parse(const char *text, size_t len, struct tui_prices *,
+    char *why, size_t whysz);
+/* The operator's prices file, else models/prices; path gets which. */
+int tui_prices_load(struct tui_ctx *, struct tui_prices *, char *path,
+    size_t pathsz, char *why, size_t whysz);
+/* The cost of u by the longest prefix of model: 0, -ENOENT (unknown). */
+int tui_prices_cost(const struct tui_prices *, const char *model,
+    const struct sbx_gateway_usage *u, uint64_t *nano);
+
 /* ---- holder_gateway.c: the lease's model gateway (SPEC 8.5) ------------ */
 
 struct tui_holder_gw;
@@ -255,13 +278,18 @@ typedef void (*tui_holder_gw_receipt_fn)(void *ud, const char *kind,
     struct json_t *fields);
 typedef void (*tui_holder_gw_inflight_fn)(unsigned n, const char *stop,
     void *ud);
+/* Model requests are held now for reason (spend_cap, usage_unparseable,
+ * cost_unknown), or no longer (NULL: the operator raised the budget). */
+typedef void (*tui_holder_gw_hold_fn)(const char *reason, void *ud);
 /*
- * From agent.json's "gateway" (api, upstream, key_file, ca_file): read
- * the key (the key file, else minted: the minted credential's value);
- * the socket goes in dir. *out is set even on failure (free it).
+ * From agent.json's "gateway" (api, upstream, key_file, ca_file,
+ * spend_cap): read the key (the key file, else minted: the minted
+ * credential's value) and the price table; the socket goes in dir.
+ * *out is set even on failure (free it).
  */
-int tui_holder_gw_prepare(struct json_t *cfg, const char *minted,
-    const char *dir, struct tui_holder_gw **out, char *err, size_t errsz);
+int tui_holder_gw_prepare(struct tui_ctx *, struct json_t *cfg,
+    const char *minted, const char *lease_dir, const char *dir,
+    struct tui_holder_gw **out, char *err, size_t errsz);
 /* The real key (to scrub from every stream as a second line). */
 const char *tui_holder_gw_key(const struct tui_holder_gw *);
 /* Bind its socket into the zone and start the in-zone forwarder. */
@@ -269,7 +297,8 @@ int tui_holder_gw_plan(struct tui_holder_gw *, struct sbx_plan *);
 /* Listen on the loop; receipts and the in-flight count through ud. */
 int tui_holder_gw_start(struct tui_holder_gw *, struct uv_loop_s *,
     uid_t uid, gid_t gid, tui_holder_gw_receipt_fn,
-    tui_holder_gw_inflight_fn, void *ud, char *err, size_t errsz);
+    tui_holder_gw_inflight_fn, tui_holder_gw_hold_fn, void *ud, char *err,
+    size_t errsz);
 /* Its summary receipt, then stop; closed once every handle is. */
 void tui_holder_gw_close(struct tui_holder_gw *);
 bool tui_holder_gw_closed(const struct tui_holder_gw *);
