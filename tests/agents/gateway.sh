@@ -23,53 +23,14 @@ set -u
 . "$CORRAL_SRC/tests/agents/lib.bash"
 bin=$AGENTS/claude-code/node_modules/.bin
 [ -x "$bin/claude" ] || { echo "claude-code is not installed in $AGENTS"; exit 1; }
-command -v openssl >/dev/null || { echo "openssl is required"; exit 1; }
-command -v nsenter >/dev/null || { echo "nsenter is required (util-linux)"; exit 1; }
 export PATH="$bin:$PATH"
-OUT=$TMP/corral-output.log
-: >"$OUT"
-# c ARGS...: corral, its output kept for the canary check too
-c() { "$CORRAL" "$@" 2> >(tee -a "$OUT" >&2) | tee -a "$OUT"; }
-
-# A CA and the upstream's certificate (127.0.0.1), and a CA that is not it.
-pki() {
-	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$1" \
-		-keyout "$TMP/$1.key" -out "$TMP/$1.pem" 2>/dev/null
-}
-pki corral-test-ca && pki corral-other-ca || { echo "openssl failed"; exit 1; }
-openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 \
-	-keyout "$TMP/server.key" -out "$TMP/server.csr" 2>/dev/null &&
-printf 'subjectAltName = IP:127.0.0.1\n' >"$TMP/san.ext" &&
-openssl x509 -req -in "$TMP/server.csr" -CA "$TMP/corral-test-ca.pem" \
-	-CAkey "$TMP/corral-test-ca.key" -CAcreateserial -days 2 \
-	-extfile "$TMP/san.ext" -out "$TMP/server.pem" 2>/dev/null ||
-	{ echo "openssl could not sign the server certificate"; exit 1; }
-
-python3 "$CORRAL_SRC/tests/agents/mock_model.py" --log "$TMP/mock.log" \
-	--tls "$TMP/server.pem" "$TMP/server.key" >"$TMP/port" &
-MOCK_PID=$!
-trap 'kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; cleanup' EXIT
-poll test -s "$TMP/port" || { echo "the mock model did not start"; exit 1; }
-MOCK_PORT=$(cat "$TMP/port")
-touch "$TMP/mock.log"
-
-CANARY="sk-ant-canary-$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"
 PLACEHOLDER=sk-ant-corral-placeholder-key
-mkdir -p "$XDG_CONFIG_HOME/corral"
-( umask 077; printf '%s\n' "$CANARY" >"$XDG_CONFIG_HOME/corral/anthropic.key" )
+gateway_setup anthropic sk-ant
 # config CA-FILE: the operator's one section
-config() {
-	printf '[provider anthropic]\nupstream = https://127.0.0.1:%s\nkey_file = %s\nca_file = %s\n' \
-		"$MOCK_PORT" "$XDG_CONFIG_HOME/corral/anthropic.key" "$1" \
-		>"$XDG_CONFIG_HOME/corral/config"
-}
-config "$TMP/corral-test-ca.pem"
+config() { gateway_config "$@"; }
 # The operator's price table: every claude- model at 1 USD per million
 # input tokens and 2 per million output tokens (10 in, 5 out: 0.000020).
 printf 'date = 2026-01-01\nclaude- 1.00 2.00 0 0\n' >"$XDG_CONFIG_HOME/corral/prices"
-new_repo "$TMP/repo"
-echo "a repository" >"$TMP/repo/README"
-git -C "$TMP/repo" add README && git -C "$TMP/repo" commit -q -m base
 
 id=$(cd "$TMP/repo" && c new -- claude 2>"$TMP/new.err")
 check "corral new -- claude starts a lease" valid_id "$id"
@@ -98,15 +59,7 @@ for p in $pids; do
 	tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'claude' && agent_pid=$p
 done
 check "... the agent among its processes" test -n "$agent_pid"
-leak=0 seen_ph=0
-for p in $pids; do
-	for f in environ cmdline; do
-		grep -aqF -- "$CANARY" "/proc/$p/$f" 2>/dev/null && leak=1
-	done
-	grep -aqF -- "$PLACEHOLDER" "/proc/$p/environ" 2>/dev/null && seen_ph=1
-done
-check "the canary key is in no zone process's environment or command line" test "$leak" = 0
-check "... where the placeholder is (the check reads them)" test "$seen_ph" = 1
+canary_in_zone "$id"
 check "the canary is in no file of the workspace" \
 	bash -c '! grep -rlaF -- "$1" "$2"' _ "$CANARY" "$ws"
 check "... nor of the zone's HOME" bash -c '! grep -rlaF -- "$1" "$2"' _ \
@@ -114,18 +67,18 @@ check "... nor of the zone's HOME" bash -c '! grep -rlaF -- "$1" "$2"' _ \
 check "... whose files are there to read" test -e "/proc/$agent_pid/root/home/sbx/.claude.json"
 
 # The upstream saw the real key on every request, never the placeholder.
-check "requests reached the upstream" test "$(jq -s 'length' "$TMP/mock.log")" -ge 1
+check "requests reached the upstream" test "$(mock_n)" -ge 1
 check "... every one with the real key as x-api-key" test "$(jq -s --arg k "$CANARY" \
-	'[.[] | select(.x_api_key != $k)] | length' "$TMP/mock.log")" = 0
+	'[.[] | select(.method != null and .x_api_key != $k)] | length' "$TMP/mock.log")" = 0
 check "... none with the placeholder" bash -c '! grep -qF -- "$1" "$2"' _ \
 	"$PLACEHOLDER" "$TMP/mock.log"
 
 # No route from the zone to the upstream: only through the gateway.
-n0=$(jq -s length "$TMP/mock.log")
+n0=$(mock_n)
 check "the zone cannot reach the upstream itself" bash -c '! nsenter -t "$1" -n \
 	curl -sk --max-time 5 -o /dev/null "https://127.0.0.1:$2/v1/models"' _ \
 	"$agent_pid" "$MOCK_PORT"
-check "... and nothing of that reached it" test "$(jq -s length "$TMP/mock.log")" = "$n0"
+check "... and nothing of that reached it" test "$(mock_n)" = "$n0"
 
 # A method or path outside the API: refused, with a JSON body and a receipt.
 sock=/proc/$agent_pid/root/run/egress/gateway.sock
@@ -138,7 +91,7 @@ body=$(curl -s --unix-socket "$sock" -w '\n%{http_code}' http://gw/v1/messages)
 check "GET /v1/messages is refused: 403" test "$(echo "$body" | tail -1)" = 403
 check "... both recorded" has_receipt "$id" model_request \
 	'.fields.verdict == "refused" and .fields.path == "/v1/files"'
-check "... and neither reached the upstream" test "$(jq -s length "$TMP/mock.log")" = "$n0"
+check "... and neither reached the upstream" test "$(mock_n)" = "$n0"
 
 # A malformed usage block: the answer goes through, its usage is unknown.
 ask "$id" 'CORRAL-BADUSAGE please'
@@ -187,9 +140,7 @@ nothing_survives "$id"
 
 # The spend cap, on a lease of the profile running a plain program (so
 # every model request is the test's): 0.000030 USD.
-printf '[provider anthropic]\nupstream = https://127.0.0.1:%s\nkey_file = %s\nca_file = %s\nspend_cap = 0.000030\n' \
-	"$MOCK_PORT" "$XDG_CONFIG_HOME/corral/anthropic.key" "$TMP/corral-test-ca.pem" \
-	>"$XDG_CONFIG_HOME/corral/config"
+gateway_config "$TMP/corral-test-ca.pem" 0.000030
 id3=$(cd "$TMP/repo" && c new --agent claude-code -- sleep 600 2>"$TMP/new3.err")
 check "a capped lease starts" valid_id "$id3"
 check "... its gateway says its cap" poll has_receipt "$id3" model_gateway \
@@ -216,13 +167,13 @@ check "... which crossed it: the requests are held (spend_cap)" has_receipt "$id
 check "... the lease is blocked: the operator decides" wait_activity "$id3" blocked 30
 check "... and explain names the cap" bash -c '"$1" explain "$2" | grep -q "gateway:spend_cap"' \
 	_ "$CORRAL" "$id3"
-n2=$(jq -s length "$TMP/mock.log")
+n2=$(mock_n)
 check "the next request is refused: 429" test "$(ask_gw hello)" = 429
 check "... with an error body that names the cap" jq -e \
 	'.error.type == "rate_limit_error" and (.error.message | test("spend_cap"))' "$TMP/ans"
 check "... recorded as held" has_receipt "$id3" model_request \
 	'.fields.verdict == "held" and .fields.error == "spend_cap"'
-check "... and it never reached the upstream" test "$(jq -s length "$TMP/mock.log")" = "$n2"
+check "... and it never reached the upstream" test "$(mock_n)" = "$n2"
 check "corral budget raises the cap" bash -c '"$1" budget "$2" 0.000100 |
 	grep -q "spend cap 0.000100 USD"' _ "$CORRAL" "$id3"
 check "... recorded" has_receipt "$id3" budget '.fields.cap_usd == "0.000100"'
@@ -251,7 +202,7 @@ p2=
 for p in $(uid_procs "$uid2"); do
 	tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'claude' && p2=$p
 done
-n1=$(jq -s length "$TMP/mock.log")
+n1=$(mock_n)
 body=$(curl -s --unix-socket "/proc/$p2/root/run/egress/gateway.sock" \
 	-X POST -H 'content-type: application/json' -w '\n%{http_code}' \
 	http://gw/v1/messages -d '{"model":"m","max_tokens":1,"messages":[]}')
@@ -260,7 +211,7 @@ check "... naming the certificate's verification" bash -c 'echo "$1" | head -1 |
 	jq -e ".error.message | test(\"certificate verify failed\")"' _ "$body"
 check "... recorded" has_receipt "$id2" model_request \
 	'.fields.verdict == "failed" and (.fields.error | test("certificate verify failed"))'
-check "... and nothing reached the upstream" test "$(jq -s length "$TMP/mock.log")" = "$n1"
+check "... and nothing reached the upstream" test "$(mock_n)" = "$n1"
 c cancel "$id2" >/dev/null
 c wait "$id2" --until done,failed,cancelled,result_ready --timeout 120 >/dev/null
 nothing_survives "$id2"

@@ -334,3 +334,80 @@ first_run_session() {
 	result_is_the_edit "$id"
 	nothing_survives "$id"
 }
+
+# gateway_setup PROVIDER KEYPREFIX: the model gateway's side (issue 19): a
+# CA made here with the openssl CLI and the upstream's certificate for
+# 127.0.0.1 signed by it (and another CA, corral-other-ca, that is not
+# it), the mock model over TLS, a canary key in the operator's 0600 key
+# file, the repository. Sets MOCK_PORT, CANARY, OUT (corral's output,
+# kept by `c`); gateway_config CA-FILE [SPEND_CAP] writes the operator's
+# one [provider PROVIDER] section.
+gateway_setup() {
+	GW_PROVIDER=$1
+	command -v openssl >/dev/null || { echo "openssl is required"; exit 1; }
+	command -v nsenter >/dev/null || { echo "nsenter is required (util-linux)"; exit 1; }
+	OUT=$TMP/corral-output.log
+	: >"$OUT"
+	local ca
+	for ca in corral-test-ca corral-other-ca; do
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=$ca" \
+			-keyout "$TMP/$ca.key" -out "$TMP/$ca.pem" 2>/dev/null ||
+			{ echo "openssl failed"; exit 1; }
+	done
+	openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 \
+		-keyout "$TMP/server.key" -out "$TMP/server.csr" 2>/dev/null &&
+	printf 'subjectAltName = IP:127.0.0.1\n' >"$TMP/san.ext" &&
+	openssl x509 -req -in "$TMP/server.csr" -CA "$TMP/corral-test-ca.pem" \
+		-CAkey "$TMP/corral-test-ca.key" -CAcreateserial -days 2 \
+		-extfile "$TMP/san.ext" -out "$TMP/server.pem" 2>/dev/null ||
+		{ echo "openssl could not sign the server certificate"; exit 1; }
+	python3 "$CORRAL_SRC/tests/agents/mock_model.py" --log "$TMP/mock.log" \
+		--tls "$TMP/server.pem" "$TMP/server.key" >"$TMP/port" &
+	MOCK_PID=$!
+	trap 'kill "$MOCK_PID" 2>/dev/null; wait "$MOCK_PID" 2>/dev/null; cleanup' EXIT
+	poll test -s "$TMP/port" || { echo "the mock model did not start"; exit 1; }
+	MOCK_PORT=$(cat "$TMP/port")
+	touch "$TMP/mock.log"
+	CANARY="$2-canary-$(od -An -tx1 -N12 /dev/urandom | tr -d ' \n')"
+	mkdir -p "$XDG_CONFIG_HOME/corral"
+	( umask 077; printf '%s\n' "$CANARY" >"$XDG_CONFIG_HOME/corral/$1.key" )
+	gateway_config "$TMP/corral-test-ca.pem"
+	new_repo "$TMP/repo"
+	echo "a repository" >"$TMP/repo/README"
+	git -C "$TMP/repo" add README && git -C "$TMP/repo" commit -q -m base
+}
+gateway_config() {
+	{
+		printf '[provider %s]\nupstream = https://127.0.0.1:%s\n' \
+			"$GW_PROVIDER" "$MOCK_PORT"
+		printf 'key_file = %s\nca_file = %s\n' \
+			"$XDG_CONFIG_HOME/corral/$GW_PROVIDER.key" "$1"
+		[ -z "${2:-}" ] || printf 'spend_cap = %s\n' "$2"
+	} >"$XDG_CONFIG_HOME/corral/config"
+}
+# mock_n: how many requests reached the mock (not its {"done": N} lines)
+mock_n() { jq -s '[.[] | select(.method != null)] | length' "$TMP/mock.log"; }
+# c ARGS...: corral, its output kept for the canary check too
+c() { "$CORRAL" "$@" 2> >(tee -a "$OUT" >&2) | tee -a "$OUT"; }
+# zone_pid ID COMM: a process of the lease's zone whose command line has
+# COMM (empty when none)
+zone_pid() {
+	local uid p
+	uid=$(js "$1" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
+	[ -n "$uid" ] && [ "$uid" != null ] || return 0
+	for p in $(uid_procs "$uid"); do
+		tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$2" && echo "$p"
+	done | tail -1
+}
+# canary_in_zone ID: the canary in no zone process's environ or cmdline
+# (the placeholder PLACEHOLDER in one: the check reads them)
+canary_in_zone() {
+	local uid p leak=0 seen=0
+	uid=$(js "$1" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
+	for p in $(uid_procs "$uid"); do
+		grep -aqF -- "$CANARY" "/proc/$p/environ" "/proc/$p/cmdline" 2>/dev/null && leak=1
+		grep -aqF -- "$PLACEHOLDER" "/proc/$p/environ" 2>/dev/null && seen=1
+	done
+	check "the canary key is in no zone process's environment or command line" test "$leak" = 0
+	check "... where the placeholder is (the check reads them)" test "$seen" = 1
+}
