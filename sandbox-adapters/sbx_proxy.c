@@ -395,6 +395,7 @@ on_proxy_handle_closed(uv_handle_t *h)
 	proxy_unref(h->data);
 }
 
+#ifdef SBX_TEST_OVERRIDES
 /* "name=addr[,name~addr...]" into px->test. */
 static int
 parse_test_hosts(struct sbx_proxy *px, const char *spec)
@@ -437,6 +438,7 @@ parse_test_hosts(struct sbx_proxy *px, const char *spec)
 	}
 	return px->ntest > 0 ? 0 : -EINVAL;
 }
+#endif
 
 static int
 copy_opts(struct sbx_proxy *px, const struct sbx_proxy_opts *o)
