@@ -23,6 +23,17 @@
 
 #include "lease/result/result_int.h"
 
+/* Did libgit2's last failure come from the system (a write, memory)? */
+static bool
+write_failed(void)
+{
+	const git_error *e = git_error_last();
+
+	return e != NULL && (e->klass == GIT_ERROR_OS ||
+	    e->klass == GIT_ERROR_NOMEMORY || (e->message != NULL &&
+	    strstr(e->message, "No space left") != NULL));
+}
+
 int
 lease__gate_odb_fail(struct lease_gate_odb *q, int code, const char *fmt, ...)
 {
@@ -391,7 +402,17 @@ lease_gate_odb_verify(struct lease_gate_odb *q, const char *base_hex,
 			goto out;
 	if (rep->n > 0)
 		goto out;	/* never apply a patch the rules refuse */
+	/*
+	 * Applying writes the patched blobs and trees into the quarantine:
+	 * a write that fails (a full disk) is an error to retry, not a
+	 * verdict on the patch.
+	 */
 	if (git_apply_to_tree(&idx, q->repo, base, diff, NULL) < 0) {
+		if (write_failed()) {
+			rc = lease__gate_odb_fail(q, LEASE_EGIT, "apply the "
+			    "patch");
+			goto out;
+		}
 		git_oid_tostr(hex, 9, git_tree_id(base));
 		rc = add(rep, LEASE_GATE_PATCH_MISMATCH, NULL, "the patch does "
 		    "not apply to the base");
@@ -399,6 +420,11 @@ lease_gate_odb_verify(struct lease_gate_odb *q, const char *base_hex,
 	}
 	if (git_index_write_tree_to(&toid, idx, q->repo) < 0 ||
 	    git_tree_lookup(&res, q->repo, &toid) < 0) {
+		if (write_failed()) {
+			rc = lease__gate_odb_fail(q, LEASE_EGIT, "write the "
+			    "applied tree");
+			goto out;
+		}
 		rc = add(rep, LEASE_GATE_PATCH_MISMATCH, NULL, "the applied "
 		    "index makes no tree");
 		goto out;
