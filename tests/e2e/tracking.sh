@@ -4,7 +4,8 @@
 # 3, 5.5, 9.2): `ls` counts them; a daemon started with setsid (reparented
 # to init) is ended before the lease is done, and by cancel; an agent that
 # ignores SIGHUP outlives its SIGKILLed holder only until reconcile, which
-# kills the tracking cgroup and says whom in a receipt. Every process is
+# kills the tracking cgroup and says whom in a receipt; a daemon the agent's
+# profile expects outlives the lease, listed, until reject ends it. Every process is
 # judged from the host by the PID it wrote, never by its command line.
 set -u
 . "$(dirname "$0")/lib.bash"
@@ -12,6 +13,15 @@ set -u
 # jq FILTER on the lease's `ls --all --json` object.
 lease_field() {
 	"$CORRAL" ls --all --json | jq -r --arg id "$1" ".[] | select(.id == \$id) | $2"
+}
+# gone_or_kill MSG PID START: PID is gone (else it fails, and is killed)
+gone_or_kill() {
+	if pid_gone "$2" "$3"; then
+		pass "$1"
+	else
+		fail "$1"
+		kill -9 "$2" 2>/dev/null
+	fi
 }
 # wait_file FILE: until FILE holds something, at most 30 s
 wait_file() { poll test -s "$1"; }
@@ -60,12 +70,7 @@ check "ls's row has the count" \
 touch "$TMP/go1"
 check "the lease ends done" "$CORRAL" wait "$id" --until done --timeout 30
 # at the moment the lease is done, the daemon is already gone (not polled)
-if pid_gone "$dpid" "$dstart"; then
-	pass "the daemon is gone once the lease is done"
-else
-	fail "the daemon is gone once the lease is done"
-	kill -9 "$dpid" 2>/dev/null
-fi
+gone_or_kill "the daemon is gone once the lease is done" "$dpid" "$dstart"
 r=$(receipts "$id" processes_ended)
 check "receipt processes_ended names the daemon by PID" \
 	jr "$r" '.fields.processes | map(.pid) | index($p) != null' --argjson p "$dpid"
@@ -87,12 +92,7 @@ d2pid=$(cat "$d2")
 d2start=$(pid_start "$d2pid")
 "$CORRAL" cancel "$id2" >/dev/null
 check "cancelled" "$CORRAL" wait "$id2" --until cancelled --timeout 30
-if pid_gone "$d2pid" "$d2start"; then
-	pass "cancel: the daemon is gone once the lease is cancelled"
-else
-	fail "cancel: the daemon is gone once the lease is cancelled"
-	kill -9 "$d2pid" 2>/dev/null
-fi
+gone_or_kill "cancel: the daemon is gone once the lease is cancelled" "$d2pid" "$d2start"
 check "cancel: receipt names it" jr "$(receipts "$id2" processes_ended)" \
 	'.fields.processes | map(.pid) | index($p) != null' --argjson p "$d2pid"
 
@@ -118,12 +118,7 @@ fi
 check "ls still counts it" test "$(lease_field "$id3" .processes)" -ge 1
 out=$("$CORRAL" reconcile 2>&1)
 check "reconcile: holder_lost" grep -q "holder_lost.*$id3" <<<"$out"
-if pid_gone "$apid" "$astart"; then
-	pass "reconcile: the agent is gone"
-else
-	fail "reconcile: the agent is gone"
-	kill -9 "$apid" 2>/dev/null
-fi
+gone_or_kill "reconcile: the agent is gone" "$apid" "$astart"
 check "the lease failed holder_lost" jq_eq "$("$CORRAL" show "$id3" --json)" \
 	'"\(.lease_state) \(.failed_reason)"' "failed holder_lost"
 r3=$(receipts "$id3" processes_ended)
@@ -136,6 +131,59 @@ check "cleanup confirmed" test "$(lease_field "$id3" .cleanup)" = confirmed
 dirs=$(cg_dirs "$id3")
 check "gc removes it" "$CORRAL" gc "$id3"
 for d in $dirs; do check "no cgroup left: $d" test ! -d "$d"; done
+# --- a daemon the profile expects outlives the lease, listed; reject ends it --
+# agents/dtest.sandbox names corral-testd (a copy of sleep, so its comm is
+# that name); a daemon the profile does not name is ended as before.
+mkdir -p "$XDG_CONFIG_HOME/corral/agents"
+printf '[agent]\n' >"$XDG_CONFIG_HOME/corral/agents/dtest.rules"
+printf '[processes]\nexpected_daemon = corral-testd\n' \
+	>"$XDG_CONFIG_HOME/corral/agents/dtest.sandbox"
+cp "$(command -v sleep)" "$TMP/corral-testd"
+d4="$TMP/d4.pid" d5="$TMP/d5.pid"
+id4=$("$CORRAL" new --sandbox trusted_local --agent dtest --name expected -- sh -c "
+	setsid sh -c 'echo \$\$ >$d4; exec $TMP/corral-testd 1000' </dev/null >/dev/null 2>&1 &
+	setsid sh -c 'echo \$\$ >$d5; exec sleep 1000' </dev/null >/dev/null 2>&1 &
+	while [ ! -e $TMP/go4 ]; do sleep 0.1; done
+	exit 0")
+check "the agent started its expected daemon" wait_file "$d4"
+check "and one its profile does not name" wait_file "$d5"
+xpid=$(cat "$d4") ypid=$(cat "$d5")
+check "the expected daemon runs as corral-testd" \
+	poll grep -qx corral-testd "/proc/$xpid/comm"
+check "the other runs as sleep" poll grep -qx sleep "/proc/$ypid/comm"
+xstart=$(pid_start "$xpid") ystart=$(pid_start "$ypid")
+touch "$TMP/go4"
+check "expected: the lease ends done" "$CORRAL" wait "$id4" --until done --timeout 30
+if pid_gone "$xpid" "$xstart"; then
+	fail "expected: the expected daemon still runs once the lease is done"
+else
+	pass "expected: the expected daemon still runs once the lease is done"
+fi
+gone_or_kill "expected: the daemon not named is gone" "$ypid" "$ystart"
+r4=$(receipts "$id4" processes_ended)
+check "expected: the receipt lists it by PID and comm" jr "$r4" \
+	'.fields.expected | map(select(.comm == "corral-testd") | .pid) | index($p) != null' \
+	--argjson p "$xpid"
+check "expected: the other is not listed as expected, none else left" jr "$r4" \
+	'(.fields.expected | map(.pid) | index($q) == null) and .fields.left == 0' \
+	--argjson q "$ypid"
+check "expected: show names it" grep -q "corral-testd" <("$CORRAL" show "$id4")
+check "expected: the holder ends" poll holder_gone "$id4"
+check "expected: its tracking cgroup stays" test -n "$(cg_left "$id4")"
+check "expected: the daemon is in it" grep -qx "$xpid" \
+	<(for d in $(cg_left "$id4"); do cat "$d/cgroup.procs"; done)
+check "expected: ls counts it" test "$(lease_field "$id4" .processes)" = 1
+dirs4=$(cg_dirs "$id4")
+check "expected: reject" "$CORRAL" reject "$id4"
+gone_or_kill "expected: reject ended the daemon" "$xpid" "$xstart"
+check "expected: a receipt says reject ended it, by PID" \
+	jr "$(receipts "$id4" processes_ended | tail -n 1)" \
+	'.fields.by == "reject" and (.fields.processes | map(.pid) | index($p) != null) and .fields.left == 0' \
+	--argjson p "$xpid"
+check "expected: the tracking cgroup is removed" test -z "$(cg_left "$id4")"
+check "expected: gc removes the lease" "$CORRAL" gc "$id4"
+for d in $dirs4; do check "expected: no cgroup left: $d" test ! -d "$d"; done
+
 # the state directory's own tag directories, made for these leases
 tag=$(printf %s "$CORRAL_STATE_DIR" | sha256sum | cut -c1-16)
 for d in /sys/fs/cgroup/*/corral/state-$tag; do

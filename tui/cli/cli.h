@@ -61,6 +61,13 @@ extern const struct tui_cmd tui_cmd_cancel;
 /* cmd_recover.c */
 extern const struct tui_cmd tui_cmd_reconcile;
 extern const struct tui_cmd tui_cmd_gc;
+/*
+ * A finished trusted_local lease's processes left in its tracking cgroup
+ * (a lost holder's, an expected daemon): killed, the cgroup removed, in a
+ * processes_ended receipt "by" by (cmd_recover.c).
+ */
+void tui_cmd_end_tracked(struct tui_ctx *, const struct lease_record *,
+    const char *by);
 /* cmd_result.c: results (SPEC 7) */
 extern const struct tui_cmd tui_cmd_review;
 extern const struct tui_cmd tui_cmd_apply;

@@ -77,10 +77,12 @@ forget_holder(struct tui_ctx *c, const struct lease_record *r)
  * A trusted_local lease's processes that outlived its holder (an agent
  * that ignores SIGHUP, a daemon it started): every one in its tracking
  * cgroup killed and the cgroup removed (the adapter's .teardown), in a
- * receipt naming them. Idempotent: nothing tracked, nothing done.
+ * receipt naming them (an expected daemon's too, by reject or gc).
+ * Idempotent: nothing tracked, nothing done.
  */
-static void
-end_tracked(struct tui_ctx *c, const struct lease_record *r, const char *by)
+void
+tui_cmd_end_tracked(struct tui_ctx *c, const struct lease_record *r,
+    const char *by)
 {
 	json_t *procs = tui_track_list(c, r), *j;
 	char err[512];
@@ -123,7 +125,7 @@ stop_lost(struct tui_ctx *c, const char *id)
 		kill((pid_t)r.holder_pid, SIGKILL);
 	forget_holder(c, &r);
 	if (r.mode == LEASE_MODE_TRUSTED_LOCAL)
-		end_tracked(c, &r, "reconcile");
+		tui_cmd_end_tracked(c, &r, "reconcile");
 	if (r.mode == LEASE_MODE_SANDBOXED) {
 		/*
 		 * What the holder would have done: stop, then extract, with
@@ -224,7 +226,7 @@ sandbox_prepass(struct tui_ctx *c)
 			    (lease_fsm_state_final(r->state) &&
 			    (r->cleanup == LEASE_CLEANUP_PENDING ||
 			    r->cleanup == LEASE_CLEANUP_FAILED)))
-				end_tracked(c, r, "reconcile");
+				tui_cmd_end_tracked(c, r, "reconcile");
 			continue;
 		}
 		if (r->mode != LEASE_MODE_SANDBOXED)
@@ -485,7 +487,7 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 			/* trusted_local: what is left of its processes */
 			if (r.mode == LEASE_MODE_TRUSTED_LOCAL &&
 			    lease_fsm_state_final(r.state))
-				end_tracked(c, &r, "gc");
+				tui_cmd_end_tracked(c, &r, "gc");
 			lease_record_clear(&r);
 		}
 		if (rc == 0)

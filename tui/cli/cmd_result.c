@@ -533,6 +533,9 @@ reject_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store)[0] ?
 		    lease_store_errmsg(c->store) : lease_strerror(rc));
 	}
+	/* trusted_local: an expected daemon still running, and its cgroup */
+	if (rec.mode == LEASE_MODE_TRUSTED_LOCAL)
+		tui_cmd_end_tracked(c, &rec, "reject");
 	printf("rejected %s: runtime resources removed; the result, "
 	    "receipts and history are kept\n", rec.id);
 	lease_record_clear(&rec);

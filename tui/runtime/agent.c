@@ -8,7 +8,8 @@
  * ([agent NAME] endpoint = URL in the config file) and the grant that
  * endpoint needs, the environment knobs and the files seeded into its
  * fresh HOME (templates), and the background destinations refused without
- * ending the lease. `corral new` resolves it before the preflight and
+ * ending the lease, and the daemons a trusted_local lease may leave
+ * running ([processes] expected_daemon, track.c). `corral new` resolves it before the preflight and
  * leaves what the holder needs in the lease directory ("agent.json");
  * `corral doctor --agent` reports it.
  */
@@ -56,6 +57,9 @@ struct prof {
 	int nexclude;
 	char *review[WORKSPACE_MAX];	/* ... flagged "agent" for review */
 	int nreview;
+	/* [processes] expected_daemon: comms that may outlive the lease */
+	char daemon[TUI_DAEMON_MAX][TUI_COMM_MAX];
+	int ndaemon;
 	char err[512];
 };
 
@@ -133,6 +137,36 @@ pattern_ok(const char *s)
 			return false;
 	}
 	return true;
+}
+
+/*
+ * [processes] expected_daemon = COMM...: an executable's name as the
+ * kernel keeps it (comm, at most 15 bytes), of a daemon the agent starts
+ * that may outlive its lease (track.c leaves it running, listed).
+ */
+static int
+processes_key(struct prof *p, const char *name, const char *value, int line)
+{
+	char dup[256], *tok, *save = NULL;
+
+	if (strcmp(name, "expected_daemon") != 0)
+		return bad(p, line, "unknown key in [processes] "
+		    "(expected_daemon)");
+	if (strlen(value) >= sizeof dup)
+		return bad(p, line, "too long a value");
+	snprintf(dup, sizeof dup, "%s", value);
+	for (tok = strtok_r(dup, ", \t", &save); tok != NULL;
+	    tok = strtok_r(NULL, ", \t", &save)) {
+		if (strlen(tok) >= TUI_COMM_MAX || strspn(tok,
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+		    "0123456789._+-") != strlen(tok))
+			return bad(p, line, "not a program name of at most "
+			    "15 letters, digits or ._+-");
+		if (p->ndaemon == TUI_DAEMON_MAX)
+			return bad(p, line, "too many expected daemons");
+		snprintf(p->daemon[p->ndaemon++], TUI_COMM_MAX, "%s", tok);
+	}
+	return 1;
 }
 
 /* [workspace] exclude = PATTERN... / review = PATTERN... */
@@ -272,8 +306,10 @@ handler(void *user, const char *section, const char *name,
 	}
 	if (strcmp(section, "workspace") == 0)
 		return workspace_key(p, name, value, line);
+	if (strcmp(section, "processes") == 0)
+		return processes_key(p, name, value, line);
 	return bad(p, line, "unknown section (install, model, env, home, "
-	    "background, workspace)");
+	    "background, workspace, processes)");
 }
 
 /* inih's handler without the line: the line comes from the reader. */
@@ -605,6 +641,28 @@ tui_agent_uses_gateway(struct tui_ctx *c, const char *name)
 	prof_clear(&p);
 	free(text);
 	return yes;
+}
+
+int
+tui_agent_expected_daemons(struct tui_ctx *c, const char *name,
+    char (*out)[TUI_COMM_MAX])
+{
+	struct prof p;
+	char path[PATH_MAX], *text = NULL;
+	size_t len = 0;
+	int n = 0;
+
+	if (name == NULL || profile_read(c, name, path, sizeof path, &text,
+	    &len) < 0)
+		return 0;
+	if (prof_parse(&p, path, text, len) == 0)
+		for (n = 0; n < p.ndaemon; n++)
+			memcpy(out[n], p.daemon[n], TUI_COMM_MAX);
+	else
+		fprintf(stderr, "corral: %s\n", p.err);
+	prof_clear(&p);
+	free(text);
+	return n;
 }
 
 /*

@@ -679,6 +679,7 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	int logfd = -1;
 	int ch, rows = 24, cols = 80, rc;
 	bool allow = false, owner = false;
+	size_t kept;
 	char *dir = NULL;
 
 	optind = 1;
@@ -725,12 +726,19 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	req.cwd = cwd;
 	if (strcmp(ad->name, "trusted_local") == 0) {
 		/* Its tracking cgroup, joined before exec (track.c). */
+		char daemons[TUI_DAEMON_MAX][TUI_COMM_MAX];
+
 		if ((rc = tui_track_plan(c, ad, id, &req, &m.track,
 		    &plan)) < 0) {
 			dprintf(3, "err sandbox plan: %s\n", sbx_strerror(rc));
 			free(dir);
 			return TUI_EXIT_FAIL;
 		}
+		/* The daemons its profile expects to outlive it (SPEC 3). */
+		if (m.track != NULL)
+			tui_track_expect(m.track, (const char (*)[
+			    TUI_COMM_MAX])daemons, tui_agent_expected_daemons(
+			    c, agent, daemons));
 	} else if (strcmp(ad->name, "bwrap") == 0) {
 		char err[512];
 
@@ -860,9 +868,14 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 		tui_holder_cmd_finish(c, id, m.holder_ident[0] != '\0',
 		    m.fail_reason[0] != '\0' ? m.fail_reason : NULL);
 	tui_holder_cmd_free(m.cmd);
-	/* trusted_local: what is left of its processes, then the cgroup. */
+	/*
+	 * trusted_local: what is left of its processes, then the cgroup --
+	 * unless expected daemons still run in it: then it stays, cleanup
+	 * pending, for reject or gc (which kill them and remove it).
+	 */
+	kept = tui_track_expected_left(m.track);
 	tui_track_free(m.track);
-	if (m.trusted_local) {
+	if (m.trusted_local && kept == 0) {
 		char err[512];
 
 		if (tui_sandbox_teardown(c, c->store, id, err, sizeof err) < 0)

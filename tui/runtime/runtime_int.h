@@ -342,6 +342,9 @@ void tui_holder_cmd_free(struct tui_holder_cmd *);
 
 /* ---- track.c: the holder's side of a trusted_local lease's processes - */
 
+/* An expected daemon's comm (agent.c, track.c): at most this many. */
+#define TUI_DAEMON_MAX 8
+#define TUI_COMM_MAX 16		/* a comm's 15 bytes and its NUL */
 struct tui_track;
 typedef void (*tui_track_done_cb)(void *ud);
 /*
@@ -362,7 +365,19 @@ int tui_track_plan(struct tui_ctx *, const struct sbx_adapter *ad,
  */
 void tui_track_end(struct tui_track *, struct uv_loop_s *,
     tui_track_done_cb done, void *ud);
-/* {found, processes: [{pid, comm}], left, signals} of tui_track_end. */
+/*
+ * The comms of the daemons the agent's profile expects (n of them): those
+ * processes are neither signalled nor waited for; they stay in the cgroup,
+ * listed in the receipt, for reject or gc to end (SPEC 3).
+ */
+void tui_track_expect(struct tui_track *, const char (*comm)[TUI_COMM_MAX],
+    int n);
+/* Processes left that the profile expects (the cgroup must stay). */
+size_t tui_track_expected_left(const struct tui_track *);
+/*
+ * {found, processes: [{pid, comm}], left, signals, expected: [{pid,
+ * comm}]} of tui_track_end.
+ */
 struct json_t *tui_track_receipt(const struct tui_track *);
 void tui_track_free(struct tui_track *);	/* NULL is a no-op */
 
@@ -376,5 +391,12 @@ int tui_agent_endpoint_entry(const char *url, char *entry, size_t entrysz);
  * [provider API] section in the config for the API it speaks)?
  */
 bool tui_agent_uses_gateway(struct tui_ctx *, const char *name);
+/*
+ * The daemons agent profile name expects to outlive its lease ([processes]
+ * expected_daemon, by comm) into out[TUI_DAEMON_MAX]: how many (0 without
+ * a profile or when it does not parse, which stderr says).
+ */
+int tui_agent_expected_daemons(struct tui_ctx *, const char *name,
+    char (*out)[TUI_COMM_MAX]);
 
 #endif /* CORRAL_TUI_RUNTIME_INT_H */

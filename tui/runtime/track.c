@@ -6,7 +6,10 @@
  * including one that left its session (setsid, a double fork, reparented
  * to init). When the agent exits or is cancelled, the holder ends what is
  * left (SIGTERM, then SIGKILL), on its loop with a timer, before the lease
- * is done or failed; a teardown (the holder's last step, reconcile after
+ * is done or failed. A daemon the agent's profile expects ([processes]
+ * expected_daemon, matched by comm) is neither signalled nor waited for:
+ * the lease ends with it running, listed in the receipt, and its cgroup
+ * stays (cleanup pending) for reject or gc. A teardown (the holder's last step, reconcile after
  * a lost holder, gc) kills anything still there and removes the cgroup.
  */
 #include <errno.h>
@@ -38,6 +41,10 @@ struct tui_track {
 	uint64_t t0;
 	size_t found, left;
 	json_t *procs;		/* what was left at the agent's exit */
+	json_t *kept;		/* the expected daemons left running */
+	char expected[TUI_DAEMON_MAX][TUI_COMM_MAX];
+	int nexpected;
+	size_t nkept;
 	tui_track_done_cb done;
 	void *ud;
 };
@@ -124,16 +131,74 @@ procs_json(const struct sbx_adapter *ad, const struct sbx_running *run,
 	return a;
 }
 
+static bool
+expected(const struct tui_track *t, pid_t pid, char *comm, size_t sz)
+{
+	comm_of(pid, comm, sz);
+	for (int i = 0; i < t->nexpected; i++)
+		if (comm[0] != '\0' && strcmp(comm, t->expected[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The processes left that the profile does not expect, each sent sig
+ * when sig != 0 (per PID read from the cgroup when some are expected,
+ * the adapter's whole-cgroup signal otherwise); *kept, when not NULL,
+ * the expected ones as [{pid, comm}].
+ */
 static size_t
-count(const struct tui_track *t)
+sweep(struct tui_track *t, int sig, json_t **kept)
 {
 	pid_t *pids = NULL;
-	size_t n = 0;
+	size_t n = 0, left = 0, k = 0;
+	char comm[TUI_COMM_MAX + 48];
 
+	if (kept != NULL)
+		*kept = json_array();
+	if (t->nexpected == 0 && sig != 0)
+		(void)t->ad->signal(t->run, sig);
 	if (t->ad->procs(t->run, &pids, &n) < 0)
 		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (t->nexpected > 0 && expected(t, pids[i], comm,
+		    sizeof comm)) {
+			if (kept != NULL && *kept != NULL &&
+			    k++ < TRACK_LIST_MAX)
+				json_array_append_new(*kept, json_pack(
+				    "{s:i, s:s}", "pid", (int)pids[i], "comm",
+				    comm));
+			continue;
+		}
+		left++;
+		if (t->nexpected > 0 && sig != 0)
+			(void)kill(pids[i], sig);
+	}
+	t->nkept = n - left;
 	free(pids);
-	return n;
+	return left;
+}
+
+static size_t
+count(struct tui_track *t)
+{
+	return sweep(t, 0, NULL);
+}
+
+void
+tui_track_expect(struct tui_track *t, const char (*comm)[TUI_COMM_MAX],
+    int n)
+{
+	for (t->nexpected = 0; t->nexpected < n &&
+	    t->nexpected < TUI_DAEMON_MAX; t->nexpected++)
+		memcpy(t->expected[t->nexpected], comm[t->nexpected],
+		    TUI_COMM_MAX);
+}
+
+size_t
+tui_track_expected_left(const struct tui_track *t)
+{
+	return t != NULL ? t->nkept : 0;
 }
 
 void
@@ -201,7 +266,8 @@ on_close(uv_handle_t *h)
 static void
 end(struct tui_track *t)
 {
-	t->left = count(t);
+	json_decref(t->kept);
+	t->left = sweep(t, 0, &t->kept);
 	if (t->timer_init && !uv_is_closing((uv_handle_t *)&t->timer)) {
 		uv_timer_stop(&t->timer);
 		uv_close((uv_handle_t *)&t->timer, on_close);
@@ -222,7 +288,7 @@ on_timer(uv_timer_t *tm)
 		return;
 	}
 	if (t->phase == 1 && dt >= TRACK_TERM_MS) {
-		(void)t->ad->signal(t->run, SIGKILL);
+		(void)sweep(t, SIGKILL, NULL);
 		t->phase = 2;
 	}
 }
@@ -235,13 +301,13 @@ tui_track_end(struct tui_track *t, uv_loop_t *loop, tui_track_done_cb done,
 	t->ud = ud;
 	json_decref(t->procs);
 	t->procs = procs_json(t->ad, t->run, &t->found);
-	if (t->found == 0 || uv_timer_init(loop, &t->timer) < 0) {
+	if (t->found == 0 || count(t) == 0 || uv_timer_init(loop, &t->timer) < 0) {
 		end(t);
 		return;
 	}
 	t->timer_init = true;
 	t->timer.data = t;
-	(void)t->ad->signal(t->run, SIGTERM);
+	(void)sweep(t, SIGTERM, NULL);
 	t->phase = 1;
 	t->t0 = now_ms();
 	if (uv_timer_start(&t->timer, on_timer, TRACK_POLL_MS,
@@ -252,10 +318,11 @@ tui_track_end(struct tui_track *t, uv_loop_t *loop, tui_track_done_cb done,
 json_t *
 tui_track_receipt(const struct tui_track *t)
 {
-	return json_pack("{s:I, s:O?, s:I, s:s}", "found",
+	return json_pack("{s:I, s:O?, s:I, s:s, s:O?}", "found",
 	    (json_int_t)t->found, "processes", t->procs, "left",
 	    (json_int_t)t->left, "signals", t->phase == 0 ? "none" :
-	    t->phase == 1 ? "SIGTERM" : "SIGTERM, SIGKILL");
+	    t->phase == 1 ? "SIGTERM" : "SIGTERM, SIGKILL", "expected",
+	    t->kept);
 }
 
 void
@@ -274,6 +341,7 @@ tui_track_free(struct tui_track *t)
 	if (t->ad->detach != NULL)
 		t->ad->detach(t->run);
 	json_decref(t->procs);
+	json_decref(t->kept);
 	free(t);
 }
 
