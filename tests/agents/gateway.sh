@@ -19,6 +19,8 @@
 # closed (the request after the cap is crossed is held with an error
 # body and a receipt, as is the one after an answer of unknown usage)
 # until `corral budget` raises it.
+# The holder writes its receipts off its loop, so a check on one waits
+# for it (poll): the answer can reach curl before its receipt is written.
 set -u
 . "$CORRAL_SRC/tests/agents/lib.bash"
 bin=$AGENTS/claude-code/node_modules/.bin
@@ -37,7 +39,7 @@ check "corral new -- claude starts a lease" valid_id "$id"
 [ -n "$id" ] || { cat "$TMP/new.err"; finish; exit 1; }
 check "... sandboxed with bwrap" jq_eq "$(js "$id")" \
 	'"\(.mode) \(.adapter)"' "sandboxed bwrap"
-check "its gateway started, the key from the key file" has_receipt "$id" \
+check "its gateway started, the key from the key file" poll has_receipt "$id" \
 	model_gateway '.fields.key_source == "key_file" and .fields.provider == "anthropic"'
 check "it reaches its prompt" wait_activity "$id" prompt 90
 check "... showing its input prompt" wait_screen "$id" '? for shortcuts' 30
@@ -89,7 +91,7 @@ check "... with a JSON error body saying why" jq_eq "$(echo "$body" | head -1)" 
 	'.error.type' permission_error
 body=$(curl -s --unix-socket "$sock" -w '\n%{http_code}' http://gw/v1/messages)
 check "GET /v1/messages is refused: 403" test "$(echo "$body" | tail -1)" = 403
-check "... both recorded" has_receipt "$id" model_request \
+check "... both recorded" poll has_receipt "$id" model_request \
 	'.fields.verdict == "refused" and .fields.path == "/v1/files"'
 check "... and neither reached the upstream" test "$(mock_n)" = "$n0"
 
@@ -117,14 +119,14 @@ check "... each with the mock's tokens (10 in, 5 out) and its model" test "$(ech
 	jq '[.receipts[] | select(.kind == "model_request" and .fields.usage != null and
 	.fields.usage_unparseable == false) | select(.fields.usage.input != 10 or
 	.fields.usage.output != 5 or .fields.model == "")] | length')" = 0
-check "... and how it stopped (end_turn)" has_receipt "$id" model_request \
+check "... and how it stopped (end_turn)" poll has_receipt "$id" model_request \
 	'.fields.stop_reason == "end_turn"'
 check "... each priced by the operator's table: 0.000020 USD" test "$(echo "$r" |
 	jq '[.receipts[] | select(.kind == "model_request" and .fields.usage != null and
 	.fields.usage_unparseable == false) | select(.fields.cost_usd != "0.000020")] | length')" = 0
-check "... and the one of malformed usage at an unknown cost" has_receipt "$id" \
+check "... and the one of malformed usage at an unknown cost" poll has_receipt "$id" \
 	model_request '.fields.usage_unparseable == true and .fields.cost_usd == null'
-check "the gateway's summary counts the refusals" has_receipt "$id" \
+check "the gateway's summary counts the refusals" poll has_receipt "$id" \
 	model_gateway_summary '.fields.refused >= 2'
 u=$(c usage "$id" --json)
 check "corral usage: the mock's tokens, every request" jq_eq "$u" \
@@ -162,7 +164,7 @@ ask_gw() {
 }
 check "a first request under the cap: 200" test "$(ask_gw hello)" = 200
 check "... a second, still under it when it starts: 200" test "$(ask_gw hello)" = 200
-check "... which crossed it: the requests are held (spend_cap)" has_receipt "$id3" \
+check "... which crossed it: the requests are held (spend_cap)" poll has_receipt "$id3" \
 	model_requests_held '.fields.reason == "spend_cap" and .fields.spent_usd == "0.000040"'
 check "... the lease is blocked: the operator decides" wait_activity "$id3" blocked 30
 check "... and explain names the cap" bash -c '"$1" explain "$2" | grep -q "gateway:spend_cap"' \
@@ -171,25 +173,27 @@ n2=$(mock_n)
 check "the next request is refused: 429" test "$(ask_gw hello)" = 429
 check "... with an error body that names the cap" jq -e \
 	'.error.type == "rate_limit_error" and (.error.message | test("spend_cap"))' "$TMP/ans"
-check "... recorded as held" has_receipt "$id3" model_request \
+check "... recorded as held" poll has_receipt "$id3" model_request \
 	'.fields.verdict == "held" and .fields.error == "spend_cap"'
 check "... and it never reached the upstream" test "$(mock_n)" = "$n2"
 check "corral budget raises the cap" bash -c '"$1" budget "$2" 0.000100 |
 	grep -q "spend cap 0.000100 USD"' _ "$CORRAL" "$id3"
-check "... recorded" has_receipt "$id3" budget '.fields.cap_usd == "0.000100"'
+check "... recorded" poll has_receipt "$id3" budget '.fields.cap_usd == "0.000100"'
 check "... and the next request goes on: 200" test "$(ask_gw hello)" = 200
-check "... the raise recorded by the holder" has_receipt "$id3" spend_cap_raised \
+check "... the raise recorded by the holder" poll has_receipt "$id3" spend_cap_raised \
 	'.fields.cap_usd == "0.000100" and .fields.held_was == "spend_cap"'
 check "... and the lease is no longer blocked" poll bash -c '! "$1" explain "$2" |
 	grep -q "gateway:"' _ "$CORRAL" "$id3"
 # Unknown usage fails closed too.
 check "an answer of malformed usage goes through: 200" test "$(ask_gw CORRAL-BADUSAGE)" = 200
 check "... and the next request is held (usage_unparseable): 429" test "$(ask_gw hello)" = 429
-check "... recorded" has_receipt "$id3" model_requests_held '.fields.reason == "usage_unparseable"'
+check "... recorded" poll has_receipt "$id3" model_requests_held '.fields.reason == "usage_unparseable"'
 check "... blocked again, explain naming it" poll bash -c '"$1" explain "$2" |
 	grep -q "gateway:usage_unparseable"' _ "$CORRAL" "$id3"
 c cancel "$id3" >/dev/null
 c wait "$id3" --until done,failed,cancelled,result_ready --timeout 120 >/dev/null
+# cancelled: its teardown follows the end (journaled off the holder's loop)
+poll has_receipt "$id3" teardown true
 nothing_survives "$id3"
 
 # Another CA: the upstream's certificate fails verification.
@@ -209,11 +213,13 @@ body=$(curl -s --unix-socket "/proc/$p2/root/run/egress/gateway.sock" \
 check "with another CA the request fails: 502" test "$(echo "$body" | tail -1)" = 502
 check "... naming the certificate's verification" bash -c 'echo "$1" | head -1 |
 	jq -e ".error.message | test(\"certificate verify failed\")"' _ "$body"
-check "... recorded" has_receipt "$id2" model_request \
+check "... recorded" poll has_receipt "$id2" model_request \
 	'.fields.verdict == "failed" and (.fields.error | test("certificate verify failed"))'
 check "... and nothing reached the upstream" test "$(mock_n)" = "$n1"
 c cancel "$id2" >/dev/null
 c wait "$id2" --until done,failed,cancelled,result_ready --timeout 120 >/dev/null
+# cancelled: its teardown follows the end (journaled off the holder's loop)
+poll has_receipt "$id2" teardown true
 nothing_survives "$id2"
 
 # Nothing corral keeps or printed holds the key.

@@ -19,7 +19,7 @@ printf 'date = 2026-01-01\ngpt- 1.00 2.00 0 0\n' >"$XDG_CONFIG_HOME/corral/price
 id=$(cd "$TMP/repo" && c new -- codex 2>"$TMP/new.err")
 check "corral new -- codex starts a lease" valid_id "$id"
 [ -n "$id" ] || { cat "$TMP/new.err"; finish; exit 1; }
-check "its gateway started: openai, the key from the key file" has_receipt "$id" \
+check "its gateway started: openai, the key from the key file" poll has_receipt "$id" \
 	model_gateway '.fields.provider == "openai" and .fields.key_source == "key_file"'
 check "it reaches its prompt" wait_activity "$id" prompt 90
 check "... showing its input prompt" wait_screen "$id" 'Ask Codex to do anything' 30
