@@ -273,11 +273,16 @@ alt_screen(struct pty__vtfilter *f, uint32_t p, bool on)
 		cursor_restore(f);
 }
 
-/* Whether the filter carries DEC private mode p out itself. */
+/*
+ * Whether the filter carries DEC private mode p out itself. DECCOLM (3)
+ * does not change the width (the pane's is the terminal's), but set or
+ * reset it homes the cursor and clears the screen, as xterm and tmux do
+ * (vttest's next screen is drawn on a cleared one); 0.1.4 ignores it.
+ */
 static bool
 mode_ours(uint32_t p)
 {
-	return p == 47 || p == 1047 || p == 1048 || p == 1049;
+	return p == 3 || p == 47 || p == 1047 || p == 1048 || p == 1049;
 }
 
 /*
@@ -319,6 +324,8 @@ csi_modes(struct pty__vtfilter *f, bool on, bool take)
 				cursor_restore(f);
 		} else if (p == 47 || p == 1047 || p == 1049) {
 			alt_screen(f, p, on);
+		} else if (p == 3) {
+			pass(f, "\033[H\033[2J", 7);
 		} else {
 			pass_mode(f, true, p, on);
 		}
