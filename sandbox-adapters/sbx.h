@@ -380,6 +380,13 @@ struct sbx_adapter {
 	 * SIGKILL (SPEC 5.5). How many were signalled, or -errno.
 	 */
 	int (*signal)(const struct sbx_running *, int sig);
+	/*
+	 * The same, but to none of the processes keep(pid, ud) keeps, judged
+	 * while the lease is frozen (trusted_local: its expected daemons).
+	 * NULL for an adapter without it.
+	 */
+	int (*signal_unless)(const struct sbx_running *, int sig,
+	    bool (*keep)(pid_t, void *), void *ud);
 	/* What the lease's processes used so far. 0 or -errno. */
 	int (*usage)(const struct sbx_running *, struct sbx_usage *);
 	/*
@@ -788,6 +795,9 @@ SBX_NODISCARD int sbx_cgroup_plan(const struct sbx_cgroup *,
 int sbx_cgroup_signal(const struct sbx_cgroup *, int sig);
 /* The same, sparing none: every process of the cgroups (trusted_local). */
 int sbx_cgroup_kill(const struct sbx_cgroup *, int sig);
+/* ... but those keep(pid, ud) says to keep (read while frozen). */
+int sbx_cgroup_kill_unless(const struct sbx_cgroup *, int sig,
+    bool (*keep)(pid_t, void *), void *ud);
 /*
  * Teardown by exact ID: freeze, SIGKILL every pid, thaw, wait (at most
  * timeout_ms) until empty, rmdir. Idempotent: absent is done. 0, -EBUSY

@@ -942,22 +942,38 @@ has_self(const pid_t *pids, size_t n)
 	return false;
 }
 
-static int signal_all(const struct sbx_cgroup *, int sig, bool spare);
+static int signal_all(const struct sbx_cgroup *, int sig,
+    bool (*keep)(pid_t, void *), void *ud);
+
+static bool
+keep_spared(pid_t pid, void *ud)
+{
+	(void)ud;
+	return spared(pid);
+}
 
 int
 sbx_cgroup_signal(const struct sbx_cgroup *cg, int sig)
 {
-	return signal_all(cg, sig, true);
+	return signal_all(cg, sig, keep_spared, NULL);
 }
 
 int
 sbx_cgroup_kill(const struct sbx_cgroup *cg, int sig)
 {
-	return signal_all(cg, sig, false);
+	return signal_all(cg, sig, NULL, NULL);
+}
+
+int
+sbx_cgroup_kill_unless(const struct sbx_cgroup *cg, int sig,
+    bool (*keep)(pid_t, void *), void *ud)
+{
+	return signal_all(cg, sig, keep, ud);
 }
 
 static int
-signal_all(const struct sbx_cgroup *cg, int sig, bool spare)
+signal_all(const struct sbx_cgroup *cg, int sig, bool (*keep)(pid_t, void *),
+    void *ud)
 {
 	pid_t *pids = NULL;
 	size_t n = 0;
@@ -985,7 +1001,7 @@ signal_all(const struct sbx_cgroup *cg, int sig, bool spare)
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (pids[i] <= 1 || pids[i] == getpid() ||
-		    (spare && spared(pids[i])))
+		    (keep != NULL && keep(pids[i], ud)))
 			continue;
 		if (kill(pids[i], sig) == 0)
 			count++;

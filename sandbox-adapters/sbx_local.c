@@ -226,6 +226,14 @@ local_signal(const struct sbx_running *r, int sig)
 }
 
 static int
+local_signal_unless(const struct sbx_running *r, int sig,
+    bool (*keep)(pid_t, void *), void *ud)
+{
+	return r != NULL ? sbx_cgroup_kill_unless(r->cg, sig, keep, ud) :
+	    -EINVAL;
+}
+
+static int
 local_stop(const struct sbx_running *r, unsigned timeout_ms)
 {
 	return r != NULL ? sbx_cgroup_teardown(r->cg, timeout_ms) : -EINVAL;
@@ -274,6 +282,7 @@ const struct sbx_adapter sbx_adapter_local = {
 	.attach = local_attach,
 	.enter = local_enter,
 	.signal = local_signal,
+	.signal_unless = local_signal_unless,
 	.stop = local_stop,
 	.detach = local_detach,
 	.procs = local_procs,

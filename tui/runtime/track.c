@@ -7,7 +7,8 @@
  * to init). When the agent exits or is cancelled, the holder ends what is
  * left (SIGTERM, then SIGKILL), on its loop with a timer, before the lease
  * is done or failed. A daemon the agent's profile expects ([processes]
- * expected_daemon, matched by comm) is neither signalled nor waited for:
+ * expected_daemon, matched by comm while the cgroup is frozen, so no PID
+ * is reused meanwhile) is neither signalled nor waited for:
  * the lease ends with it running, listed in the receipt, and its cgroup
  * stays (cleanup pending) for reject or gc. A teardown (the holder's last step, reconcile after
  * a lost holder, gc) kills anything still there and removes the cgroup.
@@ -141,11 +142,19 @@ expected(const struct tui_track *t, pid_t pid, char *comm, size_t sz)
 	return false;
 }
 
+static bool
+keep_expected(pid_t pid, void *ud)
+{
+	char comm[TUI_COMM_MAX + 48];
+
+	return expected(ud, pid, comm, sizeof comm);
+}
+
 /*
  * The processes left that the profile does not expect, each sent sig
- * when sig != 0 (per PID read from the cgroup when some are expected,
- * the adapter's whole-cgroup signal otherwise); *kept, when not NULL,
- * the expected ones as [{pid, comm}].
+ * when sig != 0 (the adapter's signal, sparing the expected ones, judged
+ * while the cgroup is frozen); *kept, when not NULL, the expected ones as
+ * [{pid, comm}].
  */
 static size_t
 sweep(struct tui_track *t, int sig, json_t **kept)
@@ -156,7 +165,9 @@ sweep(struct tui_track *t, int sig, json_t **kept)
 
 	if (kept != NULL)
 		*kept = json_array();
-	if (t->nexpected == 0 && sig != 0)
+	if (sig != 0 && t->nexpected > 0 && t->ad->signal_unless != NULL)
+		(void)t->ad->signal_unless(t->run, sig, keep_expected, t);
+	else if (sig != 0)
 		(void)t->ad->signal(t->run, sig);
 	if (t->ad->procs(t->run, &pids, &n) < 0)
 		n = 0;
@@ -171,8 +182,6 @@ sweep(struct tui_track *t, int sig, json_t **kept)
 			continue;
 		}
 		left++;
-		if (t->nexpected > 0 && sig != 0)
-			(void)kill(pids[i], sig);
 	}
 	t->nkept = n - left;
 	free(pids);
