@@ -1273,16 +1273,28 @@ sink_cursor(enum pty__vtf_cursor op, void *ud)
 		sv->attrs = s->pen_attrs;
 		return;
 	}
+	/*
+	 * The pen in up to four SGRs, never one: with every attribute, an
+	 * underline style and two 24-bit colours one would carry 17
+	 * parameters, and 0.1.4 crashes on more than 16 (vterm_input_write;
+	 * fuzz_screen, ESC [ ? 1049 h then l after such a pen).
+	 */
 	a = sv->attrs >> W_ASHIFT;
 	n = snprintf(seq, sizeof seq, "\033[0%s%s%s%s%s",
 	    a & PTY_ATTR_BOLD ? ";1" : "", a & PTY_ATTR_ITALIC ? ";3" : "",
 	    a & PTY_ATTR_BLINK ? ";5" : "", a & PTY_ATTR_REVERSE ? ";7" : "",
 	    a & PTY_ATTR_STRIKE ? ";9" : "");
 	if (a & PTY_ATTR_UNDERLINE)
-		n += snprintf(seq + n, sizeof seq - (size_t)n, ";4:%u",
+		n += snprintf(seq + n, sizeof seq - (size_t)n, "m\033[4:%u",
 		    (a & PTY_ATTR_UNDERLINE) >> PTY_ATTR_UNDERLINE_SHIFT);
-	n += sgr_color(seq + n, sizeof seq - (size_t)n, 38, sv->fg);
-	n += sgr_color(seq + n, sizeof seq - (size_t)n, 48, sv->bg);
+	for (int k = 0; k < 2; k++) {
+		char c[40];
+
+		if (sgr_color(c, sizeof c, k == 0 ? 38 : 48, k == 0 ? sv->fg :
+		    sv->bg) > 0)
+			n += snprintf(seq + n, sizeof seq - (size_t)n,
+			    "m\033[%s", c + 1);
+	}
 	seq[n++] = 'm';
 	vwrite(s, seq, (size_t)n);
 	s->pen_fg = sv->fg;

@@ -967,6 +967,32 @@ START_TEST(test_screen_resize_extremes)
 }
 END_TEST
 
+/*
+ * A pen with every attribute, an underline style and two 24-bit colours,
+ * saved and restored (1049h, 1049l): put back without crashing 0.1.4
+ * (one SGR of 17 parameters did: more than its 16), and whole.
+ */
+START_TEST(test_screen_restore_full_pen)
+{
+	struct pty_screen *s = screen(5, 20, 0, NULL);
+	struct pty_cell c;
+
+	feed(s, "\033[1;3;4;5;7;9;38;2;1;2;3;48;2;4;5;6m\033[?1049h"
+	    "\033[0malt\033[?1049lX");
+	pty_screen_cell(s, 0, 0, &c);
+	ck_assert_uint_eq(c.cp[0], 'X');
+	ck_assert_uint_eq(c.fg, PTY_COLOR_RGB(1, 2, 3));
+	ck_assert_uint_eq(c.bg, PTY_COLOR_RGB(4, 5, 6));
+	ck_assert_uint_eq(c.attrs & (PTY_ATTR_BOLD | PTY_ATTR_ITALIC |
+	    PTY_ATTR_BLINK | PTY_ATTR_REVERSE | PTY_ATTR_STRIKE),
+	    PTY_ATTR_BOLD | PTY_ATTR_ITALIC | PTY_ATTR_BLINK |
+	    PTY_ATTR_REVERSE | PTY_ATTR_STRIKE);
+	ck_assert_uint_eq((c.attrs & PTY_ATTR_UNDERLINE) >>
+	    PTY_ATTR_UNDERLINE_SHIFT, 1);
+	pty_screen_free(s);
+}
+END_TEST
+
 Suite *
 screen_suite(void)
 {
@@ -995,6 +1021,7 @@ screen_suite(void)
 	tcase_add_test(tc, test_screen_modes_split);
 	tcase_add_test(tc, test_screen_api_edges);
 	tcase_add_test(tc, test_screen_resize_extremes);
+	tcase_add_test(tc, test_screen_restore_full_pen);
 	suite_add_tcase(s, tc);
 	return s;
 }
