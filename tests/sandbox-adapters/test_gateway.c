@@ -109,7 +109,8 @@ req_run(struct sbx_gateway_req *r, const char *s, size_t step, char *out,
 			*head = true;
 		o = sbx_gateway_req_out(r, &k);
 		ck_assert_uint_lt(olen + k, outsz);
-		memcpy(out + olen, o, k);
+		if (k > 0)	/* nothing out: o may be NULL */
+			memcpy(out + olen, o, k);
 		olen += k;
 		out[olen] = '\0';
 		sbx_gateway_req_out_clear(r);
