@@ -136,6 +136,16 @@ nothing_survives() {
 	check "no process of the lease survives (uid $uid)" poll_not uid_procs "$uid"
 	check "its teardown succeeded" has_receipt "$1" teardown '.fields.ok == true'
 }
+# poll_for CMD...: CMD succeeds within 30 s (a transition the holder's
+# journal worker records a little after the screen that came with it)
+poll_for() {
+	local i
+	for i in $(seq 150); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.2
+	done
+	return 1
+}
 # poll_not CMD...: until CMD fails, at most 30 s
 poll_not() {
 	local i
@@ -184,7 +194,7 @@ agent_session() {
 	"$CORRAL" send "$id" "$APPROVE" >/dev/null
 	entered
 	check "approved, it writes and answers" wait_screen "$id" 'Edit done.' 60
-	check "... working after the dialog" activity_after "$id" blocked working
+	check "... working after the dialog" poll_for activity_after "$id" blocked working
 	check "... then at its prompt" wait_activity "$id" prompt 60
 	record "$id" prompt-answered
 

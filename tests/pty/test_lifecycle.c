@@ -210,6 +210,26 @@ run_type(struct lc_run *r, const char *keys)
 	pty_holder_client_free(cl);
 }
 
+/*
+ * A step whose keys are ":NAME" creates the file NAME in the case's
+ * directory (its working directory) instead of typing: a command that
+ * waits for it runs until the test has seen what it expects, however
+ * slow the machine (no command that merely lasts "long enough").
+ */
+static void
+run_touch(struct lc_run *r, const char *name)
+{
+	char *p;
+	int fd;
+
+	ck_assert_int_gt(asprintf(&p, "%s/%s", r->dir, name), 0);
+	fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	ck_assert_msg(fd >= 0, "%s: create %s: %s", r->c->name, p,
+	    strerror(errno));
+	close(fd);
+	free(p);
+}
+
 /* The screen's last line (status "last_line") holds text? */
 static bool
 run_screen_has(struct lc_run *r, const char *text)
@@ -259,7 +279,10 @@ run_steps(struct lc_run *r, const char *state)
 	} else if (state == NULL || strcmp(state, trig) != 0) {
 		return;
 	}
-	run_type(r, gt + 1);
+	if (gt[1] == ':')
+		run_touch(r, gt + 2);
+	else
+		run_type(r, gt + 1);
 	r->fired_at = r->nstates;
 	r->step++;
 }
@@ -435,10 +458,17 @@ END_TEST
 
 static const struct lc_case agnostic_cases[] = {
 	{
-		/* `sleep 2` typed at the prompt: working while it runs. */
+		/*
+		 * A command typed at the prompt: working while it runs. It
+		 * runs until the test saw working (the file "go"): a fixed
+		 * `sleep 2` ended before a loaded machine's first sample of
+		 * the foreground (after 250 ms quiet), and bash was back in
+		 * its read: no working at all.
+		 */
 		.name = "bash -i: a command in the foreground",
 		.argv = { "/bin/bash", "--norc", "--noprofile", "-i" },
-		.steps = { "prompt>sleep 2\r", "prompt>exit\r" },
+		.steps = { "prompt>until [ -e go ]; do sleep 0.1; done\r",
+			   "working>:go", "prompt>exit\r" },
 		.expect = "starting,working,prompt,working,prompt,done",
 	},
 	{
