@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # doctor.sh: `corral doctor --agent NAME` says whether that agent can run
 # sandboxed here and why not (issue 18): not installed (with how to
-# install it, for aider: pip, not npm), its runtime not found, no model
-# endpoint configured (the egress check, exit 30), and all of it when it
-# can (its command, installation, mount, endpoint). Uses the CLIs
+# install it, also from an operator's own profile), its runtime not
+# found, no model endpoint configured (the egress check, exit 30), and
+# all of it when it can (its command, installation, mount, endpoint).
+# Uses the CLIs
 # agents/install put in the build tree.
 set -u
 . "$CORRAL_SRC/tests/agents/lib.bash"
@@ -16,9 +17,16 @@ expect_rc 2 "an unknown profile is a usage error" "$CORRAL" doctor --agent nope
 out=$(PATH=/usr/bin:/bin doc --agent claude); rc=$?
 check "claude not in PATH: exit 1" test "$rc" = 1
 check "... named agent_not_installed" grep -q "agent_not_installed: 'claude' is not installed" <<<"$out"
-out=$(PATH=/usr/bin:/bin doc --agent aider); rc=$?
-check "aider (a pip program) not installed: exit 1, saying how to install it" \
-	test "$rc" = 1 -a -n "$(grep 'pipx install aider-chat' <<<"$out")"
+# An operator's own profile (how an agent corral does not ship is run): a
+# pip program, not installed, and the profile's own hint for it.
+mkdir -p "$XDG_CONFIG_HOME/corral/agents"
+printf '[agent]\ncommands = mytool\nendpoints = api.openai.com:443\n' \
+	>"$XDG_CONFIG_HOME/corral/agents/mytool.rules"
+printf '[install]\ncommand = mytool\nroot = venvs\nruntime = python3\nhint = install it with pipx (pipx install mytool)\n[model]\nbase_url_env = OPENAI_API_BASE\nkey_env = OPENAI_API_KEY\nplaceholder = sk-corral-placeholder\n' \
+	>"$XDG_CONFIG_HOME/corral/agents/mytool.sandbox"
+out=$(PATH=/usr/bin:/bin doc --agent mytool); rc=$?
+check "an operator's profile, its program not installed: exit 1, with its hint" \
+	test "$rc" = 1 -a -n "$(grep 'pipx install mytool' <<<"$out")"
 out=$(PATH=$CX doc --agent codex); rc=$?
 check "codex found but not node: agent_runtime_not_found" \
 	test "$rc" = 1 -a -n "$(grep "agent_runtime_not_found: its runtime 'node'" <<<"$out")"

@@ -211,7 +211,6 @@ static const char *const node_argv[] = { "node", "/srv/agent/main.js" };
 static const char *const py_argv[] = { "python3", "ask.py" };
 static const char *const claude_argv[] = { "node", "/usr/local/bin/claude" };
 static const char *const codex_argv[] = { "codex" };
-static const char *const aider_argv[] = { "python3", "-m", "aider" };
 
 /* ------------------------------------------------------------------ */
 /* Agent-agnostic cases: _i == 0 with the rule files, 1 without.        */
@@ -1111,33 +1110,6 @@ START_TEST(test_detect_codex)
 }
 END_TEST
 
-START_TEST(test_detect_aider)
-{
-	static const char *const ask[] = { "Aider v0.60.0",
-		"Add src/main.py to the chat? (Y)es/(N)o/(D)on't ask again "
-		"[Yes]:" };
-	static const char *const prompt[] = { "Aider v0.60.0",
-		"Added src/main.py to the chat", "", "src/main.py", ">" };
-	struct sim s;
-
-	sim_init(&s, true, aider_argv, 3);
-	ck_assert_str_eq(pty_rules_agent_name(pty_detect_agent(s.d)),
-	    "aider");
-	sim_show(&s, ask, N(ask));
-	sim_out(&s, 100);
-	sim_run(&s, 3000);
-	ck_assert_str_eq(s.tl, "starting,working,blocked");
-	sim_event(&s, PTY_DETECT_EV_INPUT, 2);
-	sim_run(&s, 20);
-	sim_show(&s, prompt, N(prompt));
-	sim_out(&s, 60);
-	sim_run(&s, 3000);
-	ck_assert_str_eq(s.tl, "starting,working,blocked,prompt");
-	ck_assert_str_eq(s.last.signal, "rule:aider:prompt");
-	sim_free(&s);
-}
-END_TEST
-
 /* A y/n question in a shell: blocked with the rules, and without them
  * (the agent-agnostic dialog, SPEC 5.3), never prompt. */
 START_TEST(test_detect_shell_question)
@@ -1944,7 +1916,6 @@ detect_suite(void)
 	tcase_add_test(ta, test_detect_claude_rejected);
 	tcase_add_test(ta, test_detect_claude_notify);
 	tcase_add_test(ta, test_detect_codex);
-	tcase_add_test(ta, test_detect_aider);
 	tcase_add_test(ta, test_detect_set_agent_late);
 	tcase_add_test(ta, test_detect_screen_glue);
 	tcase_add_test(ta, test_detect_real_screens);

@@ -74,7 +74,7 @@ write_file(const char *dir, const char *name, const char *text)
 
 START_TEST(test_rules_shipped)
 {
-	static const char *const want[] = { "aider", "claude-code", "codex",
+	static const char *const want[] = { "claude-code", "codex",
 		"generic", "python-input", "shell" };
 	struct pty_rules *rs = shipped();
 	const struct pty_rules_agent *a;
@@ -82,8 +82,8 @@ START_TEST(test_rules_shipped)
 	size_t i;
 	int k;
 
-	ck_assert_uint_eq(pty_rules_count(rs), 6);
-	for (i = 0; i < 6; i++) {
+	ck_assert_uint_eq(pty_rules_count(rs), 5);
+	for (i = 0; i < 5; i++) {
 		a = pty_rules_at(rs, i);
 		ck_assert_str_eq(pty_rules_agent_name(a), want[i]);
 		ck_assert_ptr_nonnull(strstr(pty_rules_agent_file(a),
@@ -171,9 +171,6 @@ START_TEST(test_rules_identify)
 		    "exec" }, "codex" },
 		{ { "/usr/lib/node_modules/@openai/codex/vendor/x86_64/codex/"
 		    "codex-x86_64-unknown-linux-musl" }, "codex" },
-		{ { "python3", "-m", "aider", "--model", "x" }, "aider" },
-		{ { "/usr/bin/python3", "/home/a/.local/bin/aider" }, "aider" },
-		{ { "aider" }, "aider" },
 		{ { "-bash" }, "shell" },
 		{ { "/bin/zsh", "-l" }, "shell" },
 		{ { "bash", "./setup.sh" }, "shell" },
@@ -467,7 +464,7 @@ START_TEST(test_rules_override)
 	ck_assert_int_eq(pty_rules_load_dirs(rs, dirs, 3, collect, &e), 1);
 	ck_assert_ptr_nonnull(strstr(e.text, "claude-code.rules:2: bad "
 	    "state 'maybe'"));
-	ck_assert_uint_eq(pty_rules_count(rs), 7);
+	ck_assert_uint_eq(pty_rules_count(rs), 6);
 	a = pty_rules_find(rs, "codex");
 	ck_assert_int_eq(pty_rules_agent_nrules(a), 1);
 	pty_rules_agent_rule(a, 0, &ri);
