@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *, size_t);
 

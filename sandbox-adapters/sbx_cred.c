@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 
 #define HOOK_OUT_MAX (SBX_CRED_MAX + 2)

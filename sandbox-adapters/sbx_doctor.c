@@ -39,6 +39,7 @@
 #include <netinet/in.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 
 #define SCRATCH_DIR "/tmp"

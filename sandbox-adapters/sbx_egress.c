@@ -18,6 +18,7 @@
 #include <http_parser.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 
 static const char *const reason_names[] = {

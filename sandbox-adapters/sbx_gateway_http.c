@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 
 #define HEAD_MAX (64u * 1024u)		/* the agent's request head */
 #define URL_MAX 4096

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 
 #define GW_READ_SZ 16384
 #define GW_PENDING_MAX (1u << 20)	/* queued writes before reads stop */

@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_gateway_int.h"
 
 struct wreq {

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 
 /* ------------------------------------------------------------------ */
 /*

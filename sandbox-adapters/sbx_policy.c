@@ -19,6 +19,7 @@
 #include <ini.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 #include "sbx_default_policy.h"
 

@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_proxy_int.h"
 
 static const char *const verdict_names[] = {

@@ -15,6 +15,7 @@
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 
 #define REQ_MAX 8192		/* request line and headers */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 
 #define REDACTED "[REDACTED]"

@@ -19,6 +19,7 @@
 
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "support/check_util.h"
 
 Suite *holder_hooks_suite(void);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 #include "support/check_util.h"
 

@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 #include "support/check_util.h"
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "support/check_util.h"
 
 Suite *gateway_suite(void);

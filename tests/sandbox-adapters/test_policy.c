@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 #include "support/check_util.h"
 

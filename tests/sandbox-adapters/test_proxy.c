@@ -30,6 +30,7 @@
 #include <uv.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "sandbox-adapters/sbx_int.h"
 #include "support/check_util.h"
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "support/check_util.h"
 #include "tui/runtime/runtime.h"
 #include "tui/runtime/runtime_int.h"

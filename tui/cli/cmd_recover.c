@@ -17,6 +17,7 @@
 
 #include "lease/lease.h"
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "tui/cli/cli.h"
 #include "tui/runtime/runtime.h"
 

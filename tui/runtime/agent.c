@@ -26,6 +26,7 @@
 
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "tui/runtime/runtime_int.h"
 
 #define PROFILE_MAX (64u * 1024u)

@@ -27,6 +27,7 @@
 #include "lease/lease.h"
 #include "lease/result/result.h"
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "tui/runtime/runtime_int.h"
 
 extern char **environ;

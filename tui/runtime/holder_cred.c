@@ -15,6 +15,7 @@
 
 #include "lease/lease.h"
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "tui/runtime/runtime_int.h"
 
 struct cparse {

@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "tui/runtime/runtime_int.h"
 
 #define KEY_MAX 4096

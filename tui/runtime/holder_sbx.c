@@ -24,6 +24,7 @@
 #include "lease/lease.h"
 #include "pty/pty.h"
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "tui/runtime/runtime_int.h"
 
 #define MONITOR_MS 200

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "tui/runtime/runtime_int.h"
 
 #define PRICES_MAX (256u * 1024u)

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "sandbox-adapters/sbx.h"
+#include "sandbox-adapters/sbx_egress.h"
 #include "lease/lease.h"
 #include "tui/runtime/runtime.h"
 #include "tui/tui.h"
