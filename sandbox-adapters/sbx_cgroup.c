@@ -57,8 +57,8 @@ struct layout {
 
 /* ---- small file helpers ------------------------------------------------ */
 
-static int
-read_file(const char *path, char *buf, size_t sz)
+int
+sbx__read_file(const char *path, char *buf, size_t sz)
 {
 	size_t off = 0;
 	ssize_t n;
@@ -145,7 +145,7 @@ read_u64_at(const char *dir, const char *file)
 	char path[1024], buf[64];
 
 	snprintf(path, sizeof path, "%s/%s", dir, file);
-	if (read_file(path, buf, sizeof buf) <= 0)
+	if (sbx__read_file(path, buf, sizeof buf) <= 0)
 		return 0;
 	return strtoull(buf, NULL, 10);
 }
@@ -284,7 +284,7 @@ layout_read(struct layout *l)
 		return rc;
 	if (l->v2.found) {
 		snprintf(path, sizeof path, "%s/cgroup.controllers", l->v2.mnt);
-		if (read_file(path, buf, sizeof buf) > 0)
+		if (sbx__read_file(path, buf, sizeof buf) > 0)
 			l->v2_ctrls = strstr(buf, "memory") != NULL &&
 			    strstr(buf, "pids") != NULL &&
 			    strstr(buf, "cpu") != NULL;
@@ -898,7 +898,7 @@ spared(pid_t pid)
 	long levels = 0, inner;
 
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (read_file(path, buf, sizeof buf) <= 0 ||
+	if (sbx__read_file(path, buf, sizeof buf) <= 0 ||
 	    (ns = strstr(buf, "\nNSpid:")) == NULL)
 		return true;	/* gone, or unknowable: leave it to SIGKILL */
 	ns += 7;
@@ -918,7 +918,7 @@ spared(pid_t pid)
 		const char *base = strrchr(SBX_BWRAP_INIT, '/') + 1;
 
 		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-		if (read_file(path, buf, sizeof buf) > 0 &&
+		if (sbx__read_file(path, buf, sizeof buf) > 0 &&
 		    strncmp(buf, base, strlen(base)) == 0 &&
 		    buf[strlen(base)] == '\n')
 			return true;
@@ -1045,7 +1045,7 @@ freeze(const struct sbx_cgroup *cg, bool on, unsigned long long deadline)
 		return -errno;
 	snprintf(path, sizeof path, "%s/freezer.state", d);
 	/* FREEZING until every task stopped: wait, bounded. */
-	while (on && read_file(path, buf, sizeof buf) > 0 &&
+	while (on && sbx__read_file(path, buf, sizeof buf) > 0 &&
 	    strncmp(buf, "FROZEN", 6) != 0 && now_ms() < deadline)
 		nap();
 	return 0;
@@ -1216,17 +1216,17 @@ sbx_cgroup_facts(const struct sbx_cgroup *cg, struct sbx_cgroup_facts *f)
 	if (cg->mode == SBX_CGROUP_V2) {
 		d = cg->c[0].dir;
 		snprintf(path, sizeof path, "%s/memory.events", d);
-		if (read_file(path, buf, sizeof buf) > 0) {
+		if (sbx__read_file(path, buf, sizeof buf) > 0) {
 			f->mem_failcnt = keyed(buf, "max");
 			f->oom_kills = keyed(buf, "oom_kill");
 		}
 		f->mem_max_usage = read_u64_at(d, "memory.peak");
 		snprintf(path, sizeof path, "%s/pids.events", d);
-		if (read_file(path, buf, sizeof buf) > 0)
+		if (sbx__read_file(path, buf, sizeof buf) > 0)
 			f->pids_max = keyed(buf, "max");
 		f->pids_current = read_u64_at(d, "pids.current");
 		snprintf(path, sizeof path, "%s/cpu.stat", d);
-		if (read_file(path, buf, sizeof buf) > 0) {
+		if (sbx__read_file(path, buf, sizeof buf) > 0) {
 			f->cpu_throttled = keyed(buf, "nr_throttled");
 			f->cpu_usage_ns = keyed(buf, "usage_usec") * 1000;
 		}
@@ -1243,20 +1243,20 @@ sbx_cgroup_facts(const struct sbx_cgroup *cg, struct sbx_cgroup_facts *f)
 		f->mem_max_usage = read_u64_at(d,
 		    "memory.max_usage_in_bytes");
 		snprintf(path, sizeof path, "%s/memory.oom_control", d);
-		if (read_file(path, buf, sizeof buf) > 0) {
+		if (sbx__read_file(path, buf, sizeof buf) > 0) {
 			f->oom_kills = keyed(buf, "oom_kill");
 			f->under_oom = keyed(buf, "under_oom") != 0;
 		}
 	}
 	if ((d = dir_of(cg, "pids")) != NULL) {
 		snprintf(path, sizeof path, "%s/pids.events", d);
-		if (read_file(path, buf, sizeof buf) > 0)
+		if (sbx__read_file(path, buf, sizeof buf) > 0)
 			f->pids_max = keyed(buf, "max");
 		f->pids_current = read_u64_at(d, "pids.current");
 	}
 	if ((d = dir_of(cg, "cpu")) != NULL) {
 		snprintf(path, sizeof path, "%s/cpu.stat", d);
-		if (read_file(path, buf, sizeof buf) > 0)
+		if (sbx__read_file(path, buf, sizeof buf) > 0)
 			f->cpu_throttled = keyed(buf, "nr_throttled");
 	}
 	if ((d = dir_of(cg, "cpuacct")) != NULL)

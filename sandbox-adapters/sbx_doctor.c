@@ -108,21 +108,6 @@ now_ms(void)
 	    (unsigned long long)ts.tv_nsec / 1000000;
 }
 
-static int
-read_text(const char *path, char *buf, size_t sz)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
-
-	if (fd < 0)
-		return -errno;
-	n = (int)read(fd, buf, sz - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	return n;
-}
-
 /* ---- credential paths and the policy (pure) -------------------------- */
 
 static int
@@ -315,7 +300,7 @@ sbx_doctor_verified(const char *state_dir, const struct sbx_facts *f)
 	if (state_dir == NULL || f == NULL || !marker_key(f, key, sizeof key) ||
 	    marker_path(state_dir, key, path, sizeof path) < 0)
 		return false;
-	return read_text(path, have, sizeof have) > 0 &&
+	return sbx__read_file(path, have, sizeof have) > 0 &&
 	    strcmp(have, key) == 0;
 }
 
@@ -351,7 +336,7 @@ sbx_doctor_facts(const struct sbx_policy *p, const char *state_dir,
 	/* LANDLOCK_CREATE_RULESET_VERSION: the ABI, reported only. */
 	abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U);
 	f->landlock_abi = abi > 0 ? (int)abi : -1;
-	f->legacy_tiocsti = read_text("/proc/sys/dev/tty/legacy_tiocsti", buf,
+	f->legacy_tiocsti = sbx__read_file("/proc/sys/dev/tty/legacy_tiocsti", buf,
 	    sizeof buf) > 0 ? atoi(buf) : -1;
 	snprintf(f->corral_version, sizeof f->corral_version, "%s",
 	    CORRAL_VERSION);
@@ -604,7 +589,7 @@ our_descendant(pid_t pid, int depth)
 
 	for (int i = 0; i < depth && pid > 1; i++) {
 		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-		if (read_text(path, buf, sizeof buf) <= 0 ||
+		if (sbx__read_file(path, buf, sizeof buf) <= 0 ||
 		    (pp = strstr(buf, "\nPPid:")) == NULL)
 			return false;
 		pid = (pid_t)strtol(pp + 6, NULL, 10);
@@ -631,7 +616,7 @@ find_probe(uid_t uid)
 		if (pid <= 0)
 			continue;
 		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-		if (read_text(path, buf, sizeof buf) <= 0 ||
+		if (sbx__read_file(path, buf, sizeof buf) <= 0 ||
 		    strncmp(buf, "Name:\tprobe\n", 12) != 0 ||
 		    (u = strstr(buf, "\nUid:")) == NULL ||
 		    strtoul(u + 5, NULL, 10) != uid)
@@ -674,7 +659,7 @@ inspect_probe(pid_t pid, uid_t uid, char *why, size_t sz)
 	ssize_t n;
 
 	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (read_text(path, st, sizeof st) <= 0)
+	if (sbx__read_file(path, st, sizeof st) <= 0)
 		return "the probe is gone";
 	snprintf(want, sizeof want, "%u\t%u\t%u\t%u", uid, uid, uid, uid);
 	if (status_field(st, "\nUid:", v, sizeof v) == NULL ||

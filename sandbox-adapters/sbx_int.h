@@ -206,6 +206,11 @@ const char *sbx_cgroup_mode_name(enum sbx_cgroup_mode);
  */
 SBX_NODISCARD int sbx_cgroup_pids(const struct sbx_cgroup *, pid_t **pids,
     size_t *n);
+/*
+ * Read the file at path into buf, NUL-terminated, up to sz - 1 bytes
+ * (short reads and EINTR go on reading). Its length, or -errno.
+ */
+int sbx__read_file(const char *path, char *buf, size_t sz);
 
 /* ------------------------------------------------------------------ */
 /* sbx_workspace.c */
