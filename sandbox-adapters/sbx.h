@@ -994,6 +994,15 @@ struct sbx_doctor_opts {
 SBX_NODISCARD int sbx_doctor_run(const struct sbx_doctor_opts *,
     struct sbx_doctor_report *report);
 /*
+ * The adversarial marker: a file in state_dir keyed by (kernel, bwrap
+ * hash, filter hash, corral version), written when `corral doctor
+ * --adversarial` passed. A configuration without one is `unverified`.
+ */
+SBX_NODISCARD int sbx_doctor_mark_verified(const char *state_dir,
+    const struct sbx_facts *);
+
+/* sbx_doctor_probe.c: the checks that run sandboxes, and their leftovers */
+/*
  * Take back what runs of state_dir's preflight left when killed midway
  * (their pid is gone): probe cgroups (state_dir's "doctor-<pid>") and
  * scratch directories (/tmp/corral-doctor-<tag>-<pid>-*, root's only).
@@ -1008,13 +1017,6 @@ int sbx_doctor_reclaim(const char *state_dir);
  */
 SBX_NODISCARD int sbx_doctor_remove(const char *state_dir, const char *kind,
     const char *identity);
-/*
- * The adversarial marker: a file in state_dir keyed by (kernel, bwrap
- * hash, filter hash, corral version), written when `corral doctor
- * --adversarial` passed. A configuration without one is `unverified`.
- */
-SBX_NODISCARD int sbx_doctor_mark_verified(const char *state_dir,
-    const struct sbx_facts *);
 
 /* ------------------------------------------------------------------ */
 /*

@@ -369,6 +369,24 @@ SBX_NODISCARD int sbx_doctor_facts(const struct sbx_policy *,
 int sbx_doctor_policy(const struct sbx_policy *, char *const *cred,
     char *why, size_t whysz);
 bool sbx_doctor_verified(const char *state_dir, const struct sbx_facts *);
+/* Add a check to the report; the first that fails sets its halt. */
+void sbx__doctor_check(struct sbx_doctor_report *, const char *name,
+    bool ok, int halt, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* ------------------------------------------------------------------ */
+/* sbx_doctor_probe.c */
+
+/* The cgroups check: an enforcing mode, a create/remove round trip. */
+void sbx__doctor_cgroups(const struct sbx_doctor_opts *,
+    struct sbx_doctor_report *);
+/*
+ * The checks that run sandboxes as o->uid: user namespaces, then (if
+ * those passed) the probe in a real agent zone and an exec zone, in a
+ * scratch directory journaled through o->steps and removed after.
+ */
+void sbx__doctor_zones(const struct sbx_doctor_opts *,
+    struct sbx_doctor_report *);
 
 /* ------------------------------------------------------------------ */
 /*
