@@ -33,12 +33,13 @@ src() {
 [ -d pty ] && [ -d lease ] && [ -d tui ] || { echo "boundaries: $(pwd) is not a corral tree"; exit 2; }
 inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*'
 # Private headers stay in their module (and its tests).
-no "${inc}\"pty/pty(_holder)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^pty/' | grep -v '^tests/pty/')
+no "${inc}\"pty/(pty(_holder)?|screen)_int\.h\"" $(src '*.c' '*.h' | grep -v '^pty/' | grep -v '^tests/pty/')
 no "${inc}\"lease/lease_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/' | grep -v '^tests/lease/')
 no "${inc}\"lease/result/result_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/result/' | grep -v '^tests/lease/')
 no "${inc}\"sandbox-adapters/sbx(_proxy|_gateway)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^sandbox-adapters/' | grep -v '^tests/sandbox-adapters/')
 # Third-party types stay where they belong.
-no "${inc}<vterm\.h>" $(src '*.c' '*.h' | grep -v '^pty/screen\.c$')
+# Only the screen model's files (pty/screen*.c, screen_int.h) see libvterm.
+no "${inc}<vterm\.h>|${inc}\"pty/screen_int\.h\"" $(src '*.c' '*.h' | grep -Ev '^pty/screen(_[a-z]+)?\.[ch]$|^pty/screen_int\.h$')
 no "${inc}<n?curses(w)?\.h>|${inc}<ncursesw/" $(src '*.c' '*.h' | grep -v '^tui/console/surface_curses\.c$')
 no "${inc}<(git2|sqlite3)\.h>" $(src 'tui/*' 'pty/*' 'sandbox-adapters/*')
 # The dependency graph has no upward or sideways arrows.
@@ -55,7 +56,7 @@ no "${inc}\"tui/(console|runtime|cli)/" $(src 'tui/*' | grep -v '^tui/[a-z]*/')
 no "${inc}\"tui/console/console_int\.h\"" $(src '*.c' '*.h' | grep -v '^tui/console/' | grep -v '^tests/tui/')
 no "${inc}\"tui/runtime/runtime_int\.h\"" $(src '*.c' '*.h' | grep -v '^tui/runtime/' | grep -v '^tests/tui/')
 # Pure files touch no loop and no fds.
-no "${inc}<(uv|unistd)\.h>" pty/screen.c pty/detect.c tui/console/keys.c \
+no "${inc}<(uv|unistd)\.h>" pty/screen*.c pty/detect.c tui/console/keys.c \
     tui/console/layout.c tui/console/redraw.c tui/console/review.c \
     tui/console/timeline.c tui/console/keymap.c tui/console/draw_view.c \
     tui/console/draw.c tui/escape.c tui/activity.c lease/fsm.c

@@ -29,7 +29,8 @@ plant() {
 	[ "$rc" -ne 0 ] && grep -q "^$f:" <<<"$out"
 }
 check "the console may not include the sandbox" plant tui/console/zz_plant.c '#include "sandbox-adapters/sbx.h"'
-check "only pty/screen.c includes vterm.h" plant pty/zz_plant.c '#include <vterm.h>'
+check "only the screen model's files include vterm.h" plant pty/zz_plant.c '#include <vterm.h>'
+check "only the screen model's files include its header" plant pty/zz_plant.c '#include "pty/screen_int.h"'
 check "only the curses surface includes curses.h" plant tui/cli/zz_plant.c '#include <curses.h>'
 check "lease/result depends on lease only" plant lease/result/zz_plant.c '#include "pty/pty.h"'
 check "lease/ never includes tui/" plant lease/zz_plant.h '#include "tui/tui.h"'
