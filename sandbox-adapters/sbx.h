@@ -782,9 +782,29 @@ char *sbx_cgroup_describe(const struct sbx_cgroup *);
 SBX_NODISCARD int sbx_cgroup_parse(const char *id, const char *text,
     struct sbx_cgroup **out);
 void sbx_cgroup_free(struct sbx_cgroup *);
+
+/* sbx_cgroup_limits.c: the plan's joins, and what the cgroups counted */
 /* Append each cgroup.procs path to plan (the child joins before exec). */
 SBX_NODISCARD int sbx_cgroup_plan(const struct sbx_cgroup *,
     struct sbx_plan *);
+
+/* What the cgroups counted: which limit was hit (SPEC 8.4). */
+struct sbx_cgroup_facts {
+	unsigned long long mem_failcnt;	/* times the limit was reached */
+	unsigned long long mem_max_usage;
+	unsigned long long oom_kills;	/* processes the OOM killer took */
+	bool under_oom;
+	unsigned long long pids_max;	/* forks refused at pids.max */
+	unsigned long long pids_current;
+	unsigned long long cpu_throttled;	/* periods throttled */
+	unsigned long long cpu_usage_ns;	/* 0 if not accounted */
+};
+SBX_NODISCARD int sbx_cgroup_facts(const struct sbx_cgroup *,
+    struct sbx_cgroup_facts *);
+/* The named reason a limit gives: "memory", "pids", or NULL (pure). */
+const char *sbx_cgroup_limit_hit(const struct sbx_cgroup_facts *);
+
+/* sbx_cgroup_kill.c: signals and teardown */
 /*
  * Send sig to every process of the lease but bwrap itself (the outer bwrap
  * in corral's pid namespace and the sandbox's pid 1) and corral-sbx-init,
@@ -806,22 +826,6 @@ int sbx_cgroup_kill_unless(const struct sbx_cgroup *, int sig,
  */
 SBX_NODISCARD int sbx_cgroup_teardown(const struct sbx_cgroup *,
     unsigned timeout_ms);
-
-/* What the cgroups counted: which limit was hit (SPEC 8.4). */
-struct sbx_cgroup_facts {
-	unsigned long long mem_failcnt;	/* times the limit was reached */
-	unsigned long long mem_max_usage;
-	unsigned long long oom_kills;	/* processes the OOM killer took */
-	bool under_oom;
-	unsigned long long pids_max;	/* forks refused at pids.max */
-	unsigned long long pids_current;
-	unsigned long long cpu_throttled;	/* periods throttled */
-	unsigned long long cpu_usage_ns;	/* 0 if not accounted */
-};
-SBX_NODISCARD int sbx_cgroup_facts(const struct sbx_cgroup *,
-    struct sbx_cgroup_facts *);
-/* The named reason a limit gives: "memory", "pids", or NULL (pure). */
-const char *sbx_cgroup_limit_hit(const struct sbx_cgroup_facts *);
 
 /* ------------------------------------------------------------------ */
 /*

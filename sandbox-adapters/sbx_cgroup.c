@@ -2,31 +2,31 @@
  * sbx_cgroup.c: per-lease cgroups (SPEC 8.4, 9.2; SANDBOX.md 3.6): mode
  * detection, `corral/state-<tag>/lease-<id>` under corral's own cgroup in
  * each controller (the tag names the state directory that owns it, SPEC
- * 9.2), limits, the graceful signal that spares bwrap, teardown by exact
- * ID (freeze, kill, thaw, wait, rmdir), listing of one state directory's
- * cgroups for reconciliation and the counters that name a hit limit. v1 is what this host enforces;
- * the v2 path is written to the same contract but untested here.
+ * 9.2), locating a lease's cgroups, their journal form and the listing of
+ * one state directory's cgroups for reconciliation. Making them with
+ * their limits and reading their counters is sbx_cgroup_limits.c; the
+ * signals and teardown by exact ID are sbx_cgroup_kill.c. v1 is what this
+ * host enforces; the v2 path is written to the same contract but untested
+ * here.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "sandbox-adapters/sbx.h"
 #include "sandbox-adapters/sbx_int.h"
+#include "sandbox-adapters/sbx_cgroup_int.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 #define CG_SUB "corral"
 #define CG_PREFIX "lease-"
 #define CG_STATE "state-"
 #define TAG_HEX 16	/* hex digits of the state directory's tag */
-#define CPU_PERIOD_US 100000ull
 
 /* v1 controllers: the four that enforce, and cpuacct for accounting. */
 static const struct {
@@ -104,8 +104,8 @@ write_file(const char *path, const char *s)
 	return rc;
 }
 
-static int
-write_at(const char *dir, const char *file, const char *s)
+int
+sbx__cgroup_write_at(const char *dir, const char *file, const char *s)
 {
 	char path[1024];
 
@@ -113,8 +113,8 @@ write_at(const char *dir, const char *file, const char *s)
 	return write_file(path, s);
 }
 
-static bool
-exists_at(const char *dir, const char *file)
+bool
+sbx__cgroup_exists_at(const char *dir, const char *file)
 {
 	char path[1024];
 
@@ -122,56 +122,10 @@ exists_at(const char *dir, const char *file)
 	return access(path, F_OK) == 0;
 }
 
-/* "key value" line of a flat keyed file, or 0. */
-static unsigned long long
-keyed(const char *text, const char *key)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = text; p != NULL && *p != '\0';) {
-		if (strncmp(p, key, kl) == 0 && (p[kl] == ' ' ||
-		    p[kl] == '\t'))
-			return strtoull(p + kl + 1, NULL, 10);
-		p = strchr(p, '\n');
-		if (p != NULL)
-			p++;
-	}
-	return 0;
-}
-
-static unsigned long long
-read_u64_at(const char *dir, const char *file)
-{
-	char path[1024], buf[64];
-
-	snprintf(path, sizeof path, "%s/%s", dir, file);
-	if (sbx__read_file(path, buf, sizeof buf) <= 0)
-		return 0;
-	return strtoull(buf, NULL, 10);
-}
-
-static unsigned long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000 +
-	    (unsigned long long)ts.tv_nsec / 1000000;
-}
-
-static void
-nap(void)
-{
-	struct timespec ts = { 0, 5 * 1000 * 1000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* ---- where things are --------------------------------------------------- */
 
-static bool
-id_ok(const char *id)
+bool
+sbx__cgroup_id_ok(const char *id)
 {
 	size_t n;
 
@@ -433,7 +387,8 @@ locate(const char *scope, const char *id, bool track, struct sbx_cgroup **out)
 	if (out == NULL)
 		return -EINVAL;
 	*out = NULL;
-	if (!id_ok(id) || sbx_cgroup_scope_name(scope, tag, sizeof tag) < 0)
+	if (!sbx__cgroup_id_ok(id) || sbx_cgroup_scope_name(scope, tag,
+	    sizeof tag) < 0)
 		return -EINVAL;
 	if ((rc = layout_read(&l)) < 0)
 		return rc;
@@ -501,8 +456,8 @@ ctrl_ok(enum sbx_cgroup_mode m, const char *ctrl)
 }
 
 /* "state-" and TAG_HEX lowercase hex digits, n bytes at p? */
-static bool
-tag_ok(const char *p, size_t n)
+bool
+sbx__cgroup_tag_ok(const char *p, size_t n)
 {
 	if (n != strlen(CG_STATE) + TAG_HEX || strncmp(p, CG_STATE,
 	    strlen(CG_STATE)) != 0)
@@ -520,8 +475,8 @@ tag_ok(const char *p, size_t n)
  * /corral/lease-<id>, as journals written before state tags name it), no
  * "." or ".." component.
  */
-static bool
-dir_ok(const char *dir, const char *id)
+bool
+sbx__cgroup_dir_ok(const char *dir, const char *id)
 {
 	char tail[160];
 	size_t dl = strlen(dir), tl, sl = strlen("/" CG_SUB);
@@ -535,7 +490,7 @@ dir_ok(const char *dir, const char *id)
 	/* The component above: corral itself, or a state tag under it. */
 	for (up = dir + dl - tl; up > dir && up[-1] != '/'; up--)
 		;
-	if (up > dir && tag_ok(up, (size_t)(dir + dl - tl - up)))
+	if (up > dir && sbx__cgroup_tag_ok(up, (size_t)(dir + dl - tl - up)))
 		dl = (size_t)(up - 1 - dir);
 	else
 		dl -= tl;
@@ -566,7 +521,7 @@ sbx_cgroup_parse(const char *id, const char *text, struct sbx_cgroup **out)
 	if (out == NULL)
 		return -EINVAL;
 	*out = NULL;
-	if (!id_ok(id) || text == NULL)
+	if (!sbx__cgroup_id_ok(id) || text == NULL)
 		return -EINVAL;
 	if ((cg = calloc(1, sizeof *cg)) == NULL)
 		return -ENOMEM;
@@ -592,7 +547,7 @@ sbx_cgroup_parse(const char *id, const char *text, struct sbx_cgroup **out)
 			continue;
 		}
 		if (sscanf(line, "%31s %1099s", ctrl, dir) != 2 ||
-		    !ctrl_ok(cg->mode, ctrl) || !dir_ok(dir, id) ||
+		    !ctrl_ok(cg->mode, ctrl) || !sbx__cgroup_dir_ok(dir, id) ||
 		    strchr(line + strlen(ctrl) + 1, ' ') != NULL)
 			goto fail;
 		if ((rc = cg_add(cg, ctrl, dir)) < 0)
@@ -608,10 +563,10 @@ fail:
 	return rc;
 }
 
-/* ---- create ------------------------------------------------------ */
+/* ---- a lease's directories ------------------------------------------ */
 
-static const char *
-dir_of(const struct sbx_cgroup *cg, const char *ctrl)
+const char *
+sbx__cgroup_dir_of(const struct sbx_cgroup *cg, const char *ctrl)
 {
 	for (int i = 0; i < cg->n; i++) {
 		if (strcmp(cg->c[i].ctrl, ctrl) == 0)
@@ -620,8 +575,8 @@ dir_of(const struct sbx_cgroup *cg, const char *ctrl)
 	return NULL;
 }
 
-static void
-parent_of(const char *dir, char *out, size_t sz)
+void
+sbx__cgroup_parent_of(const char *dir, char *out, size_t sz)
 {
 	const char *slash = strrchr(dir, '/');
 	size_t n = slash != NULL ? (size_t)(slash - dir) : 0;
@@ -632,118 +587,6 @@ parent_of(const char *dir, char *out, size_t sz)
 	out[n] = '\0';
 }
 
-static int
-v1_limits(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
-{
-	const char *d;
-	char num[32];
-	int rc;
-
-	if ((d = dir_of(cg, "memory")) != NULL && lim->memory != 0) {
-		char sw[32];
-		bool memsw = exists_at(d, "memory.memsw.limit_in_bytes");
-
-		snprintf(num, sizeof num, "%llu", lim->memory);
-		snprintf(sw, sizeof sw, "%llu", lim->memory + lim->swap);
-		/* memsw >= memory at every step: order by direction. */
-		rc = write_at(d, "memory.limit_in_bytes", num);
-		if (rc == -EINVAL && memsw) {
-			if ((rc = write_at(d, "memory.memsw.limit_in_bytes",
-			    sw)) < 0 || (rc = write_at(d,
-			    "memory.limit_in_bytes", num)) < 0)
-				return rc;
-		} else if (rc < 0) {
-			return rc;
-		} else if (memsw && (rc = write_at(d,
-		    "memory.memsw.limit_in_bytes", sw)) < 0) {
-			return rc;
-		}
-	}
-	if ((d = dir_of(cg, "pids")) != NULL && lim->pids != 0) {
-		snprintf(num, sizeof num, "%llu", lim->pids);
-		if ((rc = write_at(d, "pids.max", num)) < 0)
-			return rc;
-	}
-	if ((d = dir_of(cg, "cpu")) != NULL && lim->cpu_milli != 0) {
-		snprintf(num, sizeof num, "%llu", CPU_PERIOD_US);
-		if ((rc = write_at(d, "cpu.cfs_period_us", num)) < 0)
-			return rc;
-		snprintf(num, sizeof num, "%llu", lim->cpu_milli *
-		    CPU_PERIOD_US / 1000);
-		if ((rc = write_at(d, "cpu.cfs_quota_us", num)) < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* v2 (untested on this host): delegate, then the limits. */
-static int
-v2_limits(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
-{
-	const char *d = cg->c[0].dir;
-	char num[64];
-	int rc;
-
-	if (lim->memory != 0) {
-		snprintf(num, sizeof num, "%llu", lim->memory);
-		if ((rc = write_at(d, "memory.max", num)) < 0)
-			return rc;
-		snprintf(num, sizeof num, "%llu", lim->swap);
-		if (exists_at(d, "memory.swap.max") &&
-		    (rc = write_at(d, "memory.swap.max", num)) < 0)
-			return rc;
-		if (exists_at(d, "memory.oom.group") &&
-		    (rc = write_at(d, "memory.oom.group", "1")) < 0)
-			return rc;
-	}
-	if (lim->pids != 0) {
-		snprintf(num, sizeof num, "%llu", lim->pids);
-		if ((rc = write_at(d, "pids.max", num)) < 0)
-			return rc;
-	}
-	if (lim->cpu_milli != 0) {
-		snprintf(num, sizeof num, "%llu %llu", lim->cpu_milli *
-		    CPU_PERIOD_US / 1000, CPU_PERIOD_US);
-		if ((rc = write_at(d, "cpu.max", num)) < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/*
- * The directories above lease dir: corral's (and the state directory's
- * tag under it) made if missing; v2 hands the controllers down each step,
- * from corral's own cgroup to the lease's parent.
- */
-static int
-make_parents(const struct sbx_cgroup *cg, const char *dir)
-{
-	char up[3][1024];
-	const char *base;
-	int n = 0, rc;
-
-	parent_of(dir, up[1], sizeof up[1]);	/* corral, or its tag */
-	base = strrchr(up[1], '/') + 1;
-	if (tag_ok(base, strlen(base))) {
-		snprintf(up[2], sizeof up[2], "%s", up[1]);
-		parent_of(up[2], up[1], sizeof up[1]);
-		n = 1;
-	}
-	parent_of(up[1], up[0], sizeof up[0]);	/* corral's own */
-	for (int k = 1; k <= 1 + n; k++) {
-		if (mkdir(up[k], 0755) < 0 && errno != EEXIST)
-			return -errno;
-	}
-	if (cg->mode != SBX_CGROUP_V2)
-		return 0;
-	for (int k = 0; k <= 1 + n; k++) {
-		if ((rc = write_at(up[k], "cgroup.subtree_control",
-		    "+memory +pids +cpu")) < 0)
-			return rc;
-	}
-	return 0;
-}
-
 /*
  * After the lease cgroup dir is gone: its state directory's parent too,
  * when that was its last child. rmdir refuses a cgroup with children
@@ -751,380 +594,18 @@ make_parents(const struct sbx_cgroup *cg, const char *dir)
  * makes it again if it went between its two mkdirs. Only the tag right
  * above this very path: never another state directory's.
  */
-static void
-drop_parent(const char *dir)
+void
+sbx__cgroup_drop_parent(const char *dir)
 {
 	char up[1024];
 	const char *base;
 
-	parent_of(dir, up, sizeof up);
+	sbx__cgroup_parent_of(dir, up, sizeof up);
 	if ((base = strrchr(up, '/')) == NULL)
 		return;
 	base++;
-	if (tag_ok(base, strlen(base)))
+	if (sbx__cgroup_tag_ok(base, strlen(base)))
 		(void)rmdir(up);	/* EBUSY: another lease's; ENOENT: gone */
-}
-
-int
-sbx_cgroup_create(const struct sbx_cgroup *cg, const struct sbx_limits *lim)
-{
-	static const struct sbx_limits none;
-	bool made[SBX_CGROUP_MAX] = { false };
-	int rc = 0;
-
-	if (cg == NULL || cg->n == 0 || !id_ok(cg->id))
-		return -EINVAL;
-	for (int i = 0; i < cg->n; i++) {
-		if (!dir_ok(cg->c[i].dir, cg->id))
-			return -EINVAL;
-	}
-	if (lim == NULL)
-		lim = &none;
-	for (int i = 0; i < cg->n; i++) {
-		/* ENOENT: the last lease of the tag took the parent along. */
-		for (int tries = 0;; tries++) {
-			if ((rc = make_parents(cg, cg->c[i].dir)) < 0)
-				goto fail;
-			if (mkdir(cg->c[i].dir, 0755) == 0) {
-				made[i] = true;
-				break;
-			}
-			if (errno == EEXIST)
-				break;
-			if (errno != ENOENT || tries == 16) {
-				rc = -errno;
-				goto fail;
-			}
-		}
-	}
-	rc = cg->mode == SBX_CGROUP_V2 ? v2_limits(cg, lim) :
-	    v1_limits(cg, lim);
-	if (rc == 0)
-		return 0;
-fail:
-	for (int i = 0; i < cg->n; i++) {
-		if (made[i] && rmdir(cg->c[i].dir) == 0)
-			drop_parent(cg->c[i].dir);
-	}
-	return rc;
-}
-
-int
-sbx_cgroup_plan(const struct sbx_cgroup *cg, struct sbx_plan *p)
-{
-	char path[1100];
-
-	if (cg == NULL || p == NULL)
-		return -EINVAL;
-	for (int i = 0; i < cg->n; i++) {
-		if (p->ncgroups >= SBX_PLAN_MAX_CGROUPS)
-			return -ENOSPC;
-		snprintf(path, sizeof path, "%s/cgroup.procs", cg->c[i].dir);
-		if ((p->cgroup_procs[p->ncgroups] = strdup(path)) == NULL)
-			return -ENOMEM;
-		p->ncgroups++;
-	}
-	return 0;
-}
-
-/* ---- processes ------------------------------------------------------- */
-
-static int
-cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-int
-sbx_cgroup_pids(const struct sbx_cgroup *cg, pid_t **pids, size_t *n)
-{
-	pid_t *v = NULL;
-	size_t nv = 0, cap = 0, w = 0;
-	char path[1100];
-
-	if (cg == NULL || pids == NULL || n == NULL)
-		return -EINVAL;
-	for (int i = 0; i < cg->n; i++) {
-		FILE *f;
-		long pid;
-
-		snprintf(path, sizeof path, "%s/cgroup.procs", cg->c[i].dir);
-		if ((f = fopen(path, "re")) == NULL) {
-			if (errno == ENOENT)
-				continue;
-			free(v);
-			return -errno;
-		}
-		while (fscanf(f, "%ld", &pid) == 1) {
-			if (nv == cap) {
-				pid_t *nvp;
-
-				cap = cap ? cap * 2 : 64;
-				if ((nvp = realloc(v, cap * sizeof *v)) ==
-				    NULL) {
-					fclose(f);
-					free(v);
-					return -ENOMEM;
-				}
-				v = nvp;
-			}
-			v[nv++] = (pid_t)pid;
-		}
-		fclose(f);
-	}
-	if (nv > 0)
-		qsort(v, nv, sizeof *v, cmp_pid);
-	for (size_t i = 0; i < nv; i++) {
-		if (w == 0 || v[w - 1] != v[i])
-			v[w++] = v[i];
-	}
-	*pids = v;
-	*n = w;
-	return 0;
-}
-
-/*
- * bwrap itself (the outer one in our pid namespace, the sandbox's pid 1)
- * and corral-sbx-init (the sandbox's pid 2, named after SBX_BWRAP_INIT)
- * are spared the graceful signal: killing any of them ends everything at
- * once.
- */
-static bool
-spared(pid_t pid)
-{
-	char path[64], buf[4096], *ns, *nl, *last = NULL;
-	long levels = 0, inner;
-
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	if (sbx__read_file(path, buf, sizeof buf) <= 0 ||
-	    (ns = strstr(buf, "\nNSpid:")) == NULL)
-		return true;	/* gone, or unknowable: leave it to SIGKILL */
-	ns += 7;
-	if ((nl = strchr(ns, '\n')) != NULL)
-		*nl = '\0';
-	for (char *t = strtok(ns, " \t"); t != NULL; t = strtok(NULL, " \t")) {
-		last = t;
-		levels++;
-	}
-	if (levels <= 1 || last == NULL)
-		return true;
-	inner = strtol(last, NULL, 10);
-	if (inner == 1)
-		return true;
-	/* The helper bwrap's pid 1 started first: SBX_BWRAP_INIT's name. */
-	if (inner == 2) {
-		const char *base = strrchr(SBX_BWRAP_INIT, '/') + 1;
-
-		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-		if (sbx__read_file(path, buf, sizeof buf) > 0 &&
-		    strncmp(buf, base, strlen(base)) == 0 &&
-		    buf[strlen(base)] == '\n')
-			return true;
-	}
-	return false;
-}
-
-static int freeze(const struct sbx_cgroup *, bool on,
-    unsigned long long deadline);
-
-/* Is this process one of pids (n, sorted)? */
-static bool
-has_self(const pid_t *pids, size_t n)
-{
-	pid_t me = getpid();
-
-	for (size_t i = 0; i < n; i++) {
-		if (pids[i] == me)
-			return true;
-	}
-	return false;
-}
-
-static int signal_all(const struct sbx_cgroup *, int sig,
-    bool (*keep)(pid_t, void *), void *ud);
-
-static bool
-keep_spared(pid_t pid, void *ud)
-{
-	(void)ud;
-	return spared(pid);
-}
-
-int
-sbx_cgroup_signal(const struct sbx_cgroup *cg, int sig)
-{
-	return signal_all(cg, sig, keep_spared, NULL);
-}
-
-int
-sbx_cgroup_kill(const struct sbx_cgroup *cg, int sig)
-{
-	return signal_all(cg, sig, NULL, NULL);
-}
-
-int
-sbx_cgroup_kill_unless(const struct sbx_cgroup *cg, int sig,
-    bool (*keep)(pid_t, void *), void *ud)
-{
-	return signal_all(cg, sig, keep, ud);
-}
-
-static int
-signal_all(const struct sbx_cgroup *cg, int sig, bool (*keep)(pid_t, void *),
-    void *ud)
-{
-	pid_t *pids = NULL;
-	size_t n = 0;
-	bool frozen = false;
-	int rc, count = 0;
-
-	if (cg == NULL || sig <= 0 || sig >= NSIG)
-		return -EINVAL;
-	if ((rc = sbx_cgroup_pids(cg, &pids, &n)) < 0)
-		return rc;
-	/*
-	 * Frozen while signalled (never with ourselves inside): no process
-	 * of the lease can exit and have its pid reused by another's between
-	 * the read and the kill. The signal is delivered at the thaw.
-	 */
-	if (n > 0 && !has_self(pids, n) && freeze(cg, true, now_ms() +
-	    1000) == 0) {
-		frozen = true;
-		free(pids);
-		pids = NULL;
-		if ((rc = sbx_cgroup_pids(cg, &pids, &n)) < 0) {
-			(void)freeze(cg, false, 0);
-			return rc;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (pids[i] <= 1 || pids[i] == getpid() ||
-		    (keep != NULL && keep(pids[i], ud)))
-			continue;
-		if (kill(pids[i], sig) == 0)
-			count++;
-	}
-	if (frozen)
-		(void)freeze(cg, false, 0);
-	free(pids);
-	return count;
-}
-
-/* ---- teardown -------------------------------------------------------- */
-
-static bool
-any_dir(const struct sbx_cgroup *cg)
-{
-	struct stat sb;
-
-	for (int i = 0; i < cg->n; i++) {
-		if (stat(cg->c[i].dir, &sb) == 0)
-			return true;
-	}
-	return false;
-}
-
-static int
-freeze(const struct sbx_cgroup *cg, bool on, unsigned long long deadline)
-{
-	const char *d;
-	char path[1100], buf[64];
-
-	if (cg->mode == SBX_CGROUP_V2) {
-		d = cg->c[0].dir;
-		if (!exists_at(d, "cgroup.freeze"))
-			return 0;
-		return write_at(d, "cgroup.freeze", on ? "1" : "0");
-	}
-	if ((d = dir_of(cg, "freezer")) == NULL || !exists_at(d,
-	    "freezer.state"))
-		return 0;
-	if (write_at(d, "freezer.state", on ? "FROZEN" : "THAWED") < 0)
-		return -errno;
-	snprintf(path, sizeof path, "%s/freezer.state", d);
-	/* FREEZING until every task stopped: wait, bounded. */
-	while (on && sbx__read_file(path, buf, sizeof buf) > 0 &&
-	    strncmp(buf, "FROZEN", 6) != 0 && now_ms() < deadline)
-		nap();
-	return 0;
-}
-
-static void
-kill_all(const struct sbx_cgroup *cg)
-{
-	pid_t *pids = NULL;
-	size_t n = 0;
-
-	if (cg->mode == SBX_CGROUP_V2 && exists_at(cg->c[0].dir,
-	    "cgroup.kill")) {
-		if (write_at(cg->c[0].dir, "cgroup.kill", "1") == 0)
-			return;
-	}
-	if (sbx_cgroup_pids(cg, &pids, &n) < 0)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (pids[i] > 1 && pids[i] != getpid())
-			kill(pids[i], SIGKILL);
-	}
-	free(pids);
-}
-
-int
-sbx_cgroup_teardown(const struct sbx_cgroup *cg, unsigned timeout_ms)
-{
-	unsigned long long deadline = now_ms() + timeout_ms;
-	pid_t *pids = NULL;
-	size_t n = 0;
-	int rc;
-
-	if (cg == NULL || !id_ok(cg->id))
-		return -EINVAL;
-	for (int i = 0; i < cg->n; i++) {
-		if (!dir_ok(cg->c[i].dir, cg->id))
-			return -EINVAL;
-	}
-	if (!any_dir(cg)) {
-		/* A teardown killed after its rmdir: the parent still. */
-		for (int i = 0; i < cg->n; i++)
-			drop_parent(cg->c[i].dir);
-		return 0;
-	}
-	for (;;) {
-		/* Frozen, no pid can exit and be reused under the kill. */
-		freeze(cg, true, deadline);
-		kill_all(cg);
-		freeze(cg, false, deadline);
-		if ((rc = sbx_cgroup_pids(cg, &pids, &n)) < 0)
-			return rc;
-		free(pids);
-		pids = NULL;
-		if (n == 0)
-			break;
-		if (now_ms() >= deadline)
-			return -EBUSY;
-		nap();
-	}
-	for (;;) {
-		bool busy = false;
-
-		for (int i = 0; i < cg->n; i++) {
-			if (rmdir(cg->c[i].dir) < 0 && errno != ENOENT) {
-				if (errno != EBUSY)
-					return -errno;
-				busy = true;
-			}
-		}
-		if (!busy) {
-			for (int i = 0; i < cg->n; i++)
-				drop_parent(cg->c[i].dir);
-			return 0;
-		}
-		if (now_ms() >= deadline)
-			return -EBUSY;
-		nap();
-	}
 }
 
 /* ---- listing and facts --------------------------------------------- */
@@ -1143,7 +624,7 @@ list_dir(const char *dir, char ***ids, size_t *n)
 		bool dup = false;
 
 		if (strncmp(e->d_name, CG_PREFIX, strlen(CG_PREFIX)) != 0 ||
-		    !id_ok(id))
+		    !sbx__cgroup_id_ok(id))
 			continue;
 		for (size_t i = 0; i < *n; i++)
 			dup = dup || strcmp((*ids)[i], id) == 0;
@@ -1202,76 +683,4 @@ sbx_cgroup_list(const char *scope, char ***out)
 		qsort(ids, n, sizeof *ids, cmp_str);
 	*out = ids;
 	return 0;
-}
-
-int
-sbx_cgroup_facts(const struct sbx_cgroup *cg, struct sbx_cgroup_facts *f)
-{
-	char path[1100], buf[4096];
-	const char *d;
-
-	if (cg == NULL || f == NULL)
-		return -EINVAL;
-	memset(f, 0, sizeof *f);
-	if (cg->mode == SBX_CGROUP_V2) {
-		d = cg->c[0].dir;
-		snprintf(path, sizeof path, "%s/memory.events", d);
-		if (sbx__read_file(path, buf, sizeof buf) > 0) {
-			f->mem_failcnt = keyed(buf, "max");
-			f->oom_kills = keyed(buf, "oom_kill");
-		}
-		f->mem_max_usage = read_u64_at(d, "memory.peak");
-		snprintf(path, sizeof path, "%s/pids.events", d);
-		if (sbx__read_file(path, buf, sizeof buf) > 0)
-			f->pids_max = keyed(buf, "max");
-		f->pids_current = read_u64_at(d, "pids.current");
-		snprintf(path, sizeof path, "%s/cpu.stat", d);
-		if (sbx__read_file(path, buf, sizeof buf) > 0) {
-			f->cpu_throttled = keyed(buf, "nr_throttled");
-			f->cpu_usage_ns = keyed(buf, "usage_usec") * 1000;
-		}
-		return 0;
-	}
-	if ((d = dir_of(cg, "memory")) != NULL) {
-		unsigned long long sw = read_u64_at(d,
-		    "memory.memsw.failcnt");
-
-		/* With swap capped too, memory+swap is the limit reached. */
-		f->mem_failcnt = read_u64_at(d, "memory.failcnt");
-		if (sw > f->mem_failcnt)
-			f->mem_failcnt = sw;
-		f->mem_max_usage = read_u64_at(d,
-		    "memory.max_usage_in_bytes");
-		snprintf(path, sizeof path, "%s/memory.oom_control", d);
-		if (sbx__read_file(path, buf, sizeof buf) > 0) {
-			f->oom_kills = keyed(buf, "oom_kill");
-			f->under_oom = keyed(buf, "under_oom") != 0;
-		}
-	}
-	if ((d = dir_of(cg, "pids")) != NULL) {
-		snprintf(path, sizeof path, "%s/pids.events", d);
-		if (sbx__read_file(path, buf, sizeof buf) > 0)
-			f->pids_max = keyed(buf, "max");
-		f->pids_current = read_u64_at(d, "pids.current");
-	}
-	if ((d = dir_of(cg, "cpu")) != NULL) {
-		snprintf(path, sizeof path, "%s/cpu.stat", d);
-		if (sbx__read_file(path, buf, sizeof buf) > 0)
-			f->cpu_throttled = keyed(buf, "nr_throttled");
-	}
-	if ((d = dir_of(cg, "cpuacct")) != NULL)
-		f->cpu_usage_ns = read_u64_at(d, "cpuacct.usage");
-	return 0;
-}
-
-const char *
-sbx_cgroup_limit_hit(const struct sbx_cgroup_facts *f)
-{
-	if (f == NULL)
-		return NULL;
-	if (f->oom_kills > 0 || f->under_oom)
-		return "memory";
-	if (f->pids_max > 0)
-		return "pids";
-	return NULL;
 }

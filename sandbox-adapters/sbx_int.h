@@ -178,14 +178,6 @@ SBX_NODISCARD int sbx_uid_held(const char *dir, unsigned slot,
 /* sbx_cgroup.c */
 
 /*
- * Make the directories and write the limits (memory and memory+swap,
- * pids.max, the cfs quota over a 100 ms period; 0 leaves one unlimited).
- * An existing directory of the same lease is reused. On failure what was
- * made is removed. 0 or -errno.
- */
-SBX_NODISCARD int sbx_cgroup_create(const struct sbx_cgroup *,
-    const struct sbx_limits *);
-/*
  * v1 when memory, pids, cpu and freezer are mounted as v1 hierarchies
  * (hybrid hosts included: a v2 tree with no controllers is ignored), v2
  * when /sys/fs/cgroup is cgroup2 with memory, pids and cpu available,
@@ -201,16 +193,30 @@ SBX_NODISCARD int sbx_cgroup_detect(enum sbx_cgroup_mode *mode);
 SBX_NODISCARD int sbx_cgroup_list(const char *scope, char ***ids);
 const char *sbx_cgroup_mode_name(enum sbx_cgroup_mode);
 /*
+ * Read the file at path into buf, NUL-terminated, up to sz - 1 bytes
+ * (short reads and EINTR go on reading). Its length, or -errno.
+ */
+int sbx__read_file(const char *path, char *buf, size_t sz);
+
+/* sbx_cgroup_limits.c */
+
+/*
+ * Make the directories and write the limits (memory and memory+swap,
+ * pids.max, the cfs quota over a 100 ms period; 0 leaves one unlimited).
+ * An existing directory of the same lease is reused. On failure what was
+ * made is removed. 0 or -errno.
+ */
+SBX_NODISCARD int sbx_cgroup_create(const struct sbx_cgroup *,
+    const struct sbx_limits *);
+
+/* sbx_cgroup_kill.c */
+
+/*
  * The live pids in the lease's cgroups (union, sorted), malloc'd in *pids.
  * An absent cgroup has none. 0 or -errno.
  */
 SBX_NODISCARD int sbx_cgroup_pids(const struct sbx_cgroup *, pid_t **pids,
     size_t *n);
-/*
- * Read the file at path into buf, NUL-terminated, up to sz - 1 bytes
- * (short reads and EINTR go on reading). Its length, or -errno.
- */
-int sbx__read_file(const char *path, char *buf, size_t sz);
 
 /* ------------------------------------------------------------------ */
 /* sbx_workspace.c */

@@ -36,7 +36,7 @@ inc='^[[:space:]]*#[[:space:]]*include[[:space:]]*'
 no "${inc}\"pty/(pty(_holder)?|screen)_int\.h\"" $(src '*.c' '*.h' | grep -v '^pty/' | grep -v '^tests/pty/')
 no "${inc}\"lease/lease_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/' | grep -v '^tests/lease/')
 no "${inc}\"lease/result/result_int\.h\"" $(src '*.c' '*.h' | grep -v '^lease/result/' | grep -v '^tests/lease/')
-no "${inc}\"sandbox-adapters/sbx(_proxy|_gateway)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^sandbox-adapters/' | grep -v '^tests/sandbox-adapters/')
+no "${inc}\"sandbox-adapters/sbx(_proxy|_gateway|_cgroup)?_int\.h\"" $(src '*.c' '*.h' | grep -v '^sandbox-adapters/' | grep -v '^tests/sandbox-adapters/')
 # Third-party types stay where they belong.
 # Only the screen model's files (pty/screen*.c, screen_int.h) see libvterm.
 no "${inc}<vterm\.h>|${inc}\"pty/screen_int\.h\"" $(src '*.c' '*.h' | grep -Ev '^pty/screen(_[a-z]+)?\.[ch]$|^pty/screen_int\.h$')
