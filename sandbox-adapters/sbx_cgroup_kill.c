@@ -19,16 +19,6 @@
 
 /* ---- time --------------------------------------------------------- */
 
-static unsigned long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000 +
-	    (unsigned long long)ts.tv_nsec / 1000000;
-}
-
 static void
 nap(void)
 {
@@ -199,7 +189,7 @@ signal_all(const struct sbx_cgroup *cg, int sig, bool (*keep)(pid_t, void *),
 	 * of the lease can exit and have its pid reused by another's between
 	 * the read and the kill. The signal is delivered at the thaw.
 	 */
-	if (n > 0 && !has_self(pids, n) && freeze(cg, true, now_ms() +
+	if (n > 0 && !has_self(pids, n) && freeze(cg, true, sbx__now_ms() +
 	    1000) == 0) {
 		frozen = true;
 		free(pids);
@@ -257,7 +247,7 @@ freeze(const struct sbx_cgroup *cg, bool on, unsigned long long deadline)
 	snprintf(path, sizeof path, "%s/freezer.state", d);
 	/* FREEZING until every task stopped: wait, bounded. */
 	while (on && sbx__read_file(path, buf, sizeof buf) > 0 &&
-	    strncmp(buf, "FROZEN", 6) != 0 && now_ms() < deadline)
+	    strncmp(buf, "FROZEN", 6) != 0 && sbx__now_ms() < deadline)
 		nap();
 	return 0;
 }
@@ -285,7 +275,7 @@ kill_all(const struct sbx_cgroup *cg)
 int
 sbx_cgroup_teardown(const struct sbx_cgroup *cg, unsigned timeout_ms)
 {
-	unsigned long long deadline = now_ms() + timeout_ms;
+	unsigned long long deadline = sbx__now_ms() + timeout_ms;
 	pid_t *pids = NULL;
 	size_t n = 0;
 	int rc;
@@ -313,7 +303,7 @@ sbx_cgroup_teardown(const struct sbx_cgroup *cg, unsigned timeout_ms)
 		pids = NULL;
 		if (n == 0)
 			break;
-		if (now_ms() >= deadline)
+		if (sbx__now_ms() >= deadline)
 			return -EBUSY;
 		nap();
 	}
@@ -332,7 +322,7 @@ sbx_cgroup_teardown(const struct sbx_cgroup *cg, unsigned timeout_ms)
 				sbx__cgroup_drop_parent(cg->c[i].dir);
 			return 0;
 		}
-		if (now_ms() >= deadline)
+		if (sbx__now_ms() >= deadline)
 			return -EBUSY;
 		nap();
 	}

@@ -47,16 +47,6 @@ static const char *const must_eperm[] = { "tiocsti", "tiocsti_hi",
 	"tioclinux", "unshare_user", "clone_newuser", "vsock", "packet",
 	"io_uring_setup", "mount", "ptrace", "keyctl", "bpf", "setns" };
 
-static unsigned long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000 +
-	    (unsigned long long)ts.tv_nsec / 1000000;
-}
-
 /* ---- the checks that run sandboxes ----------------------------------- */
 
 /* bwrap with a user namespace, as the lease uid (SANDBOX.md 5.c.2). */
@@ -430,7 +420,7 @@ master_wait(int master, const char *text, char *acc, size_t accsz,
 {
 	while (strstr(acc, text) == NULL) {
 		struct pollfd pf = { master, POLLIN, 0 };
-		unsigned long long now = now_ms();
+		unsigned long long now = sbx__now_ms();
 		ssize_t n;
 
 		if (now >= deadline)
@@ -502,7 +492,7 @@ check_agent_zone(const struct sbx_doctor_opts *o, const struct scratch *s,
 		    "cannot start the probe");
 		goto out;
 	}
-	deadline = now_ms() + PROBE_TIMEOUT_MS;
+	deadline = sbx__now_ms() + PROBE_TIMEOUT_MS;
 	/* Paused: the host looks at the probe itself. */
 	if (!master_wait(master, READY, acc, sizeof acc, &acclen, deadline))
 		bad = "the probe never paused";

@@ -26,8 +26,8 @@
 /* After the child is reaped, how long leftover writers may keep a pipe. */
 #define DRAIN_MS 500
 
-static unsigned long long
-now_ms(void)
+unsigned long long
+sbx__now_ms(void)
 {
 	struct timespec ts;
 
@@ -89,7 +89,7 @@ sbx_exec_run(struct sbx_plan *pl, const struct sbx_exec_opts *o,
 	int op[2] = { -1, -1 }, ep[2] = { -1, -1 }, xp[2] = { -1, -1 };
 	int in = -1, rc, st = 0;
 	struct sink s[2];
-	unsigned long long start = now_ms(), deadline, reaped_at = 0;
+	unsigned long long start = sbx__now_ms(), deadline, reaped_at = 0;
 	unsigned long long dropped = 0;
 	size_t cap, kept = 0;
 	struct sbx_recipe rcp;
@@ -159,7 +159,7 @@ sbx_exec_run(struct sbx_plan *pl, const struct sbx_exec_opts *o,
 	while (!reaped || s[0].fd >= 0 || s[1].fd >= 0) {
 		struct pollfd pf[2];
 		int np = 0, wait_ms = 50;
-		unsigned long long now = now_ms();
+		unsigned long long now = sbx__now_ms();
 
 		if (!reaped) {
 			w = waitpid(pid, &st, WNOHANG);
@@ -212,7 +212,7 @@ sbx_exec_run(struct sbx_plan *pl, const struct sbx_exec_opts *o,
 	res->err_len = s[1].len;
 	res->truncated = dropped > 0;
 	res->wstatus = st;
-	res->wall_ms = now_ms() - start;
+	res->wall_ms = sbx__now_ms() - start;
 	return 0;
 fail:
 	for (int i = 0; i < 2; i++) {

@@ -59,15 +59,6 @@ env_build(char ***out, const char *const *extra)
 	return 0;
 }
 
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
 /* Read what is there into buf (up to cap, NUL-terminated), drop beyond. */
 static void
 capture(int fd, char *buf, size_t *len, size_t cap, bool *over, bool *eof)
@@ -166,14 +157,15 @@ sbx__hook_run(const char *cmd, const char *const *args,
 		close(ip[1]);
 		ip[1] = -1;
 	}
-	deadline = now_ms() + (timeout_ms ? timeout_ms : SBX_HOOK_TIMEOUT_MS);
+	deadline = sbx__now_ms() +
+	    (timeout_ms ? timeout_ms : SBX_HOOK_TIMEOUT_MS);
 	while (!oeof || !eeof) {
 		struct pollfd pf[3] = {
 			{ .fd = oeof ? -1 : op[0], .events = POLLIN },
 			{ .fd = eeof ? -1 : ep[0], .events = POLLIN },
 			{ .fd = ip[1], .events = POLLOUT },
 		};
-		uint64_t now = now_ms();
+		uint64_t now = sbx__now_ms();
 
 		if (now >= deadline) {
 			kill(-pid, SIGKILL);

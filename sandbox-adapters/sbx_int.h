@@ -36,6 +36,9 @@ struct sbx_running {
 int sbx__strv_union(char *const *a, char *const *b, char ***out);
 
 /* ------------------------------------------------------------------ */
+/* sbx_exec.c: CLOCK_MONOTONIC in milliseconds, for deadlines. */
+unsigned long long sbx__now_ms(void);
+
 /* sbx_plan.c */
 
 struct sbx_plan *sbx_plan_new(void);
