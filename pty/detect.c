@@ -118,6 +118,7 @@ struct pty_detect {
 	bool have_ticks;
 	uint64_t ticks, ticks_ms;
 	bool cpu_valid, cpu_busy;
+	int beyond;		/* its processes outside the session */
 	uint64_t cpu_from_ms, cpu_ms, cpu_iv;
 	uint64_t facts_iv, facts_due;
 	bool asked;			/* want_facts was returned... */
@@ -691,6 +692,7 @@ pty_detect_set_facts(struct pty_detect *d, const struct pty_facts *f,
 	d->facts_ever = true;
 	d->facts_ms = now_ms;
 	d->tty_read = f->fg_tty_read;
+	d->beyond = f->nbeyond;
 	d->wait_known = f->fg_wait_known || f->fg_tty_read;
 	d->tty_wait = f->fg_tty_wait || f->fg_tty_read;
 	copy_clean(d->fg_comm, sizeof d->fg_comm, f->fg_comm,
@@ -961,6 +963,13 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 	idle = d->state == PTY_DETECT_STARTING ? d->o.blind_ms : d->o.idle_ms;
 	if (cpu_fresh) {
 		if (qfor >= idle) {
+			/*
+			 * Its processes outside the session (a daemon of a
+			 * trusted_local agent) may start a turn with no output
+			 * on this terminal: keep sampling, backed off (issue
+			 * 20 item 6).
+			 */
+			e->facts = d->beyond > 0;
 			decide(e, PTY_DETECT_PROMPT, "quiet",
 			    "no output for %" PRIu64 " ms, CPU idle", qfor);
 			return;

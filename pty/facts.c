@@ -294,7 +294,7 @@ struct fg_scan {
 	pid_t pgrp, sid;
 	bool tty_read, tty_wait, wait_known;
 	uint64_t ticks;
-	int nprocs;
+	int nprocs, nbeyond;
 	char comm[64];
 };
 
@@ -382,8 +382,47 @@ tree_pids(pid_t leader, pid_t *v, int max)
 	return n;
 }
 
+static int
+pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The agent's processes outside what was scanned (tree: sorted, n of
+ * them; NULL when the whole of /proc was scanned by session): their CPU
+ * is the lease's work too (issue 20: a trusted_local agent's daemon that
+ * streams a turn after leaving the session, SPEC 5.3).
+ */
+static void
+extra_add(struct fg_scan *s, const pid_t *tree, int n, const pid_t *extra,
+    size_t nextra)
+{
+	for (size_t i = 0; i < nextra && i < FACTS_TREE_MAX; i++) {
+		struct stat_fields f;
+		int k;
+
+		if (extra[i] <= 0)
+			continue;
+		if (tree != NULL) {
+			if (bsearch(&extra[i], tree, (size_t)n, sizeof *tree,
+			    pid_cmp) != NULL)
+				continue;
+		} else if (read_stat(extra[i], &f) < 0 ||
+		    f.session == s->sid || f.pgrp == s->pgrp) {
+			continue;	/* the scan by session counted these */
+		}
+		k = s->nprocs;
+		fg_add(s, extra[i], true);
+		s->nbeyond += s->nprocs - k;
+	}
+}
+
 int
-pty__facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
+pty__facts_sample(int master_fd, pid_t sid, const pid_t *extra,
+    size_t nextra, struct pty_facts *out)
 {
 	struct fg_scan s;
 	pid_t *tree;
@@ -401,8 +440,11 @@ pty__facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 		/* The lease's processes are the leader's descendants. */
 		for (int i = 0; i < n; i++)
 			fg_add(&s, tree[i], true);
+		qsort(tree, (size_t)n, sizeof *tree, pid_cmp);
+		extra_add(&s, tree, n, extra, nextra);
 	} else {
 		each_pid(fg_one, &s);
+		extra_add(&s, NULL, 0, extra, nextra);
 	}
 	free(tree);
 	out->fg_pgrp = s.pgrp;
@@ -411,6 +453,7 @@ pty__facts_sample(int master_fd, pid_t sid, struct pty_facts *out)
 	out->fg_wait_known = s.wait_known || s.tty_read;
 	out->cpu_ticks = s.ticks;
 	out->nprocs = s.nprocs;
+	out->nbeyond = s.nbeyond;
 	snprintf(out->fg_comm, sizeof out->fg_comm, "%s", s.comm);
 	return 0;
 }

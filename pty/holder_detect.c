@@ -128,6 +128,23 @@ identify(struct holder *h, pid_t fg)
 	}
 }
 
+int
+pty__holder_facts(struct holder *h, struct pty_facts *out)
+{
+	const struct pty_holder_opts *o = h->o;
+	pid_t *extra = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (o->hooks.procs == NULL || o->hooks.procs(&extra, &n,
+	    o->hooks.ud) < 0)
+		extra = NULL, n = 0;
+	rc = pty__facts_sample(pty_proc_master_fd(h->proc), h->child, extra,
+	    n, out);
+	free(extra);
+	return rc;
+}
+
 static void
 det_step(struct holder *h)
 {
@@ -146,8 +163,7 @@ det_step(struct holder *h)
 	    h->state == PTY_RUN_RUNNING) {
 		struct pty_facts f;
 
-		if (pty__facts_sample(pty_proc_master_fd(h->proc), h->child,
-		    &f) == 0) {
+		if (pty__holder_facts(h, &f) == 0) {
 			identify(h, f.fg_pgrp);
 			pty_detect_set_facts(h->det, &f, now);
 			pty_detect_step(h->det, now, res);

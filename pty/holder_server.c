@@ -166,7 +166,7 @@ status_facts(struct holder *h, json_t *j)
 	struct pty_facts f;
 
 	if (h->proc == NULL || h->state != PTY_RUN_RUNNING ||
-	    pty__facts_sample(pty_proc_master_fd(h->proc), h->child, &f) < 0)
+	    pty__holder_facts(h, &f) < 0)
 		return;
 	json_object_set_new(j, "fg_pgrp", json_integer(f.fg_pgrp));
 	json_object_set_new(j, "fg_tty_read", json_boolean(f.fg_tty_read));

@@ -492,6 +492,7 @@ struct pty_facts {
 	bool fg_wait_known;
 	uint64_t cpu_ticks;	/* utime+stime of the session's processes */
 	int nprocs;		/* processes in the session */
+	int nbeyond;		/* of them, outside it (hooks.procs's) */
 	char fg_comm[64];	/* comm of the fg pgrp leader */
 };
 
@@ -543,6 +544,13 @@ struct pty_holder_hooks {
 	 * run). After this the pty_holder of hooks.running is gone.
 	 */
 	void (*closing)(void *ud);
+	/*
+	 * Every process of the agent, those that left its session too (a
+	 * trusted_local lease's tracking cgroup): their CPU counts for its
+	 * activity (SPEC 5.3). *pids is malloc'd (the holder frees it).
+	 * NULL, or negative: the session's tree alone.
+	 */
+	int (*procs)(pid_t **pids, size_t *n, void *ud);
 	void *ud;
 };
 

@@ -130,6 +130,8 @@ void pty__holder_frames_write_final(struct holder *);
 
 /* holder_detect.c: the lifecycle detector wired to the holder (SPEC 5.3) */
 int pty__holder_detect_init(struct holder *);
+/* The agent's process facts: its session's tree and hooks.procs. */
+int pty__holder_facts(struct holder *, struct pty_facts *out);
 void pty__holder_detect_free(struct holder *);
 void pty__holder_detect_event(struct holder *,
     const struct pty_detect_event *);

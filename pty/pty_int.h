@@ -94,8 +94,14 @@ int pty__reflow(const struct pty__reflow_io *io, void *ud, int ocols,
 /* ------------------------------------------------------------------ */
 /* facts.c: process facts from /proc, sampled by the holder (SPEC 5.3)  */
 
-/* Sample facts for the session led by sid on the PTY master fd. */
-int pty__facts_sample(int master_fd, pid_t sid, struct pty_facts *out);
+/*
+ * Sample facts for the session led by sid on the PTY master fd. extra
+ * (n of them, may be NULL): more processes of the agent, e.g. its
+ * tracking cgroup's, counted for CPU when the session's tree lacks them
+ * (a daemon that left the session and was reparented away).
+ */
+int pty__facts_sample(int master_fd, pid_t sid, const pid_t *extra,
+    size_t nextra, struct pty_facts *out);
 /* Every pid whose session is sid (up to max); returns the count. */
 int pty__facts_session_pids(pid_t sid, pid_t *pids, int max);
 /* Process start time (field 22 of /proc/PID/stat), 0 if gone. */

@@ -5,8 +5,9 @@
 # to init) is ended before the lease is done, and by cancel; an agent that
 # ignores SIGHUP outlives its SIGKILLed holder only until reconcile, which
 # kills the tracking cgroup and says whom in a receipt; a daemon the agent's
-# profile expects outlives the lease, listed, until reject ends it. Every process is
-# judged from the host by the PID it wrote, never by its command line.
+# profile expects outlives the lease, listed, until reject ends it; a busy
+# daemon's CPU keeps the lease working. Every process is judged from the
+# host by the PID it wrote, never by its command line.
 set -u
 . "$(dirname "$0")/lib.bash"
 
@@ -183,6 +184,52 @@ check "expected: a receipt says reject ended it, by PID" \
 check "expected: the tracking cgroup is removed" test -z "$(cg_left "$id4")"
 check "expected: gc removes the lease" "$CORRAL" gc "$id4"
 for d in $dirs4; do check "expected: no cgroup left: $d" test ! -d "$d"; done
+
+# --- a daemon's work counts for the lease's activity (issue 20 item 6) ------
+# The agent waits on its terminal in epoll (as an event-loop TUI does: no
+# read, no CPU) while a daemon that left its session, reparented to init,
+# sleeps, then burns CPU (a turn it streams), then ends: prompt, working by
+# the CPU of the tracking cgroup's processes, prompt again, done.
+d6="$TMP/d6.pid"
+id6=$("$CORRAL" new --sandbox trusted_local --name busyd -- python3 -c "
+import os, select, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork():
+        os._exit(0)
+    open('$d6', 'w').write(str(os.getpid()))
+    while not os.path.exists('$TMP/start6'):
+        time.sleep(0.1)
+    while not os.path.exists('$TMP/stop6'):
+        pass
+    os._exit(0)
+os.wait()
+print('waiting', flush=True)
+e = select.epoll()
+e.register(0, select.EPOLLIN)
+while not os.path.exists('$TMP/exit6'):
+    e.poll(0.2)")
+check "busy daemon: it started" wait_file "$d6"
+bpid=$(cat "$d6")
+bstart=$(pid_start "$bpid")
+check "busy daemon: it was reparented away from the agent" \
+	test "$(ps -o ppid= -p "$bpid" | tr -d ' ')" = 1
+check "busy daemon: idle, the lease waits on its terminal" \
+	"$CORRAL" wait "$id6" --until prompt --timeout 30
+touch "$TMP/start6"
+check "busy daemon: busy, the lease is working" \
+	"$CORRAL" wait "$id6" --until working --timeout 30
+check "busy daemon: ... by the CPU of its processes" \
+	jq -e '.signal == "fact:cpu"' <<<"$("$CORRAL" explain "$id6" --json)"
+touch "$TMP/stop6"
+gone_or_kill "busy daemon: it ends" "$bpid" "$bstart"
+check "busy daemon: then the lease waits on its terminal again" \
+	"$CORRAL" wait "$id6" --until prompt --timeout 30
+touch "$TMP/exit6"
+check "busy daemon: the agent exits, done" "$CORRAL" wait "$id6" --until done --timeout 30
+check "busy daemon: the holder ends" poll holder_gone "$id6"
+check "busy daemon: reject" "$CORRAL" reject "$id6"
+check "busy daemon: gc" "$CORRAL" gc "$id6"
 
 # the state directory's own tag directories, made for these leases
 tag=$(printf %s "$CORRAL_STATE_DIR" | sha256sum | cut -c1-16)

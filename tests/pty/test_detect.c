@@ -27,6 +27,7 @@ struct sim {
 	bool tty_read;
 	bool wait_known, tty_wait;	/* fg threads' terminal waits */
 	bool busy;
+	int beyond;			/* processes outside the session */
 	uint64_t busy_ms, clock_ms;
 	const char *comm;
 	int nfacts, nsteps;
@@ -79,7 +80,8 @@ sim_step(struct sim *s)
 		f.fg_wait_known = s->wait_known;
 		f.fg_tty_wait = s->tty_wait;
 		f.cpu_ticks = 5000 + s->busy_ms / 10;
-		f.nprocs = 1;
+		f.nprocs = 1 + s->beyond;
+		f.nbeyond = s->beyond;
 		snprintf(f.fg_comm, sizeof f.fg_comm, "%s", s->comm);
 		pty_detect_set_facts(s->d, &f, s->now);
 		s->nfacts++;
@@ -292,6 +294,45 @@ START_TEST(test_detect_python_input)
 	ck_assert_str_eq(s.tl, "starting,working,prompt");
 	ck_assert_uint_eq(s.changed_ms, T0 + 2250);
 	ck_assert_str_eq(s.last.signal, "fact:tty-read");
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * An event-loop agent idle in its epoll (waiting on the terminal, no
+ * read) whose daemon, outside its session, starts a silent turn: the
+ * detector keeps sampling at rest while such processes exist, so the
+ * CPU makes it working (issue 20 item 6, SPEC 5.3). With none beyond
+ * the session (_i == 1) nothing is sampled at rest: it stays prompt.
+ */
+START_TEST(test_detect_daemon_beyond)
+{
+	static const char *const argv[] = { "mytui" };
+	static const char *const rows[] = { "mytui ready", "> " };
+	struct sim s;
+	int before;
+
+	sim_init(&s, false, argv, 1);
+	s.wait_known = s.tty_wait = true;
+	s.beyond = _i == 0 ? 1 : 0;
+	sim_show(&s, rows, 2);
+	sim_out(&s, 20);
+	sim_run(&s, 8000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	before = s.nfacts;
+	s.busy = true;
+	sim_run(&s, 8000);
+	if (_i == 0) {
+		ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+		ck_assert_str_eq(s.last.signal, "fact:cpu");
+		s.busy = false;
+		sim_run(&s, 8000);
+		ck_assert_str_eq(s.tl,
+		    "starting,working,prompt,working,prompt");
+	} else {
+		ck_assert_str_eq(s.tl, "starting,working,prompt");
+		ck_assert_int_eq(s.nfacts, before);
+	}
 	sim_free(&s);
 }
 END_TEST
@@ -1881,6 +1922,7 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_shell_prompt, 0, 2);
 	tcase_add_loop_test(tc, test_detect_read_p, 0, 2);
 	tcase_add_loop_test(tc, test_detect_python_input, 0, 2);
+	tcase_add_loop_test(tc, test_detect_daemon_beyond, 0, 2);
 	tcase_add_loop_test(tc, test_detect_exit_done, 0, 2);
 	tcase_add_loop_test(tc, test_detect_exit_failed, 0, 2);
 	tcase_add_loop_test(tc, test_detect_cancel, 0, 2);

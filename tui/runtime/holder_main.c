@@ -250,6 +250,15 @@ track_ended(void *ud)
 		pty_holder_finished(m->ph);
 }
 
+/* Its tracking cgroup's processes count for its activity (SPEC 5.3). */
+static int
+on_procs(pid_t **pids, size_t *n, void *ud)
+{
+	struct hmain *m = ud;
+
+	return tui_track_procs(m->track, pids, n);
+}
+
 static void
 on_exited(int64_t ws, bool cancelled, void *ud)
 {
@@ -793,6 +802,8 @@ holder_exec(struct tui_ctx *c, int argc, char **argv)
 	ho.hooks.activity = on_activity;
 	ho.hooks.status_json = on_status;
 	ho.hooks.running = on_running;
+	if (m.track != NULL)
+		ho.hooks.procs = on_procs;
 	ho.hooks.closing = on_closing;
 	if (m.sbx != NULL) {
 		/* Egress, graceful cancel (SPEC 8.2, 5.5); scrub_wire below. */

@@ -380,6 +380,11 @@ size_t tui_track_expected_left(const struct tui_track *);
  * comm}]} of tui_track_end.
  */
 struct json_t *tui_track_receipt(const struct tui_track *);
+/*
+ * Every process in its tracking cgroup, those that left the agent's
+ * session too (*pids malloc'd): the holder's activity counts their CPU.
+ */
+int tui_track_procs(const struct tui_track *, pid_t **pids, size_t *n);
 void tui_track_free(struct tui_track *);	/* NULL is a no-op */
 
 /*

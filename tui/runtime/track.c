@@ -188,6 +188,16 @@ sweep(struct tui_track *t, int sig, json_t **kept)
 	return left;
 }
 
+int
+tui_track_procs(const struct tui_track *t, pid_t **pids, size_t *n)
+{
+	*pids = NULL;
+	*n = 0;
+	if (t == NULL || t->run == NULL || t->ad->procs == NULL)
+		return -ENOENT;
+	return t->ad->procs(t->run, pids, n);
+}
+
 static size_t
 count(struct tui_track *t)
 {
