@@ -39,6 +39,15 @@ struct tui_new {
 /* Create a lease and start its holder; id gets the ID (41 bytes ok). */
 int tui_cmd_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,
     char id[25]);
+/* cmd_fleet.c: the SSH fleet (issue 23) */
+extern const struct tui_cmd tui_cmd_fleet;
+struct tui_fleet_new {
+	const char *host, *label, *repo, *base, *policy, *name, *agent;
+	bool allow_control;
+	char **cmd;
+};
+/* `corral new --host NAME | --label LABEL`: the lease on a fleet host. */
+int tui_cmd_fleet_new(struct tui_ctx *, const struct tui_fleet_new *);
 /* cmd_demo.c */
 extern const struct tui_cmd tui_cmd_demo;
 /* cmd_usage.c: the models' usage and cost, the spend cap (SPEC 8.5) */

@@ -32,6 +32,7 @@ const struct tui_cmd *const tui_cmds[] = {
 	&tui_cmd_reconcile,
 	&tui_cmd_gc,
 	&tui_cmd_doctor,
+	&tui_cmd_fleet,
 	&tui_cmd_demo,
 	NULL,
 };

@@ -28,6 +28,7 @@
 
 struct new_args {
 	const char *repo, *base, *sandbox, *policy, *agent, *name, *prompt;
+	const char *host, *label;	/* the SSH fleet (cmd_fleet.c) */
 	bool allow_control;
 	char **cmd;
 };
@@ -217,6 +218,8 @@ parse_new(struct tui_ctx *c, int argc, char **argv, struct new_args *a,
 		{ "name", required_argument, NULL, 'n' },
 		{ "prompt-file", required_argument, NULL, 'f' },
 		{ "allow-control", no_argument, NULL, 'C' },
+		{ "host", required_argument, NULL, 'H' },
+		{ "label", required_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
@@ -235,12 +238,14 @@ parse_new(struct tui_ctx *c, int argc, char **argv, struct new_args *a,
 		case 'n': a->name = optarg; break;
 		case 'f': a->prompt = optarg; break;
 		case 'C': a->allow_control = true; break;
+		case 'H': a->host = optarg; break;
+		case 'L': a->label = optarg; break;
 		default:
 			return tui_ctx_usage(c, "unknown or incomplete option "
 			    "'%.64s'", argv[optind - 1]);
 		}
 		if (wrap && (ch == 'R' || ch == 'b' || ch == 's' ||
-		    ch == 'p' || ch == 'f'))
+		    ch == 'p' || ch == 'f' || ch == 'H' || ch == 'L'))
 			return tui_ctx_usage(c,
 			    "wrap takes only --name, --agent "
 			    "and --allow-control");
@@ -266,6 +271,19 @@ new_exec(struct tui_ctx *c, int argc, char **argv)
 
 	if ((rc = parse_new(c, argc, argv, &a, false)) != 0)
 		return rc;
+	if (a.host != NULL || a.label != NULL) {
+		struct tui_fleet_new fn = { a.host, a.label, a.repo, a.base,
+			a.policy, a.name, a.agent, a.allow_control, a.cmd };
+
+		if (a.host != NULL && a.label != NULL)
+			return tui_ctx_usage(c, "--host and --label: one or "
+			    "the other");
+		if (strcmp(a.sandbox, "bwrap") != 0 || a.prompt != NULL)
+			return tui_ctx_usage(c, "a lease on a fleet host runs "
+			    "under bwrap there, without --prompt-file (not "
+			    "yet)");
+		return tui_cmd_fleet_new(c, &fn);
+	}
 	if ((rc = create_lease(c, &a, -1, id)) != 0)
 		return rc;
 	if (c->json) {
@@ -280,7 +298,8 @@ const struct tui_cmd tui_cmd_new = {
 	.name = "new",
 	.usage = "[--repo DIR] [--base REF] [--sandbox bwrap|trusted_local|"
 		 "command] [--policy FILE] [--agent PROFILE] [--name NAME] "
-		 "[--prompt-file FILE] [--allow-control] -- CMD [ARG...]",
+		 "[--prompt-file FILE] [--allow-control] [--host NAME | "
+		 "--label LABEL] -- CMD [ARG...]",
 	.help = "Create a lease for CMD and start its holder; print the lease "
 		"ID once the\nendpoint runs. The default sandbox is bwrap; "
 		"a sandbox that cannot be\nprovisioned fails the lease with a "
@@ -288,7 +307,9 @@ const struct tui_cmd tui_cmd_new = {
 		"runs CMD on the host, in this directory and\nenvironment, "
 		"labelled trusted_local everywhere; without\n"
 		"--allow-control the holder refuses input, signals and cancel "
-		"from anyone.",
+		"from anyone.\n--host NAME or --label LABEL runs it on a host "
+		"of the fleet (corral fleet ls):\nthe least loaded one that "
+		"can take it, or none, with the reason.",
 	.exec = new_exec,
 };
 
