@@ -260,7 +260,8 @@ static const struct tui_lease_row demo_rows[] = {
 	  .last_output = "Proceed? [y/n]", .unseen = true },
 	{ .id = "01J9C", .name = "evil\x1b]0;pwn\x07",
 	  .activity = TUI_ACTIVITY_DONE, .lease_state = "result_ready",
-	  .mode = "trusted_local", .branch = "corral/01J9C", .age_s = 90000,
+	  .mode = "HOST", .mode_long = "HOST trusted_local", .host = true,
+	  .branch = "corral/01J9C", .age_s = 90000,
 	  .last_output = "\xe2\x80\xae" "evil", .unseen = true },
 	{ .id = "01J9D", .activity = TUI_ACTIVITY_LOST,
 	  .lease_state = "running", .mode = "bwrap", .age_s = 10,
@@ -273,14 +274,19 @@ START_TEST(test_draw_list_golden_80)
 	int in, out;
 
 	tui_draw_list(&dr, &r, demo_rows, 4, 1, 0);
-	ck_assert_str_eq(row_text(0), " W  build-fix        running      "
-	    "bwrap           2m compiling foo.c            ");
-	ck_assert_str_eq(row_text(1), ">P* asks-question    running      "
-	    "bwrap           1h Proceed? [y/n]             ");
-	ck_assert_str_eq(row_text(2), " D* evil\\x1b]0;pwn\\\xe2\x80\xa6 "
-	    "result_ready trusted_local   1d \\u202eevil                 ");
-	ck_assert_str_eq(row_text(3), " L  01J9D            running      "
-	    "bwrap          10s lost: holder socket refused");
+	/* activity word, isolation tag, age, then branch and last line */
+	ck_assert_str_eq(row_text(0), " W  build-fix        working   "
+	    "bwrap   2m corral/01J9A         compiling foo.c  ");
+	ck_assert_str_eq(row_text(1), ">P* asks-question    prompt    "
+	    "bwrap   1h corral/01J9B         Proceed? [y/n]   ");
+	ck_assert_str_eq(row_text(2), " D* evil\\x1b]0;pwn\\\xe2\x80\xa6 done      "
+	    "HOST    1d corral/01J9C         \\u202eevil       ");
+	ck_assert_str_eq(row_text(3), " L  01J9D            lost      "
+	    "bwrap  10s -                    lost: holder soc\xe2\x80\xa6");
+	/* the trusted_local tag has its own colour (issue 21) */
+	ck_assert_uint_eq(at(&ms, 31, 2)->st.bg, IDX(1));
+	ck_assert_uint_ne(at(&ms, 31, 2)->st.attrs & PTY_ATTR_BOLD, 0);
+	ck_assert_uint_eq(at(&ms, 31, 0)->st.bg, PTY_COLOR_DEFAULT);
 	/* styles: selection, badges in colour and letter, unseen marker */
 	ck_assert_uint_eq(at(&ms, 10, 1)->st.bg, IDX(6));
 	ck_assert_uint_eq(at(&ms, 10, 0)->st.bg, PTY_COLOR_DEFAULT);
@@ -288,7 +294,7 @@ START_TEST(test_draw_list_golden_80)
 	ck_assert_uint_eq(at(&ms, 1, 1)->st.bg, IDX(12));
 	ck_assert_uint_eq(at(&ms, 2, 2)->st.fg, IDX(11));
 	/* the dim columns of other rows */
-	ck_assert_uint_eq(at(&ms, 40, 0)->st.fg, IDX(8));
+	ck_assert_uint_eq(at(&ms, 45, 0)->st.fg, IDX(8));
 	untouched(&r, &in, &out);
 	ck_assert_int_eq(in, 0);
 	ck_assert_int_eq(out, 80 * 20);
@@ -301,11 +307,11 @@ START_TEST(test_draw_list_narrow_columns)
 	struct tui_rect r = { 2, 1, 40, 2 };
 
 	tui_draw_list(&dr, &r, demo_rows, 4, 0, 2);
-	/* 40 columns: name, state and age only */
-	ck_assert_str_eq(row_text(1), "~~ D* evil\\x1b]0;pwn\\x07 result_ready"
-	    "   1d~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
-	ck_assert_str_eq(row_text(2), "~~ L  01J9D              running      "
-	    " 10s~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
+	/* 40 columns: name, activity, isolation and age only */
+	ck_assert_str_eq(row_text(1), "~~ D* evil\\x1b]0;pwn\\x\xe2\x80\xa6 done"
+	    "    HOST    1d~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
+	ck_assert_str_eq(row_text(2), "~~ L  01J9D             lost    "
+	    "bwrap  10s~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~");
 	assert_clean();
 }
 END_TEST
@@ -323,6 +329,41 @@ START_TEST(test_draw_list_every_width)
 		untouched(&r, &in, &out);
 		ck_assert_msg(in == 0, "width %d left %d cells", w, in);
 		ck_assert_int_eq(out, 140 * 8 - w * 5);
+		assert_clean();
+	}
+}
+END_TEST
+
+START_TEST(test_draw_list_safety_columns_every_width)
+{
+	/*
+	 * Issue 21: from 19 columns up every row keeps its activity word and
+	 * its isolation tag (HOST for the trusted_local one); from 30 its age.
+	 */
+	static const char *const words[] = { "working", "prompt", "done",
+		"lost" };
+	struct tui_rect r;
+	int w, y;
+
+	for (w = 19; w <= 300; w++) {
+		surface(310, 5);
+		r = (struct tui_rect){ 0, 0, w, 4 };
+		tui_draw_list(&dr, &r, demo_rows, 4, 0, 0);
+		for (y = 0; y < 4; y++) {
+			const char *t = row_text(y);
+
+			ck_assert_msg(strstr(t, words[y]) != NULL,
+			    "width %d row %d: no '%s' in '%s'", w, y, words[y],
+			    t);
+			ck_assert_msg(strstr(t, y == 2 ? "HOST" : "bwrap") !=
+			    NULL, "width %d row %d: no isolation in '%s'", w,
+			    y, t);
+			ck_assert_msg(w < 30 || strstr(t, y == 2 ? " 1d" :
+			    y == 3 ? "10s" : y == 1 ? " 1h" : " 2m") != NULL,
+			    "width %d row %d: no age in '%s'", w, y, t);
+		}
+		/* the last line (a blocked lease's question) from 60 up */
+		ck_assert(w < 60 || strstr(row_text(1), "Proceed?") != NULL);
 		assert_clean();
 	}
 }
@@ -622,6 +663,25 @@ START_TEST(test_draw_status_golden)
 	st.focus = NULL;
 	tui_draw_status(&dr, &r, &st);
 	ck_assert_str_eq(row_text(0), " CONFIRM  cancel bu\xe2\x80\xa6");
+
+	/* leases that need you: counted first, kept when the letters go */
+	st.mode = TUI_MODE_NORMAL;
+	st.message = NULL;
+	st.error = false;
+	st.hints = "j/k move";
+	st.attention = 2;
+	r.w = 60;
+	surface(60, 1);
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " NORMAL  j/k move                "
+	    "2 need you (Tab) P1 W2 D12 ");
+	ck_assert_uint_eq(at(&ms, 33, 0)->st.bg, IDX(3));
+	r.w = 50;
+	surface(50, 1);
+	st.attention = 1;
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " NORMAL  j/k move               "
+	    "1 needs you (Tab) ");
 	assert_clean();
 }
 END_TEST
@@ -975,6 +1035,7 @@ draw_suite(void)
 	tcase_add_test(tc, test_draw_list_golden_80);
 	tcase_add_test(tc, test_draw_list_narrow_columns);
 	tcase_add_test(tc, test_draw_list_every_width);
+	tcase_add_test(tc, test_draw_list_safety_columns_every_width);
 	tcase_add_test(tc, test_draw_list_empty_and_top);
 	tcase_add_test(tc, test_draw_list_no_color);
 	suite_add_tcase(s, tc);

@@ -70,12 +70,15 @@ START_TEST(test_layout_wide_list_left)
 	ck_assert_rect(d.pane, 37, 0, 83, 39);
 	ck_assert_rect(d.list, 0, 0, 36, 27);
 	ck_assert_rect(d.detail, 0, 27, 36, 12);
-	/* the list width is clamped to 30..40 columns */
+	/* the list width is 3/10, clamped to 30..100 columns (issue 21) */
 	l = lay(100, 30, 3, false, false, false);
 	ck_assert_int_eq(l.list.w, 30);
 	l = lay(250, 60, 3, false, false, false);
-	ck_assert_int_eq(l.list.w, 40);
-	ck_assert_int_eq(l.pane.w, 209);
+	ck_assert_int_eq(l.list.w, 75);
+	ck_assert_int_eq(l.pane.w, 174);
+	l = lay(400, 60, 3, false, false, false);
+	ck_assert_int_eq(l.list.w, 100);
+	ck_assert_int_eq(l.pane.w, 299);
 	/* just under the threshold the list is on top */
 	l = lay(99, 30, 3, false, false, false);
 	ck_assert(!l.list_left);
@@ -94,13 +97,34 @@ START_TEST(test_layout_zoom)
 }
 END_TEST
 
+START_TEST(test_layout_one_column)
+{
+	/* below 60 columns: the list alone, the pane full width zoomed */
+	struct tui_layout l = lay(59, 30, 3, false, false, false);
+
+	ck_assert(l.onecol);
+	ck_assert_rect(l.list, 0, 0, 59, 29);
+	ck_assert(tui_layout_rect_empty(&l.pane));
+	ck_assert(tui_layout_rect_empty(&l.sep_h));
+	l = lay(59, 30, 3, true, false, false);
+	ck_assert_rect(l.list, 0, 0, 59, 17);
+	ck_assert_rect(l.detail, 0, 17, 59, 12);
+	l = lay(59, 30, 3, false, true, false);
+	ck_assert(!l.onecol);
+	ck_assert_rect(l.pane, 0, 0, 59, 29);
+	ck_assert(tui_layout_rect_empty(&l.list));
+	l = lay(60, 30, 3, false, false, false);
+	ck_assert(!l.onecol);
+	ck_assert_rect(l.pane, 0, 4, 60, 25);
+}
+END_TEST
+
 START_TEST(test_layout_tiny)
 {
 	struct tui_layout l = lay(10, 5, 3, false, false, false);
 
-	ck_assert_rect(l.list, 0, 0, 10, 1);
-	ck_assert_rect(l.sep_h, 0, 1, 10, 1);
-	ck_assert_rect(l.pane, 0, 2, 10, 2);
+	ck_assert_rect(l.list, 0, 0, 10, 4);
+	ck_assert(tui_layout_rect_empty(&l.pane));
 	ck_assert_rect(l.status, 0, 4, 10, 1);
 	l = lay(10, 3, 3, true, false, true);
 	ck_assert_rect(l.list, 0, 0, 10, 1);
@@ -126,7 +150,7 @@ START_TEST(test_layout_help_centered)
 
 	ck_assert_rect(l.help, 8, 1, 64, 21);
 	l = lay(200, 60, 3, false, false, true);
-	ck_assert_rect(l.help, 68, 17, 64, 24);
+	ck_assert_rect(l.help, 68, 15, 64, 28);
 }
 END_TEST
 
@@ -175,9 +199,14 @@ check_partition(int w, int h, size_t n, bool detail, bool zoom)
 		for (j = i + 1; j < np; j++)
 			if (tui_layout_rect_overlap(parts[i], parts[j]))
 				bad = "overlapping parts";
-	/* the pane exists whenever there is a body */
-	if (bad == NULL && w > 0 && h > 1 && tui_layout_rect_empty(&l.pane))
+	/* the pane exists whenever there is a body, but in one column */
+	if (bad == NULL && w > 0 && h > 1 && tui_layout_rect_empty(&l.pane) &&
+	    !l.onecol)
 		bad = "no pane";
+	/* ... where the list does, unzoomed, below 60 columns only */
+	if (bad == NULL && l.onecol && (w >= TUI_LAYOUT_ONECOL || zoom ||
+	    tui_layout_rect_empty(&l.list)))
+		bad = "one column where it should not be";
 	/* the help overlay, when there, is inside the body */
 	if (bad == NULL && !tui_layout_rect_empty(&l.help) && (l.help.x < 0 ||
 	    l.help.y < 0 || l.help.x + l.help.w > w ||
@@ -277,6 +306,7 @@ layout_suite(void)
 	tcase_add_test(tc, test_layout_settle);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("Limits");
+	tcase_add_test(tc, test_layout_one_column);
 	tcase_add_test(tc, test_layout_tiny);
 	tcase_add_test(tc, test_layout_partition_many_sizes);
 	tcase_add_test(tc, test_layout_partition_sweep);

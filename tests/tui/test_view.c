@@ -354,16 +354,27 @@ START_TEST(test_view_mode_label)
 {
 	struct lease_record r;
 	char bw[] = "bwrap", cls[] = "bwrap (namespaces, shared kernel)";
+	char cmd[] = "command", asserted[] = "operator-asserted";
 
 	memset(&r, 0, sizeof r);
+	/* no sandbox: a tag of its own at every width (issue 21) */
 	r.mode = LEASE_MODE_TRUSTED_LOCAL;
-	ck_assert_str_eq(tui_view_mode_label(&r), "trusted_local");
+	ck_assert_str_eq(tui_view_mode_label(&r), "HOST");
+	ck_assert_str_eq(tui_view_mode_long(&r), "HOST trusted_local");
 	r.mode = LEASE_MODE_SANDBOXED;
-	ck_assert_str_eq(tui_view_mode_label(&r), "sandboxed");
+	ck_assert_str_eq(tui_view_mode_label(&r), "sbx");
 	r.adapter = bw;
 	ck_assert_str_eq(tui_view_mode_label(&r), "bwrap");
+	ck_assert_str_eq(tui_view_mode_long(&r), "bwrap");
 	r.isolation = cls;
-	ck_assert_str_eq(tui_view_mode_label(&r), cls);
+	ck_assert_str_eq(tui_view_mode_label(&r), "bwrap");
+	ck_assert_str_eq(tui_view_mode_long(&r), cls);
+	r.adapter = cmd;
+	r.isolation = asserted;
+	ck_assert_str_eq(tui_view_mode_label(&r), "cmd");
+	ck_assert_str_eq(tui_view_mode_long(&r), asserted);
+	r.adapter = NULL;
+	ck_assert_str_eq(tui_view_mode_label(&r), asserted);
 }
 END_TEST
 

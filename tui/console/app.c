@@ -195,6 +195,8 @@ session_free(struct tui_session *s)
 	free(s->activity);
 	free(s->question);
 	free(s->options);
+	for (unsigned i = 0; i < s->nopts; i++)
+		free(s->opt[i]);
 	free(s);
 }
 
@@ -218,6 +220,14 @@ session_remove(struct tui_app *a, size_t i)
 }
 
 /* ---- focus -------------------------------------------------------------- */
+
+bool
+tui_app_needs_operator(const struct tui_session *s)
+{
+	return s->question != NULL || s->rec.unseen ||
+	    tui_view_activity(&s->rec, s->lost, s->exited, s->exit_status,
+	    s->cancelled, s->activity) == TUI_ACTIVITY_BLOCKED;
+}
 
 static void
 mark_seen(struct tui_app *a, struct tui_session *s)
@@ -249,6 +259,11 @@ tui_app_focus(struct tui_app *a, long i)
 		old->sent_rows = old->sent_cols = 0;
 	}
 	if (old != s) {
+		/* a message is about the lease it came with (issue 21) */
+		if (a->keys.mode != TUI_MODE_CONFIRM) {
+			a->msg[0] = '\0';
+			a->msg_until = 0;
+		}
 		tui_view_sbcache_reset(&a->sb);
 		memset(&a->scroll, 0, sizeof a->scroll);
 		a->sb_pending = false;

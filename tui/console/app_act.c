@@ -137,7 +137,9 @@ confirm_ask(struct tui_app *a, const struct tui_act *act)
 
 	if (act->arg == TUI_ACT_APPLY || act->arg == TUI_ACT_REJECT) {
 		/* SPEC 7.5, 7.6: the question names what will happen */
-		if (!tui_app_view_result_ask(a, (enum tui_action)act->arg))
+		/* refused, or the review opened instead (REVIEW mode) */
+		if (!tui_app_view_result_ask(a, (enum tui_action)act->arg) &&
+		    a->keys.mode == TUI_MODE_CONFIRM)
 			tui_keys_set_mode(&a->keys, a->keys.confirm_from);
 		return;
 	}
@@ -177,6 +179,52 @@ cancel(struct tui_app *a)
 		return;
 	}
 	tui_app_message(a, false, "cancel sent to %s", tui_app_name(s));
+}
+
+/* Tab: the next lease after the focused one that needs the operator. */
+static void
+select_attention(struct tui_app *a)
+{
+	long i = tui_app_focus_index(a), k, n = (long)a->n;
+
+	for (k = 1; k <= n; k++) {
+		long j = ((i < 0 ? -1 : i) + k) % n;
+
+		if (j != i && tui_app_needs_operator(a->s[j])) {
+			focus_to(a, j);
+			return;
+		}
+	}
+	tui_app_message(a, false, i >= 0 && tui_app_needs_operator(a->s[i]) ?
+	    "no other lease needs you" : "no lease needs you now");
+}
+
+/* 1-9 on a blocked lease: ask before answering with that option. */
+static void
+answer_ask(struct tui_app *a, const struct tui_act *act)
+{
+	struct tui_session *s = tui_app_focused(a);
+	unsigned n = act->arg > 0 ? (unsigned)act->arg : 0;
+
+	if (s == NULL || s->question == NULL || s->qdigest[0] == '\0') {
+		tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+		if (s == NULL)
+			tui_app_message(a, false, "no lease focused");
+		else
+			tui_app_message(a, false, "%s asks no question (Enter "
+			    "types into it)", tui_app_name(s));
+		return;
+	}
+	if (n == 0 || n > s->nopts) {
+		tui_keys_set_mode(&a->keys, TUI_MODE_NORMAL);
+		tui_app_message(a, true, "%s has %u option%s: keys 1-%u (d "
+		    "lists them)", tui_app_name(s), s->nopts, s->nopts == 1 ?
+		    "" : "s", s->nopts);
+		return;
+	}
+	tui_app_message(a, true, "answer %s: %s? y/n", tui_app_name(s),
+	    s->opt[n - 1]);
+	a->msg_until = 0;	/* until answered */
 }
 
 static void
@@ -230,6 +278,12 @@ tui_app_act_key(struct tui_app *a, const struct tui_key *k)
 		focus_to(a, (long)a->n - 1);
 		break;
 	case TUI_ACT_TYPE_START:
+		/* one column: what is typed is seen, the pane full width */
+		if (a->lay.onecol && !a->zoom) {
+			a->zoom = true;
+			a->relayout = true;
+			tui_app_mark(a, TUI_DIRTY_ALL, true);
+		}
 		type_start(a);
 		tui_app_mark(a, TUI_DIRTY_STATUS, true);
 		break;
@@ -314,6 +368,19 @@ tui_app_act_key(struct tui_app *a, const struct tui_key *k)
 		break;
 	case TUI_ACT_CLICK:
 		click(a, &act.key);
+		break;
+	case TUI_ACT_SELECT_ATTENTION:
+		select_attention(a);
+		break;
+	case TUI_ACT_ANSWER_ASK:
+		answer_ask(a, &act);
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
+		break;
+	case TUI_ACT_ANSWER:
+		if (tui_app_focused(a) != NULL && act.arg > 0)
+			tui_app_view_answer_run(a, tui_app_focused(a),
+			    (unsigned)act.arg);
+		tui_app_mark(a, TUI_DIRTY_STATUS, true);
 		break;
 	case TUI_ACT_COUNT:
 		break;

@@ -61,6 +61,8 @@ draw_list(struct tui_app *a)
 		row->activity = activity(s);
 		row->lease_state = lease_fsm_state_name(s->rec.state);
 		row->mode = tui_view_mode_label(&s->rec);
+		row->mode_long = tui_view_mode_long(&s->rec);
+		row->host = s->rec.mode == LEASE_MODE_TRUSTED_LOCAL;
 		row->branch = s->rec.branch;
 		row->age_s = s->rec.created_at > 0 && now >= s->rec.created_at ?
 		    (now - s->rec.created_at) / 1000 : -1;
@@ -86,7 +88,7 @@ draw_detail(struct tui_app *a)
 	const struct tui_rect *r = &a->lay.detail;
 	struct tui_session *s = tui_app_focused(a);
 	struct tui_kv kv[TUI_VIEW_DETAIL_MAX];
-	char buf[2048], title[200];
+	char buf[2048], title[200], keys[9][8];
 	size_t n;
 
 	if (tui_layout_rect_empty(r))
@@ -95,14 +97,18 @@ draw_detail(struct tui_app *a)
 		tui_draw_detail(&a->draw, r, "no lease focused", NULL, 0);
 		return;
 	}
-	n = tui_view_detail(&s->rec, s->title, s->lost ? s->lost_reason :
-	    NULL, kv, TUI_VIEW_DETAIL_MAX - 2, buf, sizeof buf);
-	/* blocked on a choice: what it asks, and how to answer */
+	n = 0;
+	/* blocked on a choice: what it asks, and the keys that answer it */
 	if (s->question != NULL) {
-		kv[n++] = (struct tui_kv){ "question", s->question + 2 };
-		kv[n++] = (struct tui_kv){ "options", s->options != NULL ?
-		    s->options : "" };
+		kv[n++] = (struct tui_kv){ "question", s->question };
+		for (unsigned i = 0; i < s->nopts && n < TUI_VIEW_DETAIL_MAX -
+		    4; i++) {
+			snprintf(keys[i], sizeof keys[i], "key %u", i + 1);
+			kv[n++] = (struct tui_kv){ keys[i], s->opt[i] };
+		}
 	}
+	n += tui_view_detail(&s->rec, s->title, s->lost ? s->lost_reason :
+	    NULL, kv + n, TUI_VIEW_DETAIL_MAX - n, buf, sizeof buf);
 	if (strcmp(tui_app_name(s), s->id) != 0)
 		snprintf(title, sizeof title, "%.128s  %s", tui_app_name(s),
 		    s->id);
@@ -212,8 +218,10 @@ draw_status(struct tui_app *a)
 		st.message = a->msg;
 		st.error = a->msg_err || a->keys.mode == TUI_MODE_CONFIRM;
 	}
-	for (size_t i = 0; i < a->n; i++)
+	for (size_t i = 0; i < a->n; i++) {
 		st.counts[activity(a->s[i])]++;
+		st.attention += tui_app_needs_operator(a->s[i]);
+	}
 	tui_draw_status(&a->draw, &a->lay.status, &st);
 }
 

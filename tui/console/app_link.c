@@ -43,9 +43,20 @@ apply_question(struct tui_session *s, json_t *q)
 	free(s->question);
 	free(s->options);
 	s->question = s->options = NULL;
+	for (i = 0; i < s->nopts; i++) {
+		free(s->opt[i]);
+		s->opt[i] = NULL;
+	}
+	s->nopts = 0;
+	s->qdigest[0] = '\0';
 	if (!json_is_object(q) || t == NULL)
 		return;
-	snprintf(buf, sizeof buf, "? %.*s", (int)strcspn(t, "\n"), t);
+	snprintf(s->qdigest, sizeof s->qdigest, "%s",
+	    json_string_value(json_object_get(q, "digest")) != NULL ?
+	    json_string_value(json_object_get(q, "digest")) : "");
+	/* one "?" in front, whether or not the agent wrote its own */
+	snprintf(buf, sizeof buf, "%s%.*s", t[0] == '?' ? "" : "? ",
+	    (int)strcspn(t, "\n"), t);
 	s->question = strdup(buf);
 	buf[0] = '\0';
 	json_array_foreach(json_object_get(q, "options"), i, op) {
@@ -57,6 +68,9 @@ apply_question(struct tui_session *s, json_t *q)
 
 		if (n < 0 || (size_t)n >= sizeof buf - o)
 			break;
+		/* options 1-9 can be answered with a key (app_act.c) */
+		if (s->nopts < sizeof s->opt / sizeof s->opt[0])
+			s->opt[s->nopts++] = strdup(buf + o + (i > 0 ? 3 : 0));
 		o += (size_t)n;
 	}
 	s->options = strdup(buf);

@@ -27,7 +27,7 @@
 #define HUNKS_MAX 65536
 
 enum job_kind { JOB_REVIEW, JOB_EVENTS, JOB_NAMES, JOB_APPLY, JOB_REJECT,
-	JOB_RECONCILE };
+	JOB_RECONCILE, JOB_ANSWER };
 
 struct tui_job {
 	struct tui_job *next;
@@ -53,6 +53,7 @@ static const char *const job_verbs[] = {
 	[JOB_APPLY] = "applying",
 	[JOB_REJECT] = "rejecting",
 	[JOB_RECONCILE] = "reconciling",
+	[JOB_ANSWER] = "answering",
 };
 
 /* ---- jobs: this binary as a child, read without blocking --------------- */
@@ -560,10 +561,50 @@ tui_app_view_reconcile(struct tui_app *a)
 		tui_app_log(a, "cannot run corral reconcile");
 }
 
+/* `corral answer` ended: what it printed, on the lease's own status. */
+static void
+answer_done(struct tui_app *a, struct tui_job *j)
+{
+	char text[200];
+	bool ok = j->exited && j->status == 0 && j->term_signal == 0;
+
+	job_text(j, !ok, text, sizeof text);
+	if (strcmp(a->sel, j->id) == 0)
+		tui_app_message(a, !ok, "%s", text[0] ? text : ok ? "answered" :
+		    "not answered");
+	tui_app_log(a, "answer %s: exit %lld", j->id, (long long)j->status);
+}
+
+void
+tui_app_view_answer_run(struct tui_app *a, const struct tui_session *s,
+    unsigned n)
+{
+	char num[8];
+	const char *args[] = { "answer", s->id, num, "--digest", s->qdigest,
+		NULL };
+	int rc;
+
+	if (job_find(a, JOB_ANSWER, s->id) != NULL) {
+		tui_app_message(a, true, "%s: an answer is on its way",
+		    tui_app_name(s));
+		return;
+	}
+	snprintf(num, sizeof num, "%u", n);
+	/* SPEC 4.8: the command's own path, its digest check and receipt */
+	if ((rc = job_start(a, JOB_ANSWER, s->id, args)) < 0)
+		tui_app_message(a, true, "cannot run corral answer: %s",
+		    uv_strerror(rc));
+	else
+		tui_app_message(a, false, "answering %s...", tui_app_name(s));
+}
+
 static void
 job_done(struct tui_app *a, struct tui_job *j)
 {
 	switch (j->kind) {
+	case JOB_ANSWER:
+		answer_done(a, j);
+		break;
 	case JOB_RECONCILE:
 		reconcile_done(a, j);
 		break;
@@ -785,9 +826,17 @@ tui_app_view_result_ask(struct tui_app *a, enum tui_action what)
 		    "(fast-forward, never forced)? y/n", tui_app_name(s),
 		    rc > 0 ? ": a new commit of " : ": all ", kept, total,
 		    rc > 0 ? ", verified and checked again" : "");
+	} else if (s->rec.state != LEASE_STATE_RESULT_READY) {
+		tui_app_message(a, true, "%s is %s: no result to apply",
+		    tui_app_name(s), lease_fsm_state_name(s->rec.state));
+		return false;
 	} else {
-		tui_app_message(a, true, "apply %s's reviewed commit "
-		    "(fast-forward into its base ref)? y/n", tui_app_name(s));
+		/* nothing is applied unseen: the review first, a from there */
+		tui_keys_set_mode(&a->keys, TUI_MODE_REVIEW);
+		tui_app_view_review_open(a);
+		tui_app_message(a, false, "the review of %s: a applies what it "
+		    "shows", tui_app_name(s));
+		return false;
 	}
 	a->msg_until = 0;
 	return true;

@@ -115,6 +115,9 @@ enum tui_action {
 	TUI_ACT_HUNK_TOGGLE,	/* drop or keep the hunk under the cursor */
 	TUI_ACT_VIEW_RELOAD,	/* load the view's data again */
 	TUI_ACT_VIEW_SIDEWAYS,	/* act.arg steps right (< 0: left), 0: home */
+	TUI_ACT_SELECT_ATTENTION,	/* the next lease that needs the operator */
+	TUI_ACT_ANSWER_ASK,	/* ask y/n to answer option act.arg (1-9) */
+	TUI_ACT_ANSWER,		/* confirmed: answer option act.arg */
 	TUI_ACT_COUNT
 };
 
@@ -160,6 +163,7 @@ struct tui_keys {
 	enum tui_mode scroll_from;	/* mode SCROLL returns to */
 	enum tui_mode confirm_from;	/* mode CONFIRM returns to */
 	enum tui_action pending;	/* what CONFIRM will do on 'y' */
+	int pending_arg;		/* and its act.arg */
 	struct tui_key prefix;		/* default C-b */
 	bool pane_altscreen;	/* focused agent on the alternate screen */
 	struct tui_keys_user user[TUI_KEYS_USER_MAX];	/* win over defaults */
@@ -268,8 +272,10 @@ struct tui_layout_in {
 
 /* Columns from which the list goes to the left of the pane. */
 #define TUI_LAYOUT_WIDE 100
+/* Below this, one column: the list, or the pane when zoomed (issue 21). */
+#define TUI_LAYOUT_ONECOL 60
 #define TUI_LAYOUT_LIST_MIN 30
-#define TUI_LAYOUT_LIST_MAX 40
+#define TUI_LAYOUT_LIST_MAX 100
 #define TUI_LAYOUT_DETAIL_ROWS 12
 
 struct tui_layout {
@@ -281,6 +287,7 @@ struct tui_layout {
 	struct tui_rect sep_h;	/* horizontal rule above the pane */
 	struct tui_rect help;	/* overlay drawn over the others */
 	bool list_left;
+	bool onecol;		/* the list alone; z shows the pane */
 };
 
 /*
@@ -395,6 +402,7 @@ enum tui_el {
 	TUI_EL_LIST_SELECTED,	/* list.selected */
 	TUI_EL_LIST_DIM,	/* list.dim: secondary columns, empty list */
 	TUI_EL_LIST_UNSEEN,	/* list.unseen: the unseen marker */
+	TUI_EL_LIST_HOST,	/* list.host: the HOST tag (trusted_local) */
 	TUI_EL_BADGE,		/* badge.unknown; + activity for the others */
 	TUI_EL_BADGE_LAST = TUI_EL_BADGE + TUI_ACTIVITY_COUNT - 1,
 	TUI_EL_PANE,		/* pane: the agent's default colours */
@@ -505,7 +513,9 @@ struct tui_lease_row {
 	const char *name;	/* NULL: the id is shown */
 	enum tui_activity activity;
 	const char *lease_state;	/* SPEC 5.1 word */
-	const char *mode;	/* label: "bwrap", "trusted_local"... */
+	const char *mode;	/* isolation tag: "bwrap", "HOST", "cmd" */
+	const char *mode_long;	/* "bwrap", "HOST trusted_local"... */
+	bool host;		/* trusted_local: no sandbox, its own colour */
 	const char *branch;
 	int64_t age_s;		/* < 0: unknown */
 	const char *last_output;	/* last non-blank screen line */
@@ -527,6 +537,7 @@ struct tui_status {
 	const char *message;	/* replaces the hints when set */
 	bool error;		/* message is an error or a question */
 	unsigned counts[TUI_ACTIVITY_COUNT];
+	unsigned attention;	/* leases that need the operator (Tab) */
 };
 
 /* Text flags. */
@@ -693,9 +704,14 @@ bool tui_view_needs_holder(const struct lease_record *);
 enum tui_activity tui_view_activity(const struct lease_record *,
     bool lost, bool exited, int exit_status, bool cancelled,
     const char *holder_activity);
-/* The list's mode label: "trusted_local", else the isolation label. */
+/*
+ * The list's isolation tag: "HOST" for trusted_local (no sandbox), "cmd"
+ * for the command adapter (operator-asserted), else the adapter ("bwrap").
+ */
 const char *tui_view_mode_label(const struct lease_record *);
-#define TUI_VIEW_DETAIL_MAX 16
+/* In full: "HOST trusted_local", else the isolation class. */
+const char *tui_view_mode_long(const struct lease_record *);
+#define TUI_VIEW_DETAIL_MAX 24
 /*
  * The detail panel's lines for a lease (SPEC 4.3), most telling first:
  * state and cleanup, why it is lost (when lost is not NULL), the agent's

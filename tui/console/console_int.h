@@ -121,6 +121,9 @@ struct tui_session {
 	char *title, *last_line, *activity;
 	/* blocked on a choice: "? QUESTION" for the row, its options */
 	char *question, *options;
+	char qdigest[17];		/* the question's digest (hex) */
+	char *opt[9];			/* "KEY label" of options 1-9 */
+	unsigned nopts;
 	bool exited, cancelled, control;
 	int exit_status;
 	uint64_t bells;
@@ -219,6 +222,12 @@ void tui_app_log(struct tui_app *, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Focus the session at index i (-1: none); never called by itself. */
 void tui_app_focus(struct tui_app *, long i);
+/*
+ * The lease needs the operator (issue 21): it is blocked (a question on
+ * its screen) or has a result or ending not seen yet. Tab goes to the
+ * next one; the status bar counts them.
+ */
+bool tui_app_needs_operator(const struct tui_session *);
 /* The name a lease shows (its name, else its ID). */
 const char *tui_app_name(const struct tui_session *);
 /* Restore the terminal, print the message and exit (STYLE C.5). */
@@ -254,6 +263,12 @@ void tui_app_view_reload(struct tui_app *);
 void tui_app_view_key(struct tui_app *, const struct tui_act *);
 /* The confirmation question for apply/reject; false if refused. */
 bool tui_app_view_result_ask(struct tui_app *, enum tui_action);
+/*
+ * Confirmed: `corral answer ID N --digest HEX` (the command's own path:
+ * its digest check and receipt).
+ */
+void tui_app_view_answer_run(struct tui_app *, const struct tui_session *,
+    unsigned n);
 /* Confirmed: run `corral apply ID [--hunks LIST]` or `corral reject ID`. */
 void tui_app_view_result_run(struct tui_app *, enum tui_action);
 /*

@@ -18,11 +18,21 @@
 #define RULE_V "\xe2\x94\x82"	/* U+2502 box drawings light vertical */
 #define RULE_H "\xe2\x94\x80"	/* U+2500 box drawings light horizontal */
 
-/* Column budget of the lease list (display order below). */
+/*
+ * Column budget of the lease list. Every row always shows its badge, its
+ * activity word, its isolation tag and its age, then as much of its name
+ * as fits (issue 21): they say what an agent is doing and whether it runs
+ * on the host. Wider lists add, by priority, the last output line (the
+ * question of a blocked lease), the branch, the lease state and the full
+ * isolation label.
+ */
 #define COL_NAME_MIN 6
 #define COL_NAME 16
-#define COL_STATE 12
-#define COL_MODE 13
+#define COL_ACT 9		/* "cancelled", the longest activity word */
+#define COL_ACT_MIN 7		/* "blocked", "working": never cut */
+#define COL_ISO 5		/* "bwrap", "HOST", "cmd" */
+#define COL_ISO_LONG 18		/* "HOST trusted_local" */
+#define COL_STATE 12		/* "result_ready" */
 #define COL_BRANCH 20
 #define COL_AGE 4
 #define COL_LAST_MIN 12
@@ -268,40 +278,59 @@ pen_rest(struct pen *p, const struct tui_style *st)
 
 /* Which list columns fit in w, and how wide (0 = not shown). */
 struct list_cols {
-	int name, state, mode, branch, age, last;
+	int name, act, iso, age, last, branch, state;
 };
 
 static void
 list_columns(int w, struct list_cols *c)
 {
 	int avail = w - 4;		/* mark, badge, unseen, blank */
+	int need = 1 + COL_ACT_MIN + 1 + COL_ISO + 1 + COL_AGE;
 
 	memset(c, 0, sizeof *c);
 	if (avail <= 0)
 		return;
+	c->act = COL_ACT_MIN;
+	c->iso = COL_ISO;
+	c->age = COL_AGE;
+	/* Too narrow for them all: the age goes, never activity or host. */
+	if (avail < COL_NAME_MIN + need) {
+		c->age = 0;
+		need -= 1 + COL_AGE;
+	}
+	if (avail < 1 + need) {		/* a sliver: isolation, name */
+		c->act = 0;
+		if (avail < COL_ISO + 2)
+			c->iso = 0;
+		c->name = c->iso ? avail - COL_ISO - 1 : avail;
+		return;
+	}
+	avail -= need;
 	c->name = avail < COL_NAME ? avail : COL_NAME;
 	avail -= c->name;
-	if (avail >= COL_AGE + 1) {
-		c->age = COL_AGE;
-		avail -= COL_AGE + 1;
+	if (avail >= COL_ACT - COL_ACT_MIN) {
+		c->act = COL_ACT;
+		avail -= COL_ACT - COL_ACT_MIN;
+	}
+	/* the optional columns, each only with the last line's minimum left */
+	if (avail < COL_LAST_MIN + 1) {
+		c->name += avail;
+		return;
+	}
+	avail -= COL_LAST_MIN + 1;
+	if (avail >= COL_BRANCH + 1) {
+		c->branch = COL_BRANCH;
+		avail -= COL_BRANCH + 1;
 	}
 	if (avail >= COL_STATE + 1) {
 		c->state = COL_STATE;
 		avail -= COL_STATE + 1;
 	}
-	if (avail >= COL_MODE + 1) {
-		c->mode = COL_MODE;
-		avail -= COL_MODE + 1;
+	if (avail >= COL_ISO_LONG - COL_ISO) {
+		c->iso = COL_ISO_LONG;
+		avail -= COL_ISO_LONG - COL_ISO;
 	}
-	if (avail >= COL_BRANCH + 1 + COL_LAST_MIN + 1) {
-		c->branch = COL_BRANCH;
-		avail -= COL_BRANCH + 1;
-	}
-	if (avail >= COL_LAST_MIN + 1) {
-		c->last = avail - 1;
-		avail = 0;
-	}
-	c->name += avail;		/* what is left widens the name */
+	c->last = COL_LAST_MIN + avail;
 }
 
 static void
@@ -310,7 +339,7 @@ list_row(const struct tui_draw *d, const struct tui_rect *r, int y,
     const struct list_cols *c)
 {
 	struct pen p = { d, r->x, y, r->x + r->w };
-	struct tui_style base, dim, badge, unseen;
+	struct tui_style base, dim, badge, unseen, iso;
 	char letter[2] = { 0 }, age[16], last[256];
 	const char *name;
 	unsigned a = (unsigned)row->activity;
@@ -321,6 +350,8 @@ list_row(const struct tui_draw *d, const struct tui_rect *r, int y,
 	dim = selected ? base : el_style(d, TUI_EL_LIST_DIM);
 	badge = el_style(d, (enum tui_el)(TUI_EL_BADGE + a));
 	unseen = el_style(d, TUI_EL_LIST_UNSEEN);
+	/* An agent on the host has its own colour, selected or not. */
+	iso = row->host ? el_style(d, TUI_EL_LIST_HOST) : dim;
 	if (selected)
 		unseen.bg = base.bg;
 	letter[0] = tui_activity_letter((enum tui_activity)a);
@@ -331,25 +362,31 @@ list_row(const struct tui_draw *d, const struct tui_rect *r, int y,
 	name = row->name != NULL && row->name[0] != '\0' ? row->name :
 	    row->id != NULL ? row->id : "-";
 	pen_text(&p, c->name, name, &base, 0);
-	if (c->state) {
+	if (c->act) {
 		pen_glyph(&p, " ", &base);
-		pen_text(&p, c->state, row->lease_state != NULL ?
-		    row->lease_state : "-", &base, 0);
+		pen_text(&p, c->act, tui_activity_name((enum tui_activity)a),
+		    &base, 0);
 	}
-	if (c->mode) {
+	if (c->iso) {
 		pen_glyph(&p, " ", &base);
-		pen_text(&p, c->mode, row->mode != NULL ? row->mode : "-",
-		    &dim, 0);
-	}
-	if (c->branch) {
-		pen_glyph(&p, " ", &base);
-		pen_text(&p, c->branch, row->branch != NULL ? row->branch :
-		    "-", &dim, 0);
+		pen_text(&p, c->iso, c->iso >= COL_ISO_LONG &&
+		    row->mode_long != NULL ? row->mode_long : row->mode != NULL ?
+		    row->mode : "-", &iso, 0);
 	}
 	if (c->age) {
 		pen_glyph(&p, " ", &base);
 		tui_draw_age(row->age_s, age, sizeof age);
 		pen_text(&p, c->age, age, &base, TUI_TEXT_RIGHT);
+	}
+	if (c->state) {
+		pen_glyph(&p, " ", &base);
+		pen_text(&p, c->state, row->lease_state != NULL ?
+		    row->lease_state : "-", &dim, 0);
+	}
+	if (c->branch) {
+		pen_glyph(&p, " ", &base);
+		pen_text(&p, c->branch, row->branch != NULL ? row->branch :
+		    "-", &dim, 0);
 	}
 	if (c->last) {
 		pen_glyph(&p, " ", &base);
@@ -570,13 +607,29 @@ tui_draw_detail(const struct tui_draw *d, const struct tui_rect *r,
 	}
 }
 
-/* Columns the activity counts take ("W2 D1 "). */
+/* "2 need you (Tab) ": the leases the operator should look at. */
 static int
-counts_width(const struct tui_status *st)
+attention_text(const struct tui_status *st, char *buf, size_t bufsz)
 {
-	char num[16];
-	int a, w = 0;
+	int n;
 
+	buf[0] = '\0';
+	if (st->attention == 0)
+		return 0;
+	n = snprintf(buf, bufsz, "%u need%s you (Tab) ", st->attention,
+	    st->attention == 1 ? "s" : "");
+	return n > 0 && (size_t)n < bufsz ? n : 0;
+}
+
+/* Columns the counts take ("2 need you (Tab) B1 W2 D1 "). */
+static int
+counts_width(const struct tui_status *st, bool letters)
+{
+	char num[32];
+	int a, w = attention_text(st, num, sizeof num);
+
+	if (!letters)
+		return w;
 	for (a = 0; a < TUI_ACTIVITY_COUNT; a++)
 		if (st->counts[a] > 0)
 			w += 2 + snprintf(num, sizeof num, "%u",
@@ -597,7 +650,8 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	char buf[64], letter[2] = { 0 };
 	struct pen p;
 	size_t i;
-	int cw;
+	int cw, n;
+	bool letters = true;
 
 	check_draw(d);
 	assert(r != NULL && st != NULL);
@@ -608,7 +662,11 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	    TUI_EL_STATUS_MODE);
 	msg = el_style(d, st->error ? TUI_EL_STATUS_ERROR :
 	    TUI_EL_STATUS_MESSAGE);
-	cw = counts_width(st);
+	cw = counts_width(st, true);
+	if (cw > r->w - STATUS_LEFT_MIN) {
+		letters = false;	/* narrow: what needs you, not the rest */
+		cw = counts_width(st, false);
+	}
 	if (cw > r->w - STATUS_LEFT_MIN)
 		cw = 0;			/* too narrow: the mode matters more */
 	p = (struct pen){ d, r->x, r->y, r->x + r->w - cw };
@@ -630,7 +688,14 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	if (cw == 0)
 		return;
 	p = (struct pen){ d, r->x + r->w - cw, r->y, r->x + r->w };
-	for (i = 0; i < sizeof order / sizeof order[0]; i++) {
+	if ((n = attention_text(st, buf, sizeof buf)) > 0) {
+		badge = el_style(d, (enum tui_el)(TUI_EL_BADGE +
+		    TUI_ACTIVITY_BLOCKED));
+		buf[n - 1] = '\0';	/* the blank after it is the bar's */
+		pen_text(&p, n - 1, buf, &badge, 0);
+		pen_glyph(&p, " ", &base);
+	}
+	for (i = 0; letters && i < sizeof order / sizeof order[0]; i++) {
 		if (st->counts[order[i]] == 0)
 			continue;
 		letter[0] = tui_activity_letter(order[i]);

@@ -67,6 +67,13 @@ static const struct binding normal_table[] = {
 	{ .key = CH('R'), .action = TUI_ACT_REVIEW, .next = RV },
 	{ .key = CH('t'), .action = TUI_ACT_TIMELINE, .next = TL },
 	{ .key = CTRL('l'), .action = TUI_ACT_REDRAW, .next = N },
+	{ .key = SP(PTY_KEY_TAB), .action = TUI_ACT_SELECT_ATTENTION,
+	  .next = N },
+#define ANSWER(c) { .key = CH(c), .action = TUI_ACT_ANSWER_ASK, \
+	  .arg = (c) - '0', .next = TUI_MODE_CONFIRM }
+	ANSWER('1'), ANSWER('2'), ANSWER('3'), ANSWER('4'), ANSWER('5'),
+	ANSWER('6'), ANSWER('7'), ANSWER('8'), ANSWER('9'),
+#undef ANSWER
 };
 
 /* After the prefix; looked up before normal_table. */
@@ -192,6 +199,8 @@ static const struct {
 	{ "select-prev", { .action = TUI_ACT_SELECT_PREV, .next = STAY } },
 	{ "select-first", { .action = TUI_ACT_SELECT_FIRST, .next = STAY } },
 	{ "select-last", { .action = TUI_ACT_SELECT_LAST, .next = STAY } },
+	{ "select-attention", { .action = TUI_ACT_SELECT_ATTENTION,
+	  .next = STAY } },
 	{ "type", { .action = TUI_ACT_TYPE_START, .next = TUI_MODE_TYPING } },
 	{ "quit", { .action = TUI_ACT_QUIT, .next = N } },
 	{ "detach", { .action = TUI_ACT_QUIT, .next = N } },
@@ -261,6 +270,9 @@ static const char *const table_names[TUI_TABLE_COUNT] = {
 static const struct tui_help_line help_lines[] = {
 	{ .keys = "j k Up Down", .what = "move the selection (never types)" },
 	{ .keys = "g G Home End", .what = "first / last lease" },
+	{ .keys = "Tab", .what = "next lease that needs you (blocked, new "
+	  "result)" },
+	{ .keys = "1-9", .what = "answer a blocked lease's question (y/n)" },
 	{ .keys = "Enter i", .what = "type into the focused agent" },
 	{ .prefixed = true, .keys = "Esc", .what = "stop typing" },
 	{ .prefixed = true, .keys = NULL,
@@ -333,6 +345,9 @@ static const char *const action_names[TUI_ACT_COUNT] = {
 	[TUI_ACT_HUNK_TOGGLE] = "hunk-toggle",
 	[TUI_ACT_VIEW_RELOAD] = "view-reload",
 	[TUI_ACT_VIEW_SIDEWAYS] = "view-sideways",
+	[TUI_ACT_SELECT_ATTENTION] = "select-attention",
+	[TUI_ACT_ANSWER_ASK] = "answer-ask",
+	[TUI_ACT_ANSWER] = "answer",
 };
 
 /* Special key names, as tui_keys_parse reads and tui_keys_name writes. */
@@ -557,8 +572,11 @@ apply(struct tui_keys *k, const struct binding *b, struct tui_act *out)
 	out->arg = b->arg;
 	out->unit = b->unit;
 	switch (b->action) {
+	case TUI_ACT_ANSWER_ASK:
 	case TUI_ACT_CONFIRM_ASK:
-		k->pending = (enum tui_action)b->arg;
+		k->pending = b->action == TUI_ACT_ANSWER_ASK ? TUI_ACT_ANSWER :
+		    (enum tui_action)b->arg;
+		k->pending_arg = b->action == TUI_ACT_ANSWER_ASK ? b->arg : 0;
 		k->confirm_from = k->mode == TUI_MODE_REVIEW ||
 		    k->mode == TUI_MODE_TIMELINE ? k->mode : TUI_MODE_NORMAL;
 		k->mode = TUI_MODE_CONFIRM;
@@ -650,11 +668,13 @@ feed_confirm(struct tui_keys *k, const struct tui_key *key,
     struct tui_act *out)
 {
 	if (key->code == PTY_KEY_NONE && (key->mods & ~PTY_MOD_SHIFT) == 0 &&
-	    (key->cp == 'y' || key->cp == 'Y'))
+	    (key->cp == 'y' || key->cp == 'Y')) {
 		out->action = k->pending;
-	else
+		out->arg = k->pending_arg;
+	} else
 		out->action = TUI_ACT_CONFIRM_NO;	/* anything else: no */
 	k->pending = TUI_ACT_NONE;
+	k->pending_arg = 0;
 	k->mode = k->confirm_from;
 	k->confirm_from = TUI_MODE_NORMAL;
 }
@@ -745,8 +765,8 @@ tui_keys_hints(const struct tui_keys *k, char *buf, size_t bufsz)
 	tui_keys_name(&k->prefix, p, sizeof p);
 	switch (k->mode) {
 	case TUI_MODE_NORMAL:
-		n = snprintf(buf, bufsz, "j/k move  Enter type  [ scroll  "
-		    "d detail  x cancel  R review  ? help  q quit");
+		n = snprintf(buf, bufsz, "j/k move  Tab needs you  Enter type  "
+		    "[ scroll  d detail  x cancel  R review  ? help  q quit");
 		break;
 	case TUI_MODE_PREFIX:
 		n = snprintf(buf, bufsz, "%s: d detach  [ scroll  n/p next/prev"

@@ -97,6 +97,20 @@ layout_narrow(const struct tui_layout_in *in, int w, int body,
 	out->pane = rect(0, lh + dh + 1, w, avail - dh);
 }
 
+/* One column: the list over the whole body (and the detail panel). */
+static void
+layout_onecol(const struct tui_layout_in *in, int w, int body,
+    struct tui_layout *out)
+{
+	int dh = in->detail ? clamp(body / 2, 0, TUI_LAYOUT_DETAIL_ROWS) : 0;
+
+	if (dh < 2)
+		dh = 0;
+	out->onecol = true;
+	out->list = rect(0, 0, w, body - dh);
+	out->detail = rect(0, body - dh, w, dh);
+}
+
 void
 tui_layout_compute(const struct tui_layout_in *in, struct tui_layout *out)
 {
@@ -116,11 +130,13 @@ tui_layout_compute(const struct tui_layout_in *in, struct tui_layout *out)
 		out->pane = rect(0, 0, w, body);
 	else if (w >= TUI_LAYOUT_WIDE)
 		layout_wide(in, w, body, out);
-	else
+	else if (w >= TUI_LAYOUT_ONECOL || body <= 2)
 		layout_narrow(in, w, body, out);
+	else
+		layout_onecol(in, w, body, out);
 	if (in->help && w >= 3 && body >= 3) {
 		hw = w - 2 < 64 ? w - 2 : 64;
-		hh = body - 2 < 24 ? body - 2 : 24;
+		hh = body - 2 < 28 ? body - 2 : 28;
 		out->help = rect((w - hw) / 2, (body - hh) / 2, hw, hh);
 	}
 }

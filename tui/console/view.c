@@ -237,11 +237,27 @@ const char *
 tui_view_mode_label(const struct lease_record *r)
 {
 	assert(r != NULL);
+	/* SPEC 3: no sandbox at all; it must never read as one. */
 	if (r->mode == LEASE_MODE_TRUSTED_LOCAL)
-		return "trusted_local";
+		return "HOST";
+	/* the command adapter: a sandbox the operator vouches for */
+	if (r->adapter != NULL && strcmp(r->adapter, "command") == 0)
+		return "cmd";
+	if (r->adapter != NULL && r->adapter[0] != '\0')
+		return r->adapter;
+	return r->isolation != NULL && r->isolation[0] != '\0' ?
+	    r->isolation : "sbx";
+}
+
+const char *
+tui_view_mode_long(const struct lease_record *r)
+{
+	assert(r != NULL);
+	if (r->mode == LEASE_MODE_TRUSTED_LOCAL)
+		return "HOST trusted_local";
 	if (r->isolation != NULL && r->isolation[0] != '\0')
-		return r->isolation;
-	return r->adapter != NULL ? r->adapter : "sandboxed";
+		return r->isolation;	/* "bwrap unverified" */
+	return tui_view_mode_label(r);
 }
 
 /* Append a formatted value to buf; NULL when it does not fit. */
