@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # attach_fidelity.sh: the console shows what the model holds (issue 22).
-# Each 80x24 recording of tests/fixtures/tmuxdiff (real programs, and the
-# real Claude Code and Codex) is written by a lease's program; `corral
-# attach` in a tmux pane (a 256-colour terminal) resizes it to its pane,
-# which rewraps it, and the pane's cells are compared with the model's of
+# Each recording of tests/fixtures/tmuxdiff (real programs, and the real
+# Claude Code and Codex) is written by a lease's program into a terminal of
+# the size it was recorded at (80x24, 200x50); `corral attach` in a tmux
+# pane (a 256-colour terminal) resizes it to its pane, which rewraps it, and the pane's cells are compared with the model's of
 # the same moment (corral screen --json) by pane_vs_model.py: text and
 # attributes exactly, colours as a 256-colour terminal can show them.
 # The model itself is compared with tmux by pty/tmuxdiff. Then the
@@ -45,16 +45,27 @@ settled() {
 	return 1
 }
 
-n=0
+# new_at ROWS COLS ARG...: corral new ARG... with its stdin a terminal of
+# ROWS x COLS, which is the size a lease starts at; prints the ID
+new_at() {
+	python3 -c '
+import fcntl, os, pty, struct, subprocess, sys, termios
+m, s = pty.openpty()
+fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", int(sys.argv[1]), int(sys.argv[2]), 0, 0))
+sys.exit(subprocess.run(sys.argv[3:], stdin=s).returncode)' "$@"
+}
+
+n=0 wide=0
 while read -r name rows cols; do
 	case $name in '#'*|'') continue ;; esac
-	[ "$rows $cols" = "24 80" ] || continue
 	n=$((n + 1))
+	[ "$rows $cols" = "24 80" ] || wide=$((wide + 1))
 	done_file="$TMP/$name.done"
-	id=$("$CORRAL" new --sandbox trusted_local --allow-control --name "$name" -- sh -c \
-		"cat '$FIX/$name.bytes'; touch '$done_file'; exec sleep 600" </dev/null)
+	id=$(new_at "$rows" "$cols" "$CORRAL" new --sandbox trusted_local --allow-control \
+		--name "$name" -- sh -c "cat '$FIX/$name.bytes'; touch '$done_file'; exec sleep 600")
 	valid_id "$id" || { fail "$name: corral new"; continue; }
 	poll test -e "$done_file" || { fail "$name: the program never wrote it"; continue; }
+	check "$name: it was written at its own size, ${rows}x$cols" size_is "$id" "$rows $cols"
 	t new-window -d -t e2e -n con "env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' LANG=C.UTF-8 '$CORRAL' attach $id"
 	check "$name: attach resizes it to the pane" \
 		poll size_is "$id" "$PANE_ROWS $PANE_COLS"
@@ -71,7 +82,8 @@ while read -r name rows cols; do
 	t kill-window -t e2e:con
 	"$CORRAL" cancel "$id" >/dev/null 2>&1
 done <"$FIX/INDEX"
-check "every 80x24 recording was shown" test "$n" -ge 20
+check "every recording was shown" test "$n" -ge 32
+check "... three of them not 80x24" test "$wide" -ge 3
 
 # --- the scrollback after a resize ------------------------------------------------
 # Long lines, wrapped at the pane's 83 columns, go to the scrollback and

@@ -11,9 +11,10 @@ default colour must stay default and an indexed one the same index; a
 no other). What the console draws otherwise on purpose: concealed text
 as blanks, strikethrough not at all (curses has no such attribute), every
 underline style as a single underline. A blank's background is not
-compared when tmux's capture shows none: the console may draw a run of
-blanks with an erase, and capture-pane does not write out the background
-of erased cells. Prints each difference (the first few) and exits 1 if
+compared when tmux's capture shows none, nor its foreground (which a
+plain blank does not show): the console may draw a run of blanks with an
+erase, and capture-pane does not write out the background of erased
+cells. Prints each difference (the first few) and exits 1 if
 there is one.
 """
 import json
@@ -197,14 +198,16 @@ def main():
                 what.append('text %r/%r' % (text, ptext))
             if want != got:
                 what.append('attrs %04x/%04x' % (want, got))
-            if not same_color(fg, pfg):
-                what.append('fg %s/%s' % (fg, pfg))
             # A blank the console drew with an erase (curses does, for a
             # run of blanks) is a cleared cell in tmux, whose background
-            # capture-pane does not write out (as in pty/tmuxdiff).
-            if not same_color(bg, pbg) and not (text == '' and
-                                                ptext == '' and
-                                                pbg == ('d',)):
+            # capture-pane does not write out (as in pty/tmuxdiff); its
+            # foreground, which a blank does not show, is gone (a reverse
+            # or underlined blank shows it, and differs in attrs here).
+            erased = text == '' and ptext == '' and pbg == ('d',)
+            if not same_color(fg, pfg) and not (erased and pfg == ('d',)
+                                                and got == 0):
+                what.append('fg %s/%s' % (fg, pfg))
+            if not same_color(bg, pbg) and not erased:
                 what.append('bg %s/%s' % (bg, pbg))
             if what:
                 diffs.append('  %d,%d %s' % (y, x, ' '.join(what)))
