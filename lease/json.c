@@ -7,6 +7,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,6 +53,28 @@ set(json_t *o, const char *k, json_t *v)
 	return v != NULL ? json_object_set_new(o, k, v) : -1;
 }
 
+void
+lease_usd(int64_t nano, char *buf, size_t bufsz)
+{
+	uint64_t n = nano > 0 ? (uint64_t)nano : 0;
+
+	snprintf(buf, bufsz, "%llu.%06llu", (unsigned long long)(n /
+	    1000000000ull), (unsigned long long)(n % 1000000000ull / 1000ull));
+}
+
+json_t *
+lease_json_usage(const struct lease_usage *u)
+{
+	char usd[32];
+
+	lease_usd(u->cost_nano, usd, sizeof usd);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:I}", "requests",
+	    (json_int_t)u->requests, "input", (json_int_t)u->input, "output",
+	    (json_int_t)u->output, "cache_write", (json_int_t)u->cache_write,
+	    "cache_read", (json_int_t)u->cache_read, "cost_usd", usd,
+	    "unknown_cost", (json_int_t)u->cost_unknown);
+}
+
 json_t *
 lease_json_record(const struct lease_record *r, unsigned flags)
 {
@@ -82,6 +105,7 @@ lease_json_record(const struct lease_record *r, unsigned flags)
 	bad |= set(o, "failed_reason", str(r->failed_reason));
 	bad |= set(o, "created_at", json_integer(r->created_at));
 	bad |= set(o, "updated_at", json_integer(r->updated_at));
+	bad |= set(o, "usage", lease_json_usage(&r->usage));
 	if (flags & LEASE_JSON_FULL) {
 		bad |= set(o, "repo", str(r->repo));
 		bad |= set(o, "base", str(r->base));

@@ -216,7 +216,7 @@ int lease_fsm_mode_parse(const char *, enum lease_mode *out);
 /* store.c: the journal's handle (SPEC 9.1)                           */
 
 /* Schema version this build writes (PRAGMA user_version). */
-#define LEASE_SCHEMA_VERSION 4
+#define LEASE_SCHEMA_VERSION 5
 /* Default busy timeout: holders and commands write from many processes. */
 #define LEASE_BUSY_MS 5000
 
@@ -284,6 +284,19 @@ struct lease_spec {
 };
 
 /* One lease row. Strings are owned by the record (NULL when absent). */
+/*
+ * A lease's model usage (SPEC 8.5): the model gateway's totals, kept on
+ * the lease row and moved with each model_request receipt in the same
+ * transaction (lease_receipt_append_usage). What `corral ls --json` and
+ * `show --json` print as "usage" and the console's cost column reads.
+ */
+struct lease_usage {
+	int64_t requests;	/* model requests answered */
+	int64_t input, output, cache_write, cache_read;	/* tokens */
+	int64_t cost_nano;	/* USD x 1e9, of the requests of known cost */
+	int64_t cost_unknown;	/* requests whose cost is unknown */
+};
+
 struct lease_record {
 	char id[LEASE_ID_LEN + 1];
 	char *name;
@@ -312,6 +325,7 @@ struct lease_record {
 	int64_t receipt_len;
 	char *result;		/* JSON text or NULL */
 	char *cmd;		/* JSON array text or NULL */
+	struct lease_usage usage;	/* zeros: no model request yet */
 };
 
 /* Text fields settable with lease_record_set_text. */
@@ -575,6 +589,16 @@ LEASE_NODISCARD int lease_event_list(struct lease_store *, const char *id,
 LEASE_NODISCARD int lease_receipt_append(struct lease_store *,
     const char *id, const char *kind, struct json_t *fields,
     int64_t *seq_out);
+
+/*
+ * lease_receipt_append_usage: the same, and add *add to the lease row's
+ * usage totals (struct lease_usage) in the same transaction: the model
+ * gateway's model_request receipts (SPEC 8.5), so the row's totals are
+ * always the sum of the receipts that moved them.
+ */
+LEASE_NODISCARD int lease_receipt_append_usage(struct lease_store *,
+    const char *id, const char *kind, struct json_t *fields,
+    const struct lease_usage *add, int64_t *seq_out);
 
 /*
  * lease_receipt_verify: walk the chain from seq 1 and check every link,
@@ -1118,11 +1142,26 @@ bool lease_proc_alive(pid_t pid, int64_t start);
  * activity, unseen, mode, adapter, branch, worktree, workspace,
  * sandbox_id, holder_pid, cleanup, ...; absent values null). With
  * LEASE_JSON_FULL also base, base_ref, policy, limits, result (parsed),
- * failed_reason, cmd and receipt {length, head, verified: null}. New
- * reference; NULL on -ENOMEM.
+ * failed_reason, cmd and receipt {length, head, verified: null}. Always
+ * "usage": lease_json_usage of the row's totals. New reference; NULL on
+ * -ENOMEM.
  */
 struct json_t *lease_json_record(const struct lease_record *,
     unsigned flags);
+
+/*
+ * lease_json_usage: a lease's model usage as {"requests", "input",
+ * "output", "cache_write", "cache_read" (tokens), "cost_usd" (a string,
+ * lease_usd), "unknown_cost" (requests whose cost is unknown: never
+ * counted as free)}. New reference; NULL on -ENOMEM.
+ */
+struct json_t *lease_json_usage(const struct lease_usage *);
+
+/*
+ * lease_usd: nano-USD as "D.DDDDDD" (micro-USD, rounded down), the form
+ * of every cost corral prints.
+ */
+void lease_usd(int64_t nano, char *buf, size_t bufsz);
 
 /*
  * lease_json_show: corral show --json: the full object with the chain

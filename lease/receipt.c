@@ -196,9 +196,51 @@ out:
 	return rc;
 }
 
+static const char sql_add_usage[] =
+    "UPDATE leases SET usage_requests = usage_requests + ?2,"
+    " usage_input = usage_input + ?3, usage_output = usage_output + ?4,"
+    " usage_cache_write = usage_cache_write + ?5,"
+    " usage_cache_read = usage_cache_read + ?6,"
+    " usage_cost_nano = usage_cost_nano + ?7,"
+    " usage_cost_unknown = usage_cost_unknown + ?8 WHERE id = ?1";
+
+/* Inside the receipt's transaction: the row's usage totals move. */
+static int
+usage_add_tx(struct lease_store *s, const char *id,
+    const struct lease_usage *u)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (s->version < 5) {
+		lease__store_msg(s, "%s: schema version %d has no usage; open "
+		    "it with the current schema", s->path, s->version);
+		return LEASE_ESCHEMA;
+	}
+	if ((rc = lease__store_stmt(s, sql_add_usage, &st)) < 0)
+		return rc;
+	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, u->requests);
+	sqlite3_bind_int64(st, 3, u->input);
+	sqlite3_bind_int64(st, 4, u->output);
+	sqlite3_bind_int64(st, 5, u->cache_write);
+	sqlite3_bind_int64(st, 6, u->cache_read);
+	sqlite3_bind_int64(st, 7, u->cost_nano);
+	sqlite3_bind_int64(st, 8, u->cost_unknown);
+	return lease__store_step_done(s, st, "add usage");
+}
+
 int
 lease_receipt_append(struct lease_store *s, const char *id, const char *kind,
     json_t *fields, int64_t *seq_out)
+{
+	return lease_receipt_append_usage(s, id, kind, fields, NULL, seq_out);
+}
+
+int
+lease_receipt_append_usage(struct lease_store *s, const char *id,
+    const char *kind, json_t *fields, const struct lease_usage *add,
+    int64_t *seq_out)
 {
 	int64_t seq = 0;
 	int rc;
@@ -211,7 +253,8 @@ lease_receipt_append(struct lease_store *s, const char *id, const char *kind,
 	}
 	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = lease__receipt_append_tx(s, id, kind, fields, &seq)) < 0) {
+	if ((rc = lease__receipt_append_tx(s, id, kind, fields, &seq)) < 0 ||
+	    (add != NULL && (rc = usage_add_tx(s, id, add)) < 0)) {
 		lease__store_rollback(s);
 		return rc;
 	}

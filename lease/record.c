@@ -24,15 +24,33 @@
 	" failed_reason, cleanup, repo, base, base_ref, branch, worktree," \
 	" workspace, sandbox_id, policy, limits, holder_pid, holder_start," \
 	" created_at, updated_at, receipt_head, receipt_len, result, cmd"
+/* The model usage (schema 5; zeros from an older one). */
+#define LEASE_USAGE \
+	", usage_requests, usage_input, usage_output, usage_cache_write," \
+	" usage_cache_read, usage_cost_nano, usage_cost_unknown"
+#define LEASE_USAGE_V4 ", 0, 0, 0, 0, 0, 0, 0"
+#define LEASE_USAGE_COL 27
 
-static const char sql_get[] =
-    "SELECT " LEASE_COLUMNS " FROM leases WHERE id = ?1";
-static const char sql_list_all[] =
-    "SELECT " LEASE_COLUMNS " FROM leases ORDER BY id";
-static const char sql_list_live[] =
-    "SELECT " LEASE_COLUMNS " FROM leases WHERE lease_state NOT IN"
-    " ('applied','rejected','failed','cancelled')"
-    " OR cleanup IN ('pending','failed') ORDER BY id";
+#define SQL_GET(u) "SELECT " LEASE_COLUMNS u " FROM leases WHERE id = ?1"
+#define SQL_LIST_ALL(u) "SELECT " LEASE_COLUMNS u " FROM leases ORDER BY id"
+#define SQL_LIST_LIVE(u) \
+    "SELECT " LEASE_COLUMNS u " FROM leases WHERE lease_state NOT IN" \
+    " ('applied','rejected','failed','cancelled')" \
+    " OR cleanup IN ('pending','failed') ORDER BY id"
+
+static const char *const sql_get[2] = {
+	SQL_GET(LEASE_USAGE_V4), SQL_GET(LEASE_USAGE) };
+static const char *const sql_list_all[2] = {
+	SQL_LIST_ALL(LEASE_USAGE_V4), SQL_LIST_ALL(LEASE_USAGE) };
+static const char *const sql_list_live[2] = {
+	SQL_LIST_LIVE(LEASE_USAGE_V4), SQL_LIST_LIVE(LEASE_USAGE) };
+
+/* Which of the two: a store opened at an older schema has no usage. */
+static int
+with_usage(const struct lease_store *s)
+{
+	return s->version >= 5;
+}
 
 void
 lease_record_clear(struct lease_record *r)
@@ -115,6 +133,13 @@ row_to_record(struct lease_store *s, sqlite3_stmt *st, struct lease_record *r)
 	r->receipt_len = sqlite3_column_int64(st, 24);
 	r->result = lease__store_col_text(st, 25, &oom);
 	r->cmd = lease__store_col_text(st, 26, &oom);
+	r->usage.requests = sqlite3_column_int64(st, LEASE_USAGE_COL);
+	r->usage.input = sqlite3_column_int64(st, LEASE_USAGE_COL + 1);
+	r->usage.output = sqlite3_column_int64(st, LEASE_USAGE_COL + 2);
+	r->usage.cache_write = sqlite3_column_int64(st, LEASE_USAGE_COL + 3);
+	r->usage.cache_read = sqlite3_column_int64(st, LEASE_USAGE_COL + 4);
+	r->usage.cost_nano = sqlite3_column_int64(st, LEASE_USAGE_COL + 5);
+	r->usage.cost_unknown = sqlite3_column_int64(st, LEASE_USAGE_COL + 6);
 	if (oom) {
 		lease_record_clear(r);
 		return -ENOMEM;
@@ -133,7 +158,7 @@ lease_record_get(struct lease_store *s, const char *id,
 	memset(out, 0, sizeof *out);
 	if (!lease_id_valid(id))
 		return LEASE_EBADID;
-	if ((rc = lease__store_stmt(s, sql_get, &st)) < 0)
+	if ((rc = lease__store_stmt(s, sql_get[with_usage(s)], &st)) < 0)
 		return rc;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
@@ -162,8 +187,8 @@ lease_record_list(struct lease_store *s, unsigned flags,
 	assert(s != NULL && s->db != NULL && out != NULL && n != NULL);
 	*out = NULL;
 	*n = 0;
-	rc = lease__store_stmt(s, (flags & LEASE_LIST_ALL) ? sql_list_all :
-	    sql_list_live, &st);
+	rc = lease__store_stmt(s, (flags & LEASE_LIST_ALL) ?
+	    sql_list_all[with_usage(s)] : sql_list_live[with_usage(s)], &st);
 	if (rc < 0)
 		return rc;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {

@@ -131,11 +131,27 @@ static const char schema_v4[] =
     " PRIMARY KEY (run, kind, identity)"
     ");";
 
+/* Version 5: a lease's model usage on its row (SPEC 8.5), moved with each
+ * model_request receipt (lease_receipt_append_usage). */
+static const char schema_v5[] =
+    "ALTER TABLE leases ADD COLUMN usage_requests INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE leases ADD COLUMN usage_input INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE leases ADD COLUMN usage_output INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE leases ADD COLUMN usage_cache_write INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE leases ADD COLUMN usage_cache_read INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE leases ADD COLUMN usage_cost_nano INTEGER NOT NULL"
+    " DEFAULT 0;"
+    "ALTER TABLE leases ADD COLUMN usage_cost_unknown INTEGER NOT NULL"
+    " DEFAULT 0;";
+
 static const char *const migrations[LEASE_SCHEMA_VERSION] = {
 	schema_v1,
 	schema_v2,
 	schema_v3,
 	schema_v4,
+	schema_v5,
 };
 
 /* ------------------------------------------------------------------ */

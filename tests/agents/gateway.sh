@@ -138,6 +138,20 @@ check "... their cost, and one of unknown cost" jq_eq "$u" \
 check "... the same in its table, marked +unknown" bash -c '"$1" usage "$2" |
 	grep -E "^total .* $(printf "0.%06d" $((20 * $3))) \+unknown$"' _ \
 	"$CORRAL" "$id" "$nmock"
+# The same totals on the lease row: ls --json, show --json and show.
+usd=$(printf '0.%06d' $((20 * nmock)))
+sums="$((nmock + 1)) $((10 * nmock)) $((5 * nmock)) $usd"
+check "ls --json: the lease's usage, the same totals" jq_eq \
+	"$(c ls --all --json)" ".[] | select(.id == \"$id\") | .usage |
+	\"\(.requests) \(.input) \(.output) \(.cost_usd) \(.unknown_cost)\"" \
+	"$sums 1"
+check "... show --json too" jq_eq "$(js "$id")" '.usage |
+	"\(.requests) \(.input) \(.output) \(.cost_usd)"' "$sums"
+line="^usage +$((nmock + 1)) requests, $((10 * nmock)) tokens in,"
+line="$line $((5 * nmock)) out, cache 0 written, 0 read; $usd USD"
+line="$line and 1 request of unknown cost\$"
+check "... and show's usage line" bash -c '"$1" show "$2" | grep -E "$3"' _ \
+	"$CORRAL" "$id" "$line"
 nothing_survives "$id"
 
 # The spend cap, on a lease of the profile running a plain program (so

@@ -125,6 +125,73 @@ START_TEST(test_receipt_empty_chain_and_null_fields)
 }
 END_TEST
 
+/* SPEC 8.5: a model_request receipt moves the row's usage totals with it. */
+START_TEST(test_receipt_usage_totals)
+{
+	struct lease_usage a = { .requests = 1, .input = 10, .output = 5,
+		.cache_write = 3, .cache_read = 7, .cost_nano = 20000 };
+	struct lease_usage b = { .requests = 1, .input = 4, .output = 2,
+		.cost_unknown = 1 };
+	struct lease_record r, *v = NULL;
+	json_t *f = json_object(), *o, *u;
+	size_t n = 0;
+	int64_t len = 0;
+
+	ck_assert_int_eq(lease_record_get(s, id, &r), 0);
+	ck_assert_int_eq(r.usage.requests, 0);
+	ck_assert_int_eq(r.usage.cost_nano, 0);
+	lease_record_clear(&r);
+	ck_assert_int_eq(lease_receipt_append_usage(s, id, "model_request", f,
+	    &a, NULL), 0);
+	ck_assert_int_eq(lease_receipt_append_usage(s, id, "model_request", f,
+	    &b, NULL), 0);
+	/* a plain receipt leaves them; a refused one moves nothing */
+	ck_assert_int_eq(lease_receipt_append(s, id, "model_gateway", f, NULL),
+	    0);
+	ck_assert_int_eq(lease_receipt_append_usage(s, id, "Bad Kind", f, &a,
+	    NULL), -EINVAL);
+	json_decref(f);
+	ck_assert_int_eq(lease_receipt_verify(s, id, &len, NULL), 0);
+	ck_assert_int_eq(len, 6);
+	ck_assert_int_eq(lease_record_list(s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_int_eq(v[0].usage.requests, 2);
+	ck_assert_int_eq(v[0].usage.input, 14);
+	ck_assert_int_eq(v[0].usage.output, 7);
+	ck_assert_int_eq(v[0].usage.cache_write, 3);
+	ck_assert_int_eq(v[0].usage.cache_read, 7);
+	ck_assert_int_eq(v[0].usage.cost_nano, 20000);
+	ck_assert_int_eq(v[0].usage.cost_unknown, 1);
+	/* what ls --json prints */
+	o = lease_json_record(&v[0], 0);
+	u = json_object_get(o, "usage");
+	ck_assert_int_eq(json_integer_value(json_object_get(u, "requests")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(u, "input")), 14);
+	ck_assert_int_eq(json_integer_value(json_object_get(u, "output")), 7);
+	ck_assert_str_eq(json_string_value(json_object_get(u, "cost_usd")),
+	    "0.000020");
+	ck_assert_int_eq(json_integer_value(json_object_get(u,
+	    "unknown_cost")), 1);
+	json_decref(o);
+	lease_record_list_free(v, n);
+}
+END_TEST
+
+START_TEST(test_receipt_usd)
+{
+	char buf[32];
+
+	lease_usd(0, buf, sizeof buf);
+	ck_assert_str_eq(buf, "0.000000");
+	lease_usd(1234567890123LL, buf, sizeof buf);
+	ck_assert_str_eq(buf, "1234.567890");
+	lease_usd(999, buf, sizeof buf);	/* rounded down to micro-USD */
+	ck_assert_str_eq(buf, "0.000000");
+	lease_usd(-5, buf, sizeof buf);
+	ck_assert_str_eq(buf, "0.000000");
+}
+END_TEST
+
 START_TEST(test_receipt_canonical_text)
 {
 	json_t *f = json_pack("{s:i, s:s}", "zeta", 1, "alpha", "\xc3\xa9");
@@ -381,6 +448,8 @@ receipt_suite(void)
 	tcase_add_test(tc, test_receipt_chain_verifies);
 	tcase_add_test(tc, test_receipt_empty_chain_and_null_fields);
 	tcase_add_test(tc, test_receipt_canonical_text);
+	tcase_add_test(tc, test_receipt_usage_totals);
+	tcase_add_test(tc, test_receipt_usd);
 	tcase_add_test(tc, test_receipt_rejects_bad_input);
 	tcase_add_test(tc, test_receipt_concurrent_writers);
 	tcase_add_test(tc, test_receipt_show_window);

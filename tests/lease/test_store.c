@@ -84,7 +84,7 @@ START_TEST(test_store_open_creates_v2_wal)
 	ck_assert_int_eq(lease_store_version(s), LEASE_SCHEMA_VERSION);
 	ck_assert_str_eq(lease_store_path(s), db);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 4);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 5);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
 	    "name IN ('leases','transitions','resources','receipts','ids',"
 	    "'inventory','intents')"), 7);
@@ -99,7 +99,7 @@ START_TEST(test_store_open_creates_v2_wal)
 	}
 	/* reopening is a no-op migration */
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 4);
+	ck_assert_int_eq(lease_store_version(s), 5);
 	lease_store_close(s);
 	lease_store_close(NULL);
 }
@@ -1048,6 +1048,15 @@ check_fixture(struct lease_store *s)
 	    NULL), 0);
 	ck_assert_int_eq(lease_receipt_verify(s, v[0].id, &len, NULL), 0);
 	ck_assert_int_eq(len, 3);
+	/* the usage columns came with version 5: zeros, then they move */
+	ck_assert_int_eq(v[0].usage.requests, 0);
+	ck_assert_int_eq(lease_receipt_append_usage(s, v[0].id,
+	    "model_request", NULL, &(struct lease_usage){ .requests = 1,
+	    .input = 10 }, NULL), 0);
+	lease_record_list_free(v, n);
+	ck_assert_int_eq(lease_record_list(s, LEASE_LIST_ALL, &v, &n), 0);
+	ck_assert_int_eq(v[0].usage.requests, 1);
+	ck_assert_int_eq(v[0].usage.input, 10);
 	lease_record_list_free(v, n);
 }
 
@@ -1073,10 +1082,10 @@ START_TEST(test_store_v1_then_v2)
 		free(b);
 	}
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 4);
+	ck_assert_int_eq(lease_store_version(s), 5);
 	check_fixture(s);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 4);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 5);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM sqlite_master WHERE "
 	    "name IN ('inventory', 'transitions_at', 'intents', 'probes')"), 4);
 }
@@ -1094,10 +1103,10 @@ START_TEST(test_store_committed_v1_fixture)
 	free(src);
 	ck_assert_int_eq(raw_int("PRAGMA user_version"), 1);
 	s = open_ok();
-	ck_assert_int_eq(lease_store_version(s), 4);
+	ck_assert_int_eq(lease_store_version(s), 5);
 	check_fixture(s);
 	lease_store_close(s);
-	ck_assert_int_eq(raw_int("PRAGMA user_version"), 4);
+	ck_assert_int_eq(raw_int("PRAGMA user_version"), 5);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM inventory"), 0);
 	ck_assert_int_eq(raw_int("SELECT count(*) FROM intents"), 0);
 }

@@ -226,8 +226,10 @@ const struct tui_cmd tui_cmd_ls = {
 		"full) says journal_unwritable: the holder keeps what it could "
 		"not write and\nretries. --json prints an array of objects with "
 		"id, name, lease_state,\nactivity, unseen, mode, adapter, branch, "
-		"worktree, workspace, sandbox_id,\nholder_pid, cleanup, processes "
-		"and, for a live holder, journal (ok, waiting,\nunwritable).",
+		"worktree, workspace, sandbox_id,\nholder_pid, cleanup, "
+		"processes, usage (the model's tokens and cost: requests,\n"
+		"input, output, cache_write, cache_read, cost_usd, unknown_cost) "
+		"and, for a\nlive holder, journal (ok, waiting, unwritable).",
 	.exec = ls_exec,
 };
 
@@ -286,6 +288,27 @@ show_limits(json_t *lim)
 		printf("\n");
 		free(s);
 	}
+}
+
+/* The model usage (the gateway's totals on the lease row) as one line. */
+static void
+show_usage(json_t *u)
+{
+	long long unknown = (long long)json_integer_value(json_object_get(u,
+	    "unknown_cost"));
+
+	printf("%-16s %lld requests, %lld tokens in, %lld out, cache %lld "
+	    "written, %lld read; %s USD", "usage",
+	    (long long)json_integer_value(json_object_get(u, "requests")),
+	    (long long)json_integer_value(json_object_get(u, "input")),
+	    (long long)json_integer_value(json_object_get(u, "output")),
+	    (long long)json_integer_value(json_object_get(u, "cache_write")),
+	    (long long)json_integer_value(json_object_get(u, "cache_read")),
+	    json_string_value(json_object_get(u, "cost_usd")));
+	if (unknown > 0)
+		printf(" and %lld request%s of unknown cost", unknown,
+		    unknown == 1 ? "" : "s");
+	printf("\n");
 }
 
 static int
@@ -351,6 +374,10 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 			show_limits(val);
 			continue;
 		}
+		if (strcmp(k, "usage") == 0 && json_is_object(val)) {
+			show_usage(val);
+			continue;
+		}
 		printf("%-16s ", k);
 		if (json_is_string(val)) {
 			tui_ctx_put_escaped(stdout, json_string_value(val),
@@ -387,13 +414,13 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 const struct tui_cmd tui_cmd_show = {
 	.name = "show",
 	.usage = "ID [--json]",
-	.help = "Print one lease in full: base and ref, branch, worktree, "
-		"workspace,\nsandbox, policy, limits, cleanup, the receipt "
-		"chain (length, head, and\nwhether it verifies), the result "
-		"and the transitions. Text that came\nfrom a sandbox is "
-		"printed escaped. Shown on a terminal, a done or\n"
-		"failed lease counts as seen (its unseen mark clears); --json "
-		"and\noutput into a pipe or file leave the "
-		"mark.",
+	.help = "Print one lease in full: base and ref, branch, "
+		"worktree, workspace,\nsandbox, policy, limits, cleanup, the "
+		"model's usage (requests, tokens and\ncost), the receipt chain "
+		"(length, head, and whether it verifies), the result\nand the "
+		"transitions. Text that came from a sandbox is printed escaped. "
+		"Shown\non a terminal, a done or failed lease counts as seen "
+		"(its unseen mark\nclears); --json and output into a pipe or "
+		"file leave the mark.",
 	.exec = show_exec,
 };

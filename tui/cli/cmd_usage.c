@@ -21,11 +21,8 @@
 #include "tui/cli/cli.h"
 #include "tui/runtime/runtime.h"
 
-struct tally {
-	unsigned long long requests, input, output, cache_write, cache_read;
-	unsigned long long unknown;	/* requests of unknown cost */
-	uint64_t nano;
-};
+/* A lease's or a model's sums: the lease row's own shape (lease.h). */
+#define tally lease_usage
 
 static void
 tally_add(struct tally *t, const struct tally *a)
@@ -35,30 +32,17 @@ tally_add(struct tally *t, const struct tally *a)
 	t->output += a->output;
 	t->cache_write += a->cache_write;
 	t->cache_read += a->cache_read;
-	t->unknown += a->unknown;
-	t->nano += a->nano;
+	t->cost_unknown += a->cost_unknown;
+	t->cost_nano += a->cost_nano;
 }
 
-static unsigned long long
+static int64_t
 jnum(json_t *o, const char *k)
 {
 	json_t *v = json_object_get(o, k);
 
 	return json_is_integer(v) && json_integer_value(v) > 0 ?
-	    (unsigned long long)json_integer_value(v) : 0;
-}
-
-static json_t *
-tally_json(const struct tally *t)
-{
-	char usd[32];
-
-	tui_prices_usd(t->nano, usd, sizeof usd);
-	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:s, s:I}", "requests",
-	    (json_int_t)t->requests, "input", (json_int_t)t->input, "output",
-	    (json_int_t)t->output, "cache_write", (json_int_t)t->cache_write,
-	    "cache_read", (json_int_t)t->cache_read, "cost_usd", usd,
-	    "unknown_cost", (json_int_t)t->unknown);
+	    (int64_t)json_integer_value(v) : 0;
 }
 
 static void
@@ -66,10 +50,11 @@ tally_print(const char *lease, const char *model, const struct tally *t)
 {
 	char usd[32];
 
-	tui_prices_usd(t->nano, usd, sizeof usd);
-	printf("%-24s %-30.30s %5llu %9llu %8llu %8llu %9llu %11s%s\n", lease,
-	    model, t->requests, t->input, t->output, t->cache_write,
-	    t->cache_read, usd, t->unknown ? " +unknown" : "");
+	lease_usd(t->cost_nano, usd, sizeof usd);
+	printf("%-24s %-30.30s %5lld %9lld %8lld %8lld %9lld %11s%s\n", lease,
+	    model, (long long)t->requests, (long long)t->input,
+	    (long long)t->output, (long long)t->cache_write,
+	    (long long)t->cache_read, usd, t->cost_unknown ? " +unknown" : "");
 }
 
 #define MODELS_MAX 64
@@ -133,16 +118,17 @@ lease_usage(struct tui_ctx *c, const char *id, int64_t since_ms, json_t *o,
 		t->cache_write += jnum(u, "cache_write");
 		t->cache_read += jnum(u, "cache_read");
 		cost = json_string_value(json_object_get(f, "cost_usd"));
-		if (cost != NULL && tui_prices_usd_parse(cost, &nano) == 0)
-			t->nano += nano;
+		if (cost != NULL && tui_prices_usd_parse(cost, &nano) == 0 &&
+		    nano <= INT64_MAX)
+			t->cost_nano += (int64_t)nano;
 		else
-			t->unknown++;
+			t->cost_unknown++;
 	}
 	json_decref(entries);
 	arr = o != NULL ? json_array() : NULL;
 	for (i = 0; i < n; i++) {
 		if (arr != NULL) {
-			json_t *row = tally_json(&m[i].t);
+			json_t *row = lease_json_usage(&m[i].t);
 
 			json_object_set_new(row, "model",
 			    json_string(m[i].model));
@@ -152,7 +138,7 @@ lease_usage(struct tui_ctx *c, const char *id, int64_t since_ms, json_t *o,
 		tally_add(&lt, &m[i].t);
 	}
 	if (arr != NULL && lt.requests > 0) {
-		json_t *l = tally_json(&lt);
+		json_t *l = lease_json_usage(&lt);
 
 		json_object_set_new(l, "id", json_string(id));
 		json_object_set_new(l, "models", arr);
@@ -224,7 +210,7 @@ usage_exec(struct tui_ctx *c, int argc, char **argv)
 	}
 	if (json) {
 		json_t *o = json_pack("{s:o, s:o}", "leases", leases, "total",
-		    tally_json(&total));
+		    lease_json_usage(&total));
 
 		tui_ctx_print_json(o);
 		return TUI_EXIT_OK;

@@ -182,7 +182,8 @@ tui_holder_gw_plan(struct tui_holder_gw *g, struct sbx_plan *plan)
  * price (held too when there is a cap to keep).
  */
 static void
-meter(struct tui_holder_gw *g, const struct sbx_gateway_event *e, json_t *j)
+meter(struct tui_holder_gw *g, const struct sbx_gateway_event *e, json_t *j,
+    struct lease_usage *add)
 {
 	char usd[32];
 	uint64_t nano = 0;
@@ -193,12 +194,14 @@ meter(struct tui_holder_gw *g, const struct sbx_gateway_event *e, json_t *j)
 		    &nano);
 	if (rc == 0) {
 		g->spent += nano;
+		add->cost_nano = nano > INT64_MAX ? INT64_MAX : (int64_t)nano;
 		tui_prices_usd(nano, usd, sizeof usd);
 		json_object_set_new(j, "cost_usd", json_string(usd));
 		json_object_set_new(j, "price_date", json_string(
 		    g->prices.date));
 	} else {
 		g->unknown++;
+		add->cost_unknown = 1;
 		json_object_set_new(j, "cost_usd", json_null());
 		json_object_set_new(j, "cost_unknown", json_string(
 		    e->usage.unparseable ? "usage unparseable" :
@@ -239,7 +242,7 @@ budget_read(struct tui_holder_gw *g)
 		tui_prices_usd(cap, usd, sizeof usd);
 		g->receipt(g->ud, "spend_cap_raised", json_pack("{s:s, s:s?, "
 		    "s:s, s:s}", "cap_usd", usd, "was_usd", g->cap ? was :
-		    NULL, "held_was", g->held, "by", "operator"));
+		    NULL, "held_was", g->held, "by", "operator"), NULL);
 		g->cap = cap;
 		g->held = NULL;
 		if (g->hold != NULL)
@@ -265,6 +268,8 @@ static void
 on_event(const struct sbx_gateway_event *e, void *ud)
 {
 	struct tui_holder_gw *g = ud;
+	struct lease_usage add = { 0 };
+	bool metered = false;
 	json_t *j;
 
 	j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:i, s:I, s:I, s:I}",
@@ -291,9 +296,15 @@ on_event(const struct sbx_gateway_event *e, void *ud)
 		    (json_int_t)u->cache_read));
 		json_object_set_new(j, "usage_unparseable",
 		    json_boolean(u->unparseable));
-		meter(g, e, j);
+		add.requests = 1;
+		add.input = (int64_t)u->input;
+		add.output = (int64_t)u->output;
+		add.cache_write = (int64_t)u->cache_write;
+		add.cache_read = (int64_t)u->cache_read;
+		meter(g, e, j, &add);
+		metered = true;
 	}
-	g->receipt(g->ud, "model_request", j);
+	g->receipt(g->ud, "model_request", j, metered ? &add : NULL);
 	if (g->held != NULL && !g->held_said) {
 		char spent[32], cap[32];
 
@@ -303,7 +314,7 @@ on_event(const struct sbx_gateway_event *e, void *ud)
 		g->receipt(g->ud, "model_requests_held", json_pack("{s:s, s:s, "
 		    "s:s?, s:I}", "reason", g->held, "spent_usd", spent,
 		    "cap_usd", g->cap ? cap : NULL, "unknown_cost",
-		    (json_int_t)g->unknown));
+		    (json_int_t)g->unknown), NULL);
 		if (g->hold != NULL)
 			g->hold(g->held, g->ud);
 	}
@@ -357,7 +368,7 @@ tui_holder_gw_start(struct tui_holder_gw *g, struct uv_loop_s *loop,
 	    "upstream", g->upstream, "key_source", g->key_source,
 	    "key_fingerprint", g->fingerprint, "ca_file", g->ca_file,
 	    "base_url", SBX_GATEWAY_URL, "spend_cap_usd", g->cap ? cap : NULL,
-	    "prices", g->prices_file, "price_date", g->prices.date));
+	    "prices", g->prices_file, "price_date", g->prices.date), NULL);
 	return 0;
 }
 
@@ -386,7 +397,7 @@ gw_summary(struct tui_holder_gw *g)
 	    "refused", (json_int_t)st.refused, "held", (json_int_t)st.held,
 	    "failed", (json_int_t)st.failed, "bytes_up",
 	    (json_int_t)st.bytes_up, "bytes_down", (json_int_t)st.bytes_down,
-	    "spent_usd", spent, "unknown_cost", (json_int_t)g->unknown));
+	    "spent_usd", spent, "unknown_cost", (json_int_t)g->unknown), NULL);
 }
 
 void

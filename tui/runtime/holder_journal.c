@@ -37,6 +37,7 @@
 
 enum hj_op {
 	HJ_RECEIPT,
+	HJ_RECEIPT_USAGE,
 	HJ_ACTIVITY,
 	HJ_ACTIVITY_UNLOGGED,
 	HJ_TRANSITION,
@@ -55,6 +56,7 @@ struct hj_entry {
 	int64_t pid, start;
 	char *s;		/* kind, reason, identity */
 	json_t *fields;
+	struct lease_usage usage;	/* HJ_RECEIPT_USAGE */
 	tui_holder_journal_fn fn;
 	void *ud;
 };
@@ -114,6 +116,9 @@ run_entry(struct tui_holder_journal *q, struct lease_store *st,
 	switch (e->op) {
 	case HJ_RECEIPT:
 		return lease_receipt_append(st, q->id, e->s, e->fields, NULL);
+	case HJ_RECEIPT_USAGE:
+		return lease_receipt_append_usage(st, q->id, e->s, e->fields,
+		    &e->usage, NULL);
 	case HJ_ACTIVITY:
 		return lease_record_set_activity(st, q->id,
 		    (enum lease_activity)e->a, e->s);
@@ -388,6 +393,13 @@ int
 tui_holder_journal_receipt(struct tui_holder_journal *q, const char *kind,
     json_t *fields)
 {
+	return tui_holder_journal_receipt_usage(q, kind, fields, NULL);
+}
+
+int
+tui_holder_journal_receipt_usage(struct tui_holder_journal *q,
+    const char *kind, json_t *fields, const struct lease_usage *add)
+{
 	struct hj_entry *e;
 
 	if (fields == NULL) {
@@ -395,11 +407,14 @@ tui_holder_journal_receipt(struct tui_holder_journal *q, const char *kind,
 		if ((fields = json_object()) == NULL)
 			return queue(q, NULL);
 	}
-	if ((e = entry(HJ_RECEIPT, 0, kind)) == NULL) {
+	if ((e = entry(add != NULL ? HJ_RECEIPT_USAGE : HJ_RECEIPT, 0,
+	    kind)) == NULL) {
 		json_decref(fields);
 		return queue(q, NULL);
 	}
 	e->fields = fields;
+	if (add != NULL)
+		e->usage = *add;
 	return queue(q, e);
 }
 

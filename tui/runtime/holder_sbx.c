@@ -781,10 +781,25 @@ egress_inflight(unsigned n, void *ud)
 
 /* ---- the model gateway (SPEC 8.5) ------------------------------------------- */
 
+/* A model_request's receipt moves the lease row's usage with it. */
 static void
-gw_receipt(void *ud, const char *kind, json_t *fields)
+gw_receipt(void *ud, const char *kind, json_t *fields,
+    const struct lease_usage *add)
 {
-	receipt(ud, kind, fields);
+	struct tui_holder_sbx *h = ud;
+
+	if (add == NULL || fields == NULL) {
+		receipt(h, kind, fields);
+	} else if (h->jq != NULL) {
+		TUI_BEST_EFFORT(tui_holder_journal_receipt_usage(h->jq, kind,
+		    fields, add));
+	} else {
+		if (h->ctx->store != NULL && lease_receipt_append_usage(
+		    h->ctx->store, h->id, kind, fields, add, NULL) < 0)
+			fprintf(stderr, "corral holder %s: receipt: %s\n", h->id,
+			    lease_store_errmsg(h->ctx->store));
+		json_decref(fields);
+	}
 }
 
 /* A model request in flight is the detector's EGRESS signal, exactly. */

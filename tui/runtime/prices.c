@@ -161,9 +161,7 @@ tui_prices_cost(const struct tui_prices *p, const char *model,
 void
 tui_prices_usd(uint64_t nano, char *buf, size_t bufsz)
 {
-	snprintf(buf, bufsz, "%llu.%06llu", (unsigned long long)(nano /
-	    1000000000ull), (unsigned long long)(nano % 1000000000ull /
-	    1000ull));
+	lease_usd(nano > INT64_MAX ? INT64_MAX : (int64_t)nano, buf, bufsz);
 }
 
 int

@@ -158,6 +158,9 @@ int tui_holder_journal_new(struct tui_holder_journal **, const char *state_dir,
 /* Each queues one write for the lease; fields is taken (NULL: {}). */
 int tui_holder_journal_receipt(struct tui_holder_journal *, const char *kind,
     struct json_t *fields);
+/* The same, and add (copied) to the lease row's model usage with it. */
+int tui_holder_journal_receipt_usage(struct tui_holder_journal *,
+    const char *kind, struct json_t *fields, const struct lease_usage *add);
 /* logged false: the row only, no transition row (coalesced). */
 int tui_holder_journal_activity(struct tui_holder_journal *,
     enum lease_activity, const char *why, bool logged);
@@ -275,8 +278,9 @@ int tui_prices_cost(const struct tui_prices *, const char *model,
 /* ---- holder_gateway.c: the lease's model gateway (SPEC 8.5) ------------ */
 
 struct tui_holder_gw;
+/* add: what the receipt adds to the lease row's usage, or NULL. */
 typedef void (*tui_holder_gw_receipt_fn)(void *ud, const char *kind,
-    struct json_t *fields);
+    struct json_t *fields, const struct lease_usage *add);
 typedef void (*tui_holder_gw_inflight_fn)(unsigned n, const char *stop,
     void *ud);
 /* Model requests are held now for reason (spend_cap, usage_unparseable,
