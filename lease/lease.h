@@ -912,7 +912,7 @@ LEASE_NODISCARD int lease_lock_ref(const char *state_dir, const char *repo,
 void lease_lock_forget(struct lease_lock *);
 
 /* ------------------------------------------------------------------ */
-/* recover.c: reconciliation and gc (SPEC 9.2, 9.3)                   */
+/* recover.c, recover_gc.c: reconciliation and gc (SPEC 9.2, 9.3)     */
 
 enum lease_holder_status {
 	LEASE_HOLDER_ALIVE,
@@ -1018,10 +1018,6 @@ LEASE_NODISCARD int lease_recover_reconcile_with(struct lease_store *,
     struct lease_lock *held, const char *state_dir,
     lease_holder_probe_cb probe, void *ud, unsigned flags,
     const struct lease_orphan_src *src, struct lease_report **out);
-/* lease_recover_gc_id, removing the inventoried sandboxes of id through src. */
-LEASE_NODISCARD int lease_recover_gc_id_with(struct lease_store *,
-    struct lease_lock *held, const char *state_dir, const char *id,
-    const struct lease_orphan_src *src);
 
 /* An empty report (dry_run as given) for the *_into functions; NULL: ENOMEM. */
 struct lease_report *lease_recover_report_new(bool dry_run);
@@ -1042,6 +1038,7 @@ LEASE_NODISCARD int lease_recover_reconcile_into(struct lease_store *,
     lease_holder_probe_cb probe, void *ud, unsigned flags,
     const struct lease_orphan_src *src, struct lease_report *rep);
 
+/* recover_gc.c: gc (SPEC 9.3) */
 /*
  * lease_recover_gc_id: `corral gc ID`, exact and validated (LEASE_EBADID, never
  * a pattern). A lease that is live (provisioning, running, result_ready) is
@@ -1053,6 +1050,10 @@ LEASE_NODISCARD int lease_recover_reconcile_into(struct lease_store *,
  */
 LEASE_NODISCARD int lease_recover_gc_id(struct lease_store *,
     struct lease_lock *held, const char *state_dir, const char *id);
+/* lease_recover_gc_id, removing the inventoried sandboxes of id through src. */
+LEASE_NODISCARD int lease_recover_gc_id_with(struct lease_store *,
+    struct lease_lock *held, const char *state_dir, const char *id,
+    const struct lease_orphan_src *src);
 
 /*
  * lease_recover_gc_older_than: gc every finished lease (applied, rejected,

@@ -86,6 +86,29 @@ int lease__receipt_append_tx(struct lease_store *, const char *id,
 struct lease_finding *lease__recover_note(struct lease_report *,
     enum lease_finding_kind, const char *id, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/*
+ * The orphan inventory (SPEC 9.2): what a reconcile found that no lease
+ * holds, with how many inventories saw it; gc (recover_gc.c) reads it.
+ */
+struct lease__orphan {
+	enum lease_resource kind;
+	char *identity;
+	char *scope;		/* "" when none */
+	char id[LEASE_RUN_ID_MAX + 1];	/* a lease's or a check run's */
+	int seen;
+	int64_t first;
+};
+
+struct lease__inventory {
+	struct lease__orphan *v;
+	size_t n, cap;
+};
+void lease__recover_inv_free(struct lease__inventory *);
+/* Add one (copied); its id is name when that is a lease or run ID. */
+int lease__recover_inv_add(struct lease__inventory *, enum lease_resource,
+    const char *identity, const char *scope, const char *name);
+/* 0, or LEASE_ESCHEMA with the message: the store has no inventory. */
+int lease__recover_need_v2(struct lease_store *);
 
 /* intent.c */
 /* What a killed corral left of lease r in g's .git, removed (recover.c). */

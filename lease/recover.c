@@ -1,11 +1,11 @@
 /*
- * recover.c: reconciliation and gc (SPEC 9.2, 9.3), run under the state
- * lock (lock.c). Reconciliation compares the journal with the holders
+ * recover.c: reconciliation (SPEC 9.2), run under the state lock
+ * (lock.c). Reconciliation compares the journal with the holders
  * (through the caller's probe), with the disk, and with the corral/
  * branches of every repository the journal knows; it corrects the journal,
  * fails leases whose holder is gone, resumes unfinished teardown, and
  * inventories orphans, which become removable (by exact ID only) after two
- * consistent inventories kept in the database.
+ * consistent inventories kept in the database. gc is recover_gc.c.
  */
 #include <assert.h>
 #include <dirent.h>
@@ -390,22 +390,8 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 /* ------------------------------------------------------------------ */
 /* Orphan inventory                                                     */
 
-struct orphan {
-	enum lease_resource kind;
-	char *identity;
-	char *scope;		/* "" when none */
-	char id[LEASE_RUN_ID_MAX + 1];	/* a lease's or a check run's */
-	int seen;
-	int64_t first;
-};
-
-struct inventory {
-	struct orphan *v;
-	size_t n, cap;
-};
-
-static void
-inventory_free(struct inventory *inv)
+void
+lease__recover_inv_free(struct lease__inventory *inv)
 {
 	size_t i;
 
@@ -417,11 +403,11 @@ inventory_free(struct inventory *inv)
 	memset(inv, 0, sizeof *inv);
 }
 
-static int
-inventory_add(struct inventory *inv, enum lease_resource kind,
+int
+lease__recover_inv_add(struct lease__inventory *inv, enum lease_resource kind,
     const char *identity, const char *scope, const char *name)
 {
-	struct orphan *o, *nv;
+	struct lease__orphan *o, *nv;
 
 	if (inv->n == inv->cap) {
 		size_t cap = inv->cap ? inv->cap * 2 : 16;
@@ -478,7 +464,7 @@ has_lease(const struct lease_record *v, size_t n, const char *name)
 
 /* Entries of state_dir/sub without a lease. */
 static int
-scan_dir(struct inventory *inv, const char *state_dir, const char *sub,
+scan_dir(struct lease__inventory *inv, const char *state_dir, const char *sub,
     enum lease_resource kind, const struct lease_record *v, size_t n)
 {
 	struct dirent *e;
@@ -506,7 +492,7 @@ scan_dir(struct inventory *inv, const char *state_dir, const char *sub,
 			break;
 		}
 		snprintf(path, len, "%s/%s", dir, e->d_name);
-		rc = inventory_add(inv, kind, path, NULL, e->d_name);
+		rc = lease__recover_inv_add(inv, kind, path, NULL, e->d_name);
 		free(path);
 	}
 	closedir(d);
@@ -515,7 +501,7 @@ scan_dir(struct inventory *inv, const char *state_dir, const char *sub,
 }
 
 struct scan_ctx {
-	struct inventory *inv;
+	struct lease__inventory *inv;
 	const struct lease_record *v;
 	size_t n;
 	const char *repo;
@@ -535,12 +521,12 @@ scan_name(const char *name, void *ud)
 		return 0;
 	snprintf(ident, sizeof ident, "%s%.60s", c->kind == LEASE_RES_BRANCH ?
 	    LEASE_BRANCH_PREFIX : "worktree ", name);
-	return inventory_add(c->inv, c->kind, ident, c->repo, name);
+	return lease__recover_inv_add(c->inv, c->kind, ident, c->repo, name);
 }
 
 struct sbx_scan {
 	struct lease_store *s;
-	struct inventory *inv;
+	struct lease__inventory *inv;
 	const struct lease_record *v;
 	size_t n;
 };
@@ -577,7 +563,8 @@ scan_sandbox(void *actx, const char *identity, const char *scope,
 	    (!lease_fsm_state_final(r->state) || journal_holds_sandbox(c->s,
 	        id)))
 		return 0;
-	return inventory_add(c->inv, LEASE_RES_SANDBOX, identity, scope, id);
+	return lease__recover_inv_add(c->inv, LEASE_RES_SANDBOX, identity,
+	    scope, id);
 }
 
 static const char sql_inv_all[] =
@@ -587,8 +574,8 @@ static const char sql_inv_add[] =
     "INSERT INTO inventory (kind, identity, scope, lease_id, first_seen,"
     " last_seen, seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
 
-static int
-need_v2(struct lease_store *s)
+int
+lease__recover_need_v2(struct lease_store *s)
 {
 	if (s->version >= 2)
 		return 0;
@@ -599,7 +586,7 @@ need_v2(struct lease_store *s)
 
 /* Carry seen counts over from the stored inventory. */
 static int
-inventory_merge(struct lease_store *s, struct inventory *inv)
+inventory_merge(struct lease_store *s, struct lease__inventory *inv)
 {
 	sqlite3_stmt *st;
 	const char *k, *ident, *scope;
@@ -631,7 +618,7 @@ inventory_merge(struct lease_store *s, struct inventory *inv)
 
 /* Replace the stored inventory with this one (one transaction). */
 static int
-inventory_store(struct lease_store *s, const struct inventory *inv)
+inventory_store(struct lease_store *s, const struct lease__inventory *inv)
 {
 	sqlite3_stmt *st;
 	int64_t now = lease_id_now_ms();
@@ -669,7 +656,7 @@ inventory_run(struct lease_store *s, struct lease_report *rep,
     struct repos *rs, const char *state_dir, bool dry,
     const struct lease_orphan_src *src)
 {
-	struct inventory inv = { 0 };
+	struct lease__inventory inv = { 0 };
 	struct lease_record *v = NULL;
 	struct scan_ctx c;
 	struct lease_git *g;
@@ -706,7 +693,7 @@ inventory_run(struct lease_store *s, struct lease_report *rep,
 	if ((rc = inventory_merge(s, &inv)) < 0)
 		goto out;
 	for (i = 0; i < inv.n; i++) {
-		struct orphan *o = &inv.v[i];
+		struct lease__orphan *o = &inv.v[i];
 		struct lease_finding *f = add(rep, LEASE_FIND_ORPHAN, o->id,
 		    "%s %s has no lease (seen by %d inventor%s)%s",
 		    lease_resource_name(o->kind), o->identity, o->seen,
@@ -721,7 +708,7 @@ inventory_run(struct lease_store *s, struct lease_report *rep,
 	if (!dry)
 		rc = inventory_store(s, &inv);
 out:
-	inventory_free(&inv);
+	lease__recover_inv_free(&inv);
 	lease_record_list_free(v, n);
 	return rc;
 }
@@ -827,7 +814,7 @@ lease_recover_reconcile_into(struct lease_store *s, struct lease_lock *held,
 	assert(held != NULL);	/* one at a time, never racing provisioning */
 	if (state_dir == NULL)
 		return -EINVAL;
-	if ((rc = need_v2(s)) < 0)
+	if ((rc = lease__recover_need_v2(s)) < 0)
 		return rc;
 	memset(&rs, 0, sizeof rs);
 	rs.state_dir = state_dir;
@@ -858,253 +845,4 @@ out:
 	repos_free(&rs);
 	lease_record_list_free(v, n);
 	return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* gc                                                                   */
-
-static const char sql_inv_of[] =
-    "SELECT kind, identity, scope, seen FROM inventory WHERE lease_id = ?1";
-static const char sql_inv_drop[] =
-    "DELETE FROM inventory WHERE lease_id = ?1";
-
-static int
-inventory_drop(struct lease_store *s, const char *id)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if ((rc = lease__store_stmt(s, sql_inv_drop, &st)) < 0)
-		return rc;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	return lease__store_step_done(s, st, "drop inventory rows");
-}
-
-/* Remove one inventoried orphan at the place corral would have put it. */
-static int
-remove_orphan(struct lease_store *s, const char *state_dir, const char *id,
-    const struct orphan *o, const struct lease_orphan_src *src)
-{
-	struct lease_git *g = NULL;
-	char *path = NULL;
-	int rc;
-
-	if (o->kind == LEASE_RES_SANDBOX) {
-		if (src == NULL || src->remove == NULL) {
-			lease__store_msg(s, "%s: no adapter to remove it with",
-			    o->identity);
-			return -ENOTSUP;
-		}
-		if ((rc = src->remove(src->ud, o->identity, o->scope, id)) < 0)
-			lease__store_msg(s, "%s: cannot remove it (%s)",
-			    o->identity, strerror(-rc));
-		return rc;
-	}
-
-	if (o->kind == LEASE_RES_BRANCH ||
-	    (o->kind == LEASE_RES_WORKTREE && o->scope[0] != '\0')) {
-		rc = lease_git_open(&g, o->scope);
-		if (rc == LEASE_ENOTREPO) {
-			lease_git_free(g);
-			return 0;
-		}
-		if (rc == 0 && o->kind == LEASE_RES_BRANCH)
-			rc = lease_git_branch_delete(g, id);
-		else if (rc == 0 && (path = lease_path_worktree(state_dir,
-		    id)) == NULL)
-			rc = -ENOMEM;
-		else if (rc == 0)
-			rc = lease_git_worktree_remove(g, id, path);
-		free(path);
-		if (rc < 0)
-			lease__store_msg(s, "%s", lease_git_errmsg(g));
-		lease_git_free(g);
-		return rc;
-	}
-	path = o->kind == LEASE_RES_WORKTREE ?
-	    lease_path_worktree(state_dir, id) :
-	    lease_path_lease_dir(state_dir, id);
-	if (path == NULL)
-		return -ENOMEM;
-	if (strcmp(path, o->identity) != 0) {
-		lease__store_msg(s, "orphan %s is not where this state "
-		    "directory puts it; not removed", o->identity);
-		rc = -EINVAL;
-	} else if ((rc = lease__fs_rmtree(path)) < 0) {
-		lease__store_msg(s, "%s: cannot remove: %s", path,
-		    strerror(-rc));
-	}
-	free(path);
-	return rc;
-}
-
-/*
- * Remove id's inventoried orphans. Without a lease (sandbox_only false):
- * all of them, each seen by two inventories, or nothing. With a final
- * lease being removed (sandbox_only): its adapters' sandboxes that two
- * inventories saw (the lease's own removal takes the rest).
- */
-static int
-gc_orphans(struct lease_store *s, const char *state_dir, const char *id,
-    const struct lease_orphan_src *src, bool sandbox_only)
-{
-	struct inventory inv = { 0 };
-	sqlite3_stmt *st;
-	enum lease_resource k;
-	size_t i;
-	int rc = 0, step;
-
-	if ((rc = lease__store_stmt(s, sql_inv_of, &st)) < 0)
-		return rc;
-	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-		if (lease_resource_parse((const char *)sqlite3_column_text(st,
-		    0), &k) < 0)
-			continue;
-		if (sandbox_only && (k != LEASE_RES_SANDBOX ||
-		    sqlite3_column_int(st, 3) < 2))
-			continue;
-		if ((rc = inventory_add(&inv, k, (const char *)
-		    sqlite3_column_text(st, 1), (const char *)
-		    sqlite3_column_text(st, 2), id)) < 0)
-			break;
-		inv.v[inv.n - 1].seen = sqlite3_column_int(st, 3);
-	}
-	sqlite3_reset(st);
-	if (rc == 0 && step != SQLITE_DONE)
-		rc = lease__store_fail(s, step, "read inventory");
-	if (rc < 0)
-		goto out;
-	if (inv.n == 0 && !sandbox_only) {
-		lease__store_msg(s, "nothing is known by ID %s (no lease, no "
-		    "inventoried orphan: run corral reconcile)", id);
-		rc = LEASE_ENOTFOUND;
-		goto out;
-	}
-	for (i = 0; i < inv.n; i++) {
-		if (inv.v[i].seen < 2) {
-			lease__store_msg(s, "%s %s was seen by one inventory "
-			    "only: run corral reconcile again first",
-			    lease_resource_name(inv.v[i].kind),
-			    inv.v[i].identity);
-			rc = LEASE_ENOTREMOVABLE;
-			goto out;
-		}
-	}
-	for (i = 0; i < inv.n; i++)
-		if ((rc = remove_orphan(s, state_dir, id, &inv.v[i],
-		    src)) < 0)
-			goto out;
-	if (!sandbox_only)
-		rc = inventory_drop(s, id);
-out:
-	inventory_free(&inv);
-	return rc;
-}
-
-int
-lease_recover_gc_id(struct lease_store *s, struct lease_lock *held,
-    const char *state_dir, const char *id)
-{
-	return lease_recover_gc_id_with(s, held, state_dir, id, NULL);
-}
-
-int
-lease_recover_gc_id_with(struct lease_store *s, struct lease_lock *held,
-    const char *state_dir, const char *id, const struct lease_orphan_src *src)
-{
-	struct lease_record r;
-	struct lease_lock *lk = NULL;
-	int rc;
-
-	assert(s != NULL && s->db != NULL);
-	assert(held != NULL);
-	if (state_dir == NULL)
-		return -EINVAL;
-	if (!lease_id_valid(id) && !lease_id_run_valid(id, NULL)) {
-		lease__store_msg(s, "'%.64s' is not a lease or check run ID "
-		    "(gc takes one exact ID, never a pattern)",
-		    id != NULL ? id : "");
-		return LEASE_EBADID;
-	}
-	if ((rc = need_v2(s)) < 0)
-		return rc;
-	/* A check run has no lease row: only its inventoried orphans. */
-	if (!lease_id_valid(id))
-		return gc_orphans(s, state_dir, id, src, false);
-	rc = lease_record_get(s, id, &r);
-	if (rc == LEASE_ENOTFOUND)
-		return gc_orphans(s, state_dir, id, src, false);
-	if (rc < 0)
-		return rc;
-	lease_record_clear(&r);
-	/* one apply, reject or gc of a lease at a time; then re-read */
-	if ((rc = lease_lock_lease(state_dir, id, LEASE_LOCK_WAIT_MS,
-	    &lk)) < 0) {
-		lease__store_msg(s, "lease %s: %s", id, rc == LEASE_ELOCKED ?
-		    "an apply or reject of it is at work: try again" :
-		    lease_strerror(rc));
-		return rc == LEASE_ELOCKED ? LEASE_EBUSY : rc;
-	}
-	if ((rc = lease_record_get(s, id, &r)) < 0)
-		goto out;
-	if (!lease_fsm_state_final(r.state)) {
-		lease__store_msg(s, "lease %s is %s: cancel or finish it "
-		    "before gc", id, lease_fsm_state_name(r.state));
-		lease_record_clear(&r);
-		rc = LEASE_EBUSY;
-		goto out;
-	}
-	lease_record_clear(&r);
-	if ((rc = lease_provision_teardown(s, state_dir, id,
-	    LEASE_TEARDOWN_ALL)) < 0)
-		goto out;
-	if (src != NULL && (rc = gc_orphans(s, state_dir, id, src, true)) < 0)
-		goto out;
-	lease_fault_point("gc.delete.before");
-	if ((rc = lease_record_delete(s, id)) < 0 ||
-	    (rc = inventory_drop(s, id)) < 0)
-		goto out;
-	/* the lease is gone: so is its lock file */
-	lease_lock_forget(lk);
-	return 0;
-out:
-	lease_lock_release(lk);
-	return rc;
-}
-
-int
-lease_recover_gc_older_than(struct lease_store *s, struct lease_lock *held,
-    const char *state_dir, int64_t age_ms, size_t *removed)
-{
-	struct lease_record *v = NULL;
-	int64_t cutoff = lease_id_now_ms() - age_ms;
-	size_t n = 0, i, done = 0;
-	int rc, first = 0;
-
-	assert(s != NULL && s->db != NULL);
-	assert(held != NULL);
-	if (age_ms < 0 || state_dir == NULL)
-		return -EINVAL;
-	if ((rc = lease_record_list(s, LEASE_LIST_ALL, &v, &n)) < 0)
-		return rc;
-	for (i = 0; i < n; i++) {
-		/* updated at the cutoff's millisecond: old enough (age 0) */
-		if (!lease_fsm_state_final(v[i].state) ||
-		    v[i].updated_at > cutoff ||
-		    (v[i].cleanup != LEASE_CLEANUP_CONFIRMED &&
-		    v[i].cleanup != LEASE_CLEANUP_NONE))
-			continue;
-		if ((rc = lease_recover_gc_id(s, held, state_dir,
-		    v[i].id)) < 0) {
-			if (first == 0)
-				first = rc;
-			continue;
-		}
-		done++;
-	}
-	lease_record_list_free(v, n);
-	if (removed != NULL)
-		*removed = done;
-	return first;
 }
