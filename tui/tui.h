@@ -2,7 +2,8 @@
  * tui.h: what the three rooms of tui/ share (STYLE A): the command
  * context (ctx.c: the state directory, the journal handle, lease paths,
  * messages), the operator's config file (config.c), untrusted text made
- * safe to print (escape.c) and the activity states' names (activity.c).
+ * safe to print (escape.c), the activity states' names (activity.c) and
+ * a lease's egress decisions (egress.c).
  * Each room has its own header: tui/cli/cli.h (the command line),
  * tui/console/console.h (the console), tui/runtime/runtime.h (a lease's
  * runtime: provisioning and the holder process).
@@ -266,5 +267,29 @@ enum tui_activity tui_activity_from_name(const char *);
 const char *tui_activity_name(enum tui_activity);
 /* The badge letter: S W P B D F C L, '?' for unknown. */
 char tui_activity_letter(enum tui_activity);
+
+/* ---- egress.c: a lease's egress decisions (issue 21) ---- */
+
+#define TUI_EGRESS_TARGETS 3
+
+struct tui_egress {
+	long long allowed, denied;	/* connections its proxy decided */
+	bool proxy;			/* the lease had one */
+	const char *targets[TUI_EGRESS_TARGETS];	/* first denied */
+	size_t ntargets;
+};
+
+/*
+ * Count the egress decisions in a lease's receipt entries (a JSON array,
+ * as `show --json` has them; targets point into it). False when the lease
+ * had no proxy and no decision.
+ */
+bool tui_egress_count(struct json_t *receipts, struct tui_egress *out);
+/*
+ * prefix, then "N allowed, N denied (TARGET, ...)" and a newline, targets
+ * escaped; false, printing nothing, when there is nothing to say. With a
+ * NULL file, only whether there is.
+ */
+bool tui_egress_line(FILE *, struct json_t *receipts, const char *prefix);
 
 #endif /* CORRAL_TUI_H */

@@ -155,6 +155,25 @@ check "... which says so" poll status_has "a applies what it shows"
 check "... and asks nothing yet" bash -c "! tmux -L '$TS' capture-pane -p -t g | tail -1 | grep -q 'y/n'"
 t send-keys -t g q
 check "q closes the review" poll status_has NORMAL
+t send-keys -t g j j
+check "the egress one" poll bash -c "tmux -L '$TS' capture-pane -p -t g | tail -1 | grep -qF ' demo-egress '"
+t send-keys -t g a
+check "a on an empty result: nothing to apply, nothing asked" poll status_has \
+	"demo-egress changed nothing: nothing to apply (r rejects it)"
+
+# --- the egress refusal and the empty result, in text -------------------------------
+rv=$("$CORRAL" review "$EGR")
+check "review: the proxy's decisions, counted, the denied target named" \
+	grep -qx 'egress    0 allowed, 1 denied (example.invalid:443)' <<<"$rv"
+check "review: an empty patch says what it means" \
+	grep -qx 'empty     the agent changed nothing in the repository: nothing to apply' <<<"$rv"
+check "review: apply is not suggested for it, reject is" bash -c \
+	"! grep -q 'corral apply' <<<'$rv' && grep -q '^next      corral reject $EGR (nothing to apply' <<<'$rv'"
+check "show: the same egress line under the receipt" bash -c \
+	"\"$CORRAL\" show $EGR | grep -A1 '^receipt ' | grep -qx 'egress           0 allowed, 1 denied (example.invalid:443)'"
+rv=$("$CORRAL" review "$FIN")
+check "review of a real patch: apply suggested, nothing denied" bash -c \
+	"grep -q '^next      corral apply $FIN' <<<'$rv' && grep -qx 'egress    0 allowed, 0 denied' <<<'$rv'"
 
 # --- answer with a key ----------------------------------------------------------
 t send-keys -t g g

@@ -379,6 +379,20 @@ show_exec(struct tui_ctx *c, int argc, char **argv)
 			continue;
 		}
 		printf("%-16s ", k);
+		/* the receipt, then what its proxy decided (issue 21) */
+		if (strcmp(k, "receipt") == 0 && json_is_object(val)) {
+			printf("%lld %s, head %.16s, %s\n", (long long)
+			    json_integer_value(json_object_get(val, "length")),
+			    json_integer_value(json_object_get(val,
+			    "length")) == 1 ? "entry" : "entries",
+			    json_string_value(json_object_get(val, "head")) ?
+			    json_string_value(json_object_get(val, "head")) :
+			    "-", json_is_true(json_object_get(val,
+			    "verified")) ? "verified" : "FAILS VERIFICATION");
+			tui_egress_line(stdout, json_object_get(o,
+			    "receipts"), "egress           ");
+			continue;
+		}
 		if (json_is_string(val)) {
 			tui_ctx_put_escaped(stdout, json_string_value(val),
 			    json_string_length(val));

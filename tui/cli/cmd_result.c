@@ -100,6 +100,18 @@ flags_line(const struct out *o, json_t *flags)
 	sgr(o, C_OFF);
 }
 
+/* A ready result with no change at all: nothing to apply (issue 21). */
+static bool
+empty_result(json_t *r)
+{
+	json_t *c = json_object_get(r, "counts");
+
+	return jstr(r, "commit") != NULL && json_is_object(c) &&
+	    json_integer_value(json_object_get(c, "files")) == 0 &&
+	    json_integer_value(json_object_get(json_object_get(r, "patch"),
+	    "bytes")) == 0;
+}
+
 static void
 print_head(const struct out *o, json_t *d)
 {
@@ -140,6 +152,11 @@ print_head(const struct out *o, json_t *d)
 	if (jstr(r, "summary") != NULL) {
 		label(o, "summary");
 		fprintf(o->f, "%s\n", jstr(r, "summary"));
+	}
+	if (empty_result(r)) {
+		label(o, "empty");
+		fputs("the agent changed nothing in the repository: nothing to "
+		    "apply\n", o->f);
 	}
 	if ((p = json_object_get(r, "patch")) != NULL && jstr(p, "sha256")) {
 		label(o, "patch");
@@ -413,10 +430,15 @@ print_tail(const struct out *o, json_t *d)
 	json_t *rc = json_object_get(d, "receipt"), *r;
 	const char *id = jstr(d, "id");
 
+	if (tui_egress_line(NULL, json_object_get(d, "receipts"), "")) {
+		label(o, "egress");
+		tui_egress_line(o->f, json_object_get(d, "receipts"), "");
+	}
 	label(o, "receipt");
-	fprintf(o->f, "%lld entries, head %.16s, %s\n", (long long)
+	fprintf(o->f, "%lld %s, head %.16s, %s\n", (long long)
 	    json_integer_value(json_object_get(rc, "length")),
-	    jstr(rc, "head") ? jstr(rc, "head") : "-",
+	    json_integer_value(json_object_get(rc, "length")) == 1 ?
+	    "entry" : "entries", jstr(rc, "head") ? jstr(rc, "head") : "-",
 	    json_is_true(json_object_get(rc, "verified")) ? "verified" :
 	    "FAILS VERIFICATION");
 	r = json_object_get(d, "result");
@@ -428,7 +450,12 @@ print_tail(const struct out *o, json_t *d)
 		sgr(o, C_OFF);
 		return;
 	}
-	if (json_is_true(json_object_get(d, "reviewed")) &&
+	if (empty_result(r) &&
+	    strcmp(jstr(d, "lease_state"), "result_ready") == 0) {
+		label(o, "next");
+		fprintf(o->f, "corral reject %s (nothing to apply; keeps the "
+		    "receipts and history)\n", id);
+	} else if (json_is_true(json_object_get(d, "reviewed")) &&
 	    strcmp(jstr(d, "lease_state"), "result_ready") == 0) {
 		label(o, "next");
 		fprintf(o->f, "corral apply %s [--into BRANCH] [--hunks "

@@ -779,6 +779,22 @@ result_target(struct tui_app *a)
 	return tui_app_focused(a);
 }
 
+/* The lease's result changes nothing (an empty patch): nothing to apply. */
+static bool
+result_empty(const struct tui_session *s)
+{
+	json_t *r = s->rec.result != NULL ? json_loads(s->rec.result, 0,
+	    NULL) : NULL;
+	json_t *c = json_object_get(r, "counts");
+	bool empty = json_is_object(c) &&
+	    json_integer_value(json_object_get(c, "files")) == 0 &&
+	    json_integer_value(json_object_get(json_object_get(r, "patch"),
+	    "bytes")) == 0;
+
+	json_decref(r);
+	return empty;
+}
+
 bool
 tui_app_view_result_ask(struct tui_app *a, enum tui_action what)
 {
@@ -807,6 +823,11 @@ tui_app_view_result_ask(struct tui_app *a, enum tui_action what)
 		    tui_app_name(s));
 		a->msg_until = 0;
 		return true;
+	}
+	if (result_empty(s)) {
+		tui_app_message(a, true, "%s changed nothing: nothing to apply "
+		    "(r rejects it)", tui_app_name(s));
+		return false;
 	}
 	if (a->view == TUI_VIEW_REVIEW && a->rv_have &&
 	    strcmp(a->rv.id, s->id) == 0) {

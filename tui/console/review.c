@@ -167,6 +167,7 @@ static int
 head(struct tui_review *rv, json_t *d)
 {
 	json_t *r = json_object_get(d, "result"), *rc, *p;
+	struct tui_egress eg;
 	int e = 0;
 
 	e |= addf(rv, TUI_RV_TITLE, -1, -1, "lease %s%s%s%s  %s  result %s",
@@ -196,10 +197,17 @@ head(struct tui_review *rv, json_t *d)
 		e |= addf(rv, TUI_RV_TEXT, -1, -1, "artifacts %lld file(s), "
 		    "%lld bytes in %s", ji(p, "files"), ji(p, "bytes"),
 		    jsd(p, "dir", "-"));
+	if (tui_egress_count(json_object_get(d, "receipts"), &eg))
+		e |= addf(rv, eg.denied > 0 ? TUI_RV_WARN : TUI_RV_TEXT, -1,
+		    -1, "egress    %lld allowed, %lld denied%s%s%s", eg.allowed,
+		    eg.denied, eg.ntargets > 0 ? " (first: " : "",
+		    eg.ntargets > 0 ? eg.targets[0] : "", eg.ntargets > 0 ?
+		    ")" : "");
 	rc = json_object_get(d, "receipt");
 	e |= addf(rv, json_is_true(json_object_get(rc, "verified")) ?
-	    TUI_RV_TEXT : TUI_RV_BAD, -1, -1, "receipt   %lld entries, head "
-	    "%.16s, %s", ji(rc, "length"), jsd(rc, "head", "-"),
+	    TUI_RV_TEXT : TUI_RV_BAD, -1, -1, "receipt   %lld %s, head "
+	    "%.16s, %s", ji(rc, "length"), ji(rc, "length") == 1 ? "entry" :
+	    "entries", jsd(rc, "head", "-"),
 	    json_is_true(json_object_get(rc, "verified")) ? "verified" :
 	    "FAILS VERIFICATION");
 	if (js(d, "stale") != NULL)
@@ -469,7 +477,8 @@ tui_review_parse(struct tui_review *rv, const char *text, size_t len,
 	e |= checks(rv, d, r);
 	e |= diff(rv, d);
 	if (rv->nfiles == 0 && strcmp(jsd(r, "status", ""), "ready") == 0)
-		e |= addf(rv, TUI_RV_TEXT, -1, -1, "(an empty patch)");
+		e |= addf(rv, TUI_RV_TEXT, -1, -1, "(an empty patch: the agent "
+		    "changed nothing, there is nothing to apply; r rejects)");
 	if (rv->truncated)
 		e |= addf(rv, TUI_RV_WARN, -1, -1, "... cut at %d lines: "
 		    "'corral review %s' prints it all", TUI_REVIEW_LINES_MAX,

@@ -424,8 +424,9 @@ tui_view_detail(const struct lease_record *r, const char *title,
 	v = limits_summary(r->limits, buf, bufsz, &used);
 	KV("limits", v != NULL ? v : r->limits);
 	if (r->receipt_len > 0)
-		v = fmt(buf, bufsz, &used, "%" PRId64 " entries, head %.16s",
-		    r->receipt_len, r->receipt_head);
+		v = fmt(buf, bufsz, &used, "%" PRId64 " entr%s, head %.16s",
+		    r->receipt_len, r->receipt_len == 1 ? "y" : "ies",
+		    r->receipt_head);
 	else
 		v = NULL;
 	KV("receipt", v);
