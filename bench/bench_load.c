@@ -105,18 +105,6 @@ holders_stop(struct bu_holder *h, int n)
 }
 
 static uint64_t
-holders_self_pids(const pid_t *pids, int n)
-{
-	struct bu_cpu c;
-	uint64_t sum = 0;
-
-	for (int i = 0; i < n; i++)
-		if (bu_cpu_read(pids[i], &c) == 0)
-			sum += c.self;
-	return sum;
-}
-
-static uint64_t
 holders_self(struct bu_holder *h, int n)
 {
 	struct bu_cpu c;
@@ -360,10 +348,10 @@ bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 	leases_start(x, &L, tag, n, lines, NULL);
 	if (idle) {
 		char *argv[] = { x->corral, "attach", L.ids[0], NULL };
-		uint64_t a = holders_self_pids(L.pids, n);
+		uint64_t a = bu_cpu_sum(L.pids, n);
 
 		bu_sleep_ms(IDLE_SECS * 1000);
-		hticks = holders_self_pids(L.pids, n) - a;
+		hticks = bu_cpu_sum(L.pids, n) - a;
 		con = client_idle(argv, L.state, 0);
 	}
 	hpss = leases_pss(&L);
@@ -403,9 +391,9 @@ bench_mem(struct ctx *x, const char *tag, int n, int lines, bool idle)
 		    hticks == 0 ? "MET" : "MISSED");
 		/* Agents asleep outside a terminal read (node in epoll). */
 		leases_start(x, &L, tag, n, lines, "pause");
-		pticks = holders_self_pids(L.pids, n);
+		pticks = bu_cpu_sum(L.pids, n);
 		bu_sleep_ms(IDLE_SECS * 1000);
-		pticks = holders_self_pids(L.pids, n) - pticks;
+		pticks = bu_cpu_sum(L.pids, n) - pticks;
 		leases_stop(x, &L);
 		done_files_clear(x, prefix, n);
 		bu_result("idle", "  same, agents asleep in pause()", "ticks",

@@ -216,8 +216,8 @@ bu_rss_kb(pid_t pid)
 	return kb;
 }
 
-static uint64_t
-cpu_sum(const pid_t *pids, int n)
+uint64_t
+bu_cpu_sum(const pid_t *pids, int n)
 {
 	struct bu_cpu c;
 	uint64_t sum = 0;
@@ -233,14 +233,14 @@ bu_wait_quiet(const pid_t *pids, int n, unsigned quiet_ms,
     unsigned timeout_ms)
 {
 	uint64_t end = bu_now_ns() + (uint64_t)timeout_ms * 1000000u;
-	uint64_t last = cpu_sum(pids, n), since = bu_now_ns(), now;
+	uint64_t last = bu_cpu_sum(pids, n), since = bu_now_ns(), now;
 
 	for (;;) {
 		uint64_t cur;
 
 		bu_sleep_ms(100);
 		now = bu_now_ns();
-		cur = cpu_sum(pids, n);
+		cur = bu_cpu_sum(pids, n);
 		if (cur != last) {
 			last = cur;
 			since = now;

@@ -47,6 +47,8 @@ struct bu_cpu {
 };
 /* Returns 0 or -1 when the process is gone. */
 int bu_cpu_read(pid_t, struct bu_cpu *);
+/* The summed utime + stime ticks (self) of pids; a gone one counts 0. */
+uint64_t bu_cpu_sum(const pid_t *pids, int n);
 /* Clock ticks to milliseconds. */
 double bu_ticks_ms(uint64_t ticks);
 /* PSS in kB from /proc/PID/smaps_rollup, or -1. */
