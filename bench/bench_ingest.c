@@ -49,25 +49,15 @@ mib(const char *file)
 static double
 run_raw(const char *file)
 {
-	struct winsize ws = { .ws_row = BU_ROWS, .ws_col = BU_COLS };
 	uint64_t t0 = bu_now_ns();
 	static char buf[65536];
-	int master, slave, st;
+	int master, slave = bu_pty_slave(&master), st;
 	pid_t pid;
 
-	if (openpty(&master, &slave, NULL, NULL, &ws) < 0)
-		bu_die("openpty: %s", strerror(errno));
 	if ((pid = fork()) < 0)
 		bu_die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		close(master);
-		setsid();
-		ioctl(slave, TIOCSCTTY, 0);
-		dup2(slave, 0);
-		dup2(slave, 1);
-		dup2(slave, 2);
-		if (slave > 2)
-			close(slave);
+		bu_pty_child(master, slave);
 		execlp("cat", "cat", file, (char *)NULL);
 		_exit(127);
 	}

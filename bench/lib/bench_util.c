@@ -704,6 +704,19 @@ bu_pty_slave(int *master)
 	return slave;
 }
 
+void
+bu_pty_child(int master, int slave)
+{
+	close(master);
+	setsid();
+	ioctl(slave, TIOCSCTTY, 0);
+	dup2(slave, 0);
+	dup2(slave, 1);
+	dup2(slave, 2);
+	if (slave > 2)
+		close(slave);
+}
+
 pid_t
 bu_term_spawn(int *master, char *const *argv, const char *state)
 {
@@ -713,14 +726,7 @@ bu_term_spawn(int *master, char *const *argv, const char *state)
 	if ((pid = fork()) < 0)
 		bu_die("fork: %s", strerror(errno));
 	if (pid == 0) {
-		close(*master);
-		setsid();
-		ioctl(slave, TIOCSCTTY, 0);
-		dup2(slave, 0);
-		dup2(slave, 1);
-		dup2(slave, 2);
-		if (slave > 2)
-			close(slave);
+		bu_pty_child(*master, slave);
 		setenv("TERM", "xterm-256color", 1);
 		unsetenv("TMUX");
 		if (state != NULL) {

@@ -106,6 +106,8 @@ pid_t bu_corral_holder(const char *id);
  * (closed with close()); *master gets the other side.
  */
 int bu_pty_slave(int *master);
+/* In a forked child: slave becomes the controlling terminal and stdio. */
+void bu_pty_child(int master, int slave);
 /*
  * Run argv as a terminal client on a new BU_ROWS x BU_COLS PTY
  * (TERM=xterm-256color; state, if not NULL, as CORRAL_STATE_DIR, UTF-8
