@@ -9,6 +9,16 @@
 
 Suite *redraw_suite(void);
 
+/* A frame marked and drawn at now: what changed, and whether a key did. */
+static void
+frame(struct tui_redraw *r, uint64_t now, unsigned what, bool key)
+{
+	struct tui_redraw_set set;
+
+	tui_redraw_mark(r, now, what, key);
+	tui_redraw_take(r, now, &set);
+}
+
 START_TEST(test_redraw_idle_and_first)
 {
 	struct tui_redraw r;
@@ -35,8 +45,7 @@ START_TEST(test_redraw_output_is_throttled)
 	unsigned wait = 0;
 
 	tui_redraw_init(&r, 16);
-	tui_redraw_mark(&r, 100, TUI_DIRTY_LIST, false);
-	tui_redraw_take(&r, 100, &set);
+	frame(&r, 100, TUI_DIRTY_LIST, false);
 	tui_redraw_mark_rows(&r, 104, 2, 2);
 	ck_assert_int_eq(tui_redraw_due(&r, 104, &wait), TUI_REDRAW_ARM);
 	ck_assert_uint_eq(wait, 12);
@@ -63,8 +72,7 @@ START_TEST(test_redraw_key_is_immediate)
 	unsigned wait;
 
 	tui_redraw_init(&r, 16);
-	tui_redraw_mark(&r, 0, TUI_DIRTY_ALL, false);
-	tui_redraw_take(&r, 0, &set);
+	frame(&r, 0, TUI_DIRTY_ALL, false);
 	/* 1 ms after a frame, a keystroke frame is still drawn now */
 	tui_redraw_mark(&r, 1, TUI_DIRTY_LIST | TUI_DIRTY_STATUS, true);
 	ck_assert_int_eq(tui_redraw_due(&r, 1, &wait), TUI_REDRAW_NOW);
@@ -89,10 +97,8 @@ START_TEST(test_redraw_echo_alone)
 	unsigned wait;
 
 	tui_redraw_init(&r, 16);
-	tui_redraw_mark(&r, 0, TUI_DIRTY_ALL, false);
-	tui_redraw_take(&r, 0, &set);
-	tui_redraw_mark(&r, 1, 0, true);	/* a key typed into the agent */
-	tui_redraw_take(&r, 1, &set);
+	frame(&r, 0, TUI_DIRTY_ALL, false);
+	frame(&r, 1, 0, true);	/* a key typed into the agent */
 	/* a busy list changed, then the echo came: the echo alone, now */
 	tui_redraw_mark(&r, 2, TUI_DIRTY_LIST, false);
 	tui_redraw_mark_rows(&r, 3, 7, 7);
@@ -118,19 +124,15 @@ START_TEST(test_redraw_echo_window_expires)
 	unsigned wait;
 
 	tui_redraw_init(&r, 16);
-	tui_redraw_mark(&r, 0, TUI_DIRTY_STATUS, true);
-	tui_redraw_take(&r, 0, &set);
+	frame(&r, 0, TUI_DIRTY_STATUS, true);
 	/* status-only frames do not consume the echo window */
-	tui_redraw_mark(&r, 50, TUI_DIRTY_STATUS, false);
-	tui_redraw_take(&r, 50, &set);
+	frame(&r, 50, TUI_DIRTY_STATUS, false);
 	tui_redraw_mark_rows(&r, 55, 0, 0);
 	ck_assert_int_eq(tui_redraw_due(&r, 55, &wait), TUI_REDRAW_NOW);
 	tui_redraw_take(&r, 55, &set);
 	/* long after a key, output waits for the interval */
-	tui_redraw_mark(&r, 500, TUI_DIRTY_STATUS, true);
-	tui_redraw_take(&r, 500, &set);
-	tui_redraw_mark(&r, 700, TUI_DIRTY_STATUS, false);
-	tui_redraw_take(&r, 700, &set);
+	frame(&r, 500, TUI_DIRTY_STATUS, true);
+	frame(&r, 700, TUI_DIRTY_STATUS, false);
 	tui_redraw_mark_rows(&r, 500 + TUI_REDRAW_ECHO_MS + 110, 1, 1);
 	ck_assert_int_eq(tui_redraw_due(&r, 710, &wait), TUI_REDRAW_ARM);
 	ck_assert_uint_eq(wait, 6);
