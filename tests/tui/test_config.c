@@ -44,6 +44,23 @@ parse(struct tui_config *cf, const char *text, struct errs *e)
 	return tui_config_parse(cf, "config", text, strlen(text), on_err, e);
 }
 
+/*
+ * text is refused whole: -EINVAL, and the first error names config, the
+ * line and what is wrong (needle). case_no names the table row.
+ */
+static void
+refused(struct tui_config *cf, struct errs *e, size_t case_no,
+    const char *text, int line, const char *needle)
+{
+	ck_assert_int_eq(parse(cf, text, e), -EINVAL);
+	ck_assert_int_ge(e->n, 1);
+	ck_assert_msg(e->line == line, "case %zu: line %d: %s", case_no,
+	    e->line, e->msg);
+	ck_assert_msg(strstr(e->msg, needle) != NULL, "case %zu: %s", case_no,
+	    e->msg);
+	ck_assert_msg(strncmp(e->msg, "config:", 7) == 0, "%s", e->msg);
+}
+
 START_TEST(test_config_defaults)
 {
 	struct tui_config cf;
@@ -151,13 +168,7 @@ START_TEST(test_config_errors)
 	struct errs e;
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		ck_assert_int_eq(parse(&cf, bad[i].text, &e), -EINVAL);
-		ck_assert_int_ge(e.n, 1);
-		ck_assert_msg(e.line == bad[i].line, "case %zu: line %d: %s",
-		    i, e.line, e.msg);
-		ck_assert_msg(strstr(e.msg, bad[i].msg) != NULL,
-		    "case %zu: %s", i, e.msg);
-		ck_assert_msg(strncmp(e.msg, "config:", 7) == 0, "%s", e.msg);
+		refused(&cf, &e, i, bad[i].text, bad[i].line, bad[i].msg);
 		/* Never applied in part: the defaults. */
 		ck_assert(!cf.bell);
 		ck_assert(!cf.osc9);
@@ -192,17 +203,22 @@ START_TEST(test_config_provider)
 {
 	static const struct {
 		const char *text;
+		int line;
 		const char *needle;
 	} bad[] = {
-		{ "[provider google]\nupstream = https://x\n", "unknown "
+		{ "[provider google]\nupstream = https://x\n", 2, "unknown "
 		  "provider" },
-		{ "[provider anthropic]\nkey_file = key\n", "absolute path" },
-		{ "[provider openai]\nca_file = ./ca.pem\n", "absolute path" },
-		{ "[provider anthropic]\nspend_cap = -1\n", "bad spend_cap" },
-		{ "[provider anthropic]\nspend_cap = 5 USD\n", "bad spend_cap" },
-		{ "[provider anthropic]\nkey = sk-inline\n", "unknown key" },
+		{ "[provider anthropic]\nkey_file = key\n", 2,
+		  "absolute path" },
+		{ "[provider openai]\nca_file = ./ca.pem\n", 2,
+		  "absolute path" },
+		{ "[provider anthropic]\nspend_cap = -1\n", 2,
+		  "bad spend_cap" },
+		{ "[provider anthropic]\nspend_cap = 5 USD\n", 2,
+		  "bad spend_cap" },
+		{ "[provider anthropic]\nkey = sk-inline\n", 2, "unknown key" },
 		{ "[provider anthropic]\nupstream = https://a\n"
-		  "upstream = https://b\n", "duplicate key" },
+		  "upstream = https://b\n", 3, "duplicate key" },
 	};
 	const struct tui_config_provider *pv;
 	struct tui_config cf;
@@ -223,9 +239,7 @@ START_TEST(test_config_provider)
 	ck_assert_str_eq(pv->key_file, "/etc/o");
 	ck_assert_ptr_null(tui_config_provider(&cf, "aider"));
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		ck_assert_int_ne(parse(&cf, bad[i].text, &e), 0);
-		ck_assert_msg(e.n > 0 && strstr(e.msg, bad[i].needle) != NULL,
-		    "%s: %s", bad[i].text, e.msg);
+		refused(&cf, &e, i, bad[i].text, bad[i].line, bad[i].needle);
 		ck_assert_uint_eq(cf.nproviders, 0);
 	}
 }
@@ -264,10 +278,7 @@ START_TEST(test_config_command)
 	ck_assert_str_eq(cf.cmd_list, "/opt/h/list");
 	ck_assert_uint_eq(cf.cmd_timeout_ms, 90000);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		ck_assert_int_eq(parse(&cf, bad[i].text, &e), -EINVAL);
-		ck_assert_int_eq(e.line, bad[i].line);
-		ck_assert_msg(strstr(e.msg, bad[i].needle) != NULL, "%zu: %s",
-		    i, e.msg);
+		refused(&cf, &e, i, bad[i].text, bad[i].line, bad[i].needle);
 		/* A malformed file is ignored whole: no hook is set. */
 		ck_assert_str_eq(cf.cmd_list, "");
 		ck_assert_str_eq(cf.cmd_exec, "");
