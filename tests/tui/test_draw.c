@@ -369,6 +369,38 @@ START_TEST(test_draw_list_safety_columns_every_width)
 }
 END_TEST
 
+START_TEST(test_draw_list_cost)
+{
+	struct tui_lease_row rows[2];
+	struct tui_rect r = { 0, 0, 80, 2 };
+	char b[24];
+
+	/* what a lease's model requests cost */
+	ck_assert(!tui_draw_cost(0, 0, 0, b, sizeof b));
+	ck_assert_str_eq(b, "");
+	ck_assert(tui_draw_cost(3, 420000000, 0, b, sizeof b));
+	ck_assert_str_eq(b, "$0.42");
+	ck_assert(tui_draw_cost(1, 4000000, 0, b, sizeof b));
+	ck_assert_str_eq(b, "<$0.01");
+	ck_assert(tui_draw_cost(9, 12305000000, 2, b, sizeof b));
+	ck_assert_str_eq(b, "$12.31+");
+	ck_assert(tui_draw_cost(9, 123456000000000, 0, b, sizeof b));
+	ck_assert_str_eq(b, "$123456");
+	ck_assert(tui_draw_cost(0, 0, 1, b, sizeof b));
+	ck_assert_str_eq(b, "$0.00+");
+	/* a cost column once any lease has one, right-aligned, before the
+	 * branch */
+	memcpy(rows, demo_rows, sizeof rows);
+	rows[0].cost = "$0.42";
+	tui_draw_list(&dr, &r, rows, 2, 1, 0);
+	ck_assert_str_eq(row_text(0), " W  build-fix        working   "
+	    "bwrap   2m   $0.42 running      compiling foo.c  ");
+	ck_assert_str_eq(row_text(1), ">P* asks-question    prompt    "
+	    "bwrap   1h       - running      Proceed? [y/n]   ");
+	assert_clean();
+}
+END_TEST
+
 START_TEST(test_draw_list_empty_and_top)
 {
 	struct tui_rect r = { 0, 0, 40, 3 };
@@ -1036,6 +1068,7 @@ draw_suite(void)
 	tcase_add_test(tc, test_draw_list_narrow_columns);
 	tcase_add_test(tc, test_draw_list_every_width);
 	tcase_add_test(tc, test_draw_list_safety_columns_every_width);
+	tcase_add_test(tc, test_draw_list_cost);
 	tcase_add_test(tc, test_draw_list_empty_and_top);
 	tcase_add_test(tc, test_draw_list_no_color);
 	suite_add_tcase(s, tc);

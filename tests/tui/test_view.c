@@ -439,6 +439,17 @@ START_TEST(test_view_detail_fields)
 	ck_assert_str_eq(kv_get(kv, n, "lost"), "holder process 9 is gone");
 	ck_assert_str_eq(kv[1].key, "lost");
 	ck_assert_str_eq(kv_get(kv, n, "id"), "20260101-000000-000-abcd");
+	ck_assert_ptr_null(kv_get(kv, n, "cost"));
+	/* what its model requests cost, once it made one */
+	r.usage.requests = 3;
+	r.usage.input = 1000;
+	r.usage.cache_read = 200;
+	r.usage.output = 50;
+	r.usage.cost_nano = 420000000;
+	n = tui_view_detail(&r, NULL, NULL, kv, TUI_VIEW_DETAIL_MAX, buf,
+	    sizeof buf);
+	ck_assert_str_eq(kv_get(kv, n, "cost"),
+	    "$0.42, 3 requests, 1200 tokens in, 50 out");
 	/* the caller's cap is honoured */
 	ck_assert_uint_eq(tui_view_detail(&r, NULL, NULL, kv, 3, buf,
 	    sizeof buf), 3);

@@ -45,12 +45,13 @@ draw_list(struct tui_app *a)
 	struct tui_lease_row *rows;
 	int64_t now = lease_id_now_ms();
 	long sel = tui_app_focus_index(a);
-	char (*prog)[96];
+	char (*prog)[96], (*cost)[24];
 
 	if (tui_layout_rect_empty(r))
 		return;
 	if ((rows = calloc(a->n ? a->n : 1, sizeof *rows)) == NULL ||
-	    (prog = calloc(a->n ? a->n : 1, sizeof *prog)) == NULL)
+	    (prog = calloc(a->n ? a->n : 1, sizeof *prog)) == NULL ||
+	    (cost = calloc(a->n ? a->n : 1, sizeof *cost)) == NULL)
 		tui_fatal("out of memory");
 	for (size_t i = 0; i < a->n; i++) {
 		const struct tui_session *s = a->s[i];
@@ -72,12 +73,17 @@ draw_list(struct tui_app *a)
 		if (tui_app_view_progress(a, s, prog[i], sizeof prog[i]))
 			row->last_output = prog[i];
 		row->lost_reason = s->lost_reason;
+		/* what its model requests cost (SPEC 8.5), when it made any */
+		if (tui_draw_cost(s->rec.usage.requests, s->rec.usage.cost_nano,
+		    s->rec.usage.cost_unknown, cost[i], sizeof cost[i]))
+			row->cost = cost[i];
 		row->unseen = s->rec.unseen || s->bell_badge;
 	}
 	a->list_top = tui_draw_list_top(a->n, sel < 0 ? 0 : (size_t)sel, r->h,
 	    a->list_top);
 	tui_draw_list(&a->draw, r, rows, a->n, sel < 0 ? (size_t)-1 :
 	    (size_t)sel, a->list_top);
+	free(cost);
 	free(prog);
 	free(rows);
 }

@@ -520,6 +520,7 @@ struct tui_lease_row {
 	int64_t age_s;		/* < 0: unknown */
 	const char *last_output;	/* last non-blank screen line */
 	const char *lost_reason;	/* shown when activity is LOST */
+	const char *cost;	/* "$0.42" (tui_draw_cost); NULL: no request */
 	bool unseen;
 };
 
@@ -563,6 +564,13 @@ void tui_draw_fill(const struct tui_draw *, const struct tui_rect *,
 /* "45s", "12m", "3h", "5d" into buf (>= 8 bytes); "-" when negative. */
 void tui_draw_age(int64_t secs, char *buf, size_t bufsz);
 /* The first row to show so that sel is visible in height rows. */
+/*
+ * What a lease's model requests cost, for its row: "$0.42", "$12.30",
+ * "$1234", "+" after it when some requests' cost is unknown. Empty (and
+ * false) when it made none.
+ */
+bool tui_draw_cost(int64_t requests, int64_t cost_nano, int64_t unknown,
+    char *buf, size_t bufsz);
 size_t tui_draw_list_top(size_t n, size_t sel, int height, size_t top);
 /*
  * The lease list: rows[top..] into r, row sel highlighted (and marked

@@ -23,7 +23,8 @@
  * activity word, its isolation tag and its age, then as much of its name
  * as fits (issue 21): they say what an agent is doing and whether it runs
  * on the host. Wider lists add, by priority, the last output line (the
- * question of a blocked lease), the branch, the lease state and the full
+ * question of a blocked lease), what the lease's model requests cost
+ * (when any lease made one), the branch, the lease state and the full
  * isolation label.
  */
 #define COL_NAME_MIN 6
@@ -36,6 +37,7 @@
 #define COL_BRANCH 20
 #define COL_AGE 4
 #define COL_LAST_MIN 12
+#define COL_COST 7		/* "$123.45", "$0.42+" */
 
 /* Columns the status bar keeps for the mode tag and message. */
 #define STATUS_LEFT_MIN 30
@@ -224,6 +226,27 @@ tui_draw_age(int64_t secs, char *buf, size_t bufsz)
 		snprintf(buf, bufsz, "%" PRId64 "d", secs / 86400);
 }
 
+bool
+tui_draw_cost(int64_t requests, int64_t cost_nano, int64_t unknown,
+    char *buf, size_t bufsz)
+{
+	int64_t cents = cost_nano > 0 ? (cost_nano + 5000000) / 10000000 : 0;
+	const char *more = unknown > 0 ? "+" : "";
+
+	assert(buf != NULL && bufsz > 0);
+	buf[0] = '\0';
+	if (requests <= 0 && unknown <= 0)
+		return false;
+	if (cents == 0 && cost_nano > 0)
+		snprintf(buf, bufsz, "<$0.01%s", more);
+	else if (cents < 100000)
+		snprintf(buf, bufsz, "$%" PRId64 ".%02" PRId64 "%s", cents / 100,
+		    cents % 100, more);
+	else
+		snprintf(buf, bufsz, "$%" PRId64 "%s", cents / 100, more);
+	return true;
+}
+
 size_t
 tui_draw_list_top(size_t n, size_t sel, int height, size_t top)
 {
@@ -278,11 +301,11 @@ pen_rest(struct pen *p, const struct tui_style *st)
 
 /* Which list columns fit in w, and how wide (0 = not shown). */
 struct list_cols {
-	int name, act, iso, age, last, branch, state;
+	int name, act, iso, age, last, cost, branch, state;
 };
 
 static void
-list_columns(int w, struct list_cols *c)
+list_columns(int w, bool costs, struct list_cols *c)
 {
 	int avail = w - 4;		/* mark, badge, unseen, blank */
 	int need = 1 + COL_ACT_MIN + 1 + COL_ISO + 1 + COL_AGE;
@@ -308,16 +331,24 @@ list_columns(int w, struct list_cols *c)
 	avail -= need;
 	c->name = avail < COL_NAME ? avail : COL_NAME;
 	avail -= c->name;
-	if (avail >= COL_ACT - COL_ACT_MIN) {
-		c->act = COL_ACT;
-		avail -= COL_ACT - COL_ACT_MIN;
-	}
 	/* the optional columns, each only with the last line's minimum left */
 	if (avail < COL_LAST_MIN + 1) {
+		if (avail >= COL_ACT - COL_ACT_MIN) {
+			c->act = COL_ACT;
+			avail -= COL_ACT - COL_ACT_MIN;
+		}
 		c->name += avail;
 		return;
 	}
 	avail -= COL_LAST_MIN + 1;
+	if (costs && avail >= COL_COST + 1) {
+		c->cost = COL_COST;
+		avail -= COL_COST + 1;
+	}
+	if (avail >= COL_ACT - COL_ACT_MIN) {
+		c->act = COL_ACT;
+		avail -= COL_ACT - COL_ACT_MIN;
+	}
 	if (avail >= COL_BRANCH + 1) {
 		c->branch = COL_BRANCH;
 		avail -= COL_BRANCH + 1;
@@ -378,6 +409,11 @@ list_row(const struct tui_draw *d, const struct tui_rect *r, int y,
 		tui_draw_age(row->age_s, age, sizeof age);
 		pen_text(&p, c->age, age, &base, TUI_TEXT_RIGHT);
 	}
+	if (c->cost) {
+		pen_glyph(&p, " ", &base);
+		pen_text(&p, c->cost, row->cost != NULL ? row->cost : "-",
+		    &base, TUI_TEXT_RIGHT);
+	}
 	if (c->state) {
 		pen_glyph(&p, " ", &base);
 		pen_text(&p, c->state, row->lease_state != NULL ?
@@ -408,6 +444,7 @@ tui_draw_list(const struct tui_draw *d, const struct tui_rect *r,
 {
 	struct tui_style base, dim;
 	struct list_cols c;
+	bool costs = false;
 	size_t idx;
 	int i;
 
@@ -424,7 +461,9 @@ tui_draw_list(const struct tui_draw *d, const struct tui_rect *r,
 			blanks(d, r->x, r->y + i, r->w, &base);
 		return;
 	}
-	list_columns(r->w, &c);
+	for (i = 0; (size_t)i < n && !costs; i++)
+		costs = rows[i].cost != NULL;
+	list_columns(r->w, costs, &c);
 	for (i = 0; i < r->h; i++) {
 		idx = top + (size_t)i;
 		if (idx >= n) {

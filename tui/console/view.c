@@ -423,6 +423,21 @@ tui_view_detail(const struct lease_record *r, const char *title,
 	KV("policy", v != NULL ? v : r->policy);
 	v = limits_summary(r->limits, buf, bufsz, &used);
 	KV("limits", v != NULL ? v : r->limits);
+	/* what its model requests cost (SPEC 8.5), when it made any */
+	if (r->usage.requests > 0 || r->usage.cost_unknown > 0) {
+		char usd[24];
+
+		tui_draw_cost(r->usage.requests, r->usage.cost_nano,
+		    r->usage.cost_unknown, usd, sizeof usd);
+		v = fmt(buf, bufsz, &used, "%s, %" PRId64 " request%s, %"
+		    PRId64 " tokens in, %" PRId64 " out%s", usd,
+		    r->usage.requests, r->usage.requests == 1 ? "" : "s",
+		    r->usage.input + r->usage.cache_read +
+		    r->usage.cache_write, r->usage.output,
+		    r->usage.cost_unknown > 0 ? " (+: some of unknown cost)" :
+		    "");
+		KV("cost", v);
+	}
 	if (r->receipt_len > 0)
 		v = fmt(buf, bufsz, &used, "%" PRId64 " entr%s, head %.16s",
 		    r->receipt_len, r->receipt_len == 1 ? "y" : "ies",
