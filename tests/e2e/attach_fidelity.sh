@@ -55,6 +55,20 @@ fcntl.ioctl(s, termios.TIOCSWINSZ, struct.pack("HHHH", int(sys.argv[1]), int(sys
 sys.exit(subprocess.run(sys.argv[3:], stdin=s).returncode)' "$@"
 }
 
+# pane_is_model ID WHAT: the console's pane (window con) shows the model's
+# cells of the same moment (left in $TMP/model.json and pane.txt)
+pane_is_model() {
+	"$CORRAL" screen "$1" --json >"$TMP/model.json"
+	t capture-pane -e -p -t e2e:con >"$TMP/pane.txt"
+	if python3 "$CORRAL_SRC/tests/e2e/pane_vs_model.py" "$TMP/pane.txt" \
+		"$PANE_X" 0 "$TMP/model.json" >"$TMP/diff.txt" 2>&1; then
+		pass "$2"
+	else
+		fail "$2"
+		cat "$TMP/diff.txt"
+	fi
+}
+
 n=0 wide=0
 while read -r name rows cols; do
 	case $name in '#'*|'') continue ;; esac
@@ -70,20 +84,36 @@ while read -r name rows cols; do
 	check "$name: attach resizes it to the pane" \
 		poll size_is "$id" "$PANE_ROWS $PANE_COLS"
 	settled "$id" || fail "$name: the screen never settled"
-	"$CORRAL" screen "$id" --json >"$TMP/model.json"
-	t capture-pane -e -p -t e2e:con >"$TMP/pane.txt"
-	if python3 "$CORRAL_SRC/tests/e2e/pane_vs_model.py" "$TMP/pane.txt" \
-		"$PANE_X" 0 "$TMP/model.json" >"$TMP/diff.txt" 2>&1; then
-		pass "$name: the console's pane shows the model's cells"
-	else
-		fail "$name: the console's pane shows the model's cells"
-		cat "$TMP/diff.txt"
-	fi
+	pane_is_model "$id" "$name: the console's pane shows the model's cells"
 	t kill-window -t e2e:con
 	"$CORRAL" cancel "$id" >/dev/null 2>&1
 done <"$FIX/INDEX"
 check "every recording was shown" test "$n" -ge 32
 check "... three of them not 80x24" test "$wide" -ge 3
+
+# --- combining marks past curses' limit -----------------------------------------
+# The model keeps up to 21 bytes of a cell (ten 2-byte marks, as tmux); a
+# cchar_t holds a base and four, so the console writes such a cell again
+# whole after curses' update. Cells of five to eight marks, narrow, wide,
+# coloured and in the pane's last column, drawn once the lease's terminal
+# is the pane's size; every mark must reach the pane.
+done_file="$TMP/marks.done"
+m='\314\201\314\202\314\203\314\204\314\206'
+id=$("$CORRAL" new --sandbox trusted_local --allow-control --name marks -- sh -c "
+	while [ \"\$(stty size)\" != '$PANE_ROWS $PANE_COLS' ]; do sleep 0.1; done
+	printf '\033[2J\033[Hmarks: a$m\314\207\314\210\314\212 end\r\n'
+	printf 'wide: \346\227\245$m b$m\314\207 \033[1;31mred$m\033[m\r\n'
+	printf '\033[3;${PANE_COLS}Hz$m\314\207\033[5;1Hfour: o\314\201\314\202\314\203\314\204 ok'
+	touch '$done_file'; exec sleep 600" </dev/null)
+t new-window -d -t e2e -n con "env CORRAL_STATE_DIR='$CORRAL_STATE_DIR' LANG=C.UTF-8 '$CORRAL' attach $id"
+poll test -e "$done_file" || fail "marks: the program never drew them"
+settled "$id" || fail "marks: the screen never settled"
+pane_is_model "$id" "marks: the console's pane shows every mark of every cell"
+check "marks: the model keeps eight marks on a letter" \
+	test "$(jq -r '.lines[0].text' "$TMP/model.json")" = \
+	"$(printf "marks: a$m\314\207\314\210\314\212 end")"
+t kill-window -t e2e:con
+"$CORRAL" cancel "$id" >/dev/null 2>&1
 
 # --- the scrollback after a resize ------------------------------------------------
 # Long lines, wrapped at the pane's 83 columns, go to the scrollback and

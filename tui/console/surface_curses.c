@@ -25,6 +25,21 @@
 #include "tui/console/console_int.h"
 
 #define CURSES_ESCDELAY_MS 25	/* a lone ESC waits this long for more */
+#define CURSES_WHOLE_MAX 256	/* cells written again whole, at most */
+
+/*
+ * A cell with more combining marks than a cchar_t holds (CCHARW_MAX wide
+ * characters: the base and four marks; the model keeps up to ten, as
+ * tmux). curses draws it cut; after each update it is written again whole
+ * (put_whole), as curses would have drawn it: colour numbers as curses
+ * has them (-1 the default), curses attributes.
+ */
+struct whole_cell {
+	int x, y, width;
+	int fg, bg;
+	attr_t a;
+	char text[4 * PTY_CELL_MAXCP + 1];
+};
 
 struct tui_curses {
 	SCREEN *scr;
@@ -35,6 +50,8 @@ struct tui_curses {
 	bool active;		/* curses owns the terminal */
 	int cur_x, cur_y;
 	bool cur_visible, cur_shown;
+	struct whole_cell whole[CURSES_WHOLE_MAX];
+	int nwhole;
 };
 
 /* ---- colours and attributes --------------------------------------------- */
@@ -139,6 +156,42 @@ put_fallback(struct tui_curses *t, int x, int y, wchar_t wc, int width,
 	return true;
 }
 
+/* Forget the cells written again whole that [x, x + width) of row y covers. */
+static void
+whole_forget(struct tui_curses *t, int x, int y, int width)
+{
+	int i, k = 0;
+
+	for (i = 0; i < t->nwhole; i++) {
+		const struct whole_cell *e = &t->whole[i];
+
+		if (e->y == y && e->x < x + width && x < e->x + e->width)
+			continue;
+		t->whole[k++] = *e;
+	}
+	t->nwhole = k;
+}
+
+/* Remember a cell curses cuts (n > CCHARW_MAX), to write it again whole. */
+static void
+whole_keep(struct tui_curses *t, int x, int y, int width, const char *utf8,
+    size_t len, const struct tui_style *st)
+{
+	struct whole_cell *e;
+
+	if (t->nwhole == CURSES_WHOLE_MAX || len >= sizeof e->text)
+		return;		/* past the cap: this cell stays cut */
+	e = &t->whole[t->nwhole++];
+	e->x = x;
+	e->y = y;
+	e->width = width;
+	e->a = curses_attrs(st);
+	e->fg = t->colors == TUI_COLORS_NONE ? -1 : curses_color(t, st->fg);
+	e->bg = t->colors == TUI_COLORS_NONE ? -1 : curses_color(t, st->bg);
+	memcpy(e->text, utf8, len);
+	e->text[len] = '\0';
+}
+
 static void
 surf_put_cell(void *ud, int x, int y, const char *utf8, int width,
     const struct tui_style *st)
@@ -172,8 +225,13 @@ surf_put_cell(void *ud, int x, int y, const char *utf8, int width,
 		if (width == 2 && x + 1 < COLS)
 			surf_put_cell(ud, x + 1, y, " ", 1, st);
 	}
-	if (n > CCHARW_MAX)
-		n = CCHARW_MAX;	/* ncurses' limit; the rest are dropped */
+	whole_forget(t, x, y, width);
+	if (n > CCHARW_MAX) {
+		/* ncurses' limit: the whole cell is written after the update. */
+		if (t->utf8)
+			whole_keep(t, x, y, width, utf8, off, st);
+		n = CCHARW_MAX;
+	}
 	wch[n] = L'\0';
 	if (!t->utf8 && (wch[0] >= 0x7f || n > 1)) {
 		put_fallback(t, x, y, wch[0], width, a, pair);
@@ -191,7 +249,9 @@ surf_put_cell(void *ud, int x, int y, const char *utf8, int width,
 static void
 surf_clear(void *ud)
 {
-	(void)ud;
+	struct tui_curses *t = ud;
+
+	t->nwhole = 0;
 	werase(stdscr);
 }
 
@@ -343,6 +403,7 @@ tui_surface_curses_resize(struct tui_curses *t)
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 &&
 	    ws.ws_col > 0)
 		resizeterm(ws.ws_row, ws.ws_col);
+	t->nwhole = 0;
 }
 
 bool
@@ -360,6 +421,91 @@ tui_surface_curses_invalidate(struct tui_curses *t)
 {
 	(void)t;
 	clearok(curscr, TRUE);
+}
+
+/* Append terminfo string s (absent or cancelled: nothing) to b. */
+static void
+cap_put(char *b, size_t bsz, size_t *n, const char *s)
+{
+	size_t len;
+
+	if (s == NULL || s == (const char *)-1)
+		return;
+	len = strlen(s);
+	if (*n + len <= bsz) {
+		memcpy(b + *n, s, len);
+		*n += len;
+	}
+}
+
+static void
+out_all(const char *b, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(STDOUT_FILENO, b, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		b += w;
+		n -= (size_t)w;
+	}
+}
+
+/*
+ * The cells curses cut (whole_keep) written again whole, once its update
+ * is out: straight to the terminal, each at its place with its looks,
+ * between a cursor save and restore (terminfo sc and rc: the position,
+ * pen and character set come back as curses left them, so curses' idea
+ * of the terminal stays true). Again after every update, since curses
+ * may reprint an unchanged cell to save a cursor move. A terminal
+ * without sc, rc or cup keeps the cut cells: its marks past the fourth
+ * are not shown.
+ */
+static void
+put_whole(struct tui_curses *t)
+{
+	static const struct {
+		attr_t a;
+		const char *cap;
+	} looks[] = {
+		{ A_BOLD, "bold" }, { A_DIM, "dim" }, { A_ITALIC, "sitm" },
+		{ A_UNDERLINE, "smul" }, { A_BLINK, "blink" },
+		{ A_REVERSE, "rev" },
+	};
+	const char *sc = tigetstr("sc"), *rc = tigetstr("rc");
+	const char *cup = tigetstr("cup"), *sgr0 = tigetstr("sgr0");
+	const char *setaf = tigetstr("setaf"), *setab = tigetstr("setab");
+	char b[4096];
+	size_t n = 0, k;
+	int i;
+
+	if (sc == NULL || sc == (char *)-1 || rc == NULL || rc == (char *)-1 ||
+	    cup == NULL || cup == (char *)-1)
+		return;
+	cap_put(b, sizeof b, &n, sc);
+	for (i = 0; i < t->nwhole; i++) {
+		const struct whole_cell *e = &t->whole[i];
+
+		if (n > sizeof b - 512) {
+			out_all(b, n);
+			n = 0;
+		}
+		cap_put(b, sizeof b, &n, tiparm(cup, e->y, e->x));
+		cap_put(b, sizeof b, &n, sgr0);
+		for (k = 0; k < sizeof looks / sizeof looks[0]; k++)
+			if (e->a & looks[k].a)
+				cap_put(b, sizeof b, &n, tigetstr(looks[k].cap));
+		if (e->fg >= 0 && setaf != NULL && setaf != (char *)-1)
+			cap_put(b, sizeof b, &n, tiparm(setaf, e->fg));
+		if (e->bg >= 0 && setab != NULL && setab != (char *)-1)
+			cap_put(b, sizeof b, &n, tiparm(setab, e->bg));
+		cap_put(b, sizeof b, &n, e->text);
+	}
+	cap_put(b, sizeof b, &n, rc);
+	out_all(b, n);
 }
 
 void
@@ -381,6 +527,8 @@ tui_surface_curses_flush(struct tui_curses *t)
 	}
 	wnoutrefresh(stdscr);
 	doupdate();
+	if (t->nwhole > 0)
+		put_whole(t);
 }
 
 /* ---- keys --------------------------------------------------------------- */
