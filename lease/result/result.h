@@ -222,6 +222,7 @@ bool lease_gate_check_input(const struct lease_check *, const char *path);
  */
 bool lease_gate_glob(const char *pattern, const char *path);
 
+/* gate_scan.c: the pre-parse scan of a patch */
 /* Pre-parse figures of a patch (lease_gate_patch_scan). */
 struct lease_gate_scan {
 	size_t files, hunks, binary_files;
