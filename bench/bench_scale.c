@@ -6,7 +6,7 @@
  * --no-local` of the same repository; the peak RSS of corral's processes
  * while provisioning; the disk a lease takes against the checked-out
  * tree, while its agent runs and once its result is checked out in the
- * review worktree (the workspace kept beside it); 16 leases started at
+ * review worktree (the workspace released then); 16 leases started at
  * once; and what reject and gc of those give back (free space before and
  * after).
  *
@@ -366,7 +366,7 @@ main(int argc, char **argv)
 	    "clone1", "<=1.5x", m_single <= 1.5 * m_wt);
 	verdict_row("big repo: disk per running lease", "MB", lease_disk / MB,
 	    tree / MB, NAN, "", "<=2x", lease_disk <= 2 * tree);
-	/* its result checked out in the review worktree, the workspace kept */
+	/* its result checked out in the review worktree, the workspace released */
 	verdict_row("big repo: disk with its result", "MB", result_disk / MB,
 	    tree / MB, NAN, "", "<=2x", result_disk <= 2 * tree);
 

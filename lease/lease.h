@@ -857,6 +857,25 @@ LEASE_NODISCARD int lease_provision_teardown(struct lease_store *,
     const char *state_dir, const char *id, unsigned what);
 
 /* ------------------------------------------------------------------ */
+/* release.c: a materialised result's workspace given back (issue 17)  */
+
+/*
+ * lease_release_workspace: under the lease's lock (waiting as apply does),
+ * release the workspace of a sandboxed lease whose result is a commit
+ * (result_ready, the result's commit recorded, SPEC 7.3): nothing reads it
+ * again (review, hunks, checks and apply work from the commit, the patch
+ * and the review worktree). The journal leads: the intent (the result's
+ * "workspace" becomes "releasing", receipt workspace_release), then its
+ * bounded image unmounted and removed and its directory removed, then
+ * the outcome in one transaction (the workspace row removed, "workspace"
+ * "released", receipt workspace_released). Reconcile finishes a release
+ * whose intent is journaled. by names the caller in the receipts. 0 also
+ * when there is nothing to release (another state, no commit, released).
+ */
+LEASE_NODISCARD int lease_release_workspace(struct lease_store *,
+    const char *state_dir, const char *id, const char *by);
+
+/* ------------------------------------------------------------------ */
 /* fault.c: the crash-test hook                                       */
 
 /*

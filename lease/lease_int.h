@@ -76,6 +76,20 @@ int lease__record_transition_tx(struct lease_store *, const char *id,
     enum lease_event, const char *reason, int64_t now,
     enum lease_state *next);
 
+/* resource.c */
+/* Inside a transaction on id: lease_resource_removed's work, at now. */
+int lease__resource_removed_tx(struct lease_store *, const char *id,
+    enum lease_resource, const char *identity, int64_t now);
+
+/* release.c */
+/*
+ * Under the lease's lock (reconcile's): finish a release of r's workspace
+ * whose intent is journaled (the result says "releasing") and note it in
+ * rep; dry only notes it. 0 when there is none.
+ */
+int lease__release_resume(struct lease_store *, struct lease_report *,
+    const char *state_dir, const struct lease_record *r, bool dry);
+
 /* receipt.c */
 /* Inside a transaction on id: lease_receipt_append's work (fields borrowed). */
 int lease__receipt_append_tx(struct lease_store *, const char *id,

@@ -351,6 +351,14 @@ reconcile_lease(struct lease_store *s, struct lease_report *rep,
 		return lease_provision_teardown(s, state_dir, r->id,
 		    LEASE_TEARDOWN_ALL);
 	}
+	/*
+	 * A materialised result's workspace whose release was interrupted
+	 * (release.c), unless its holder, alive, is at it.
+	 */
+	if (r->state == LEASE_STATE_RESULT_READY)
+		return r->holder_pid > 0 && lease_proc_alive((pid_t)
+		    r->holder_pid, r->holder_start) ? 0 :
+		    lease__release_resume(s, rep, state_dir, r, dry);
 	if (!lease_fsm_state_final(r->state) ||
 	    (r->cleanup != LEASE_CLEANUP_PENDING &&
 	    r->cleanup != LEASE_CLEANUP_FAILED))

@@ -180,45 +180,63 @@ fail:
 	return rc;
 }
 
+/* Inside a transaction on id: the move; 1 when it was there already. */
+static int
+res_move_tx(struct lease_store *s, const char *id, enum lease_resource k,
+    const char *identity, enum lease_res_state to, int64_t now)
+{
+	int rc, cur;
+
+	if ((unsigned)k >= LEASE_RES_COUNT || identity == NULL)
+		return -EINVAL;
+	if ((rc = res_state(s, id, k, identity, &cur)) < 0)
+		return rc;
+	if (cur < 0) {
+		lease__store_msg(s, "lease %s: %s %s was never recorded", id,
+		    resource_names[k], identity);
+		return LEASE_ENOTFOUND;
+	}
+	if (cur == (int)to)
+		return 1;
+	if (cur == LEASE_RS_REMOVED) {
+		lease__store_msg(s, "lease %s: %s %s was already removed", id,
+		    resource_names[k], identity);
+		return LEASE_EEXIST;
+	}
+	if ((rc = res_update(s, id, k, identity, to, now)) < 0)
+		return rc;
+	if (to == LEASE_RS_REMOVED &&
+	    (rc = lease__record_cleanup_eval(s, id, now)) < 0)
+		return rc;
+	return 0;
+}
+
+int
+lease__resource_removed_tx(struct lease_store *s, const char *id,
+    enum lease_resource k, const char *identity, int64_t now)
+{
+	int rc = res_move_tx(s, id, k, identity, LEASE_RS_REMOVED, now);
+
+	return rc > 0 ? 0 : rc;
+}
+
 static int
 res_move(struct lease_store *s, const char *id, enum lease_resource k,
     const char *identity, enum lease_res_state to)
 {
-	int64_t now = lease_id_now_ms();
-	int rc, cur;
+	int rc;
 
 	assert(s != NULL && s->db != NULL);
 	if ((unsigned)k >= LEASE_RES_COUNT || identity == NULL)
 		return -EINVAL;
 	if ((rc = lease__store_begin_lease(s, id)) < 0)
 		return rc;
-	if ((rc = res_state(s, id, k, identity, &cur)) < 0)
-		goto fail;
-	if (cur < 0) {
-		lease__store_msg(s, "lease %s: %s %s was never recorded", id,
-		    resource_names[k], identity);
-		rc = LEASE_ENOTFOUND;
-		goto fail;
-	}
-	if (cur == (int)to) {
+	if ((rc = res_move_tx(s, id, k, identity, to,
+	    lease_id_now_ms())) != 0) {
 		lease__store_rollback(s);
-		return 0;
+		return rc > 0 ? 0 : rc;
 	}
-	if (cur == LEASE_RS_REMOVED) {
-		lease__store_msg(s, "lease %s: %s %s was already removed", id,
-		    resource_names[k], identity);
-		rc = LEASE_EEXIST;
-		goto fail;
-	}
-	if ((rc = res_update(s, id, k, identity, to, now)) < 0)
-		goto fail;
-	if (to == LEASE_RS_REMOVED &&
-	    (rc = lease__record_cleanup_eval(s, id, now)) < 0)
-		goto fail;
 	return lease__store_commit(s);
-fail:
-	lease__store_rollback(s);
-	return rc;
 }
 
 int

@@ -567,7 +567,9 @@ SBX_NODISCARD int sbx_uid_release(const char *dir, unsigned slot,
  *   [result]  max_files, max_file_bytes, max_total_bytes, allow_binary,
  *             allow_symlinks (true/false), output_dir (a relative
  *             directory of the workspace whose files are the artifacts;
- *             a narrower policy may only repeat the operator's or drop it)
+ *             a narrower policy may only repeat the operator's or drop it),
+ *             keep_workspace (true: the workspace stays until reject
+ *             once the result is a commit; default false: released)
  *
  * Lists are comma or blank separated; a repeated list key appends within
  * one file. The shipped defaults are policies/default.ini (compiled in).
@@ -615,6 +617,7 @@ struct sbx_policy {
 	unsigned long long check_timeout;	/* seconds, each check */
 	unsigned long long max_files, max_file_bytes, max_total_bytes;
 	bool allow_binary, allow_symlinks;
+	bool keep_workspace;	/* kept past a materialised result */
 	/* artifacts (SPEC 7.1): relative, no trailing '/'; "": none */
 	char output_dir[256];
 	/* [git] history (SPEC 6.4): generations of the base's ancestors the

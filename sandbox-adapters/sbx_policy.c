@@ -53,6 +53,7 @@ static const struct sbx__policy_key keys[] = {
 	{ "result", "allow_binary", SBX_PK_BOOL, POL(allow_binary), true },
 	{ "result", "allow_symlinks", SBX_PK_BOOL, POL(allow_symlinks), true },
 	{ "result", "output_dir", SBX_PK_RELDIR, POL(output_dir), true },
+	{ "result", "keep_workspace", SBX_PK_BOOL, POL(keep_workspace), true },
 	{ "git", "history", SBX_PK_HISTORY, POL(git_history), true },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])

@@ -101,6 +101,9 @@ sbx_policy_canonical(const struct sbx_policy *p)
 	    p->allow_symlinks ? "true" : "false");
 	if (p->output_dir[0] != '\0')
 		sb_add(&b, "output_dir = %s\n", p->output_dir);
+	/* only when set: the canonical form of every other policy stays */
+	if (p->keep_workspace)
+		sb_add(&b, "keep_workspace = true\n");
 	if (p->git_history == SBX_HISTORY_ALL)
 		sb_add(&b, "[git]\nhistory = all\n");
 	else

@@ -125,8 +125,12 @@ sha256sum "$REPO/.git/config" "$OUT/secret" "$HOME/.ssh/id_ed25519" \
 stat -c '%u %g %a %n' /etc/shadow /etc/passwd "$OUT/secret" >"$TMP/stat.before"
 
 # ---- policies -------------------------------------------------------------------
-# The operator's: small limits, so a runaway probe ends quickly.
+# The operator's: small limits, so a runaway probe ends quickly; each
+# probe's verdict reads what it left in its workspace, so a result's
+# workspace is kept (it is released by default once the result is a commit).
 cat >"$XDG_CONFIG_HOME/corral/policy.ini" <<'EOF'
+[result]
+keep_workspace = true
 [limits]
 wall_time = 60s
 cpu_time = 50s

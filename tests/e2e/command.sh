@@ -136,8 +136,9 @@ check "receipt: the preflight ran the list hook" jq_eq "$j" \
 	'.receipts[] | select(.kind=="preflight") | .fields.ok' true
 check "the result holds the agent's changes" bash -c \
 	"'$CORRAL' review '$id' | grep -q '^+hello' && '$CORRAL' review '$id' | grep -q '^+two'"
-check "the workspace is kept on the host, root's" \
-	test "$(stat -c %u "$CORRAL_STATE_DIR/leases/$id/work/b.txt")" = 0
+check "its workspace is released once the result is a commit" bash -c \
+	"test ! -e '$CORRAL_STATE_DIR/leases/$id/work' -a -s '$CORRAL_STATE_DIR/worktrees/$id/b.txt'"
+check "... journaled" jq_eq "$("$CORRAL" show "$id" --json)" .result.workspace released
 check "sandbox resource journaled as removed" jq_eq "$j" \
 	'[.resources[] | select(.kind=="sandbox") | .state] | join(",")' removed
 

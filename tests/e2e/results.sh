@@ -472,9 +472,17 @@ check "artifacts: out/report.txt copied out, not in the patch" bash -c \
 check "artifacts: counted in the result" jq_eq "$j" '"\(.result.artifacts.files) \(.result.artifacts.bytes)"' "1 15"
 
 # --- binary content allowed by the policy ----------------------------------------------
+# The workspace is released once the result is a commit (issue 17): the
+# bytes extraction read from it are the manifest's SHA-256.
+M=$CORRAL_STATE_DIR/leases/$BIN/result/manifest.json
 check "bin: both files materialised byte for byte" bash -c \
-	"cmp -s '$CORRAL_STATE_DIR/leases/$BIN/work/rnd.bin' '$WT/$BIN/rnd.bin' &&
-	 cmp -s '$CORRAL_STATE_DIR/leases/$BIN/work/late.txt' '$WT/$BIN/late.txt'"
+	"for f in rnd.bin late.txt; do
+		test \"\$(jq -r --arg f \$f '.files[] | select(.path == \$f) | .sha256' '$M')\" = \
+		    \"\$(sha256sum <'$WT/$BIN/'\$f | cut -d' ' -f1)\" || exit 1
+	 done
+	 cmp -s <(head -c 9000 /dev/zero | tr '\\000' a; printf '\\000') '$WT/$BIN/late.txt'"
+check "bin: its workspace released" bash -c \
+	"test ! -e '$CORRAL_STATE_DIR/leases/$BIN/work' -a \"\$('$CORRAL' show $BIN --json | jq -r .result.workspace)\" = released"
 check "bin: as GIT binary patches" test \
 	"$(grep -c '^GIT binary patch' "$CORRAL_STATE_DIR/leases/$BIN/result/patch")" = 2
 check "bin: no NUL in the patch" test \

@@ -4,7 +4,8 @@
 # preflight facts in the receipt and its sandbox shown by `show`; the
 # initial prompt goes in once the agent waits at its prompt; limits end a
 # lease with a named reason; a dead holder's sandbox is stopped by
-# reconcile and its workspace kept; gc removes everything. Bad input --
+# reconcile and its workspace kept; a result's workspace is released once
+# it is a commit, unless [result] keep_workspace; gc removes everything. Bad input --
 # bwrap missing, user namespaces off, a policy with an unknown key, wider
 # than the operator's, with a relative or credential mount, unrestricted
 # network, an unknown base, a missing prompt -- gives a named error and
@@ -91,11 +92,37 @@ check "receipt: the prompt's SHA-256" jq_eq "$j" \
 	"$(printf 'the initial prompt\n' | sha256sum | cut -d' ' -f1)"
 check "receipt: teardown by exact ID" jq_eq "$j" \
 	'.receipts[] | select(.kind=="teardown") | .fields.ok' true
-check "the workspace is kept, handed back to root" \
-	test "$(stat -c %u "$CORRAL_STATE_DIR/leases/$id/work/got")" = 0
-check "nothing else of it is left" nothing_of "$id"
+# Its result is a commit: the workspace is released (issue 17), the
+# result's files are in the review worktree.
+check "the result is in the review worktree" \
+	test "$(cat "$CORRAL_STATE_DIR/worktrees/$id/got")" = "the initial prompt"
+check "the workspace is released once the result is a commit" \
+	test ! -e "$CORRAL_STATE_DIR/leases/$id/work" -a ! -e "$CORRAL_STATE_DIR/leases/$id/work.img"
+check "... journaled: intent, then outcome, the row removed" jq_eq "$j" \
+	'"\([.receipts[].kind | select(startswith("workspace_release"))] | join(" ")) \(.result.workspace) \([.resources[] | select(.kind=="workspace") | .state] | join(" "))"' \
+	"workspace_release workspace_released released removed"
+check "nothing else of it is left, no mount" nothing_of "$id"
+check "... not even the workspace's" test -z "$(grep -F "$id" /proc/self/mountinfo)"
 check "ls --json carries the label" jq_eq "$("$CORRAL" ls --all --json)" \
 	".[] | select(.id==\"$id\") | .isolation" "bwrap unverified"
+
+# --- [result] keep_workspace: the operator keeps a result's workspace -------------------
+mkdir -p "$TMP/keepcfg/corral"
+{ cat "$XDG_CONFIG_HOME/corral/policy.ini"; printf '[result]\nkeep_workspace = true\n'; } \
+	>"$TMP/keepcfg/corral/policy.ini"
+idk=$(cd "$REPO" && XDG_CONFIG_HOME=$TMP/keepcfg "$CORRAL" new --name keeper -- \
+	/bin/sh -c 'echo kept >/work/kept')
+settled "$idk"
+jk=$(js "$idk")
+check "keep_workspace: result_ready, the policy says so" jq_eq "$jk" \
+	'"\(.lease_state) \(.policy | test("keep_workspace = true"))"' "result_ready true"
+check "keep_workspace: the workspace is kept, handed back to root" \
+	test "$(stat -c %u "$CORRAL_STATE_DIR/leases/$idk/work/kept")" = 0
+check "keep_workspace: nothing released" jq_eq "$jk" \
+	'[.receipts[] | select(.kind=="workspace_release")] | length' 0
+check "keep_workspace: reject removes it" "$CORRAL" reject "$idk"
+check "... mount and all" test ! -e "$CORRAL_STATE_DIR/leases/$idk/work" \
+	-a -z "$(grep -F "$idk" /proc/self/mountinfo)"
 
 # --- doctor --------------------------------------------------------------------------
 out=$("$CORRAL" doctor 2>&1); rc=$?
@@ -114,6 +141,8 @@ ended_on() {
 	check "its receipt names the limit" jq_eq "$(js "$1")" \
 		'.receipts[] | select(.kind=="limit_hit") | .fields.limit' "$2"
 	check "nothing of it is left" nothing_of "$1"
+	check "its workspace is kept (no commit), handed back to root" \
+		test "$(stat -c '%u %a' "$CORRAL_STATE_DIR/leases/$1/work")" = "0 700"
 }
 printf '[limits]\nwall_time = 2s\n' >"$TMP/short.ini"
 id2=$(new --name sleeper --policy "$TMP/short.ini" -- /bin/sleep 1e9)

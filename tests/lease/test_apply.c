@@ -1350,6 +1350,193 @@ START_TEST(test_apply_crash_sweep_new)
 }
 END_TEST
 
+/* ---- the workspace released once the result is a commit (issue 17) ------- */
+
+/* The result's "workspace": "releasing", "released" or "" (kept). */
+static void
+ws_state(const char *id, char out[16])
+{
+	struct lease_record r = record(id);
+	json_t *j = json_loads(r.result, 0, NULL);
+	const char *v;
+
+	ck_assert_ptr_nonnull(j);
+	v = json_string_value(json_object_get(j, "workspace"));
+	snprintf(out, 16, "%s", v != NULL ? v : "");
+	json_decref(j);
+	lease_record_clear(&r);
+}
+
+/* The workspace's journal row is removed (and was recorded). */
+static bool
+ws_row_removed(const char *id)
+{
+	struct lease_resource_row *v = NULL;
+	char *ws = lease_path_workspace(state, id);
+	size_t n = 0;
+	int rows = 0, removed = 0;
+
+	ck_assert_int_eq(lease_resource_list(st, id, &v, &n), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].kind != LEASE_RES_WORKSPACE ||
+		    strcmp(v[i].identity, ws) != 0)
+			continue;
+		rows++;
+		removed += v[i].state == LEASE_RS_REMOVED;
+	}
+	lease_resource_list_free(v, n);
+	free(ws);
+	return rows == 1 && removed == 1;
+}
+
+/*
+ * Released, and the operator loses nothing: the journal says so once,
+ * the chain verifies, review and apply (into b) work from the commit.
+ */
+static void
+released_then_applied(const char *what, const char *id, const char *b)
+{
+	char w[16], cm[41], t[41], *ws = lease_path_workspace(state, id), *out;
+	struct lease_record r;
+	json_t *doc = NULL;
+	int status;
+
+	ck_assert_msg(!exists(ws), "%s: %s left", what, ws);
+	free(ws);
+	ws_state(id, w);
+	ck_assert_msg(strcmp(w, "released") == 0, "%s: workspace '%s'", what,
+	    w);
+	ck_assert_msg(ws_row_removed(id), "%s: its row is not removed", what);
+	ck_assert_int_eq(lease_receipt_verify(st, id, NULL, NULL), 0);
+	ck_assert_int_eq(receipts_of(id, "workspace_release"), 1);
+	ck_assert_int_eq(receipts_of(id, "workspace_released"), 1);
+	r = record(id);
+	ck_assert_int_eq(r.state, LEASE_STATE_RESULT_READY);
+	lease_record_clear(&r);
+	ck_assert_msg(lease_result_review(st, state, id, LEASE_REVIEW_MARK,
+	    &doc) == 0, "%s: review: %s", what, lease_store_errmsg(st));
+	json_decref(doc);
+	commit_of(id, cm);
+	make_branch(b);
+	out = corral(&status, NULL, "apply %s --into %s", id, b);
+	ck_assert_msg(status == 0, "%s: apply: %s", what, out);
+	free(out);
+	tip_of(b, t);
+	ck_assert_str_eq(t, cm);
+}
+
+START_TEST(test_apply_release_workspace)
+{
+	char id[LEASE_ID_LEN + 1], w[16], *ws;
+
+	ready_lease(id, "released\n");
+	ws = lease_path_workspace(state, id);
+	ck_assert(exists(ws));
+	ws_state(id, w);
+	ck_assert_str_eq(w, "");
+	ck_assert_msg(lease_release_workspace(st, state, id, "test") == 0,
+	    "%s", lease_store_errmsg(st));
+	/* again: nothing more to do, nothing more journaled */
+	ck_assert_int_eq(lease_release_workspace(st, state, id, "test"), 0);
+	free(ws);
+	released_then_applied("release", id, "rel-0");
+	/* a rejected lease's workspace is teardown's, never released */
+	ready_lease(id, "rejected\n");
+	ck_assert_int_eq(lease_result_reject(st, state, id), 0);
+	ck_assert_int_eq(lease_release_workspace(st, state, id, "test"), 0);
+	ck_assert_int_eq(receipts_of(id, "workspace_release"), 0);
+}
+END_TEST
+
+/* A child's release of id, killed at fault point (or run to its end). */
+static int
+release_child(const char *id, const char *point)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct lease_store *cs;
+		char *db = lt_fmt("%s/%s", state, "corral.db");
+
+		if (point != NULL)
+			setenv("CORRAL_FAULT", point, 1);
+		if (lease_store_open(&cs, db) != 0)
+			_exit(2);
+		_exit(lease_release_workspace(cs, state, id, "test") == 0 ?
+		    0 : 3);
+	}
+	return lt_wait(pid);
+}
+
+static const char *const release_points[] = {
+	"release.workspace.before", "release.workspace.unmounted",
+	"release.workspace.removed", "release.workspace.after",
+};
+
+/* Killed at each step of a release: reconcile finishes it. */
+START_TEST(test_apply_release_killed)
+{
+	const char *point = release_points[_i];
+	char id[LEASE_ID_LEN + 1], w[16], b[32], *out;
+	int status;
+
+	ready_lease(id, "killed\n");
+	ck_assert_msg(release_child(id, point) == 137, "fault %s did not "
+	    "fire", point);
+	ws_state(id, w);
+	ck_assert_str_eq(w, _i < 3 ? "releasing" : "released");
+	out = corral(&status, NULL, "reconcile");
+	ck_assert_msg(status == 0, "%s: reconcile: %s", point, out);
+	ck_assert_msg(_i == 3 || strstr(out, "interrupted release finished") !=
+	    NULL, "%s: reconcile said: %s", point, out);
+	free(out);
+	snprintf(b, sizeof b, "killed-%d", _i);
+	released_then_applied(point, id, b);
+}
+END_TEST
+
+/*
+ * The resume swept: a release killed after its intent, then `corral
+ * reconcile` killed at each of its state-changing syscalls, then
+ * reconcile again: released, journaled once, applied.
+ */
+static void
+sweep_release_one(struct sweep *sw, size_t k, void *ud)
+{
+	char id[LEASE_ID_LEN + 1], b[32];
+
+	(void)ud;
+	ready_lease(id, "swept\n");
+	ck_assert_int_eq(release_child(id, "release.workspace.before"), 137);
+	sweep_kill(sw, k, "reconcile");
+	sweep_reconcile(sw, k, id);
+	snprintf(b, sizeof b, "rel-sweep-%zu", k);
+	released_then_applied(sw->name[k], id, b);
+	sw->applied_first++;
+}
+
+START_TEST(test_apply_crash_sweep_release)
+{
+	char id[LEASE_ID_LEN + 1];
+	struct sweep sw;
+	size_t runs;
+
+	memset(&sw, 0, sizeof sw);
+	ready_lease(id, "traced\n");
+	ck_assert_int_eq(release_child(id, "release.workspace.before"), 137);
+	sweep_trace(&sw, "reconcile", SWEEP_SET);
+	ck_assert_uint_gt(sw.n, 5);
+	runs = sweep_each(&sw, 24, sweep_release_one, NULL);
+	fprintf(stderr, "release crash sweep: %zu state-changing syscalls, "
+	    "%zu kill points, %d killed; each released and applied after "
+	    "reconcile (%d)\n", sw.n, runs, sw.killed, sw.applied_first);
+	ck_assert_int_eq(sw.applied_first, (int)runs);
+	ck_assert_int_ge(sw.killed, (int)runs * 4 / 5);
+	free(sw.name);
+}
+END_TEST
+
 Suite *apply_suite(void);
 
 Suite *
@@ -1374,6 +1561,8 @@ apply_suite(void)
 	tcase_add_test(tc, test_apply_journal_locked);
 	tcase_add_test(tc, test_apply_disk_full);
 	tcase_add_test(tc, test_apply_git_leftovers);
+	tcase_add_test(tc, test_apply_release_workspace);
+	tcase_add_loop_test(tc, test_apply_release_killed, 0, 4);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Sweep");
@@ -1383,6 +1572,7 @@ apply_suite(void)
 	tcase_add_test(tc, test_apply_crash_sweep_reject);
 	tcase_add_test(tc, test_apply_crash_sweep_gc);
 	tcase_add_test(tc, test_apply_crash_sweep_rebase);
+	tcase_add_test(tc, test_apply_crash_sweep_release);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("SweepNew");

@@ -618,6 +618,15 @@ tui_checks_finish(struct tui_ctx *c, const char *id, const char *fail_reason,
 	lease_git_init();
 	rc = lease_result_finish(c->store, c->state_dir, id, &o);
 	lease_git_shutdown();
+	/*
+	 * A result that is a commit needs its workspace no more: released
+	 * (issue 17), unless the policy keeps it. A failed release leaves
+	 * the lease result_ready with its workspace; reconcile goes on.
+	 */
+	if (rc == 0 && !e->sbx->keep_workspace &&
+	    lease_release_workspace(c->store, c->state_dir, id, "holder") < 0)
+		fprintf(stderr, "corral: lease %s: workspace kept: %s\n", id,
+		    lease_store_errmsg(c->store));
 	tui_checks_env_free(e);
 	return rc;
 }

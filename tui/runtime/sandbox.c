@@ -600,6 +600,8 @@ tui_sandbox_policy_text(const struct sbx_policy *p)
 	    p->allow_symlinks ? "true" : "false");
 	if (p->output_dir[0] != '\0')
 		tput(&b, "output_dir = %s\n", p->output_dir);
+	if (p->keep_workspace)
+		tput(&b, "keep_workspace = true\n");
 	if (b.oom) {
 		free(b.p);
 		return NULL;
