@@ -54,7 +54,9 @@ PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 AllowAgentForwarding no
-AllowTcpForwarding no
+# The relay forwards a unix socket; sshd's AllowTcpForwarding gates it too.
+AllowTcpForwarding local
+AllowStreamLocalForwarding local
 X11Forwarding no
 PrintMotd no
 SetEnv CORRAL_STATE_DIR=$d/state XDG_CONFIG_HOME=$d/config
@@ -182,7 +184,7 @@ git -C "$REPO" add -A && git -C "$REPO" commit -q -m c1
 echo two >"$REPO/a.txt" && git -C "$REPO" commit -q -am c2
 TREE=$(git -C "$REPO" rev-parse 'HEAD^{tree}')
 on() { local h=$1; shift; CORRAL_STATE_DIR=$TMP/host-$h/state XDG_CONFIG_HOME=$TMP/host-$h/config "$CORRAL" "$@"; }
-AGENT='cat a.txt sub/b.txt; echo "seen $(ls -a | tr "\n" " ")"; sleep 600'
+AGENT='cat a.txt sub/b.txt; echo "seen $(ls -a | tr "\n" " ")"; read -r x; echo "got [$x]"; sleep 600'
 
 # --- new --host a: seeded over ssh, the operator's policy, recorded here ---------
 id1=$(cd "$REPO" && "$CORRAL" new --host a --name first -- /bin/sh -c "$AGENT"); rc=$?
@@ -203,6 +205,31 @@ rec=$CORRAL_STATE_DIR/fleet/leases/$id1.json
 check "the lease is recorded here with its host" jq_eq "$(cat "$rec")" '"\(.host) \(.state) \(.tree)"' "a running $TREE"
 check "the record is 0600" test "$(stat -c %a "$rec")" = 600
 check "no intent is left pending" bash -c "! ls '$CORRAL_STATE_DIR/fleet/leases' | grep -q pending"
+
+# --- the relay: the holder's own protocol through a socket forwarded by ssh -----
+out=$("$CORRAL" fleet screen "$id1" 2>&1)
+check "fleet screen shows the remote lease's screen through ssh" grep -qx deep <<<"$out"
+check "fleet send types into it" "$CORRAL" fleet send "$id1" 'hello\r'
+# (each try is an ssh connection: a few, not poll's 150)
+check "the agent on host a got the input" bash -c "for i in \$(seq 20); do '$CORRAL' fleet screen '$id1' | grep -qF 'got [hello]' && exit 0; sleep 0.5; done; exit 1"
+check "the relay's socket is gone afterwards" bash -c "[ -z \"\$(ls -A '$CORRAL_STATE_DIR/fleet/relay')\" ]"
+check "fleet screen --json is the screen document" jq_eq "$("$CORRAL" fleet screen --json "$id1")" '.rows > 0' true
+# The connection is cut: every session of host a's sshd is killed (the
+# children of the PID this test started); the lease runs on there and the
+# next relay reaches it again.
+# Relays one after the other, so that one is open when the cut comes.
+(for _ in $(seq 60); do "$CORRAL" fleet screen "$id1" >/dev/null 2>&1; done) &
+RPID=$!
+poll bash -c "pgrep -P ${PID[a]} >/dev/null"
+cut=0
+for p in $(pgrep -P "${PID[a]}"); do kill -9 "$p" 2>/dev/null && cut=$((cut + 1)); done
+check "a relay's ssh session was cut ($cut killed)" test "$cut" -ge 1
+kill "$RPID" 2>/dev/null
+wait "$RPID" 2>/dev/null
+check "after the cut the lease is still live on host a" jq_eq "$(on a show "$id1" --json)" .lease_state running
+check "and the relay reaches it again" bash -c "'$CORRAL' fleet screen '$id1' | grep -qF 'got [hello]'"
+err=$("$CORRAL" fleet screen 20200101-000000-000-0000 2>&1); rc=$?
+check "fleet screen of a lease not placed from here is refused (exit $rc)" grep -q "no lease 20200101-000000-000-0000 was placed" <<<"$err"
 
 # --- placement by label: least loaded with room, then refused by name ------------
 id2=$(cd "$REPO" && "$CORRAL" new --label x -- /bin/sh -c "$AGENT"); rc=$?

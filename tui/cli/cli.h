@@ -67,6 +67,16 @@ extern const struct tui_cmd tui_cmd_screen;
 extern const struct tui_cmd tui_cmd_send;
 extern const struct tui_cmd tui_cmd_answer;
 extern const struct tui_cmd tui_cmd_cancel;
+/*
+ * Through an open holder connection (freed here): print its screen (after
+ * the scrollback with sb; TUI_EXIT_OK, -1 when it sent no whole screen),
+ * or type text (escapes as `corral send`) and await the holder's verdict.
+ */
+struct pty_holder_client;
+int tui_cmd_screen_live(struct tui_ctx *, struct pty_holder_client *,
+    bool sb);
+int tui_cmd_send_live(struct tui_ctx *, struct pty_holder_client *,
+    const char *text);
 /* cmd_recover.c */
 extern const struct tui_cmd tui_cmd_reconcile;
 extern const struct tui_cmd tui_cmd_gc;

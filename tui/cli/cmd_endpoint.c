@@ -259,47 +259,18 @@ open_holder(struct tui_ctx *c, const struct lease_record *rec,
 	return rc;
 }
 
-static int
-screen_exec(struct tui_ctx *c, int argc, char **argv)
+int
+tui_cmd_screen_live(struct tui_ctx *c, struct pty_holder_client *cl, bool sb)
 {
-	static const struct option opts[] = {
-		{ "scrollback", no_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct lease_record rec;
-	struct pty_holder_client *cl = NULL;
 	struct pty_mirror m;
-	bool sb = false, have_rows = false;
+	bool have_rows = false;
 	const uint8_t *p;
 	size_t plen;
 	uint8_t type, req[8];
 	uint32_t next = 0, total = 0;
 	json_t *sbj = NULL;
-	int ch, rc;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "sj", opts, NULL)) != -1) {
-		if (ch == 's')
-			sb = true;
-		else if (ch == 'j')
-			c->json = true;
-		else
-			return tui_ctx_usage(c, "unknown option '%.64s'",
-			    argv[optind - 1]);
-	}
-	if (optind != argc - 1)
-		return tui_ctx_usage(c, "expected one lease ID or name");
-	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
-		return rc;
-	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
-		rc = screen_from_file(c, rec.id, sb);
-		if (rc == TUI_EXIT_OK)
-			tui_cmd_ls_mark_seen(c, rec.id, rec.unseen);
-		lease_record_clear(&rec);
-		return rc;
-	}
 	pty_mirror_init(&m);
 	if (sb && c->json)
 		sbj = json_array();
@@ -336,16 +307,53 @@ screen_exec(struct tui_ctx *c, int argc, char **argv)
 			have_rows = true;
 	}
 	pty_holder_client_free(cl);
-	if (have_rows) {
+	if (have_rows)
 		emit_mirror(c, &m, sbj);
-		rc = TUI_EXIT_OK;
-	} else {
-		rc = screen_from_file(c, rec.id, false);
-	}
-	if (rc == TUI_EXIT_OK)
-		tui_cmd_ls_mark_seen(c, rec.id, rec.unseen);
 	json_decref(sbj);
 	pty_mirror_free(&m);
+	return have_rows ? TUI_EXIT_OK : -1;
+}
+
+static int
+screen_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "scrollback", no_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct lease_record rec;
+	struct pty_holder_client *cl = NULL;
+	bool sb = false;
+	int ch, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "sj", opts, NULL)) != -1) {
+		if (ch == 's')
+			sb = true;
+		else if (ch == 'j')
+			c->json = true;
+		else
+			return tui_ctx_usage(c, "unknown option '%.64s'",
+			    argv[optind - 1]);
+	}
+	if (optind != argc - 1)
+		return tui_ctx_usage(c, "expected one lease ID or name");
+	if ((rc = tui_ctx_find_lease(c, argv[optind], &rec)) != 0)
+		return rc;
+	if ((rc = open_holder(c, &rec, PTY_HELLO_LIVE, &cl)) < 0) {
+		rc = screen_from_file(c, rec.id, sb);
+		if (rc == TUI_EXIT_OK)
+			tui_cmd_ls_mark_seen(c, rec.id, rec.unseen);
+		lease_record_clear(&rec);
+		return rc;
+	}
+	/* Without its whole screen the holder kept it in a file. */
+	if ((rc = tui_cmd_screen_live(c, cl, sb)) != TUI_EXIT_OK)
+		rc = screen_from_file(c, rec.id, false);
+	if (rc == TUI_EXIT_OK)
+		tui_cmd_ls_mark_seen(c, rec.id, rec.unseen);
 	lease_record_clear(&rec);
 	return rc;
 }
@@ -436,9 +444,6 @@ send_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	struct lease_record rec;
 	struct pty_holder_client *cl = NULL;
-	uint8_t seq[4] = { 1, 0, 0, 0 };
-	char *buf;
-	size_t n;
 	int rc;
 
 	if (argc != 3 || argv[1][0] == '-')
@@ -452,11 +457,23 @@ send_exec(struct tui_ctx *c, int argc, char **argv)
 		    pty_strerror(rc));
 	}
 	lease_record_clear(&rec);
-	if ((buf = malloc(strlen(argv[2]) + 1)) == NULL) {
+	return tui_cmd_send_live(c, cl, argv[2]);
+}
+
+int
+tui_cmd_send_live(struct tui_ctx *c, struct pty_holder_client *cl,
+    const char *text)
+{
+	uint8_t seq[4] = { 1, 0, 0, 0 };
+	char *buf;
+	size_t n;
+	int rc;
+
+	if ((buf = malloc(strlen(text) + 1)) == NULL) {
 		pty_holder_client_free(cl);
 		return tui_ctx_err(c, "out of memory");
 	}
-	n = unescape(argv[2], buf);
+	n = unescape(text, buf);
 	rc = pty_holder_client_send(cl, PTY_W_INPUT, buf, n);
 	free(buf);
 	/* A status round trip after the input: any refusal comes first. */

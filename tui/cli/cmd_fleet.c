@@ -16,20 +16,23 @@
  *                  (which can only narrow the host's own: SPEC 8.6), so a
  *                  host's looser policy never applies
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <dirent.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "lease/lease.h"
+#include "pty/pty.h"
 #include "tui/cli/cli.h"
 #include "tui/runtime/fleet.h"
 #include "tui/runtime/runtime.h"
@@ -313,6 +316,18 @@ read_full(int fd, char *buf, size_t n)
 		n -= (size_t)r;
 	}
 	return 0;
+}
+
+/* An absolute path a host gave: printable, no blank, no ':' (ssh -L). */
+static bool
+safe_path(const char *s)
+{
+	if (s[0] != '/' || strlen(s) > 200 || strstr(s, "/../") != NULL)
+		return false;
+	for (; *s != '\0'; s++)
+		if (*s <= ' ' || *s > '~' || *s == ':')
+			return false;
+	return true;
 }
 
 static bool
@@ -739,6 +754,15 @@ tui_cmd_fleet_new(struct tui_ctx *c, const struct tui_fleet_new *a)
 		goto out;
 	}
 	json_object_set_new(rec, "id", json_string(id));
+	/* Where its holder listens there, for the relay (a safe path only). */
+	{
+		const char *sd = str_or(json_object_get(pr[pick].json,
+		    "state_dir"), "");
+
+		if (safe_path(sd))
+			json_object_set_new(rec, "host_state_dir",
+			    json_string(sd));
+	}
 	json_object_set_new(rec, "state", json_string("running"));
 	if (record_write(c, id, rec) < 0) {
 		json_decref(rec);
@@ -768,31 +792,246 @@ out:
 	return rc;
 }
 
+/* ---- fleet screen|send ID (the relay, on the operator's machine) ------- */
+
+/*
+ * The relay: `ssh -N -L LOCAL:REMOTE DEST`, a unix socket here forwarded to
+ * the remote holder's socket, so the holder's own wire protocol (and its
+ * peer check, against the ssh login) runs end to end. Nothing of the lease
+ * depends on the connection: the holder runs on when it drops.
+ */
+struct relay {
+	pid_t pid;
+	char local[108];
+	char errf[TUI_FLEET_PATH_MAX];
+};
+
+static void
+relay_close(struct relay *r)
+{
+	int st;
+
+	if (r->pid > 0) {
+		kill(-r->pid, SIGTERM);
+		while (waitpid(r->pid, &st, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (r->local[0] != '\0')
+		unlink(r->local);
+	if (r->errf[0] != '\0')
+		unlink(r->errf);
+	r->pid = 0;
+}
+
+static int
+relay_open(struct tui_ctx *c, const struct tui_fleet *f, const char *id,
+    unsigned flags, struct relay *r, struct pty_holder_client **cl)
+{
+	json_t *rec = NULL, *a = records(c, NULL), *v;
+	const struct tui_fleet_host *h = NULL;
+	char *dir = NULL, fwd[512], **argv = NULL;
+	const char *sd = NULL;
+	struct timespec ts = { 0, 50000000 };
+	size_t i;
+	int rc = -1, fd = -1;
+
+	memset(r, 0, sizeof *r);
+	json_array_foreach(a, i, v)
+		if (strcmp(str_or(json_object_get(v, "id"), ""), id) == 0)
+			rec = v;
+	if (rec == NULL) {
+		json_decref(a);
+		return tui_ctx_err(c, "no lease %.64s was placed on a fleet "
+		    "host from here", id);
+	}
+	h = tui_fleet_find(f, str_or(json_object_get(rec, "host"), ""));
+	sd = str_or(json_object_get(rec, "host_state_dir"), "");
+	if (h == NULL || !safe_path(sd) || !lease_id_valid(id)) {
+		rc = tui_ctx_err(c, "lease %s: its host %s is not in %s (or "
+		    "its record has no state directory)", id,
+		    str_or(json_object_get(rec, "host"), "?"), f->file);
+		goto out;
+	}
+	if (mkdirs(c, "relay") < 0 || (dir = fleet_dir(c, "relay")) == NULL) {
+		rc = tui_ctx_err(c, "cannot make %s/fleet/relay", c->state_dir);
+		goto out;
+	}
+	if ((size_t)snprintf(r->local, sizeof r->local, "%s/%s.%ld", dir,
+	    id, (long)getpid()) >= sizeof r->local) {
+		r->local[0] = '\0';
+		rc = tui_ctx_err(c, "the state directory's path is too long "
+		    "for a relay socket");
+		goto out;
+	}
+	snprintf(r->errf, sizeof r->errf, "%s/.%s.%ld.err", dir, id,
+	    (long)getpid());
+	snprintf(fwd, sizeof fwd, "%s:%s/leases/%s/holder.sock", r->local, sd,
+	    id);
+	unlink(r->local);
+	if ((argv = tui_fleet_ssh_argv(f, h, "-N")) == NULL) {
+		rc = tui_ctx_err(c, "out of memory");
+		goto out;
+	}
+	/* ssh ... -- DEST -N: the options go before the "--" instead. */
+	{
+		size_t n = 0, k;
+		char **nv;
+
+		while (argv[n] != NULL)
+			n++;
+		nv = calloc(n + 10, sizeof *nv);
+		if (nv == NULL) {
+			rc = tui_ctx_err(c, "out of memory");
+			goto out;
+		}
+		for (k = 0; k < n - 3; k++)	/* before "--", DEST, "-N" */
+			nv[k] = argv[k];
+		nv[k++] = strdup("-N");
+		nv[k++] = strdup("-o");
+		nv[k++] = strdup("ExitOnForwardFailure=yes");
+		nv[k++] = strdup("-o");
+		nv[k++] = strdup("StreamLocalBindMask=0177");
+		nv[k++] = strdup("-L");
+		nv[k++] = strdup(fwd);
+		nv[k++] = argv[n - 3];
+		nv[k++] = argv[n - 2];
+		free(argv[n - 1]);
+		free(argv);
+		argv = nv;
+		for (size_t j = 0; j < k; j++)
+			if (argv[j] == NULL) {
+				rc = tui_ctx_err(c, "out of memory");
+				goto out;
+			}
+	}
+	if ((fd = open(r->errf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) < 0 || (fflush(NULL), r->pid = fork()) < 0) {
+		rc = tui_ctx_err(c, "cannot start ssh: %s", strerror(errno));
+		r->pid = 0;
+		goto out;
+	}
+	if (r->pid == 0) {
+		int nul = open("/dev/null", O_RDWR);
+
+		setpgid(0, 0);
+		if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 ||
+		    dup2(fd, 2) < 0)
+			_exit(127);
+		close_range(3, ~0U, 0);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(r->pid, r->pid);
+	/* Until the forward answers, ssh ends, or the deadline. */
+	for (unsigned t = 0; t < (f->connect_timeout + 20) * 20; t++) {
+		int st;
+
+		if (access(r->local, F_OK) == 0 && pty_holder_client_open(cl,
+		    r->local, flags, 3000) == 0) {
+			rc = 0;
+			goto out;
+		}
+		if (waitpid(r->pid, &st, WNOHANG) == r->pid) {
+			char msg[1024] = "";
+			int ef = open(r->errf, O_RDONLY | O_CLOEXEC);
+			ssize_t n = ef >= 0 ? read(ef, msg, sizeof msg - 1) : 0;
+			char safe[1100];
+
+			if (ef >= 0)
+				close(ef);
+			msg[n > 0 ? n : 0] = '\0';
+			msg[strcspn(msg, "\r\n")] = '\0';
+			tui_escape(msg, strlen(msg), safe, sizeof safe);
+			r->pid = 0;
+			rc = tui_ctx_err(c, "host_unreachable: %s: ssh exited "
+			    "%d: %s", h->name, WIFEXITED(st) ?
+			    WEXITSTATUS(st) : 128 + WTERMSIG(st), safe);
+			goto out;
+		}
+		nanosleep(&ts, NULL);
+	}
+	rc = tui_ctx_err(c, "host_unreachable: %s: the relay did not answer "
+	    "in %u s", h->name, f->connect_timeout + 20);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (rc != 0)
+		relay_close(r);
+	tui_fleet_argv_free(argv);
+	free(dir);
+	json_decref(a);
+	return rc;
+}
+
+static int
+endpoint_exec(struct tui_ctx *c, int argc, char **argv, bool send)
+{
+	struct pty_holder_client *cl = NULL;
+	struct tui_fleet *f;
+	struct relay r;
+	bool sb = false;
+	int rc, i = 1;
+
+	for (; i < argc && argv[i][0] == '-' && !send; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			c->json = true;
+		else if (strcmp(argv[i], "--scrollback") == 0)
+			sb = true;
+		else
+			return tui_ctx_usage(c, "unknown option '%.64s'",
+			    argv[i]);
+	}
+	if (argc - i != (send ? 2 : 1))
+		return tui_ctx_usage(c, send ? "expected: corral fleet send ID "
+		    "TEXT" : "expected: corral fleet screen ID");
+	if ((rc = load_fleet(c, &f)) != 0)
+		return rc;
+	rc = relay_open(c, f, argv[i], send ? 0 : PTY_HELLO_LIVE, &r, &cl);
+	free(f);
+	if (rc != 0)
+		return rc;
+	if (send)
+		rc = tui_cmd_send_live(c, cl, argv[i + 1]);
+	else if ((rc = tui_cmd_screen_live(c, cl, sb)) != TUI_EXIT_OK)
+		rc = tui_ctx_err(c, "the holder of %s sent no screen (ended, "
+		    "or the host's sshd refuses socket forwarding: "
+		    "AllowStreamLocalForwarding, AllowTcpForwarding)", argv[i]);
+	relay_close(&r);
+	return rc;
+}
+
 static int
 fleet_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	if (argc < 2)
-		return tui_ctx_usage(c, "want ls, probe or receive");
+		return tui_ctx_usage(c, "want ls, screen, send, probe or "
+		    "receive");
 	if (strcmp(argv[1], "ls") == 0)
 		return ls_exec(c, argc - 1, argv + 1);
 	if (strcmp(argv[1], "probe") == 0 && argc == 2)
 		return probe_exec(c);
 	if (strcmp(argv[1], "receive") == 0)
 		return receive_exec(c, argc - 1, argv + 1);
+	if (strcmp(argv[1], "screen") == 0 || strcmp(argv[1], "send") == 0)
+		return endpoint_exec(c, argc - 1, argv + 1,
+		    strcmp(argv[1], "send") == 0);
 	return tui_ctx_usage(c, "unknown fleet command '%.64s' (want ls, "
-	    "probe or receive)", argv[1]);
+	    "screen, send, probe or receive)", argv[1]);
 }
 
 const struct tui_cmd tui_cmd_fleet = {
 	.name = "fleet",
-	.usage = "ls [--json]",
+	.usage = "ls [--json] | screen [--scrollback] [--json] ID | send ID "
+		 "TEXT",
 	.help = "The hosts of the fleet file (fleet.ini in corral's config "
 		"directory), each\nreached with ssh: whether it answers, its "
 		"corral version, its sandbox\npreflight, its live leases "
 		"against its capacity and the leases placed there\nfrom "
 		"here. A host that is down is reported, the others are still "
 		"listed.\n'corral new --host NAME' or '--label LABEL' places "
-		"a lease on one of them.\n(probe and receive are what this "
+		"a lease on one of them;\n'fleet screen ID' and 'fleet send ID TEXT' "
+		"reach its holder through a unix\nsocket forwarded over ssh (the "
+		"lease runs on when the connection drops).\n(probe and receive are what this "
 		"machine runs on a host over ssh.)",
 	.exec = fleet_exec,
 };
