@@ -123,6 +123,29 @@ void tui_sandbox_policy_src_clear(struct tui_sandbox_policy_src *);
  */
 char *tui_sandbox_zone_program(const char *cmd0);
 
+/*
+ * The adapter's steps journaled on lease id's resource rows (and, with
+ * faults, the crash points of each step); sandbox_teardown.c's too.
+ */
+struct tui_sandbox_jsteps {
+	struct lease_store *st;
+	const char *id;
+	bool faults;	/* provisioning: the crash points of each step */
+	/* a check run's: its tag line before each identity (_ident) */
+	const char *tag;
+	size_t taglen;		/* of tag; 0: all of it */
+	char buf[8192];
+};
+
+void tui_sandbox_jsteps_init(struct sbx_steps *, struct tui_sandbox_jsteps *,
+    struct lease_store *, const char *id, bool faults);
+/*
+ * The journal identity of a check run's resource: its tag line, then the
+ * adapter's identity (NULL when too long); the identity without a tag.
+ */
+const char *tui_sandbox_jsteps_ident(struct tui_sandbox_jsteps *,
+    const char *ident);
+
 /* ---- holder_journal.c: the holder's writes, off its loop ------------ */
 
 /*
