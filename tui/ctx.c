@@ -198,7 +198,7 @@ tui_ctx_find_lease(struct tui_ctx *c, const char *idname,
 {
 	struct lease_store *st = tui_ctx_store(c);
 	struct lease_record *v = NULL;
-	size_t n = 0, hits = 0, hit = 0;
+	size_t n = 0, hits = 0, hit = 0, live = 0, live_hit = 0;
 	int rc;
 
 	memset(rec, 0, sizeof *rec);
@@ -211,30 +211,85 @@ tui_ctx_find_lease(struct tui_ctx *c, const char *idname,
 		if (rc != LEASE_ENOTFOUND)
 			return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	}
-	/* Not an ID: a unique lease name. */
+	/* Not an ID: a lease name, the live one if several have it. */
 	if ((rc = lease_record_list(st, LEASE_LIST_ALL, &v, &n)) < 0)
 		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].name != NULL && strcmp(v[i].name, idname) == 0) {
 			hits++;
 			hit = i;
+			if (!lease_fsm_state_final(v[i].state)) {
+				live++;
+				live_hit = i;
+			}
 		}
+	}
+	if (hits > 1 && live == 1) {
+		hits = 1;
+		hit = live_hit;
 	}
 	if (hits == 1) {
 		*rec = v[hit];
 		memset(&v[hit], 0, sizeof v[hit]);
-	}
-	lease_record_list_free(v, n);
-	if (hits == 1)
+		lease_record_list_free(v, n);
 		return 0;
+	}
 	fprintf(stderr, "corral %s: ", c->cmd ? c->cmd : "");
 	if (hits == 0)
 		fprintf(stderr, "no lease with ID or name '");
 	else
 		fprintf(stderr, "%zu leases are named '", hits);
 	tui_ctx_put_escaped(stderr, idname, strlen(idname));
-	fprintf(stderr, "'%s\n", hits ? ": use the ID" : "");
+	fprintf(stderr, "'%s\n", hits ? "; use one of their IDs:" : "");
+	for (size_t i = 0, shown = 0; hits > 0 && i < n; i++) {
+		if (v[i].name == NULL || strcmp(v[i].name, idname) != 0)
+			continue;
+		if (shown++ == 20) {
+			fprintf(stderr, "  ... and %zu more (corral ls --all)\n",
+			    hits - 20);
+			break;
+		}
+		fprintf(stderr, "  %s  %s%s%s\n", v[i].id,
+		    lease_fsm_state_name(v[i].state), v[i].failed_reason ?
+		    " " : "", v[i].failed_reason ? v[i].failed_reason : "");
+	}
+	lease_record_list_free(v, n);
 	return TUI_EXIT_FAIL;
+}
+
+int
+tui_ctx_unique_name(struct tui_ctx *c, const char *name,
+    char out[TUI_NAME_MAX], const char **use)
+{
+	struct lease_store *st;
+	struct lease_record *v = NULL;
+	size_t n = 0;
+	bool taken = true;
+
+	*use = name;
+	if (name == NULL)
+		return 0;
+	if ((st = tui_ctx_store(c)) == NULL)
+		return TUI_EXIT_FAIL;
+	if (lease_record_list(st, 0, &v, &n) < 0)	/* the live ones */
+		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
+	for (unsigned k = 1; taken && k < 1000; k++) {
+		if (k == 1)
+			snprintf(out, TUI_NAME_MAX, "%s", name);
+		else
+			snprintf(out, TUI_NAME_MAX, "%.128s-%u", name, k);
+		taken = false;
+		for (size_t i = 0; i < n && !taken; i++)
+			taken = v[i].name != NULL &&
+			    !lease_fsm_state_final(v[i].state) &&
+			    strcmp(v[i].name, out) == 0;
+	}
+	lease_record_list_free(v, n);
+	if (taken)
+		return tui_ctx_err(c, "999 live leases are named '%.64s'",
+		    name);
+	*use = out;
+	return 0;
 }
 
 void

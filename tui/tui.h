@@ -73,10 +73,20 @@ int tui_ctx_usage(struct tui_ctx *, const char *fmt, ...)
 void tui_ctx_print_json(struct json_t *);
 /* Path of lease id's directory / holder socket (malloc'd). */
 char *tui_ctx_lease_dir(const struct tui_ctx *, const char *id);
+/*
+ * The name a new lease gets (issue 21): name itself, or "name-2",
+ * "name-3"... when a live lease has it already. out has room for 140
+ * bytes; 0, or TUI_EXIT_FAIL with the error printed. NULL name: NULL.
+ */
+#define TUI_NAME_MAX 140
+int tui_ctx_unique_name(struct tui_ctx *, const char *name,
+    char out[TUI_NAME_MAX], const char **use);
 char *tui_ctx_holder_sock(const struct tui_ctx *, const char *id);
 /*
- * Look up a lease by exact ID or unique name; fills rec. Prints the error
- * and returns non-zero when there is none.
+ * Look up a lease by exact ID or name; fills rec. A name held by several
+ * leases means the live one (names are unique among live leases); with
+ * none live and several ended, the error lists their IDs and states.
+ * Prints the error and returns non-zero when there is none.
  */
 int tui_ctx_find_lease(struct tui_ctx *, const char *idname,
     struct lease_record *rec);

@@ -22,6 +22,7 @@ trap 't kill-server 2>/dev/null; cleanup' EXIT
 
 out=$("$CORRAL" demo --no-console --json) || { fail "demo --no-console"; finish; exit; }
 id_of() { jq -r --arg n "$1" '.leases[] | select(.name == $n) | .id' <<<"$out"; }
+REPO_DIR=$(jq -r .repository <<<"$out")
 ASK=$(id_of demo-question) FIN=$(id_of demo-finisher) FAILED=$(id_of demo-failing)
 EGR=$(id_of demo-egress) SPIN=$(id_of demo-spinner)
 check "question: blocked" "$CORRAL" wait "$ASK" --until blocked --timeout 30
@@ -193,5 +194,38 @@ check "... its receipt names the question's digest" poll bash -c \
 	"\"$CORRAL\" show $ASK --json | jq -e --arg d '$digest' '[.receipts[] | select(.kind == \"answer\" and
 	 (.fields.detail | contains(\"answered y (yes)\") and contains(\$d)))] | length == 1'"
 check "the question lease goes on to its result" "$CORRAL" wait "$ASK" --until result_ready --timeout 30
+
+# --- failed attempts leave no row; names stay unique ------------------------------
+mkdir -p "$TMP/norepo"
+printf '[netwrk]\nallow = x\n' >"$TMP/typo.ini"
+(cd "$TMP/norepo" && "$CORRAL" new --name nope-repo -- true) >/dev/null 2>&1
+check "new outside a repository fails" test $? = 1
+(cd "$REPO_DIR" && "$CORRAL" new --name nope-policy --policy "$TMP/typo.ini" -- true) >/dev/null 2>&1
+check "new with a bad policy fails" test $? = 1
+lsa=$("$CORRAL" ls --all)
+check "ls --all lists neither" bash -c "! grep -q nope <<<'$lsa'"
+check "... and says how to see them" grep -qx '(and 2 failed attempts that created nothing: corral ls --all --failed)' <<<"$lsa"
+lsf=$("$CORRAL" ls --all --failed)
+check "ls --all --failed lists both, failed (not starting)" bash -c \
+	"grep -E ' nope-repo +failed +failed ' <<<'$lsf' && grep -E ' nope-policy +failed +failed ' <<<'$lsf'"
+check "ls --all --json marks them created_nothing" jq_eq "$("$CORRAL" ls --all --json)" \
+	'[.[] | select(.created_nothing) | .name] | sort | join(" ")' "nope-policy nope-repo"
+check "ls --failed alone is a usage error" expect_rc 2 "ls --failed" "$CORRAL" ls --failed
+check "the console does not list them" bash -c "sleep 2; ! tmux -L '$TS' capture-pane -p -t g | grep -q nope"
+
+out2=$("$CORRAL" demo --no-console --json 2>"$TMP/demo2.err")
+check "a second demo starts" test -n "$out2"
+check "... its names are unique among live leases (a free one is reused)" jq_eq "$out2" \
+	'[.leases[].name] | join(" ")' \
+	"demo-question-2 demo-finisher-2 demo-failing demo-egress-2 demo-spinner-2"
+F2=$(jq -r '.leases[] | select(.name == "demo-failing") | .id' <<<"$out2")
+check "the second failing one fails" "$CORRAL" wait "$F2" --until failed --timeout 60
+"$CORRAL" review demo-failing >/dev/null 2>"$TMP/amb.err"
+check "a name two ended leases share: refused" test $? = 1
+check "... listing their IDs and states" bash -c \
+	"grep -qF \"2 leases are named 'demo-failing'; use one of their IDs:\" '$TMP/amb.err' &&
+	 grep -qx '  $FAILED  failed exit 1' '$TMP/amb.err' && grep -qx '  $F2  failed exit 1' '$TMP/amb.err'"
+check "a name one live lease has: that one" bash -c \
+	"\"$CORRAL\" show demo-finisher-2 --json | jq -e '.name == \"demo-finisher-2\"'"
 
 finish

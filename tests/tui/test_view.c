@@ -266,8 +266,10 @@ END_TEST
 START_TEST(test_view_listed)
 {
 	struct lease_record r;
+	char br[] = "corral/x";
 
 	memset(&r, 0, sizeof r);
+	r.branch = br;
 	r.state = LEASE_STATE_RUNNING;
 	ck_assert(tui_view_listed(&r, false));
 	ck_assert(tui_view_needs_holder(&r));
@@ -293,6 +295,22 @@ START_TEST(test_view_listed)
 	ck_assert(tui_view_listed(&r, false));
 	r.cleanup = LEASE_CLEANUP_CONFIRMED;
 	ck_assert(!tui_view_listed(&r, false));
+	ck_assert(!tui_view_stillborn(&r));
+	/* failed before it created anything (no branch): no row, even
+	 * unseen, unless already shown (issue 21) */
+	r.branch = NULL;
+	r.unseen = true;
+	ck_assert(tui_view_stillborn(&r));
+	ck_assert(!tui_view_listed(&r, false));
+	ck_assert(tui_view_listed(&r, true));
+	r.mode = LEASE_MODE_TRUSTED_LOCAL;
+	ck_assert(!tui_view_stillborn(&r));
+	r.mode = LEASE_MODE_SANDBOXED;
+	r.cleanup = LEASE_CLEANUP_PENDING;
+	ck_assert(!tui_view_stillborn(&r));
+	r.cleanup = LEASE_CLEANUP_NONE;
+	r.state = LEASE_STATE_PROVISIONING;
+	ck_assert(!tui_view_stillborn(&r));
 }
 END_TEST
 

@@ -50,6 +50,8 @@ struct demo {
 	char *agents, *repo_sh, *config;
 	char repo[PATH_MAX];
 	char ids[DEMO_NAGENTS][LEASE_ID_LEN + 1];
+	/* a second demo's names: demo-finisher-2... (unique among live) */
+	char names[DEMO_NAGENTS][TUI_NAME_MAX];
 	size_t started;
 };
 
@@ -135,7 +137,7 @@ demo_sandboxed(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 
 	snprintf(script, sizeof script, "/work/.demo/%s", a->script);
 	memset(&rq, 0, sizeof rq);
-	rq.name = a->name;
+	rq.name = d->names[a - demo_agents];
 	rq.repo = d->repo;
 	rq.base = "main";
 	rq.cmd = cmd;
@@ -168,7 +170,7 @@ demo_local(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 	if (n < 0 || (size_t)n >= sizeof path)
 		return tui_ctx_err(c, "demo agent path too long");
 	memset(&nw, 0, sizeof nw);
-	nw.name = a->name;
+	nw.name = d->names[a - demo_agents];
 	nw.sandbox = "trusted_local";
 	nw.allow_control = true;
 	nw.cmd = cmd;
@@ -183,7 +185,7 @@ demo_print(struct tui_ctx *c, const struct demo *d)
 	if (!c->json) {
 		printf("repository %s\n", d->repo);
 		for (size_t i = 0; i < d->started; i++)
-			printf("%s %s %s\n", d->ids[i], demo_agents[i].name,
+			printf("%s %s %s\n", d->ids[i], d->names[i],
 			    demo_agents[i].sandboxed ? "bwrap" :
 			    "trusted_local");
 		return;
@@ -191,7 +193,7 @@ demo_print(struct tui_ctx *c, const struct demo *d)
 	arr = json_array();
 	for (size_t i = 0; arr != NULL && i < d->started; i++)
 		json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "id",
-		    d->ids[i], "name", demo_agents[i].name, "mode",
+		    d->ids[i], "name", d->names[i], "mode",
 		    demo_agents[i].sandboxed ? "sandboxed" : "trusted_local"));
 	tui_ctx_print_json(json_pack("{s:s, s:o*}", "repository", d->repo,
 	    "leases", arr));
@@ -255,18 +257,22 @@ demo_exec(struct tui_ctx *c, int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < DEMO_NAGENTS; i++) {
 		const struct demo_agent *a = &demo_agents[i];
+		const char *use;
 
+		if ((rc = tui_ctx_unique_name(c, a->name, d.names[i], &use)) !=
+		    0)
+			goto out;
 		rc = a->sandboxed ? demo_sandboxed(c, &d, a, d.ids[i]) :
 		    demo_local(c, &d, a, d.ids[i]);
 		if (rc != 0) {
 			fprintf(stderr, "corral demo: %s did not start; the "
 			    "%zu started before it keep running ('corral "
-			    "ls')\n", a->name, d.started);
+			    "ls')\n", d.names[i], d.started);
 			goto out;
 		}
 		d.started++;
 		if (console)
-			printf("started %s as %s (%s)\n", a->name, d.ids[i],
+			printf("started %s as %s (%s)\n", d.names[i], d.ids[i],
 			    a->sandboxed ? "bwrap" : "trusted_local");
 	}
 	if (!console) {

@@ -15,6 +15,7 @@
 
 #include "lease/lease.h"
 #include "tui/cli/cli.h"
+#include "tui/console/console.h"
 #include "tui/runtime/runtime.h"
 
 #define LS_PING_MS 1000
@@ -138,21 +139,24 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "all", no_argument, NULL, 'a' },
+		{ "failed", no_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct lease_record *v = NULL;
 	struct lease_store *st;
-	bool all = false;
-	size_t n = 0;
+	bool all = false, failed = false;
+	size_t n = 0, hidden = 0;
 	json_t *arr;
 	int ch;
 
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "aj", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "afj", opts, NULL)) != -1) {
 		if (ch == 'a')
 			all = true;
+		else if (ch == 'f')
+			failed = true;
 		else if (ch == 'j')
 			c->json = true;
 		else
@@ -162,6 +166,9 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 	if (optind < argc)
 		return tui_ctx_usage(c, "unexpected argument '%.64s'",
 		    argv[optind]);
+	if (failed && !all)
+		return tui_ctx_usage(c, "--failed goes with --all (ls --all "
+		    "--failed)");
 	if ((st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
 	if (lease_record_list(st, all ? LEASE_LIST_ALL : 0, &v, &n) < 0)
@@ -171,9 +178,19 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		json_t *o;
 		int tries = 0;
 
+		/*
+		 * A `corral new` that failed before creating anything: only
+		 * with --failed in text; --json marks it (issue 21).
+		 */
+		if (tui_view_stillborn(&v[i]) && !failed && !c->json) {
+			hidden++;
+			continue;
+		}
 		while (o = lease_json_record(&v[i], 0),
 		    !add_live(c, &v[i], o, tries++ < 2))
 			json_decref(o);
+		json_object_set_new(o, "created_nothing",
+		    json_boolean(tui_view_stillborn(&v[i])));
 		json_array_append_new(arr, o);
 	}
 	if (c->json) {
@@ -208,6 +225,10 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 			print_field(lost ? lost : journal_note(o, last), 0);
 			printf("\n");
 		}
+		if (hidden > 0)
+			printf("(and %zu failed attempt%s that created nothing: "
+			    "corral ls --all --failed)\n", hidden, hidden == 1 ?
+			    "" : "s");
 		json_decref(arr);
 	}
 	lease_record_list_free(v, n);
@@ -216,8 +237,11 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 
 const struct tui_cmd tui_cmd_ls = {
 	.name = "ls",
-	.usage = "[--all] [--json]",
-	.help = "List live leases (--all adds finished ones): ID, name, lease "
+	.usage = "[--all [--failed]] [--json]",
+	.help = "List live leases (--all adds finished ones, but for the "
+		"failed attempts\nthat created nothing, which --failed adds: a "
+		"bad policy, not a repository,\na preflight refusal): ID, "
+		"name, lease "
 		"state, activity,\nmode label, the processes of a trusted_local "
 		"lease (PROCS: every one it\nstarted, tracked; - for other "
 		"leases) and the last line of output. A\nlease whose holder is "
@@ -229,7 +253,9 @@ const struct tui_cmd tui_cmd_ls = {
 		"worktree, workspace, sandbox_id,\nholder_pid, cleanup, "
 		"processes, usage (the model's tokens and cost: requests,\n"
 		"input, output, cache_write, cache_read, cost_usd, unknown_cost) "
-		"and, for a\nlive holder, journal (ok, waiting, unwritable).",
+		"and, for a\nlive holder, journal (ok, waiting, unwritable); "
+		"--json lists every lease, the\nfailed attempts with "
+		"created_nothing true.",
 	.exec = ls_exec,
 };
 

@@ -81,6 +81,8 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	struct lease_store *st;
 	struct tui_spawn sp;
 	char err[600], cwd[PATH_MAX], *dir = NULL, *sock = NULL;
+	char uname[TUI_NAME_MAX];
+	const char *name;
 	const struct sbx_adapter *ad;
 	struct lease_lock *lk = NULL;
 	pid_t child = 0;
@@ -92,6 +94,12 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		    "trusted_local, command)", a->sandbox);
 	if (a->name != NULL && (strlen(a->name) > 128 || *a->name == '\0'))
 		return tui_ctx_usage(c, "--name must be 1 to 128 bytes");
+	/* names are unique among live leases: a taken one gets "-2"... */
+	if ((rc = tui_ctx_unique_name(c, a->name, uname, &name)) != 0)
+		return rc;
+	if (name != a->name && strcmp(name, a->name) != 0)
+		fprintf(stderr, "corral %s: a live lease is named '%s': this "
+		    "one is '%s'\n", c->cmd ? c->cmd : "new", a->name, name);
 	if (a->agent != NULL) {
 		struct pty_rules *r = tui_ctx_rules_load(c, NULL, NULL);
 		bool known = r != NULL && pty_rules_find(r, a->agent) != NULL;
@@ -108,7 +116,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 
 		memset(&rq, 0, sizeof rq);
 		rq.sandbox = ad->name;
-		rq.name = a->name;
+		rq.name = name;
 		rq.repo = a->repo;
 		rq.base = a->base;
 		rq.policy_file = a->policy;
@@ -134,7 +142,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		return tui_ctx_err(c, "state lock: %s", lease_strerror(rc));
 
 	memset(&spec, 0, sizeof spec);
-	spec.name = a->name;
+	spec.name = name;
 	spec.mode = LEASE_MODE_TRUSTED_LOCAL;
 	spec.adapter = ad->name;
 	spec.isolation = ad->isolation;

@@ -697,6 +697,12 @@ int tui_view_sbcache_line(const struct tui_sbcache *, size_t idx,
     struct pty_cell *cells, int maxcells);
 
 /*
+ * A sandboxed lease that failed while provisioning before anything was
+ * created (a bad policy, not a repository, a preflight refusal): neither
+ * the console nor `ls --all` lists it (`ls --all --failed` does).
+ */
+bool tui_view_stillborn(const struct lease_record *);
+/*
  * Whether the console lists a journal lease: live (not final, or cleanup
  * pending or failed), a final one the operator has not seen, or one it
  * already shows (it never vanishes under the operator's eyes).

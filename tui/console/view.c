@@ -201,10 +201,28 @@ tui_view_needs_holder(const struct lease_record *r)
 }
 
 bool
+tui_view_stillborn(const struct lease_record *r)
+{
+	assert(r != NULL);
+	/* SPEC 6 step 1 failed (nothing created); step 3 names the branch */
+	return r->state == LEASE_STATE_FAILED &&
+	    r->mode == LEASE_MODE_SANDBOXED &&
+	    r->cleanup != LEASE_CLEANUP_PENDING &&
+	    r->cleanup != LEASE_CLEANUP_FAILED && r->branch == NULL &&
+	    r->worktree == NULL && r->workspace == NULL &&
+	    r->sandbox_id == NULL;
+}
+
+bool
 tui_view_listed(const struct lease_record *r, bool shown)
 {
 	assert(r != NULL);
-	if (shown || !lease_fsm_state_final(r->state) || r->unseen)
+	if (shown)
+		return true;
+	/* a failed `corral new` that created nothing: no row (issue 21) */
+	if (tui_view_stillborn(r))
+		return false;
+	if (!lease_fsm_state_final(r->state) || r->unseen)
 		return true;
 	/* SPEC 9.3 keeps leases with unfinished cleanup in sight. */
 	return r->cleanup == LEASE_CLEANUP_PENDING ||

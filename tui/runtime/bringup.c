@@ -487,6 +487,9 @@ provision(struct prov *p, struct lease_lock *lk)
 			fprintf(stderr, "corral new: %s: %s\n",
 			    r.failed_reason ? r.failed_reason : "provision_error",
 			    msg ? msg : "");
+			/* its activity too: failed, never "starting" */
+			fail_lease(p, r.failed_reason ? r.failed_reason :
+			    "provision_error");
 			lease_record_clear(&r);
 		}
 		free(msg);
