@@ -2,8 +2,9 @@
  * screen_resize.c: the screen model resized (SPEC 4.5; STYLE A), as tmux
  * 3.3a: the height changes first (rows go into the scrollback or come
  * back from it), then the width: the primary screen and its scrollback
- * are rewrapped (reflow.c) with the cursor on the same character, the
- * alternate screen cut or padded; libvterm is told last.
+ * are rewrapped (reflow.c; the newest RF_SB_NEWEST scrollback lines)
+ * with the cursor on the same character, the alternate screen cut or
+ * padded; libvterm is told last.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -153,10 +154,21 @@ struct rflines {
 
 struct rfctx {
 	struct pty_screen *s;
-	int ocols;
+	int ocols;		/* the screen's width before */
+	int wmax;		/* the widest line of the reflow's, >= ocols */
+	size_t base;		/* the reflow's line 0 is scrollback line base */
 	struct rflines out;
 	bool *kept;		/* old scrollback lines handed on as they are */
 };
+
+/*
+ * The newest scrollback lines a resize rewraps, with the screen; older
+ * ones keep their line breaks (whole: one wider than the screen shows
+ * cut until the screen is wide again), so that a resize of a full
+ * scrollback holds the holder's loop a few milliseconds, not 25-80
+ * (issue 22; docs/architecture.md has the figures).
+ */
+#define RF_SB_NEWEST 2000
 
 static int
 rf_add(struct rfctx *c, uint8_t *e, uint16_t meta, bool borrowed)
@@ -202,10 +214,10 @@ rf_entry(struct pty_screen *s, size_t len)
 	return e;
 }
 
+/* Line i of scrollback then screen (not the reflow's own numbering). */
 static void
-rf_peek(void *ud, size_t i, int *used, bool *wrapped)
+rf_line(const struct rfctx *c, size_t i, int *used, bool *wrapped)
 {
-	struct rfctx *c = ud;
 	struct pty_screen *s = c->s;
 
 	if (i < s->sb_count) {
@@ -221,17 +233,30 @@ rf_peek(void *ud, size_t i, int *used, bool *wrapped)
 	}
 }
 
+static void
+rf_peek(void *ud, size_t i, int *used, bool *wrapped)
+{
+	struct rfctx *c = ud;
+
+	rf_line(c, i + c->base, used, wrapped);
+}
+
 static int
 rf_get(void *ud, size_t i, struct pty_cell *cells, bool *wrapped)
 {
 	struct rfctx *c = ud;
 	struct pty_screen *s = c->s;
-	int used, k;
+	int used, k, n;
 
-	rf_peek(ud, i, &used, wrapped);
+	i += c->base;
+	rf_line(c, i, &used, wrapped);
 	if (i < s->sb_count) {
-		if (pty__sb_unpack(s, i, cells, c->ocols) < 0)
-			pty_cell_blank(cells, c->ocols);
+		/* A line kept whole by an earlier reflow may be the wider. */
+		n = used > c->ocols ? used : c->ocols;
+		if (n > c->wmax)
+			n = c->wmax;
+		if (pty__sb_unpack(s, i, cells, n) < 0)
+			pty_cell_blank(cells, n);
 	} else {
 		const struct row *r = s->prim.r[i - s->sb_count];
 
@@ -250,7 +275,8 @@ rf_keep(void *ud, size_t i)
 	int used;
 	bool w;
 
-	rf_peek(ud, i, &used, &w);
+	i += c->base;
+	rf_line(c, i, &used, &w);
 	if (i < s->sb_count) {
 		if (rf_add(c, *pty__sb_slot(s, i), (uint16_t)used, true) < 0)
 			return -ENOMEM;
@@ -317,7 +343,7 @@ reflow_primary(struct pty_screen *s, int cols, VTermPos *pc, bool at_end)
 		.peek = rf_peek, .get = rf_get, .keep = rf_keep, .put = rf_put,
 	};
 	struct pty__reflow_io io = io_cbs;
-	struct rfctx c = { .s = s, .ocols = s->cols };
+	struct rfctx c = { .s = s, .ocols = s->cols, .wmax = s->cols };
 	struct pty__reflow_cursor cur;
 	struct grid np;
 	uint8_t **ring = NULL;
@@ -325,15 +351,49 @@ reflow_primary(struct pty_screen *s, int cols, VTermPos *pc, bool at_end)
 	size_t first, nsb, cap, i, bytes = 0;
 	int rows = s->rows, k;
 
-	io.nlines = s->sb_count + (size_t)rows;
-	cur.line = s->sb_count + (size_t)(pc->row < rows ? pc->row : rows - 1);
-	cur.col = pc->col;
-	cur.at_end = at_end;
 	if (pty__grid_new(&np, rows, cols) < 0)
 		return -ENOMEM;
 	c.kept = calloc(s->sb_count + 1, sizeof *c.kept);
-	if (c.kept == NULL || pty__reflow(&io, &c, s->cols, cols, &cur) < 0)
+	if (c.kept == NULL)
 		goto nomem;
+	/*
+	 * The older lines go on as they are (RF_SB_NEWEST), from the start
+	 * of a line of text: a run of wrapped lines is rewrapped whole.
+	 */
+	if (s->sb_count > RF_SB_NEWEST) {
+		c.base = s->sb_count - RF_SB_NEWEST;
+		for (;;) {
+			int used;
+			bool w;
+
+			rf_line(&c, c.base - 1, &used, &w);
+			if (!w || --c.base == 0)
+				break;
+		}
+	}
+	for (i = 0; i < c.base; i++) {
+		uint8_t **slot = pty__sb_slot(s, i);
+
+		if (rf_add(&c, *slot, s->sb_meta[slot - s->sb], true) < 0)
+			goto nomem;
+		c.kept[i] = true;
+	}
+	for (i = c.base; i < s->sb_count; i++) {
+		int used;
+		bool w;
+
+		rf_line(&c, i, &used, &w);
+		if (used > c.wmax)
+			c.wmax = used;
+	}
+	io.nlines = s->sb_count - c.base + (size_t)rows;
+	cur.line = s->sb_count - c.base + (size_t)(pc->row < rows ? pc->row :
+	    rows - 1);
+	cur.col = pc->col;
+	cur.at_end = at_end;
+	if (pty__reflow(&io, &c, c.wmax, cols, &cur) < 0)
+		goto nomem;
+	cur.line += c.base;
 	first = c.out.n > (size_t)rows ? c.out.n - (size_t)rows : 0;
 	nsb = first;
 	if (nsb > s->sb_max)
