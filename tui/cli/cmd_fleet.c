@@ -280,13 +280,18 @@ ls_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_err(c, "out of memory");
 	}
 	a = json_array();
+	{
+		const struct tui_fleet_host *hosts[TUI_FLEET_HOSTS_MAX] = { NULL };
+
+		for (size_t i = 0; i < f->nhosts; i++)
+			hosts[i] = &f->hosts[i];
+		tui_fleet_probe_many(f, hosts, f->nhosts, p);
+	}
 	for (size_t i = 0; i < f->nhosts; i++) {
-		tui_fleet_probe(f, &f->hosts[i], &p[i]);
 		if (c->json)
 			json_array_append_new(a, probe_json(c, &p[i]));
 		else
 			probe_text(c, &p[i]);
-		fflush(stdout);
 		tui_fleet_probe_clear(&p[i]);
 	}
 	if (c->json)

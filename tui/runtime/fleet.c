@@ -9,6 +9,7 @@
  * the others.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -551,6 +552,48 @@ out:
 	tui_fleet_argv_free(argv);
 }
 
+struct probe_job {
+	const struct tui_fleet *f;
+	const struct tui_fleet_host *h;
+	struct tui_fleet_probe *p;
+};
+
+static void *
+probe_thread(void *arg)
+{
+	struct probe_job *j = arg;
+
+	tui_fleet_probe(j->f, j->h, j->p);
+	return NULL;
+}
+
+void
+tui_fleet_probe_many(const struct tui_fleet *f,
+    const struct tui_fleet_host *const *hosts, size_t n,
+    struct tui_fleet_probe *out)
+{
+	struct probe_job *jobs = calloc(n + 1, sizeof *jobs);
+	pthread_t *th = calloc(n + 1, sizeof *th);
+	bool *started = calloc(n + 1, sizeof *started);
+
+	/* One thread a host, so a slow or down host costs its own time only. */
+	for (size_t i = 0; i < n; i++) {
+		if (jobs != NULL && th != NULL && started != NULL) {
+			jobs[i] = (struct probe_job){ f, hosts[i], &out[i] };
+			started[i] = pthread_create(&th[i], NULL, probe_thread,
+			    &jobs[i]) == 0;
+		}
+		if (started == NULL || !started[i])
+			tui_fleet_probe(f, hosts[i], &out[i]);
+	}
+	for (size_t i = 0; started != NULL && i < n; i++)
+		if (started[i])
+			pthread_join(th[i], NULL);
+	free(jobs);
+	free(th);
+	free(started);
+}
+
 bool
 tui_fleet_probe_usable(const struct tui_fleet_probe *p)
 {
@@ -564,6 +607,8 @@ tui_fleet_place(const struct tui_fleet *f, const char *host,
 {
 	size_t n = 0, best = SIZE_MAX, used = 0;
 
+	const struct tui_fleet_host *match[TUI_FLEET_HOSTS_MAX] = { NULL };
+
 	*nprobes = 0;
 	for (size_t i = 0; i < f->nhosts; i++) {
 		const struct tui_fleet_host *h = &f->hosts[i];
@@ -571,12 +616,13 @@ tui_fleet_place(const struct tui_fleet *f, const char *host,
 		if ((host != NULL && strcmp(h->name, host) != 0) ||
 		    (label != NULL && !tui_fleet_has_label(h, label)))
 			continue;
-		tui_fleet_probe(f, h, &probes[n]);
-		if (tui_fleet_probe_usable(&probes[n]) && (best == SIZE_MAX ||
-		    probes[n].live < probes[best].live))
-			best = n;
-		n++;
+		match[n++] = h;
 	}
+	tui_fleet_probe_many(f, match, n, probes);
+	for (size_t i = 0; i < n; i++)
+		if (tui_fleet_probe_usable(&probes[i]) && (best == SIZE_MAX ||
+		    probes[i].live < probes[best].live))
+			best = i;
 	*nprobes = n;
 	if (n == 0) {
 		if (host != NULL)

@@ -128,6 +128,10 @@ void tui_fleet_argv_free(char **);
 void tui_fleet_probe(const struct tui_fleet *, const struct tui_fleet_host *,
     struct tui_fleet_probe *);
 void tui_fleet_probe_clear(struct tui_fleet_probe *);
+/* Probe n hosts at once (a thread each); out[i] for hosts[i]. */
+void tui_fleet_probe_many(const struct tui_fleet *,
+    const struct tui_fleet_host *const *hosts, size_t n,
+    struct tui_fleet_probe *out);
 /* Usable for a new lease: reachable, same version, preflight, room. */
 bool tui_fleet_probe_usable(const struct tui_fleet_probe *);
 
