@@ -50,18 +50,12 @@ pty__holder_event(struct holder *h, const char *kind, const char *fmt, ...)
 
 /* ---- the agent --------------------------------------------------------------- */
 
-static void
-transcript_write(struct holder *h, const char *buf, size_t len)
+/* Write len bytes to the transcript; false (truncated, said) on an error. */
+static bool
+transcript_put(struct holder *h, const char *buf, size_t len)
 {
-	const struct pty_holder_opts *o = h->o;
 	ssize_t w;
 
-	if (h->transcript_fd < 0 || h->transcript_truncated)
-		return;
-	if (h->transcript_bytes + len > o->transcript_max) {
-		len = (size_t)(o->transcript_max - h->transcript_bytes);
-		h->transcript_truncated = true;
-	}
 	while (len > 0) {
 		w = write(h->transcript_fd, buf, len);
 		if (w < 0 && errno == EINTR)
@@ -71,15 +65,79 @@ transcript_write(struct holder *h, const char *buf, size_t len)
 			h->transcript_truncated = true;
 			pty__holder_event(h, "transcript", "transcript truncated: %s",
 			    strerror(errno));
-			return;
+			return false;
 		}
 		h->transcript_bytes += (uint64_t)w;
 		buf += w;
 		len -= (size_t)w;
 	}
-	if (h->transcript_truncated)
+	return true;
+}
+
+/*
+ * What the transcript's buffer holds, written out; let_go frees the buffer
+ * too (the timer's flush: an idle holder keeps none).
+ */
+static void
+transcript_flush(struct holder *h, bool let_go)
+{
+	size_t len = h->tlen;
+
+	h->tlen = 0;
+	if (len > 0 && !h->transcript_truncated)
+		(void)transcript_put(h, h->tbuf, len);
+	if (let_go) {
+		free(h->tbuf);
+		h->tbuf = NULL;
+	}
+}
+
+static void
+transcript_timer_cb(uv_timer_t *t)
+{
+	transcript_flush(t->data, true);
+}
+
+/*
+ * The transcript takes output in batches (issue 17): a PTY read is a few
+ * kB, so each went to its own write; now they gather in a buffer written
+ * when full, HOLDER_TRANSCRIPT_MS after the first byte, at the agent's end
+ * and before the holder exits.
+ */
+static void
+transcript_write(struct holder *h, const char *buf, size_t len)
+{
+	const struct pty_holder_opts *o = h->o;
+	bool cap = false;
+
+	if (h->transcript_fd < 0 || h->transcript_truncated)
+		return;
+	if (h->transcript_bytes + h->tlen + len > o->transcript_max) {
+		len = (size_t)(o->transcript_max - h->transcript_bytes -
+		    h->tlen);
+		cap = true;
+	}
+	if (h->tbuf == NULL && len < HOLDER_TRANSCRIPT_BUF)
+		h->tbuf = malloc(HOLDER_TRANSCRIPT_BUF);
+	if (h->tbuf != NULL && h->tlen + len > HOLDER_TRANSCRIPT_BUF)
+		transcript_flush(h, false);
+	if (h->tbuf != NULL && len <= HOLDER_TRANSCRIPT_BUF - h->tlen) {
+		memcpy(h->tbuf + h->tlen, buf, len);
+		h->tlen += len;
+		if (!uv_is_active((uv_handle_t *)&h->transcript_timer))
+			uv_timer_start(&h->transcript_timer,
+			    transcript_timer_cb, HOLDER_TRANSCRIPT_MS, 0);
+	} else if (!transcript_put(h, buf, len)) {
+		return;		/* no buffer (no memory), or a large write */
+	}
+	if (cap) {
+		transcript_flush(h, true);
+		if (h->transcript_truncated)
+			return;		/* the error said so */
+		h->transcript_truncated = true;
 		pty__holder_event(h, "transcript", "transcript truncated at %llu bytes",
 		    (unsigned long long)h->transcript_bytes);
+	}
 }
 
 static void
@@ -206,6 +264,9 @@ agent_exit(struct pty_proc *p, int64_t wstatus, void *ud)
 	else
 		h->exit_code = 128 + WTERMSIG(wstatus);
 	uv_timer_stop(&h->cancel_timer);
+	/* The whole transcript is on disk once the agent has ended. */
+	uv_timer_stop(&h->transcript_timer);
+	transcript_flush(h, true);
 	/* Leftover processes of the session go with the agent. */
 	if (h->cancelled)
 		pty_proc_signal(h->proc, SIGKILL);
@@ -475,7 +536,8 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	uv_timer_init(loop, &h.linger_timer);
 	uv_timer_init(loop, &h.summary_timer);
 	uv_timer_init(loop, &h.filter_timer);
-	h.filter_timer.data = &h;
+	uv_timer_init(loop, &h.transcript_timer);
+	h.filter_timer.data = h.transcript_timer.data = &h;
 	uv_signal_init(loop, &h.sigterm);
 	h.flush_check.data = h.flush_timer.data = h.cancel_timer.data =
 	    h.linger_timer.data = h.summary_timer.data = h.sigterm.data = &h;
@@ -529,6 +591,7 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	uv_run(loop, UV_RUN_DEFAULT);
 	/* Everything is closed; run once more to finish close callbacks. */
 	uv_run(loop, UV_RUN_NOWAIT);
+	transcript_flush(&h, true);
 	if (h.transcript_fd >= 0)
 		close(h.transcript_fd);
 	pty__holder_detect_free(&h);
@@ -540,6 +603,7 @@ early:
 	closing_hook(&h);
 	uv_walk(loop, close_all_cb, NULL);
 	uv_run(loop, UV_RUN_DEFAULT);
+	transcript_flush(&h, true);
 	if (h.transcript_fd >= 0)
 		close(h.transcript_fd);
 	pty__holder_detect_free(&h);

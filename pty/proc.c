@@ -157,6 +157,27 @@ read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 	struct pty_proc *p = s->data;
 
 	if (n > 0) {
+		size_t len = (size_t)n;
+		ssize_t m;
+
+		/*
+		 * libuv stops at the first short read, and a PTY read gives
+		 * one line discipline buffer (4 KiB): read on to EAGAIN into
+		 * the rest of the buffer, so one wakeup is one delivery
+		 * (one screen feed, one transcript write; issue 17). EOF and
+		 * EIO stop it here; libuv reads them on its next wakeup.
+		 */
+		assert(buf->base == p->rbuf);
+		while (len < PROC_READ_BUF) {
+			m = read(p->master, p->rbuf + len, PROC_READ_BUF - len);
+			if (m > 0)
+				len += (size_t)m;
+			else if (m < 0 && errno == EINTR)
+				continue;
+			else
+				break;
+		}
+		n = (ssize_t)len;
 		if (p->on_read != NULL)
 			p->on_read(p, buf->base, (size_t)n, p->ud);
 		p->tick_bytes += (size_t)n;

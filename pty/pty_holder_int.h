@@ -20,6 +20,8 @@
 #define HOLDER_TRICKLE 1024	/* bytes a pass below which reads rest */
 #define HOLDER_TRICKLE_MS 5
 #define HOLDER_FILTER_MS 250
+#define HOLDER_TRANSCRIPT_BUF (32u * 1024u)	/* a batch of output */
+#define HOLDER_TRANSCRIPT_MS 100	/* written at most this late */
 
 struct hclient {
 	uv_pipe_t pipe;
@@ -56,8 +58,11 @@ struct holder {
 	struct hclient *clients;
 	int nclients;
 	int transcript_fd;
-	uint64_t transcript_bytes;
+	uint64_t transcript_bytes;	/* written */
 	bool transcript_truncated;
+	char *tbuf;			/* the batch not yet written, or NULL */
+	size_t tlen;
+	uv_timer_t transcript_timer;
 	enum pty_run_state state;
 	int64_t wstatus;
 	bool cancelled;

@@ -592,6 +592,80 @@ START_TEST(test_holder_transcript_full_disk)
 }
 END_TEST
 
+/* The transcript's size, or -1. */
+static long
+transcript_size(const char *dir)
+{
+	char *path;
+	struct stat sb;
+	long n;
+
+	ck_assert_int_gt(asprintf(&path, "%s/transcript", dir), 0);
+	n = stat(path, &sb) == 0 ? (long)sb.st_size : -1;
+	free(path);
+	return n;
+}
+
+/* "FROM\r\n...TO\r\n" appended to b (malloc'd, *len updated). */
+static char *
+seq_crlf(char *b, size_t *len, int from, int to)
+{
+	size_t cap = *len + (size_t)(to - from + 1) * 9 + 1;
+
+	b = realloc(b, cap);
+	ck_assert_ptr_nonnull(b);
+	for (int i = from; i <= to; i++)
+		*len += (size_t)snprintf(b + *len, cap - *len, "%d\r\n", i);
+	return b;
+}
+
+/*
+ * The transcript is written in batches (issue 17), yet what the agent
+ * wrote is on disk while it runs (the batch's timer) and byte for byte,
+ * in order, up to the cap (1 MiB here), which it then meets exactly.
+ */
+START_TEST(test_holder_transcript_batches)
+{
+	char *cmd[] = { "/bin/sh", "-c", "seq 1 20000; echo marker-early; "
+		"while [ ! -e go ]; do sleep 0.05; done; seq 20001 300000; "
+		"exec sleep 30", NULL };
+	char *want = NULL, *got, *path;
+	size_t wlen = 0, glen = 0;
+	struct th t;
+	int i;
+
+	th_start(&t, cmd, true, true);
+	ck_assert_msg(strncmp(t.ready, "ok ", 3) == 0, "ready: %s", t.ready);
+	want = seq_crlf(want, &wlen, 1, 20000);
+	memcpy(want + wlen, "marker-early\r\n", 14);
+	wlen += 14;
+	/* written while the agent runs, not only at its end */
+	for (i = 0; i < 1000 && transcript_size(t.dir) < (long)wlen; i++)
+		usleep(10000);
+	ck_assert_msg(transcript_size(t.dir) >= (long)wlen, "transcript %ld "
+	    "bytes after 10 s, want %zu", transcript_size(t.dir), wlen);
+	ck_assert(proc_alive(t.pid));
+	ck_assert_int_gt(asprintf(&path, "%s/go", t.dir), 0);
+	ck_assert_int_eq(cu_write_file(path, "", 0), 0);
+	free(path);
+	want = seq_crlf(want, &wlen, 20001, 300000);
+	ck_assert_uint_gt(wlen, 1u << 20);
+	for (i = 0; i < 3000 && transcript_size(t.dir) < (1l << 20); i++)
+		usleep(10000);
+	ck_assert_int_eq(transcript_size(t.dir), 1l << 20);
+	ck_assert_int_gt(asprintf(&path, "%s/transcript", t.dir), 0);
+	got = cu_read_file(path, &glen);
+	free(path);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_eq(glen, 1u << 20);
+	ck_assert_msg(memcmp(got, want, glen) == 0, "the transcript differs "
+	    "from what the agent wrote");
+	free(got);
+	free(want);
+	th_stop(&t);
+}
+END_TEST
+
 Suite *
 holder_suite(void)
 {
@@ -608,6 +682,7 @@ holder_suite(void)
 	tcase_add_test(tc, test_holder_backpressure_flood);
 	tcase_add_test(tc, test_holder_summary_push);
 	tcase_add_test(tc, test_holder_transcript_full_disk);
+	tcase_add_test(tc, test_holder_transcript_batches);
 	suite_add_tcase(s, tc);
 	return s;
 }
