@@ -194,6 +194,12 @@ check "... its receipt names the question's digest" poll bash -c \
 	"\"$CORRAL\" show $ASK --json | jq -e --arg d '$digest' '[.receipts[] | select(.kind == \"answer\" and
 	 (.fields.detail | contains(\"answered y (yes)\") and contains(\$d)))] | length == 1'"
 check "the question lease goes on to its result" "$CORRAL" wait "$ASK" --until result_ready --timeout 30
+check "its dead pane says how it ended" poll bash -c \
+	"tmux -L '$TS' capture-pane -p -t g | sed -n 39p | grep -qE 'ended: (exit 0|result_ready) *$'"
+t send-keys -t g j j
+check "the failed one's pane: ended, failed, exit 1" poll bash -c \
+	"tmux -L '$TS' capture-pane -p -t g | tail -1 | grep -qF ' demo-failing ' &&
+	 tmux -L '$TS' capture-pane -p -t g | sed -n 39p | grep -qE 'ended: failed exit 1 *$'"
 
 # --- failed attempts leave no row; names stay unique ------------------------------
 mkdir -p "$TMP/norepo"

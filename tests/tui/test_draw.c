@@ -813,7 +813,9 @@ START_TEST(test_draw_review)
 	ck_assert_ptr_nonnull(strstr(all, "a\\u202etxt"));
 	ck_assert_ptr_nonnull(strstr(all, "+n\\x1b[31m"));
 	ck_assert_ptr_nonnull(strstr(all, "x @@ -1,3 +1,3 @@"));
-	ck_assert_ptr_nonnull(strstr(all, "+ @@ -20,3 +20,3 @@"));
+	/* a kept header: a check mark, not the '+' of added lines */
+	ck_assert_ptr_nonnull(strstr(all, "\xe2\x9c\x93 @@ -20,3 +20,3 @@"));
+	ck_assert_ptr_null(strstr(all, "+ @@"));
 	/* a kept '+' line takes diff.add, a dropped one diff.dropped */
 	tui_theme_style(&theme, TUI_EL_DIFF_ADD, &add);
 	for (y = 0; y < ms.h; y++)

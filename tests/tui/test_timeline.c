@@ -66,6 +66,26 @@ START_TEST(test_timeline_bucketing)
 }
 END_TEST
 
+START_TEST(test_timeline_failure_after_end_shows)
+{
+	struct tui_timeline tl;
+	const struct tui_tl_lease *l;
+	uint8_t c[4];
+
+	tui_timeline_init(&tl);
+	/* the lease fails at 30 min, its activity "failed" a moment later */
+	tui_timeline_add(&tl, "F", 0, TUI_ACTIVITY_WORKING);
+	tui_timeline_add(&tl, "F", 30 * MIN + 20, TUI_ACTIVITY_FAILED);
+	tui_timeline_end(&tl, "F", 30 * MIN);
+	l = tui_timeline_find(&tl, "F");
+	tui_timeline_bucket(l, 0, 40 * MIN, c, 4);
+	ck_assert_int_eq(c[0], TUI_ACTIVITY_WORKING);
+	ck_assert_int_eq(c[2], TUI_ACTIVITY_WORKING);
+	ck_assert_int_eq(c[3], TUI_ACTIVITY_FAILED);	/* F, not "." */
+	tui_timeline_free(&tl);
+}
+END_TEST
+
 START_TEST(test_timeline_short_blocked_shows)
 {
 	struct tui_timeline tl;
@@ -170,6 +190,7 @@ timeline_suite(void)
 
 	tcase_add_test(tc, test_timeline_bucketing);
 	tcase_add_test(tc, test_timeline_short_blocked_shows);
+	tcase_add_test(tc, test_timeline_failure_after_end_shows);
 	tcase_add_test(tc, test_timeline_json);
 	tcase_add_test(tc, test_timeline_caps);
 	tcase_add_test(tc, test_timeline_duration);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "tui/console/console_int.h"
 
@@ -181,6 +182,34 @@ draw_scrolled(struct tui_app *a, struct tui_session *s, int first, int last)
 	free(cells);
 }
 
+/* A dead pane says so, and how its agent ended (issue 21). */
+static void
+draw_ended(struct tui_app *a, const struct tui_session *s)
+{
+	char tag[96];
+	bool bad = false;
+
+	if (!s->exited && !s->m.exited && tui_view_needs_holder(&s->rec))
+		return;
+	if (s->cancelled || s->rec.state == LEASE_STATE_CANCELLED)
+		snprintf(tag, sizeof tag, " ended: cancelled ");
+	else if (s->exited && WIFSIGNALED(s->exit_status)) {
+		snprintf(tag, sizeof tag, " ended: killed by signal %d ",
+		    WTERMSIG(s->exit_status));
+		bad = true;
+	} else if (s->exited) {
+		bad = WEXITSTATUS(s->exit_status) != 0;
+		snprintf(tag, sizeof tag, " ended: exit %d ",
+		    WEXITSTATUS(s->exit_status));
+	} else {
+		bad = s->rec.state == LEASE_STATE_FAILED;
+		snprintf(tag, sizeof tag, " ended: %s%s%.40s ",
+		    lease_fsm_state_name(s->rec.state), s->rec.failed_reason ?
+		    " " : "", s->rec.failed_reason ? s->rec.failed_reason : "");
+	}
+	tui_draw_pane_tag(&a->draw, &a->lay.pane, tag, bad);
+}
+
 static void
 draw_pane(struct tui_app *a, int first, int last)
 {
@@ -203,6 +232,8 @@ draw_pane(struct tui_app *a, int first, int last)
 		tui_draw_pane(&a->draw, r, &s->m, first, last);
 	else
 		draw_scrolled(a, s, first, last);
+	if (last == r->h - 1)
+		draw_ended(a, s);
 	if (a->scroll.offset > 0 || a->keys.mode == TUI_MODE_SCROLL)
 		tui_draw_scroll_tag(&a->draw, r, a->scroll.offset,
 		    a->scroll.total);

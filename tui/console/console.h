@@ -597,6 +597,13 @@ void tui_draw_cursor(const struct tui_draw *, const struct tui_rect *r,
 /* "[offset/total]" at the top right of r while browsing scrollback. */
 void tui_draw_scroll_tag(const struct tui_draw *, const struct tui_rect *r,
     size_t offset, size_t total);
+/*
+ * How the focused lease's agent ended, on the pane's last row at the
+ * right (" exited 0 ", " failed: exit 1 "): a dead pane never passes for
+ * a live one. bad: the error style.
+ */
+void tui_draw_pane_tag(const struct tui_draw *, const struct tui_rect *,
+    const char *text, bool bad);
 /* The detail panel: a title row then key: value lines. */
 void tui_draw_detail(const struct tui_draw *, const struct tui_rect *r,
     const char *title, const struct tui_kv *kv, size_t n);

@@ -605,6 +605,24 @@ tui_draw_scroll_tag(const struct tui_draw *d, const struct tui_rect *r,
 }
 
 void
+tui_draw_pane_tag(const struct tui_draw *d, const struct tui_rect *r,
+    const char *text, bool bad)
+{
+	struct tui_style st;
+	int n;
+
+	check_draw(d);
+	assert(r != NULL && text != NULL);
+	if (tui_layout_rect_empty(r))
+		return;
+	st = el_style(d, bad ? TUI_EL_STATUS_ERROR : TUI_EL_STATUS_MODE);
+	n = (int)tui_escape_width(text, strlen(text));
+	if (n > r->w)
+		n = r->w;
+	tui_draw_text(d, r->x + r->w - n, r->y + r->h - 1, n, text, &st, 0);
+}
+
+void
 tui_draw_detail(const struct tui_draw *d, const struct tui_rect *r,
     const char *title, const struct tui_kv *kv, size_t n)
 {

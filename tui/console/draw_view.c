@@ -101,8 +101,9 @@ tui_draw_view_review(const struct tui_draw *d, const struct tui_rect *r,
 		st = style(d, drop ? TUI_EL_DIFF_DROPPED : kind_el(l->kind));
 		if (i == rv->cur)
 			st = style(d, TUI_EL_LIST_SELECTED);
+		/* kept: a check mark, never the '+' of an added line */
 		if (l->kind == TUI_RV_FILE || l->kind == TUI_RV_HUNK)
-			mark = drop ? "x " : "+ ";
+			mark = drop ? "x " : "\xe2\x9c\x93 ";	/* U+2713 */
 		else if (drop)
 			mark = "x ";
 		tui_draw_text(d, r->x, y, gut, mark, &st, TUI_TEXT_PAD);

@@ -215,6 +215,11 @@ tui_timeline_bucket(const struct tui_tl_lease *l, int64_t from_ms,
 			t1 = i + 1 < l->n ? l->at[i + 1] : end;
 			if (t1 > end)
 				t1 = end;
+			/* a state journaled just after the end (the activity
+			 * "failed" after the lease's transition): an instant
+			 * at its time, so a failure shows F, not "." */
+			if (t1 < l->at[i])
+				t1 = l->at[i];
 			if (t0 < b0)
 				t0 = b0;
 			if (t1 > b1)
