@@ -265,5 +265,9 @@ ls=$("$CORRAL" fleet ls --json)
 check "b with an unrestricted policy fails its preflight there" jq_eq "$ls" \
 	'.[1] | "\(.preflight) \(.usable)"' "isolation_unsatisfiable false"
 
-for id in "$id1" "$id3"; do on a cancel "$id" >/dev/null 2>&1; done
+# --- cancel through the relay --------------------------------------------------
+out=$("$CORRAL" fleet cancel "$id1" 2>&1); rc=$?
+check "fleet cancel ends the lease on host a (exit $rc)" grep -qx "$id1 cancelled" <<<"$out"
+check "host a's journal says cancelled" poll bash -c "CORRAL_STATE_DIR='$TMP/host-a/state' '$CORRAL' show '$id1' --json | jq -e '.lease_state == \"cancelled\"'"
+on a cancel "$id3" >/dev/null 2>&1
 finish

@@ -1005,38 +1005,94 @@ endpoint_exec(struct tui_ctx *c, int argc, char **argv, bool send)
 	return rc;
 }
 
+/*
+ * fleet cancel ID: the holder's own cancel (SIGINT, SIGTERM, SIGKILL to
+ * the agent there) through the relay, then its exit awaited (bounded).
+ */
+static int
+cancel_exec(struct tui_ctx *c, int argc, char **argv)
+{
+	struct pty_holder_client *cl = NULL;
+	struct tui_fleet *f;
+	const uint8_t *p;
+	size_t plen;
+	uint8_t type;
+	struct relay r;
+	int rc, got = 0;
+
+	if (argc != 2 || argv[1][0] == '-')
+		return tui_ctx_usage(c, "expected: corral fleet cancel ID");
+	if ((rc = load_fleet(c, &f)) != 0)
+		return rc;
+	rc = relay_open(c, f, argv[1], PTY_HELLO_LIVE, &r, &cl);
+	free(f);
+	if (rc != 0)
+		return rc;
+	if (pty_holder_client_send(cl, PTY_W_CANCEL, NULL, 0) < 0) {
+		rc = tui_ctx_err(c, "cancel: the relay closed");
+		goto out;
+	}
+	/* Its verdict, then the agent's exit. */
+	while ((got = pty_holder_client_recv(cl, &type, &p, &plen, 15000)) ==
+	    1 && type != PTY_W_EXIT) {
+		if (type == PTY_W_ERROR && plen >= 4) {
+			fprintf(stderr, "corral fleet: holder refused: ");
+			tui_ctx_put_escaped(stderr, (const char *)p + 4,
+			    plen - 4);
+			fputc('\n', stderr);
+			rc = TUI_EXIT_FAIL;
+			goto out;
+		}
+	}
+	if (got != 1) {
+		rc = tui_ctx_err(c, "lease %s did not end in time (or the "
+		    "relay dropped): see 'corral fleet screen %s'", argv[1],
+		    argv[1]);
+		goto out;
+	}
+	printf("%s cancelled\n", argv[1]);
+	rc = TUI_EXIT_OK;
+out:
+	pty_holder_client_free(cl);
+	relay_close(&r);
+	return rc;
+}
+
 static int
 fleet_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	if (argc < 2)
-		return tui_ctx_usage(c, "want ls, screen, send, probe or "
-		    "receive");
+		return tui_ctx_usage(c, "want ls, screen, send, cancel, "
+		    "probe or receive");
 	if (strcmp(argv[1], "ls") == 0)
 		return ls_exec(c, argc - 1, argv + 1);
 	if (strcmp(argv[1], "probe") == 0 && argc == 2)
 		return probe_exec(c);
 	if (strcmp(argv[1], "receive") == 0)
 		return receive_exec(c, argc - 1, argv + 1);
+	if (strcmp(argv[1], "cancel") == 0)
+		return cancel_exec(c, argc - 1, argv + 1);
 	if (strcmp(argv[1], "screen") == 0 || strcmp(argv[1], "send") == 0)
 		return endpoint_exec(c, argc - 1, argv + 1,
 		    strcmp(argv[1], "send") == 0);
 	return tui_ctx_usage(c, "unknown fleet command '%.64s' (want ls, "
-	    "screen, send, probe or receive)", argv[1]);
+	    "screen, send, cancel, probe or receive)", argv[1]);
 }
 
 const struct tui_cmd tui_cmd_fleet = {
 	.name = "fleet",
 	.usage = "ls [--json] | screen [--scrollback] [--json] ID | send ID "
-		 "TEXT",
+		 "TEXT | cancel ID",
 	.help = "The hosts of the fleet file (fleet.ini in corral's config "
 		"directory), each\nreached with ssh: whether it answers, its "
 		"corral version, its sandbox\npreflight, its live leases "
 		"against its capacity and the leases placed there\nfrom "
 		"here. A host that is down is reported, the others are still "
 		"listed.\n'corral new --host NAME' or '--label LABEL' places "
-		"a lease on one of them;\n'fleet screen ID' and 'fleet send ID TEXT' "
-		"reach its holder through a unix\nsocket forwarded over ssh (the "
-		"lease runs on when the connection drops).\n(probe and receive are what this "
-		"machine runs on a host over ssh.)",
+		"a lease on one of them.\n'fleet screen', 'fleet send' and "
+		"'fleet cancel' reach such a lease's holder\nthrough a unix "
+		"socket forwarded over ssh; the lease runs on when the\n"
+		"connection drops. (probe and receive are what this machine "
+		"runs on a host.)",
 	.exec = fleet_exec,
 };
