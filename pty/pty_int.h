@@ -4,8 +4,8 @@
  * uses to pack its own cells straight into scrollback (line.c, cell.c),
  * the rewrapping of lines on a resize (reflow.c),
  * the /proc samplers (facts.c), the key encoding (keys.c), and the VT
- * filter (vtfilter.c) with the sink through which it hands the model
- * (screen.c) what it passes on and what it found.
+ * filter (vtfilter.c, vtfilter_seq.c) with the sink through which it
+ * hands the model (screen.c) what it passes on and what it found.
  */
 #ifndef CORRAL_PTY_INT_H
 #define CORRAL_PTY_INT_H
@@ -283,5 +283,33 @@ void pty__vtfilter_feed(struct pty__vtfilter *, const uint8_t *b,
 /* Drop a sequence or character cut at the end of the last feed: back to
  * ground (the model reset libvterm's parser, e.g. on a resize). */
 void pty__vtfilter_cut(struct pty__vtfilter *);
+/* Bytes on to libvterm, through the sink (vtfilter.c). */
+void pty__vtf_pass(struct pty__vtfilter *, const void *p, size_t n);
+
+/* ------------------------------------------------------------------ */
+/* vtfilter_seq.c: the sequences the filter carries out itself          */
+
+/* An SGR rewritten for 0.1.4 (pty__vtf_sgr_build), at most. */
+#define PTY__VTF_SGR_OUT_MAX (4 + PTY__VTF_NPARAM * 6)
+
+/* The input modes and G-sets as after RIS. */
+void pty__vtf_modes_reset(struct pty__vtfilter *);
+/* DECSC (ESC 7, SCOSC) into the slot of the screen in use; DECRC back. */
+void pty__vtf_cursor_save(struct pty__vtfilter *);
+void pty__vtf_cursor_restore(struct pty__vtfilter *);
+/*
+ * A CSI's final byte c is next for libvterm: whether the filter takes the
+ * sequence over (cancelled there; pty__vtf_csi_take carries it out).
+ */
+bool pty__vtf_csi_final(struct pty__vtfilter *, uint8_t c);
+void pty__vtf_csi_take(struct pty__vtfilter *, uint8_t c);
+/* Whether the SGR must be rewritten; *pen gets the new faint/conceal. */
+bool pty__vtf_sgr_scan(const struct pty__vtfilter *, uint16_t *pen);
+/* The SGR in the forms 0.1.4 reads into out; returns its length (0: none). */
+size_t pty__vtf_sgr_build(const struct pty__vtfilter *, char *out);
+/* C0 controls that switch the G-set in GL (SI, SO). */
+void pty__vtf_c0_track(struct pty__vtfilter *, uint8_t c);
+/* ESC I F with one intermediate: G-set designations (SCS). */
+void pty__vtf_esc_final(struct pty__vtfilter *, uint8_t c);
 
 #endif /* CORRAL_PTY_INT_H */

@@ -60,7 +60,7 @@ no "${inc}<(uv|unistd)\.h>" pty/screen*.c pty/detect.c tui/console/keys.c \
     tui/console/layout.c tui/console/redraw.c tui/console/review.c \
     tui/console/timeline.c tui/console/keymap.c tui/console/draw_view.c \
     tui/console/draw.c tui/escape.c tui/activity.c lease/fsm.c
-no "${inc}<(uv|unistd)\.h>" pty/vtfilter.c pty/keys.c
+no "${inc}<(uv|unistd)\.h>" pty/vtfilter*.c pty/keys.c
 # The holder's output filter is injected by tui/runtime/: pty/ names no
 # credential scrubber.
 no 'sbx_(cred_)?scrub' $(src 'pty/*')
