@@ -1127,6 +1127,7 @@ LEASE_NODISCARD int lease_intent_undo(struct lease_store *, const char *id,
 LEASE_NODISCARD int lease_intent_get_open(struct lease_store *,
     const char *id, struct lease_intent *out);
 
+/* intent_recover.c: the intents a reconcile settles */
 /*
  * lease_recover_intents: under the state lock, settle every open intent
  * whose lease lock can be taken (an apply at work keeps its own; reported

@@ -125,6 +125,15 @@ int lease__recover_inv_add(struct lease__inventory *, enum lease_resource,
 int lease__recover_need_v2(struct lease_store *);
 
 /* intent.c */
+/* Inside a transaction: the lease's open intent (1), none (0), or error. */
+int lease__intent_read_open(struct lease_store *, const char *id,
+    struct lease_intent *out);
+/* Is in a move of the lease's own branch (apply's rebase, --hunks)? */
+bool lease__intent_is_branch(const struct lease_intent *in, const char *id);
+/* "<common dir>/<name>.lock" of the repository (malloc'd). */
+char *lease__intent_lock_path(struct lease_git *, const char *name);
+
+/* intent_recover.c */
 /* What a killed corral left of lease r in g's .git, removed (recover.c). */
 int lease__intent_leftovers(struct lease_store *, struct lease_report *,
     struct lease_git *g, const char *state_dir,
