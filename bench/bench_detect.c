@@ -9,16 +9,27 @@
  *              settled at their prompt, over 10 s: detection must cost
  *              nothing measurable (a settled endpoint runs no timer);
  *   unsettled  (information) the same for 64 agents working silently,
- *              where the detector keeps sampling /proc facts with backoff.
+ *              where the detector keeps sampling /proc facts with backoff;
+ *   replay     latency on the real CLIs' output (issue 20): the bytes the
+ *              real Claude Code and Codex wrote in a session, recorded at
+ *              each state (tests/fixtures/tmuxdiff/AGENT-STATE.bytes, each
+ *              a prefix of the next), written in steps through a holder of
+ *              the recording's size by an agent named as the CLI (so the
+ *              shipped rules identify it) that waits in epoll as node
+ *              does: from each step's bytes to the state a client sees,
+ *              prompt -> working -> blocked -> prompt, p95 over 20
+ *              sessions of each; target p95 <= 300 ms.
  * The agent is this program started through a symlink named "claude", so
  * the shipped claude-code rules identify it as they would the real one.
  * Holders are bench_holder processes (pty_holder_run as corral-holder
  * runs it).
  *
- * usage: bench_detect TMPDIR [latency|idle...]
+ * usage: bench_detect TMPDIR [latency|replay|idle...]
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -67,20 +78,24 @@ static const char dialog[] =
     BOX_BOT;
 
 static void
-put(const char *s)
+put_n(const char *s, size_t n)
 {
-	size_t n = strlen(s);
-	ssize_t w;
-
 	while (n > 0) {
-		if ((w = write(1, s, n)) < 0) {
-			if (errno == EINTR)
-				continue;
+		ssize_t w = write(1, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
 			_exit(1);
-		}
 		s += w;
 		n -= (size_t)w;
 	}
+}
+
+static void
+put(const char *s)
+{
+	put_n(s, strlen(s));
 }
 
 /* Append the monotonic time (ns) of the event about to happen. */
@@ -142,12 +157,86 @@ agent(int argc, char **argv)
 	}
 }
 
+/* The whole of a file (the bench dies if it cannot), *len its size. */
+static char *
+slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		bu_die("%s: %s", path, strerror(errno));
+	if ((buf = malloc((size_t)st.st_size + 1)) == NULL)
+		bu_die("out of memory");
+	*len = 0;
+	while (*len < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + *len, (size_t)st.st_size - *len);
+
+		if (r <= 0)
+			bu_die("%s: short read", path);
+		*len += (size_t)r;
+	}
+	close(fd);
+	return buf;
+}
+
+/*
+ * replay STAMPFILE FIFO FILE...: writes FILE 1, then for each byte read
+ * from FIFO stamps and writes what the next FILE adds to the one before
+ * (each is a prefix of the next); waits in epoll on its terminal and the
+ * FIFO, as a node CLI waits (no terminal read). After the last file it
+ * waits until the holder ends it.
+ */
+static int
+replay(int argc, char **argv)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, got[2];
+	size_t prev = 0, len;
+	int ep, fifo, i = 4;
+	char *data = slurp(argv[i], &len), c;
+
+	put_n(data, len);
+	prev = len;
+	free(data);
+	if ((fifo = open(argv[3], O_RDWR | O_CLOEXEC)) < 0 ||
+	    (ep = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return 1;
+	ev.data.fd = 0;
+	epoll_ctl(ep, EPOLL_CTL_ADD, 0, &ev);
+	ev.data.fd = fifo;
+	epoll_ctl(ep, EPOLL_CTL_ADD, fifo, &ev);
+	for (;;) {
+		int n = epoll_wait(ep, got, 2, -1);
+
+		for (int k = 0; k < n; k++) {
+			if (got[k].data.fd == 0) {
+				char sink[256];
+
+				if (read(0, sink, sizeof sink) <= 0)
+					return 0;
+				continue;
+			}
+			if (read(fifo, &c, 1) != 1 || ++i >= argc)
+				continue;
+			data = slurp(argv[i], &len);
+			if (len < prev)
+				_exit(3);
+			stamp(argv[2]);
+			put_n(data + prev, len - prev);
+			prev = len;
+			free(data);
+		}
+	}
+}
+
 /* ---- the client ------------------------------------------------------ */
 
 struct ctx {
 	const char *tmp;
 	char *bindir;
 	char *claude;	/* TMP/claude -> this program */
+	char *codex;	/* TMP/codex -> this program */
 };
 
 static uint64_t
@@ -345,6 +434,87 @@ latency(struct ctx *x)
 	report("done", done, TRIALS);
 }
 
+#define REPLAY_TRIALS 20
+#define REPLAY_STEPS 3
+
+/* One real CLI's recorded session, replayed in steps. */
+static void
+replay_agent(struct ctx *x, const char *agent, const char *exe)
+{
+	static const char *const files[] = { "prompt", "working", "blocked",
+		"prompt-answered" };
+	static const char *const want[] = { "working", "blocked", "prompt" };
+	double v[REPLAY_STEPS][REPLAY_TRIALS];
+	char *cmd[16], *fig, *fifo;
+	int i, s, n = 0;
+
+	fifo = bu_fmt("%s/replay-%s.fifo", x->tmp, agent);
+	unlink(fifo);
+	if (mkfifo(fifo, 0600) < 0)
+		bu_die("mkfifo %s: %s", fifo, strerror(errno));
+	for (i = 0; i < REPLAY_TRIALS; i++) {
+		struct bu_holder_cfg cfg = { .transcript = 0, .rows = 24,
+			.cols = 80 };
+		struct pty_holder_client *cl;
+		struct bu_holder h;
+		char *dir = bu_fmt("%s/replay-%s-%d", x->tmp, agent, i);
+		char *stamps = bu_fmt("%s.stamps", dir);
+		int wfd;
+
+		n = 0;
+		cmd[n++] = (char *)exe;
+		cmd[n++] = "replay";
+		cmd[n++] = stamps;
+		cmd[n++] = fifo;
+		for (s = 0; s < 4; s++)
+			cmd[n++] = bu_fmt("%s/%s-%s.bytes",
+			    BENCH_RECORDINGS_DIR, agent, files[s]);
+		cmd[n] = NULL;
+		bu_holder_start(&h, x->bindir, dir, &cfg, cmd);
+		cl = summary_client(&h);
+		if (wait_state(cl, "prompt", 10000) == 0)
+			bu_die("%s replay %d: never at its prompt", agent, i);
+		if ((wfd = open(fifo, O_WRONLY | O_CLOEXEC)) < 0)
+			bu_die("open %s: %s", fifo, strerror(errno));
+		for (s = 0; s < REPLAY_STEPS; s++) {
+			uint64_t seen, t0;
+
+			if (write(wfd, "n", 1) != 1)
+				bu_die("write %s", fifo);
+			if ((seen = wait_state(cl, want[s], 5000)) == 0)
+				bu_die("%s replay %d: %s never reported "
+				    "(step %d)", agent, i, want[s], s);
+			t0 = last_stamp(stamps);
+			if (t0 == 0 || seen < t0)
+				bu_die("%s replay %d: no stamp", agent, i);
+			v[s][i] = (double)(seen - t0) / 1e6;
+		}
+		close(wfd);
+		pty_holder_client_free(cl);
+		bu_holder_stop(&h);
+		for (s = 4; s < n; s++)
+			free(cmd[s]);
+		free(dir);
+		free(stamps);
+	}
+	for (s = 0; s < REPLAY_STEPS; s++) {
+		fig = bu_fmt("%s replay -> %s", agent, want[s]);
+		report(fig, v[s], REPLAY_TRIALS);
+		free(fig);
+	}
+	unlink(fifo);
+	free(fifo);
+}
+
+static void
+replay_all(struct ctx *x)
+{
+	printf("detection latency on the real CLIs' recorded output, "
+	    "%d sessions each\n", REPLAY_TRIALS);
+	replay_agent(x, "claude-code", x->claude);
+	replay_agent(x, "codex", x->codex);
+}
+
 /* CPU ticks of the holders (their own, not their agents') over secs. */
 static uint64_t
 holders_ticks(struct bu_holder *h, int n, unsigned secs)
@@ -436,9 +606,11 @@ main(int argc, char **argv)
 
 	if (argc >= 3 && strcmp(argv[1], "agent") == 0)
 		return agent(argc, argv);
+	if (argc >= 5 && strcmp(argv[1], "replay") == 0)
+		return replay(argc, argv);
 	if (argc < 2) {
 		fprintf(stderr,
-		    "usage: bench_detect TMPDIR [latency|idle...]\n");
+		    "usage: bench_detect TMPDIR [latency|replay|idle...]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -452,12 +624,18 @@ main(int argc, char **argv)
 	unlink(x.claude);
 	if (symlink(self, x.claude) < 0)
 		bu_die("symlink %s: %s", x.claude, strerror(errno));
+	x.codex = bu_fmt("%s/codex", x.tmp);
+	unlink(x.codex);
+	if (symlink(self, x.codex) < 0)
+		bu_die("symlink %s: %s", x.codex, strerror(errno));
 	printf("lifecycle detection (issue 4)\n");
 	for (i = 2; i < argc || i == 2; i++) {
 		const char *what = i < argc ? argv[i] : "all";
 
 		if (strcmp(what, "latency") == 0 || strcmp(what, "all") == 0)
 			latency(&x);
+		if (strcmp(what, "replay") == 0 || strcmp(what, "all") == 0)
+			replay_all(&x);
 		if (strcmp(what, "idle") == 0 || strcmp(what, "all") == 0) {
 			idle(&x, false);
 			idle(&x, true);
@@ -465,6 +643,8 @@ main(int argc, char **argv)
 	}
 	unlink(x.claude);
 	free(x.claude);
+	unlink(x.codex);
+	free(x.codex);
 	free(x.bindir);
 	return 0;
 }

@@ -4,10 +4,11 @@
  * trusted_local lease (tui/runtime/holder_main.c: default scrollback, 64 MiB
  * transcript, the shipped agents/ rules for the lifecycle detector), but
  * without the lease journal, so the bench does not depend on it. Screen
- * 50x200 (issue 2 item 5). Writes "ok PID" to fd 3 when the agent runs.
+ * 50x200 (issue 2 item 5), or --size ROWSxCOLS (a recording's own size).
+ * Writes "ok PID" to fd 3 when the agent runs.
  *
  * usage: bench_holder --dir DIR [--allow-control] [--transcript BYTES]
- *        -- CMD [ARG...]
+ *        [--size ROWSxCOLS] -- CMD [ARG...]
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,7 +37,7 @@ main(int argc, char **argv)
 	long transcript = BENCH_TRANSCRIPT_MAX;
 	bool allow = false;
 	uv_loop_t loop;
-	int i, rc;
+	int i, rc, rows = BU_ROWS, cols = BU_COLS;
 
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
@@ -45,6 +46,10 @@ main(int argc, char **argv)
 			allow = true;
 		else if (strcmp(argv[i], "--transcript") == 0 && i + 1 < argc)
 			transcript = atol(argv[++i]);
+		else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc &&
+		    sscanf(argv[i + 1], "%dx%d", &rows, &cols) == 2 &&
+		    rows > 0 && cols > 0 && rows <= 1000 && cols <= 1000)
+			i++;
 		else if (strcmp(argv[i], "--") == 0)
 			break;
 		else
@@ -53,7 +58,8 @@ main(int argc, char **argv)
 	if (dir == NULL || i >= argc || strcmp(argv[i], "--") != 0 ||
 	    i + 1 >= argc) {
 		fprintf(stderr, "usage: bench_holder --dir DIR "
-		    "[--allow-control] [--transcript BYTES] -- CMD...\n");
+		    "[--allow-control] [--transcript BYTES] "
+		    "[--size ROWSxCOLS] -- CMD...\n");
 		return 2;
 	}
 	memset(&req, 0, sizeof req);
@@ -76,8 +82,8 @@ main(int argc, char **argv)
 	o.dir = dir;
 	o.plan = plan;
 	o.ctty = PTY_CTTY_TAKE;
-	o.rows = BU_ROWS;
-	o.cols = BU_COLS;
+	o.rows = rows;
+	o.cols = cols;
 	o.sb_lines = PTY_SCREEN_SB_DEFAULT;
 	o.transcript_max = (size_t)(transcript > 0 ? transcript : 0);
 	o.allow_control = allow;

@@ -32,6 +32,7 @@ static const char *const state_names[PTY_DETECT_NSTATES] = {
 
 static const struct pty_detect_opts defaults = {
 	.quiet_ms = 250,
+	.rule_quiet_ms = 150,
 	.work_ms = 300,
 	.echo_ms = 250,
 	.resize_ms = 500,
@@ -334,6 +335,7 @@ pty_detect_new(struct pty_detect **out, const struct pty_detect_opts *opts,
 	d->o = opts != NULL ? *opts : defaults;
 #define DEF(f) if (d->o.f == 0) d->o.f = defaults.f
 	DEF(quiet_ms);
+	DEF(rule_quiet_ms);
 	DEF(work_ms);
 	DEF(echo_ms);
 	DEF(resize_ms);
@@ -867,6 +869,23 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 		e->facts = quiet;
 		decide(e, PTY_DETECT_WORKING, sig, "command running");
 		return;
+	}
+	/*
+	 * The agent's own prompt rule, held still for its hold, no working
+	 * rule matching, output quiet for rule_quiet_ms and the last facts
+	 * (for a caller that samples them: once one came) not against it:
+	 * its screen says the turn is over, without waiting out the general
+	 * quiet (issue 20: a transition within 300 ms of the screen change).
+	 */
+	if (b >= 0 && d->rs[b].info.state == PTY_DETECT_PROMPT &&
+	    !working_match(d) && (d->facts_ever ||
+	    !(d->o.flags & PTY_DETECT_F_FACTS)) &&
+	    (!d->wait_known || d->tty_wait)) {
+		if (qfor >= d->o.rule_quiet_ms) {
+			decide_rule(e, d, b);
+			return;
+		}
+		wake_at(e, now, last + d->o.rule_quiet_ms);
 	}
 	/* Output: a spinner frame keeps working; a rest needs a burst. */
 	if (d->burst && now - d->last_counted_ms < d->o.quiet_ms &&

@@ -99,8 +99,14 @@ feed_screen(struct holder *h, uint64_t now)
 	for (int r = 0; r < rows; r++)
 		pty_screen_row_text(h->screen, r, h->det_rows[r],
 		    PTY_DETECT_ROW_MAX);
+	/*
+	 * Dated when it changed, not now: a step runs up to
+	 * HOLDER_DETECT_MIN_MS after the output, and a rule's hold counts
+	 * from the change.
+	 */
 	pty_detect_set_screen(h->det, (const char *const *)h->det_rows, rows,
-	    pty_screen_title(h->screen), now);
+	    pty_screen_title(h->screen), h->det_dirty_ms != 0 &&
+	    h->det_dirty_ms <= now ? h->det_dirty_ms : now);
 	h->det_screen_dirty = false;
 }
 
@@ -242,6 +248,7 @@ pty__holder_detect_output(struct holder *h, size_t bytes)
 		.bytes = bytes };
 
 	h->det_screen_dirty = true;
+	h->det_dirty_ms = det_now();
 	pty__holder_detect_event(h, &ev);
 }
 
@@ -262,6 +269,7 @@ pty__holder_detect_screen_event(struct holder *h,
 		break;
 	case PTY_SEV_TITLE:
 		h->det_screen_dirty = true;
+	h->det_dirty_ms = det_now();
 		det_soon(h);
 		return;
 	default:
@@ -285,6 +293,7 @@ pty__holder_detect_exit(struct holder *h, int64_t ws)
 	ev.now_ms = det_now();
 	pty_detect_feed_event(h->det, &ev);
 	h->det_screen_dirty = true;
+	h->det_dirty_ms = det_now();
 	det_step(h);
 	uv_timer_stop(&h->det_timer);
 }

@@ -722,6 +722,7 @@ struct pty_detect_event {
 /* Timings in ms; a zero field takes its default (docs/detection.md). */
 struct pty_detect_opts {
 	uint32_t quiet_ms;	/* no output this long is quiet (250) */
+	uint32_t rule_quiet_ms;	/* quiet enough for a prompt rule (150) */
 	uint32_t work_ms;	/* a burst this long leaves a rest (300) */
 	uint32_t echo_ms;	/* output this soon after input: echo (250) */
 	uint32_t resize_ms;	/* output this soon after resize (500) */

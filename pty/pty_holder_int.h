@@ -86,6 +86,7 @@ struct holder {
 	char ans_keys[PTY_DIALOG_ANSWER_KEYS];
 	size_t ans_len, ans_off;
 	bool det_screen_dirty;
+	uint64_t det_dirty_ms;	/* when the screen last changed */
 	uint64_t det_last_ms;
 	pid_t det_fg;		/* fg pgrp the agent was identified from */
 	char **det_rows;	/* row text buffers, det_nrows of them */

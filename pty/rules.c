@@ -191,7 +191,7 @@ rule_finish(struct parse *ps, struct rule *r)
 	}
 	if (!r->have_hold)
 		r->hold_ms = r->state == PTY_DETECT_BLOCKED ? 150
-		    : r->state == PTY_DETECT_PROMPT ? 250 : 0;
+		    : r->state == PTY_DETECT_PROMPT ? 150 : 0;
 }
 
 static void

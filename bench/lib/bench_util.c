@@ -321,7 +321,7 @@ void
 bu_holder_start(struct bu_holder *h, const char *bindir, const char *dir,
     const struct bu_holder_cfg *cfg, char *const *cmd)
 {
-	char *argv[64], *exe, *tr = NULL, ready[128];
+	char *argv[64], *exe, *tr = NULL, *sz = NULL, ready[128];
 	int rp[2], n = 0, argc = 0;
 	ssize_t r;
 
@@ -340,6 +340,11 @@ bu_holder_start(struct bu_holder *h, const char *bindir, const char *dir,
 		tr = bu_fmt("%ld", cfg->transcript);
 		argv[argc++] = "--transcript";
 		argv[argc++] = tr;
+	}
+	if (cfg != NULL && cfg->rows > 0 && cfg->cols > 0) {
+		sz = bu_fmt("%dx%d", cfg->rows, cfg->cols);
+		argv[argc++] = "--size";
+		argv[argc++] = sz;
 	}
 	argv[argc++] = "--";
 	while (cmd[n] != NULL && argc < 62)
@@ -375,6 +380,7 @@ bu_holder_start(struct bu_holder *h, const char *bindir, const char *dir,
 	h->agent = (pid_t)atoi(ready + 3);
 	free(exe);
 	free(tr);
+	free(sz);
 }
 
 int

@@ -82,6 +82,7 @@ struct bu_holder_cfg {
 	bool control;		/* --allow-control */
 	long transcript;	/* bytes; < 0: the product default */
 	const char *exe;	/* NULL: "bench_holder" */
+	int rows, cols;		/* 0: BU_ROWS x BU_COLS */
 };
 void bu_holder_start(struct bu_holder *, const char *bindir, const char *dir,
     const struct bu_holder_cfg *, char *const *cmd);

@@ -230,14 +230,20 @@ START_TEST(test_detect_shell_prompt)
 	sim_show(&s, rows, 3);
 	sim_out(&s, 12);
 	ck_assert_str_eq(s.tl, "starting,working");
-	sim_run(&s, 249);
+	/* its prompt rule after 150 ms (held, quiet); else the read at 250 */
+	sim_run(&s, _i == 0 ? 149 : 249);
 	ck_assert_str_eq(s.tl, "starting,working");
 	sim_run(&s, 1);
 	ck_assert_str_eq(s.tl, "starting,working,prompt");
-	ck_assert_uint_eq(s.changed_ms, T0 + 250);
+	ck_assert_uint_eq(s.changed_ms, T0 + (_i == 0 ? 150 : 250));
 	ck_assert_str_eq(s.last.signal, _i == 0 ? "rule:shell:prompt" :
 	    "fact:tty-read");
-	/* Settled: no timer, no sampling, however long it idles. */
+	/*
+	 * Settled once quiet (one more look at 250 ms after a rule's early
+	 * prompt): no timer, no sampling, however long it idles.
+	 */
+	sim_run(&s, _i == 0 ? 100 : 0);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
 	ck_assert(s.next == PTY_DETECT_NEVER);
 	s.nsteps = 0;
 	s.nfacts = 0;
@@ -933,6 +939,7 @@ claude_spin(struct sim *s, int frames)
 START_TEST(test_detect_claude_permission)
 {
 	struct sim s;
+	uint64_t t;
 
 	sim_init(&s, true, claude_argv, 2);
 	ck_assert_str_eq(pty_rules_agent_name(pty_detect_agent(s.d)),
@@ -965,10 +972,17 @@ START_TEST(test_detect_claude_permission)
 	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
 	claude_spin(&s, 10);
 	sim_show(&s, claude_done, N(claude_done));
+	t = s.now;
 	sim_out(&s, 300);
 	sim_run(&s, 1000);
 	ck_assert_str_eq(s.tl,
 	    "starting,working,prompt,working,blocked,working,prompt");
+	/*
+	 * By its own prompt rule, held and quiet 150 ms after the screen
+	 * changed, not after the general 250 ms quiet (issue 20).
+	 */
+	ck_assert_str_eq(s.last.signal, "rule:claude-code:prompt");
+	ck_assert_uint_eq(s.changed_ms, t + 150);
 	sim_free(&s);
 }
 END_TEST
@@ -1024,7 +1038,7 @@ START_TEST(test_detect_claude_rejected)
 	sim_run(&s, 40);
 	sim_show(&s, claude_rejected, N(claude_rejected));
 	sim_out(&s, 700);
-	sim_run(&s, 249);
+	sim_run(&s, 149);	/* its prompt rule: held and quiet 150 ms */
 	ck_assert_str_eq(s.tl, "starting,working,blocked");
 	sim_run(&s, 1);
 	ck_assert_str_eq(s.tl, "starting,working,blocked,prompt");
