@@ -75,11 +75,14 @@ no '(^|[^a-z0-9_])sbx_(cgroup|uid|bwrap)_[a-z0-9_]+[[:space:]]*\(' \
 # ... and an adapter is found by its name in the table (sbx_adapters_find,
 # sbx_adapters_exec), never taken by its object's name.
 no '(^|[^a-z0-9_])sbx_adapter_[a-z0-9_]+' $(src 'tui/*' 'lease/*' 'pty/*')
-# lease/ takes one thing from sandbox-adapters/: the project's one removal
-# of a tree a sandbox may have written (sbx_workspace_rmtree_safe).
+# lease/ takes two things from sandbox-adapters/, both of a workspace: the
+# project's one removal of a tree a sandbox may have written
+# (sbx_workspace_rmtree_safe) and the unmount of its bounded image before
+# that removal (sbx_workspace_release: a result's workspace released,
+# lease/release.c, journal first).
 no "${inc}\"sandbox-adapters/sbx_" $(src 'lease/*')
 calls=$(grep -sHnoE '(^|[^a-z0-9_])sbx_[a-z0-9_]+[[:space:]]*\(' $(src 'lease/*') |
-    grep -vE ':[^a-z0-9_]?sbx_workspace_rmtree_safe[[:space:]]*\($')
+    grep -vE ':[^a-z0-9_]?sbx_workspace_(rmtree_safe|release)[[:space:]]*\($')
 if [ -n "$calls" ]; then
 	printf '%s\n' "$calls"
 	bad=$((bad + $(printf '%s\n' "$calls" | cut -d: -f1 | sort -u | wc -l)))
