@@ -461,7 +461,7 @@ typedef int (*lease_check_run_cb)(const struct lease_check_run *,
     struct lease_check_outcome *out, void *ud);
 
 /* ------------------------------------------------------------------ */
-/* result.c: materialise, quarantine, reject (SPEC 7.1-7.5)           */
+/* result.c, result_reject.c: materialise, quarantine, reject (7.1-7.5) */
 
 /*
  * The defaults above and the shipped review-flag patterns; no ignore
@@ -507,6 +507,7 @@ struct lease_result_opts {
 LEASE_NODISCARD int lease_result_finish(struct lease_store *,
     const char *state_dir, const char *id, const struct lease_result_opts *);
 
+/* result_reject.c */
 /*
  * lease_result_reject: SPEC 7.5. A result_ready lease becomes rejected
  * (receipt "rejected"); a failed or cancelled one (holder_lost,
