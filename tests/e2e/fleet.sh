@@ -204,6 +204,15 @@ check "the host's base has the operator's tree" test "$(git -C "$(jq -r .repo <<
 rec=$CORRAL_STATE_DIR/fleet/leases/$id1.json
 check "the lease is recorded here with its host" jq_eq "$(cat "$rec")" '"\(.host) \(.state) \(.tree)"' "a running $TREE"
 check "the record is 0600" test "$(stat -c %a "$rec")" = 600
+check "the record has the host's corral version and preflight facts" jq_eq "$(cat "$rec")" \
+	'"\(.host_corral_version) \(.host_preflight.kernel != null) \(.host_preflight.bwrap_version != null)"' "$VER true true"
+check "fleet ls names it under host a with its state there" bash -c "'$CORRAL' fleet ls | grep -A6 '^a ' | grep -q 'placed *$id1 '"
+# A seed that is not a pack becomes no lease and leaves nothing on the host.
+before=$(ls "$TMP/host-a/state/fleet/seeds" | wc -l)
+err=$(printf 'corral-fleet-seed 1 3\nabcnot a pack' | /usr/bin/ssh -F "$S/config" "ssh://root@127.0.0.1:${PORT[a]}" \
+	"$CORRAL" fleet receive --tree "$TREE" --from "$(git -C "$REPO" rev-parse HEAD)" --time 0 -- /bin/true 2>&1); rc=$?
+check "host a refuses a stream that is not a pack (exit $rc)" grep -q "seed_invalid: git unpack-objects exited" <<<"$err"
+check "and leaves no seed behind" test "$(ls "$TMP/host-a/state/fleet/seeds" | wc -l)" = "$before"
 check "no intent is left pending" bash -c "! ls '$CORRAL_STATE_DIR/fleet/leases' | grep -q pending"
 
 # --- the relay: the holder's own protocol through a socket forwarded by ssh -----

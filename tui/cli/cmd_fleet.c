@@ -252,9 +252,20 @@ probe_text(struct tui_ctx *c, const struct tui_fleet_probe *p)
 	tui_ctx_put_escaped(stdout, p->why[0] ? p->why : "ready",
 	    strlen(p->why[0] ? p->why : "ready"));
 	printf("\n");
-	json_array_foreach(mine, i, v)
-		printf("  placed         %s\n",
-		    str_or(json_object_get(v, "id"), "?"));
+	json_array_foreach(mine, i, v) {
+		const char *id = str_or(json_object_get(v, "id"), "?");
+		const char *st = "not live there";
+		json_t *l;
+		size_t k;
+
+		json_array_foreach(p->json != NULL ? json_object_get(p->json,
+		    "leases") : NULL, k, l)
+			if (strcmp(str_or(json_object_get(l, "id"), ""), id) == 0)
+				st = str_or(json_object_get(l, "activity"), "?");
+		printf("  placed         %s ", id);
+		tui_ctx_put_escaped(stdout, st, strlen(st));
+		printf("\n");
+	}
 	json_decref(mine);
 }
 
@@ -387,7 +398,7 @@ receive_exec(struct tui_ctx *c, int argc, char **argv)
 	char *polf = NULL, why[1024], commit[41], msg[128];
 	char *nargv[32];
 	struct tui_fleet_out o;
-	bool allow = false;
+	bool allow = false, made = false;
 	size_t hn = 0, n = 0;
 	unsigned long plen;
 	int ch, fd, rc = TUI_EXIT_FAIL;
@@ -435,7 +446,9 @@ receive_exec(struct tui_ctx *c, int argc, char **argv)
 		return tui_ctx_err(c, "cannot make the seed directory");
 	}
 	free(seeds);
-	if (mkdtemp(dir) == NULL || asprintf(&repo, "%s/repo", dir) < 0 ||
+	if (mkdtemp(dir) != NULL)
+		made = true;
+	if (!made || asprintf(&repo, "%s/repo", dir) < 0 ||
 	    asprintf(&polf, "%s/policy.ini", dir) < 0) {
 		rc = tui_ctx_err(c, "cannot make the seed directory: %s",
 		    strerror(errno));
@@ -524,6 +537,14 @@ receive_exec(struct tui_ctx *c, int argc, char **argv)
 	execv(c->self, nargv);
 	rc = tui_ctx_err(c, "cannot run corral new: %s", strerror(errno));
 out:
+	/* A seed that did not become a lease leaves nothing behind. */
+	if (rc != TUI_EXIT_OK && made) {
+		char *rm[] = { "/bin/rm", "-rf", "--", dir, NULL };
+
+		if (tui_fleet_run(rm, NULL, -1, -1, 1024, LOCAL_TIMEOUT_MS,
+		    &o) == 0)
+			tui_fleet_out_clear(&o);
+	}
 	free(pol);
 	free(dir);
 	free(repo);
@@ -759,6 +780,20 @@ tui_cmd_fleet_new(struct tui_ctx *c, const struct tui_fleet_new *a)
 		goto out;
 	}
 	json_object_set_new(rec, "id", json_string(id));
+	/* What the host said of itself when it took the lease (bounded). */
+	json_object_set_new(rec, "host_corral_version",
+	    json_string(pr[pick].version));
+	{
+		json_t *facts = json_object_get(json_object_get(pr[pick].json,
+		    "preflight"), "facts");
+		char *d = json_is_object(facts) ? json_dumps(facts,
+		    JSON_COMPACT) : NULL;
+
+		if (d != NULL && strlen(d) <= 8192)
+			json_object_set_new(rec, "host_preflight",
+			    json_deep_copy(facts));
+		free(d);
+	}
 	/* Where its holder listens there, for the relay (a safe path only). */
 	{
 		const char *sd = str_or(json_object_get(pr[pick].json,
