@@ -95,7 +95,7 @@ draw_detail(struct tui_app *a)
 	const struct tui_rect *r = &a->lay.detail;
 	struct tui_session *s = tui_app_focused(a);
 	struct tui_kv kv[TUI_VIEW_DETAIL_MAX];
-	char buf[2048], title[200], keys[9][8];
+	char buf[2048], title[200], keys[9][16];
 	size_t n;
 
 	if (tui_layout_rect_empty(r))
