@@ -60,7 +60,14 @@ fuzz: fuzz-build
 # DEMO_ARGS=--no-console starts the demo's agents without the console.
 # As root, corral is linked into $(PREFIX)/bin (unless something else is
 # there), so the commands the demo suggests work as typed.
-demo: build
+# The build is quiet (its output in $(BUILD)/demo-build.log, shown only if
+# it fails), so the first screen is corral's own lines.
+demo: deps
+	@cmake -S . -B $(BUILD) -DCORRAL_WERROR=ON >/dev/null
+	@echo "corral: building (make build shows it; $(BUILD)/demo-build.log)"
+	@cmake --build $(BUILD) -j $(JOBS) >$(BUILD)/demo-build.log 2>&1 || \
+		{ cat $(BUILD)/demo-build.log; \
+		  echo "make demo: the build failed (above)"; exit 1; }
 	@sh scripts/link-bin.sh $(BUILD)/tui/corral $(PREFIX)/bin
 	@$(BUILD)/tui/corral demo $(DEMO_ARGS)
 

@@ -1150,9 +1150,23 @@ pty_detect_explain(const struct pty_detect *d, uint64_t now_ms, char *buf,
 	assert(d != NULL && (buf != NULL || bufsz == 0));
 	if (bufsz > 0)
 		buf[0] = '\0';
-	put(buf, bufsz, &o, "state: %s%s for %" PRIu64 " ms\n",
-	    pty_detect_state_name(d->state), d->final ? " (final)" : "",
-	    ago(now_ms, d->since_ms));
+	uint64_t ms = ago(now_ms, d->since_ms);
+	char dur[48];
+
+	/* "350 ms", "25.4 s", "7m12s", "2h05m" (issue 21) */
+	if (ms < 1000)
+		snprintf(dur, sizeof dur, "%" PRIu64 " ms", ms);
+	else if (ms < 60000)
+		snprintf(dur, sizeof dur, "%" PRIu64 ".%" PRIu64 " s",
+		    ms / 1000, ms % 1000 / 100);
+	else if (ms < 3600000)
+		snprintf(dur, sizeof dur, "%" PRIu64 "m%02" PRIu64 "s",
+		    ms / 60000, ms % 60000 / 1000);
+	else
+		snprintf(dur, sizeof dur, "%" PRIu64 "h%02" PRIu64 "m",
+		    ms / 3600000, ms % 3600000 / 60000);
+	put(buf, bufsz, &o, "state: %s%s for %s\n",
+	    pty_detect_state_name(d->state), d->final ? " (final)" : "", dur);
 	put(buf, bufsz, &o, "signal: %s\n", d->signal);
 	explain_evidence(d, buf, bufsz, &o);
 	put(buf, bufsz, &o, "agent: %s\n", d->agent != NULL ?

@@ -740,9 +740,14 @@ scalar_value(struct pctx *c, const struct sbx__policy_key *k, const char *value)
 		assert(0);
 		return 0;
 	}
-	if (!ok)
-		return fail(c, "[%s] %s: bad value '%s'", k->section, k->name,
-		    value);
+	if (!ok)	/* the value, then the form it should have */
+		return fail(c, "[%s] %s: bad value '%s' (%s)", k->section,
+		    k->name, value, k->type == SBX_PK_DURATION ? "seconds, or "
+		    "a number with s, m, h or d: 3600, 90m, 1h" : k->type ==
+		    SBX_PK_BYTES ? "bytes, or a number with K, M, G or T: 512M" :
+		    k->type == SBX_PK_CPU ? "cores, up to 3 decimals: 2, 0.5" :
+		    k->type == SBX_PK_HISTORY ? "a count of generations, or "
+		    "all" : "a whole number: 128");
 	if (v == 0 && !k->zero_ok)
 		return fail(c, "[%s] %s: must be greater than 0", k->section,
 		    k->name);

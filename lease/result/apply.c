@@ -689,10 +689,12 @@ lease_apply(struct lease_store *s, const char *state_dir, const char *id,
 	    opts->run_check, opts->ud, false)) < 0)
 		goto out;
 	if (c.rec.state != LEASE_STATE_RESULT_READY) {
-		lease__store_msg(s, "lease %s is %s%s%s: %s", id,
+		/* "lease X failed (exit 1): ...", never "is failed exit 1" */
+		lease__store_msg(s, "lease %s %s%s%s%s%s: %s", id,
+		    c.rec.state == LEASE_STATE_FAILED ? "" : "is ",
 		    lease_fsm_state_name(c.rec.state),
-		        c.rec.failed_reason ? " " :
-		    "", c.rec.failed_reason ? c.rec.failed_reason : "",
+		    c.rec.failed_reason ? " (" : "", c.rec.failed_reason ?
+		    c.rec.failed_reason : "", c.rec.failed_reason ? ")" : "",
 		    c.rec.state == LEASE_STATE_APPLIED ? "applied already" :
 		    "there is no reviewed result to apply");
 		rc = c.rec.state == LEASE_STATE_APPLIED ?

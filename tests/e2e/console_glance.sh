@@ -148,7 +148,7 @@ check "... still NORMAL" status_has NORMAL
 t send-keys -t g k k
 check "the failed one" poll bash -c "tmux -L '$TS' capture-pane -p -t g | tail -1 | grep -qF ' demo-failing '"
 t send-keys -t g a
-check "a on a failed lease: it says so, asks nothing" poll status_has "demo-failing is failed: no result to apply"
+check "a on a failed lease: it says so, asks nothing" poll status_has "demo-failing failed (exit 1): no result to apply"
 t send-keys -t g k
 t send-keys -t g a
 check "a on a result not reviewed: the review opens instead of a question" poll status_has REVIEW

@@ -1338,6 +1338,12 @@ START_TEST(test_detect_explain)
 	n = pty_detect_explain(s.d, s.now, buf, sizeof buf);
 	ck_assert_uint_eq(n, strlen(buf));
 	ck_assert_ptr_nonnull(strstr(buf, "state: blocked for 350 ms\n"));
+	/* longer: seconds and minutes, never 25359 ms (issue 21) */
+	pty_detect_explain(s.d, s.now + 25009, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "state: blocked for 25.3 s\n"));
+	pty_detect_explain(s.d, s.now + 431650, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "state: blocked for 7m12s\n"));
+	n = pty_detect_explain(s.d, s.now, buf, sizeof buf);
 	ck_assert_ptr_nonnull(strstr(buf,
 	    "signal: rule:claude-code:permission\n"));
 	ck_assert_ptr_nonnull(strstr(buf, "agent: claude-code\n"));

@@ -200,6 +200,11 @@ START_TEST(test_policy_errors)
 	load_bad("[mounts]\nro = /\n", 2, "host's /");
 	load_bad("[mounts]\nro = //\n", 2, "host's /");
 	load_bad("[limits]\nmemory = 4X\n", 2, "bad value '4X'");
+	/* the form it should have, too (issue 21) */
+	load_bad("[limits]\nwall_time = lots\n", 2, "bad value 'lots' "
+	    "(seconds, or a number with s, m, h or d: 3600, 90m, 1h)");
+	load_bad("[limits]\nmemory = 4X\n", 2, "(bytes, or a number with "
+	    "K, M, G or T: 512M)");
 	load_bad("[limits]\nmemory = -1\n", 2, "bad value");
 	load_bad("[limits]\nmemory = 99999999999999999999\n", 2, "bad value");
 	load_bad("[limits]\nmemory = 17179869184T\n", 2, "bad value");

@@ -62,6 +62,12 @@ extern const struct tui_cmd tui_cmd_show;
  * into a pipe or a file are for scripts and leave the mark. Best effort.
  */
 void tui_cmd_ls_mark_seen(struct tui_ctx *, const char *id, bool unseen);
+/*
+ * cmd_demo.c: remove the demo repositories ($STATE/demo/repo-*) that no
+ * lease uses and that have not changed for min_age_ms (gc --older-than),
+ * each printed; how many, or -1.
+ */
+long tui_cmd_demo_prune(struct tui_ctx *, int64_t min_age_ms);
 /* cmd_endpoint.c */
 extern const struct tui_cmd tui_cmd_screen;
 extern const struct tui_cmd tui_cmd_send;

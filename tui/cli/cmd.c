@@ -47,6 +47,53 @@ cmd_find(const char *name)
 	return NULL;
 }
 
+/* Edits (insert, delete, change a byte) from a to b, capped at 3. */
+static int
+edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int row[33], prev, tmp;
+
+	if (la > 32 || lb > 32)
+		return 3;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			tmp = row[j];
+			row[j] = prev + (a[i - 1] != b[j - 1]);
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			if (tmp + 1 < row[j])
+				row[j] = tmp + 1;
+			prev = tmp;
+		}
+	}
+	return row[lb] < 3 ? row[lb] : 3;
+}
+
+/* An unknown command: one line, the nearest command if one is near. */
+static void
+unknown(const char *name)
+{
+	const struct tui_cmd *best = NULL;
+	int d, bd = 3;
+
+	for (size_t i = 0; tui_cmds[i] != NULL; i++)
+		if ((d = edits(name, tui_cmds[i]->name)) < bd) {
+			bd = d;
+			best = tui_cmds[i];
+		}
+	fprintf(stderr, "corral: unknown command '");
+	tui_ctx_put_escaped(stderr, name, strnlen(name, 64));
+	fprintf(stderr, "'");
+	if (best != NULL)
+		fprintf(stderr, "; did you mean '%s'?", best->name);
+	fprintf(stderr, " (corral --help lists the commands)\n");
+}
+
 void
 tui_cmd_help(const struct tui_cmd *c, FILE *f)
 {
@@ -101,8 +148,7 @@ tui_cmd_main(int argc, char **argv)
 		return TUI_EXIT_OK;
 	}
 	if ((c = cmd_find(argv[1])) == NULL) {
-		fprintf(stderr, "corral: unknown command '%.64s'\n", argv[1]);
-		usage(stderr);
+		unknown(argv[1]);
 		return TUI_EXIT_USAGE;
 	}
 	if (tui_ctx_wants_help(argc - 1, argv + 1)) {

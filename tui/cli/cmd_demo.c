@@ -4,7 +4,9 @@
  * and one trusted_local agent (demo/), then the console on them. The
  * agents need no network and no API key.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -199,23 +201,151 @@ demo_print(struct tui_ctx *c, const struct demo *d)
 	    "leases", arr));
 }
 
+/* ---- cleaning up: demo --clean, gc --older-than (issue 21) ------------ */
+
 static int
-demo_parse(struct tui_ctx *c, int argc, char **argv, bool *console)
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 &&
+	    errno != ENOENT ? -1 : 0;
+}
+
+/* The lease's repository is the demo repository dir. */
+static bool
+uses(const struct lease_record *r, const char *dir)
+{
+	return r->repo != NULL && strcmp(r->repo, dir) == 0;
+}
+
+/*
+ * Remove $STATE/demo/repo-* that no lease row uses (with live_only, that
+ * no live lease uses) and that has not changed for min_age_ms; each one
+ * removed is printed. Returns how many, or -1 (the error printed).
+ */
+static long
+demo_prune(struct tui_ctx *c, int64_t min_age_ms, bool live_only)
+{
+	struct lease_record *v = NULL;
+	char top[PATH_MAX], dir[PATH_MAX];
+	struct dirent *e;
+	struct stat st;
+	long removed = 0;
+	size_t n = 0;
+	DIR *d;
+
+	if (tui_ctx_store(c) == NULL)
+		return -1;
+	snprintf(top, sizeof top, "%s/demo", c->state_dir);
+	if ((d = opendir(top)) == NULL)
+		return errno == ENOENT ? 0 : -1;
+	if (lease_record_list(c->store, LEASE_LIST_ALL, &v, &n) < 0) {
+		closedir(d);
+		tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		bool used = false;
+
+		if (strncmp(e->d_name, "repo-", 5) != 0 ||
+		    (size_t)snprintf(dir, sizeof dir, "%s/%s", top,
+		    e->d_name) >= sizeof dir ||
+		    lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		for (size_t i = 0; i < n && !used; i++)
+			used = uses(&v[i], dir) && (!live_only ||
+			    !lease_fsm_state_final(v[i].state));
+		if (used || lease_id_now_ms() - (int64_t)st.st_mtime * 1000 <
+		    min_age_ms)
+			continue;
+		if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) < 0) {
+			fprintf(stderr, "corral %s: %s: %s\n", c->cmd, dir,
+			    strerror(errno));
+			continue;
+		}
+		printf("removed demo repository %s\n", dir);
+		removed++;
+	}
+	closedir(d);
+	lease_record_list_free(v, n);
+	return removed;
+}
+
+long
+tui_cmd_demo_prune(struct tui_ctx *c, int64_t min_age_ms)
+{
+	return demo_prune(c, min_age_ms, false);
+}
+
+/*
+ * demo --clean: every finished lease on a demo repository is removed as
+ * `corral gc ID` removes it, then every demo repository no live lease
+ * uses; a live one is named, to cancel first.
+ */
+static int
+demo_clean(struct tui_ctx *c)
+{
+	struct lease_record *v = NULL;
+	char top[PATH_MAX];
+	size_t n = 0, live = 0, tl = strlen(c->state_dir) + 11;
+	int rc = TUI_EXIT_OK;
+
+	if (tui_ctx_store(c) == NULL)
+		return TUI_EXIT_FAIL;
+	snprintf(top, sizeof top, "%s/demo/repo-", c->state_dir);
+	if (lease_record_list(c->store, LEASE_LIST_ALL, &v, &n) < 0)
+		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
+	for (size_t i = 0; i < n; i++) {
+		char *argv[] = { (char *)"gc", v[i].id, NULL };
+
+		/* on a demo repository, or the demo's agent on the host */
+		if ((v[i].repo == NULL || strncmp(v[i].repo, top, tl) != 0) &&
+		    (v[i].mode != LEASE_MODE_TRUSTED_LOCAL || v[i].name ==
+		    NULL || strncmp(v[i].name, "demo-spinner", 12) != 0))
+			continue;
+		if (!lease_fsm_state_final(v[i].state)) {
+			fprintf(stderr, "corral demo: %s (%s) is %s: %s it "
+			    "first ('corral %s %s'); its repository is kept\n",
+			    v[i].id, v[i].name ? v[i].name : "-",
+			    lease_fsm_state_name(v[i].state),
+			    v[i].state == LEASE_STATE_RESULT_READY ?
+			    "apply or reject" : "cancel", v[i].state ==
+			    LEASE_STATE_RESULT_READY ? "reject" : "cancel",
+			    v[i].id);
+			live++;
+			continue;
+		}
+		if (tui_cmd_gc.exec(c, 2, argv) != TUI_EXIT_OK)
+			rc = TUI_EXIT_FAIL;
+	}
+	lease_record_list_free(v, n);
+	if (demo_prune(c, 0, true) < 0)
+		rc = TUI_EXIT_FAIL;
+	return live > 0 ? TUI_EXIT_FAIL : rc;
+}
+
+static int
+demo_parse(struct tui_ctx *c, int argc, char **argv, bool *console,
+    bool *clean)
 {
 	static const struct option opts[] = {
 		{ "no-console", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "clean", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int ch;
 
 	*console = true;
+	*clean = false;
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'n': *console = false; break;
 		case 'j': c->json = true; break;
+		case 'c': *clean = true; break;
 		default:
 			return tui_ctx_usage(c, "unknown option '%.64s'",
 			    argv[optind - 1]);
@@ -223,6 +353,8 @@ demo_parse(struct tui_ctx *c, int argc, char **argv, bool *console)
 	}
 	if (optind < argc)
 		return tui_ctx_usage(c, "demo takes no arguments");
+	if (*clean && (!*console || c->json))
+		return tui_ctx_usage(c, "--clean goes alone");
 	if (c->json && *console)
 		return tui_ctx_usage(c, "--json goes with --no-console");
 	return 0;
@@ -232,11 +364,13 @@ static int
 demo_exec(struct tui_ctx *c, int argc, char **argv)
 {
 	struct demo d;
-	bool console;
+	bool console, clean;
 	int rc;
 
-	if ((rc = demo_parse(c, argc, argv, &console)) != 0)
+	if ((rc = demo_parse(c, argc, argv, &console, &clean)) != 0)
 		return rc;
+	if (clean)
+		return demo_clean(c);
 	/* Nothing is started for a console that could not open. */
 	if (console && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		return tui_ctx_err(c,
@@ -288,7 +422,7 @@ out:
 
 const struct tui_cmd tui_cmd_demo = {
 	.name = "demo",
-	.usage = "[--no-console [--json]]",
+	.usage = "[--no-console [--json] | --clean]",
 	.help = "Make a throwaway git repository under the state directory "
 		"and start scripted\nagents on it: four in bwrap sandboxes "
 		"(one asks a y/n question and waits,\none finishes with a "
@@ -300,6 +434,10 @@ const struct tui_cmd tui_cmd_demo = {
 		"prints the repository and the lease IDs instead (ID NAME "
 		"MODE).\nQuitting the console leaves the agents running: "
 		"'corral review ID', then\n'corral apply ID' or 'corral "
-		"reject ID'; 'corral cancel ID' ends the spinner.",
+		"reject ID'; 'corral cancel ID' ends the spinner.\n--clean "
+		"removes what demos left: their finished leases (as 'corral "
+		"gc ID')\nand their repositories (a live lease is named, to "
+		"cancel first);\n'corral gc --older-than' removes the demo "
+		"repositories no lease uses.",
 	.exec = demo_exec,
 };

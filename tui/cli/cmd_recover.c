@@ -502,9 +502,12 @@ gc_exec(struct tui_ctx *c, int argc, char **argv)
 	if (rc < 0)
 		return tui_ctx_err(c, "%s", lease_store_errmsg(c->store)[0] ?
 		    lease_store_errmsg(c->store) : lease_strerror(rc));
-	if (older != NULL)
+	if (older != NULL) {
 		printf("removed %zu lease(s)\n", removed);
-	else
+		/* and the throwaway repositories demos left (issue 21) */
+		if (tui_cmd_demo_prune(c, age) < 0)
+			return TUI_EXIT_FAIL;
+	} else
 		printf("removed %s\n", argv[optind]);
 	return TUI_EXIT_OK;
 }
@@ -519,6 +522,7 @@ const struct tui_cmd tui_cmd_gc = {
 		"reconcile lists it). An exact, validated ID only — never\na "
 		"pattern. --older-than removes every finished lease whose "
 		"cleanup is\nconfirmed and that has not changed for DURATION "
-		"(90s, 10m, 2h, 7d).",
+		"(90s, 10m, 2h, 7d), then the\ndemo repositories no lease "
+		"uses any more that are as old.",
 	.exec = gc_exec,
 };

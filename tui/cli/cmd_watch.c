@@ -236,10 +236,38 @@ const struct tui_cmd tui_cmd_wait = {
 	.exec = wait_exec,
 };
 
+#define EV_NAMES 32	/* leases whose names are kept while printing */
+
 struct ev_print {
 	bool json;
 	int64_t last;
+	struct lease_store *st;
+	char ids[EV_NAMES][LEASE_ID_LEN + 1];
+	char *names[EV_NAMES];	/* NULL: none (or gc'd) */
+	size_t next;
 };
+
+/* The lease's name for an event line, looked up once (issue 21). */
+static const char *
+ev_name(struct ev_print *pp, const char *id)
+{
+	struct lease_record r;
+	size_t i = pp->next;
+
+	for (size_t k = 0; k < EV_NAMES; k++)
+		if (strcmp(pp->ids[k], id) == 0)
+			return pp->names[k];
+	pp->next = (pp->next + 1) % EV_NAMES;
+	free(pp->names[i]);
+	pp->names[i] = NULL;
+	snprintf(pp->ids[i], sizeof pp->ids[i], "%s", id);
+	if (lease_record_get(pp->st, id, &r) == 0) {
+		if (r.name != NULL)
+			pp->names[i] = strdup(r.name);
+		lease_record_clear(&r);
+	}
+	return pp->names[i];
+}
 
 static int
 print_event(const struct lease_event_row *e, void *ud)
@@ -249,12 +277,15 @@ print_event(const struct lease_event_row *e, void *ud)
 	time_t t = (time_t)(e->at / 1000);
 	struct tm tm;
 
+	const char *name = ev_name(pp, e->id);
+
 	pp->last = e->cursor;
 	if (pp->json) {
-		json_t *o = json_pack("{s:I, s:s, s:I, s:I, s:s, s:s?, s:s?, "
-		    "s:s?}", "cursor", (json_int_t)e->cursor, "id", e->id,
-		    "seq", (json_int_t)e->seq, "at", (json_int_t)e->at, "kind",
-		    e->kind, "from", e->from, "to", e->to, "reason", e->reason);
+		json_t *o = json_pack("{s:I, s:s, s:s?, s:I, s:I, s:s, s:s?, "
+		    "s:s?, s:s?}", "cursor", (json_int_t)e->cursor, "id", e->id,
+		    "name", name, "seq", (json_int_t)e->seq, "at",
+		    (json_int_t)e->at, "kind", e->kind, "from", e->from, "to",
+		    e->to, "reason", e->reason);
 		char *s = o ? json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII) :
 			      NULL;
 
@@ -265,8 +296,11 @@ print_event(const struct lease_event_row *e, void *ud)
 	} else {
 		gmtime_r(&t, &tm);
 		strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-		printf("%s.%03dZ %s %-8s %s -> %s", ts, (int)(e->at % 1000),
-		    e->id, e->kind, e->from ? e->from : "-",
+		printf("%s.%03dZ %s ", ts, (int)(e->at % 1000), e->id);
+		/* the name came from whoever made the lease: escaped */
+		tui_ctx_put_escaped(stdout, name != NULL ? name : "-",
+		    name != NULL ? strlen(name) : 1);
+		printf(" %-8s %s -> %s", e->kind, e->from ? e->from : "-",
 		    e->to ? e->to : "-");
 		if (e->reason != NULL) {
 			printf("  ");
@@ -287,10 +321,12 @@ events_exec(struct tui_ctx *c, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct ev_print pp = { false, 0 };
+	struct ev_print pp;
 	int64_t since = 0, d;
 	bool follow = false;
-	int ch;
+	int ch, rc = TUI_EXIT_OK;
+
+	memset(&pp, 0, sizeof pp);
 
 	optind = 1;
 	opterr = 0;
@@ -312,18 +348,21 @@ events_exec(struct tui_ctx *c, int argc, char **argv)
 	if (optind != argc)
 		return tui_ctx_usage(c, "unexpected argument '%.64s'",
 		    argv[optind]);
-	if (tui_ctx_store(c) == NULL)
+	if ((pp.st = tui_ctx_store(c)) == NULL)
 		return TUI_EXIT_FAIL;
 	do {
 		if (lease_event_list(c->store, NULL, since, pp.last,
-		    print_event, &pp, NULL) < 0)
-			return tui_ctx_err(c,
-			    "%s", lease_store_errmsg(c->store));
+		    print_event, &pp, NULL) < 0) {
+			rc = tui_ctx_err(c, "%s", lease_store_errmsg(c->store));
+			break;
+		}
 		fflush(stdout);
 		if (follow)
 			sleep_ms(250);
 	} while (follow);
-	return TUI_EXIT_OK;
+	for (size_t k = 0; k < EV_NAMES; k++)
+		free(pp.names[k]);
+	return rc;
 }
 
 const struct tui_cmd tui_cmd_events = {

@@ -847,6 +847,12 @@ tui_app_view_result_ask(struct tui_app *a, enum tui_action what)
 		    "(fast-forward, never forced)? y/n", tui_app_name(s),
 		    rc > 0 ? ": a new commit of " : ": all ", kept, total,
 		    rc > 0 ? ", verified and checked again" : "");
+	} else if (s->rec.state == LEASE_STATE_FAILED) {
+		tui_app_message(a, true, "%s failed%s%s%s: no result to apply",
+		    tui_app_name(s), s->rec.failed_reason ? " (" : "",
+		    s->rec.failed_reason ? s->rec.failed_reason : "",
+		    s->rec.failed_reason ? ")" : "");
+		return false;
 	} else if (s->rec.state != LEASE_STATE_RESULT_READY) {
 		tui_app_message(a, true, "%s is %s: no result to apply",
 		    tui_app_name(s), lease_fsm_state_name(s->rec.state));
