@@ -129,22 +129,26 @@ no_violation() {
 }
 # nothing_survives ID: no process of the lease's uid is left on the host
 uid_procs() { ps -o pid= -u "$1" 2>/dev/null | tr -d ' ' | grep . ; }
+# lease_procs UID ID: the processes of UID that are not another lease's:
+# once lease ID gave its uid back, another lease (another test, another
+# corral on the host) may take it at once, and its processes live in its
+# own lease cgroup
+lease_procs() {
+	local p
+	for p in $(uid_procs "$1"); do
+		if grep -q '/lease-' "/proc/$p/cgroup" 2>/dev/null &&
+		    ! grep -qE "/lease-$2(/|\$)" "/proc/$p/cgroup" 2>/dev/null; then
+			continue
+		fi
+		[ -e "/proc/$p" ] && echo "$p"
+	done | grep .
+}
 nothing_survives() {
 	local uid
 	uid=$(js "$1" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
 	check "its sandbox had a uid of its own" test "$uid" -gt 0
-	check "no process of the lease survives (uid $uid)" poll_not uid_procs "$uid"
+	check "no process of the lease survives (uid $uid)" poll_not lease_procs "$uid" "$1"
 	check "its teardown succeeded" has_receipt "$1" teardown '.fields.ok == true'
-}
-# poll_for CMD...: CMD succeeds within 30 s (a transition the holder's
-# journal worker records a little after the screen that came with it)
-poll_for() {
-	local i
-	for i in $(seq 150); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.2
-	done
-	return 1
 }
 # poll_not CMD...: until CMD fails, at most 30 s
 poll_not() {
@@ -194,7 +198,7 @@ agent_session() {
 	"$CORRAL" send "$id" "$APPROVE" >/dev/null
 	entered
 	check "approved, it writes and answers" wait_screen "$id" 'Edit done.' 60
-	check "... working after the dialog" poll_for activity_after "$id" blocked working
+	check "... working after the dialog" poll activity_after "$id" blocked working
 	check "... then at its prompt" wait_activity "$id" prompt 60
 	record "$id" prompt-answered
 
