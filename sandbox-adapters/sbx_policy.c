@@ -76,6 +76,7 @@ struct pctx {
 	const char *text;
 	size_t off;
 	int line;
+	int section_line;	/* the last [section] header's line */
 	char raw[LINE_MAX_BYTES + 2];
 	bool failed;
 	bool oom;
@@ -836,8 +837,12 @@ handler(void *user, const char *section, const char *name,
 		return 0;
 	for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
 		known = known || strcmp(section, sections[i]) == 0;
-	if (!known)
+	if (!known) {
+		/* named at its header, not at its first key (issue 21) */
+		if (c->section_line > 0)
+			c->line = c->section_line;
 		return fail(c, "unknown section [%s]", section);
+	}
 	if (strcmp(section, "checks") == 0 && strcmp(name, "timeout") != 0)
 		return check_value(c, name, value);
 	for (size_t i = 0; i < NKEYS; i++) {
@@ -890,6 +895,8 @@ reader(char *str, int num, void *stream)
 	}
 	memcpy(str, s, len);
 	str[len] = '\0';
+	if (s[strspn(s, " \t")] == '[')
+		c->section_line = c->line;
 	memcpy(c->raw, s, len);
 	c->raw[len] = '\0';
 	return str;

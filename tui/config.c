@@ -23,6 +23,7 @@ struct cparse {
 	const char *file;
 	const char *p, *end;
 	int line;
+	int section_line;	/* the last [section] header's line */
 	int errors;
 	unsigned seen;		/* keys set, to refuse duplicates */
 	unsigned cmd_seen;	/* [command] keys set */
@@ -342,7 +343,10 @@ handler(void *user, const char *section, const char *name,
 		return provider_key(ps, section, name, value);
 	if (strcmp(section, "notify") != 0) {
 		tui_escape(section, strlen(section), safe, sizeof safe);
-		report(ps, ps->line, section[0] == '\0' ? "'%s' outside a "
+		/* an unknown section at its header, not its first key */
+		report(ps, section[0] != '\0' && ps->section_line > 0 ?
+		    ps->section_line : ps->line, section[0] == '\0' ?
+		    "'%s' outside a "
 		    "section (want [notify], [command], [console], [agent NAME] "
 		    "or [provider NAME])" :
 		    "unknown section [%s]", section[0] == '\0' ? name : safe);
@@ -434,6 +438,8 @@ reader(char *str, int num, void *stream)
 	memcpy(str, s, len);
 	str[len] = '\n';
 	str[len + 1] = '\0';
+	if (len > 0 && s[0] == '[')	/* blanks dropped above */
+		ps->section_line = ps->line;
 	return str;
 }
 

@@ -141,7 +141,7 @@ START_TEST(test_config_errors)
 		{ "[notify]\nbell = loud\n", 2, "bad bell 'loud'" },
 		{ "[notify]\nosc9 = on\nfrobnicate = 1\n", 3,
 		  "unknown key 'frobnicate'" },
-		{ "[colours]\nbell = on\n", 2, "unknown section [colours]" },
+		{ "[colours]\nbell = on\n", 1, "unknown section [colours]" },
 		{ "bell = on\n", 1, "'bell' outside a section" },
 		{ "[notify]\nbell = on\nbell = off\n", 3, "duplicate key" },
 		{ "[notify]\non = blocked, asleep\n", 2,
