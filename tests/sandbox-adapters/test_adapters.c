@@ -740,7 +740,8 @@ START_TEST(test_adapters_bwrap_lifecycle)
 	res[0].kind = SBX_RES_SANDBOX;
 	res[0].identity = out.sandbox_id;
 	res[1].kind = SBX_RES_CGROUP;
-	cgtext = strdup(strchr(r.v[3], ' ') + strlen(" cgroup "));
+	/* the last record: pairs for slots another corral took come first */
+	cgtext = strdup(strchr(r.v[r.n - 1], ' ') + strlen(" cgroup "));
 	res[1].identity = cgtext;
 	rec_clear(&r);
 	bwrap_teardown_both(&req, res, 2, cg);
