@@ -20,8 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include "lease/result/result_int.h"
+
+#define GATE_FULL_BYTES (1ull << 20)	/* less free than this: full */
 
 /* Did libgit2's last failure come from the system (a write, memory)? */
 static bool
@@ -32,6 +35,28 @@ write_failed(void)
 	return e != NULL && (e->klass == GIT_ERROR_OS ||
 	    e->klass == GIT_ERROR_NOMEMORY || (e->message != NULL &&
 	    strstr(e->message, "No space left") != NULL));
+}
+
+/*
+ * Did the write that just failed meet a full disk? Asked at once, while
+ * it still is (a disk that empties before the finish asks again made a
+ * verdict of a failed write): errno, libgit2's words, or the quarantine's
+ * file system with under 1 MiB or no inode left.
+ */
+static bool
+disk_full_now(const struct lease_gate_odb *q)
+{
+	const git_error *e = git_error_last();
+	struct statvfs v;
+
+	if (errno == ENOSPC || errno == EDQUOT)
+		return true;
+	if (e != NULL && e->message != NULL &&
+	    strstr(e->message, "No space left") != NULL)
+		return true;
+	return q->dir != NULL && statvfs(q->dir, &v) == 0 &&
+	    ((unsigned long long)v.f_bavail * v.f_frsize < GATE_FULL_BYTES ||
+	    (v.f_files > 0 && v.f_favail == 0));
 }
 
 int
@@ -407,7 +432,13 @@ lease_gate_odb_verify(struct lease_gate_odb *q, const char *base_hex,
 	 * a write that fails (a full disk) is an error to retry, not a
 	 * verdict on the patch.
 	 */
+	errno = 0;
 	if (git_apply_to_tree(&idx, q->repo, base, diff, NULL) < 0) {
+		if (disk_full_now(q)) {
+			rc = lease__gate_odb_fail(q, -ENOSPC, "apply the "
+			    "patch: the disk is full");
+			goto out;
+		}
 		if (write_failed()) {
 			rc = lease__gate_odb_fail(q, LEASE_EGIT, "apply the "
 			    "patch");
@@ -418,8 +449,14 @@ lease_gate_odb_verify(struct lease_gate_odb *q, const char *base_hex,
 		    "not apply to the base");
 		goto out;
 	}
+	errno = 0;
 	if (git_index_write_tree_to(&toid, idx, q->repo) < 0 ||
 	    git_tree_lookup(&res, q->repo, &toid) < 0) {
+		if (disk_full_now(q)) {
+			rc = lease__gate_odb_fail(q, -ENOSPC, "write the "
+			    "applied tree: the disk is full");
+			goto out;
+		}
 		if (write_failed()) {
 			rc = lease__gate_odb_fail(q, LEASE_EGIT, "write the "
 			    "applied tree");

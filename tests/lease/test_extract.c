@@ -249,6 +249,68 @@ START_TEST(test_extract_changes)
 }
 END_TEST
 
+/*
+ * The gate's apply writes the patched blobs into the quarantine: when that
+ * disk is full the verify fails -ENOSPC (a finish retries it), never a
+ * patch_mismatch verdict on a good patch; with space back it passes.
+ */
+START_TEST(test_extract_verify_disk_full)
+{
+	struct lease_gate_odb *fq = NULL;
+	struct lease_manifest *m;
+	char *p, *patch, *fdir, *fill, *text, buf[4096], line[80];
+	size_t len;
+	int fd;
+
+	text = calloc(2000, sizeof line);	/* ~140 kB, no blob of the base */
+	ck_assert_ptr_nonnull(text);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(line, sizeof line, "line %d of a file the agent wrote, "
+		    "long enough to need a blob of its own\n", i);
+		strcat(text, line);
+	}
+	wwrite("big.txt", text);
+	free(text);
+	ck_assert_int_eq(extract(), 0);
+	ck_assert_uint_eq(rep.n, 0);
+	m = manifest();
+	p = lt_fmt("%s/%s", qdir, "patch");
+	patch = lt_slurp(p, &len);
+	free(p);
+	/* a fresh quarantine on a small file system, filled up */
+	fdir = lt_fmt("%s/%s", tmp, "full");
+	ck_assert_int_eq(mkdir(fdir, 0700), 0);
+	lt_private_tmpfs(fdir, "size=1m");
+	ck_assert_int_eq(lease_gate_odb_open(g, fdir, &fq), 0);
+	fill = lt_fmt("%s/%s", fdir, "ballast");
+	ck_assert_int_ge(fd = open(fill, O_WRONLY | O_CREAT, 0600), 0);
+	memset(buf, 'x', sizeof buf);
+	while (write(fd, buf, sizeof buf) > 0)
+		;
+	while (write(fd, buf, 1) > 0)
+		;
+	close(fd);
+	lease_gate_report_free(&rep);
+	memset(&rep, 0, sizeof rep);
+	ck_assert_int_eq(lease_gate_odb_verify(fq, c[2], patch, len, m, &pol,
+	    &rep), -ENOSPC);
+	ck_assert_msg(rep.n == 0, "a verdict on a full disk: %s",
+	    rep.n > 0 ? lease_gate_reason_name(rep.v[0].reason) : "");
+	ck_assert_ptr_nonnull(strstr(lease_gate_odb_errmsg(fq), "disk"));
+	/* space again: the same patch passes */
+	ck_assert_int_eq(unlink(fill), 0);
+	ck_assert_int_eq(lease_gate_odb_verify(fq, c[2], patch, len, m, &pol,
+	    &rep), 0);
+	ck_assert_uint_eq(rep.n, 0);
+	ck_assert_str_eq(rep.tree, ex.tree);
+	lease_gate_odb_free(fq);
+	free(fill);
+	free(fdir);
+	free(patch);
+	lease_manifest_free(m);
+}
+END_TEST
+
 /* ---- one hostile workspace per rejection reason -------------------------- */
 
 START_TEST(test_extract_symlink)
@@ -955,6 +1017,7 @@ extract_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_extract_clean);
 	tcase_add_test(tc, test_extract_changes);
+	tcase_add_test(tc, test_extract_verify_disk_full);
 	tcase_add_test(tc, test_extract_ignore_rules);
 	tcase_add_test(tc, test_extract_symlinks_policy);
 	tcase_add_test(tc, test_extract_artifacts);
