@@ -623,8 +623,14 @@ struct sbx_policy {
 	/* [git] history (SPEC 6.4): generations of the base's ancestors the
 	 * workspace gets; 0 the base alone, SBX_HISTORY_ALL every one */
 	unsigned long long git_history;
+	/* [model] spend_cap (SPEC 8.5): nano-USD a lease's model may cost,
+	 * the lower of it and the provider's holds; 0: the policy sets none */
+	unsigned long long spend_cap;
 };
 #define SBX_HISTORY_ALL ULLONG_MAX
+
+/* A spend cap's nano-USD as the policy writes it: "5.00", "0.000125". */
+void sbx_policy_usd(unsigned long long nano, char *buf, size_t bufsz);
 
 /* Where a policy went wrong: "FILE:LINE: message". */
 struct sbx_policy_error {

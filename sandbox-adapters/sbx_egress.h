@@ -11,6 +11,8 @@
 #ifndef CORRAL_SBX_EGRESS_H
 #define CORRAL_SBX_EGRESS_H
 
+#include <stdint.h>
+
 #include "sandbox-adapters/sbx.h"
 
 /* ------------------------------------------------------------------ */
@@ -303,6 +305,16 @@ enum sbx_gateway_api {
 const char *sbx_gateway_api_name(enum sbx_gateway_api);
 SBX_NODISCARD int sbx_gateway_api_parse(const char *,
     enum sbx_gateway_api *);
+/*
+ * An amount in USD ("5", "0.25", at most nine decimals, up to 10^9) as
+ * nano-USD: a spend cap's, a price's. 0 or -EINVAL. Pure.
+ */
+SBX_NODISCARD int sbx_gateway_usd_parse(const char *s, uint64_t *nano);
+/*
+ * Would the gateway's TLS set up with ca_file (NULL: the system's trust
+ * store)? 0, or -EPROTO when it does not load (for `corral doctor`).
+ */
+SBX_NODISCARD int sbx_gateway_ca_check(const char *ca_file);
 /*
  * Is method + path (the request target up to '?', exactly as sent) one
  * of api's? *metered: it is a model call whose response carries usage.

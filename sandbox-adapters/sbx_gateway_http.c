@@ -66,6 +66,34 @@ sbx_gateway_api_parse(const char *s, enum sbx_gateway_api *out)
 	return 0;
 }
 
+int
+sbx_gateway_usd_parse(const char *s, uint64_t *nano)
+{
+	uint64_t whole = 0, frac = 0, scale = 1000000000ull;
+	const char *c = s;
+
+	if (s == NULL || *c < '0' || *c > '9')
+		return -EINVAL;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		whole = whole * 10 + (uint64_t)(*c - '0');
+		if (whole > 1000000000ull)
+			return -EINVAL;
+	}
+	if (*c == '.') {
+		c++;
+		for (int k = 0; *c >= '0' && *c <= '9'; c++, k++) {
+			if (k >= 9)
+				return -EINVAL;
+			scale /= 10;
+			frac += (uint64_t)(*c - '0') * scale;
+		}
+	}
+	if (*c != '\0')
+		return -EINVAL;
+	*nano = whole * 1000000000ull + frac;
+	return 0;
+}
+
 bool
 sbx_gateway_allowed(enum sbx_gateway_api api, const char *method,
     const char *path, bool *metered)

@@ -291,6 +291,7 @@ enum sbx__policy_ktype {
 	SBX_PK_MOUNTS,	/* list of absolute paths */
 	SBX_PK_RELDIR,	/* one relative directory (char array) */
 	SBX_PK_HISTORY,	/* a count, 0 included, or "all" */
+	SBX_PK_USD,		/* nano-USD from "5.00"; "none": 0 */
 };
 
 struct sbx__policy_key {

@@ -55,11 +55,12 @@ static const struct sbx__policy_key keys[] = {
 	{ "result", "output_dir", SBX_PK_RELDIR, POL(output_dir), true },
 	{ "result", "keep_workspace", SBX_PK_BOOL, POL(keep_workspace), true },
 	{ "git", "history", SBX_PK_HISTORY, POL(git_history), true },
+	{ "model", "spend_cap", SBX_PK_USD, POL(spend_cap), true },
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static const char *const sections[] = { "network", "limits", "env",
-	"mounts", "checks", "result", "git" };
+	"mounts", "checks", "result", "git", "model" };
 
 /* inih's line buffer (INI_MAX_LINE 200): a longer line is an error. */
 #define LINE_MAX_BYTES 198
@@ -713,6 +714,22 @@ scalar_value(struct pctx *c, const struct sbx__policy_key *k, const char *value)
 		break;
 	case SBX_PK_CPU:
 		ok = parse_cpu(value, &v);
+		break;
+	case SBX_PK_USD:
+		if ((ok = strcmp(value, "none") == 0))
+			break;
+		{
+			uint64_t nano = 0;
+
+			ok = sbx_gateway_usd_parse(value, &nano) == 0;
+			v = nano;
+		}
+		if (ok && v == 0)
+			return fail(c, "[%s] %s: must be greater than 0 (none: "
+			    "no cap of the policy's)", k->section, k->name);
+		if (!ok)
+			return fail(c, "[%s] %s: '%s' is not an amount in USD "
+			    "(e.g. 5.00) or none", k->section, k->name, value);
 		break;
 	case SBX_PK_PORT:
 		ok = parse_u64(value, strlen(value), &v) && v <= 65535;

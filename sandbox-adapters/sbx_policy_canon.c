@@ -108,11 +108,30 @@ sbx_policy_canonical(const struct sbx_policy *p)
 		sb_add(&b, "[git]\nhistory = all\n");
 	else
 		sb_add(&b, "[git]\nhistory = %llu\n", p->git_history);
+	if (p->spend_cap != 0) {
+		char usd[32];
+
+		sbx_policy_usd(p->spend_cap, usd, sizeof usd);
+		sb_add(&b, "[model]\nspend_cap = %s\n", usd);
+	}
 	if (b.oom) {
 		free(b.p);
 		return NULL;
 	}
 	return b.p;
+}
+
+void
+sbx_policy_usd(unsigned long long nano, char *buf, size_t bufsz)
+{
+	char frac[16];
+	size_t n;
+
+	/* Exact: every decimal the parse kept, none more. */
+	n = (size_t)snprintf(frac, sizeof frac, "%09llu", nano % 1000000000ull);
+	while (n > 2 && frac[n - 1] == '0')
+		frac[--n] = '\0';
+	snprintf(buf, bufsz, "%llu.%s", nano / 1000000000ull, frac);
 }
 
 int

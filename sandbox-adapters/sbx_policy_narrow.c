@@ -94,6 +94,23 @@ first_wider(const struct sbx_policy *op, const struct sbx_policy *p,
 			}
 			continue;
 		}
+		if (k->type == SBX_PK_USD) {
+			/* A cap only narrows: lower, never none (SPEC 8.5). */
+			a = *(const unsigned long long *)(base_op + k->off);
+			b = *(const unsigned long long *)(base_p + k->off);
+			if (a != 0 && (b == 0 || b > a)) {
+				char sa[32], sb[32];
+
+				sbx_policy_usd(a, sa, sizeof sa);
+				sbx_policy_usd(b, sb, sizeof sb);
+				sbx__policy_errf(err, NULL, 0, "[%s] %s: %s is "
+				    "wider than the operator's %s USD",
+				    k->section, k->name, b == 0 ? "none" : sb,
+				    sa);
+				return (int)i;
+			}
+			continue;
+		}
 		if (k->type == SBX_PK_BOOL) {
 			x = *(const bool *)(base_op + k->off);
 			y = *(const bool *)(base_p + k->off);

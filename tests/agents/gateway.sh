@@ -161,13 +161,19 @@ id3=$(cd "$TMP/repo" && c new --agent claude-code -- sleep 600 2>"$TMP/new3.err"
 check "a capped lease starts" valid_id "$id3"
 check "... its gateway says its cap" poll has_receipt "$id3" model_gateway \
 	'.fields.spend_cap_usd == "0.000030"'
-p3=
-for _ in $(seq 50); do
-	uid3=$(js "$id3" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
-	[ -n "$uid3" ] && [ "$uid3" != null ] && p3=$(uid_procs "$uid3" | tail -1)
-	[ -n "$p3" ] && [ -S "/proc/$p3/root/run/egress/gateway.sock" ] && break
-	sleep 0.2
-done
+# zone_gw ID: p3 becomes a process of the lease's zone once its
+# gateway's socket is there (10 s at most)
+zone_gw() {
+	local uid _
+	p3=
+	for _ in $(seq 50); do
+		uid=$(js "$1" | jq -r '[.receipts[] | select(.kind == "sandbox")][0].fields.uid')
+		[ -n "$uid" ] && [ "$uid" != null ] && p3=$(uid_procs "$uid" | tail -1)
+		[ -n "$p3" ] && [ -S "/proc/$p3/root/run/egress/gateway.sock" ] && return 0
+		sleep 0.2
+	done
+}
+zone_gw "$id3"
 # ask TEXT: one streamed Messages request through the gateway; its status
 ask_gw() {
 	curl -s --unix-socket "/proc/$p3/root/run/egress/gateway.sock" \
@@ -209,6 +215,39 @@ c wait "$id3" --until done,failed,cancelled,result_ready --timeout 120 >/dev/nul
 # cancelled: its teardown follows the end (journaled off the holder's loop)
 poll has_receipt "$id3" teardown true
 nothing_survives "$id3"
+
+# A policy may only narrow the cap: the lower one holds (here the lease's
+# own policy, under the provider's 0.000030), a higher one is ignored and
+# said so (a repository's above the operator's policy is refused: the
+# sandbox-adapters/policy suite).
+printf '[model]\nspend_cap = 0.000010\n' >"$TMP/cap-low.ini"
+id4=$(cd "$TMP/repo" && c new --agent claude-code --policy "$TMP/cap-low.ini" \
+	-- sleep 600 2>"$TMP/new4.err")
+check "a lease whose policy lowers the cap starts" valid_id "$id4"
+check "... its gateway keeps the policy's cap" poll has_receipt "$id4" model_gateway \
+	'.fields.spend_cap_usd == "0.000010" and .fields.spend_cap_from == "policy"'
+zone_gw "$id4"
+check "... a first request: 200 (0.000020 crosses it)" test "$(ask_gw hello)" = 200
+check "... the next is held: 429" test "$(ask_gw hello)" = 429
+check "... recorded as spend_cap at the policy's cap" poll has_receipt "$id4" \
+	model_requests_held '.fields.reason == "spend_cap" and .fields.cap_usd == "0.000010"'
+c cancel "$id4" >/dev/null
+c wait "$id4" --until done,failed,cancelled,result_ready --timeout 120 >/dev/null
+poll has_receipt "$id4" teardown true
+printf '[model]\nspend_cap = 0.50\n' >"$TMP/cap-high.ini"
+id5=$(cd "$TMP/repo" && c new --agent claude-code --policy "$TMP/cap-high.ini" \
+	-- sleep 600 2>"$TMP/new5.err")
+check "a lease whose policy names a higher cap starts" valid_id "$id5"
+check "... its gateway keeps the operator's" poll has_receipt "$id5" model_gateway \
+	'.fields.spend_cap_usd == "0.000030" and .fields.spend_cap_from == "provider" and
+	.fields.policy_spend_cap_usd == "0.500000"'
+check "... and says the policy's was ignored" poll has_receipt "$id5" \
+	policy_spend_cap_ignored '.fields.policy_cap_usd == "0.500000"'
+c cancel "$id5" >/dev/null
+c wait "$id5" --until done,failed,cancelled,result_ready --timeout 120 >/dev/null
+poll has_receipt "$id5" teardown true
+nothing_survives "$id4"
+nothing_survives "$id5"
 
 # Another CA: the upstream's certificate fails verification.
 config "$TMP/corral-other-ca.pem"

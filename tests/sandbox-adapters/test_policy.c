@@ -598,6 +598,60 @@ START_TEST(test_policy_git_history)
 }
 END_TEST
 
+/* SPEC 8.5: a policy's spend cap may only narrow: lower, never none. */
+START_TEST(test_policy_spend_cap)
+{
+	struct sbx_policy_error err;
+	struct sbx_policy *d = sbx_policy_new_default(), *p, *q = NULL;
+	struct sbx_policy *w = NULL;
+	char *text, usd[32];
+
+	ck_assert_uint_eq(d->spend_cap, 0);	/* none by default */
+	text = sbx_policy_canonical(d);
+	ck_assert_ptr_null(strstr(text, "[model]"));
+	free(text);
+	p = load_ok("[model]\nspend_cap = 5.00\n");
+	ck_assert_uint_eq(p->spend_cap, 5000000000ull);
+	text = sbx_policy_canonical(p);
+	ck_assert_ptr_nonnull(strstr(text, "[model]\nspend_cap = 5.00\n"));
+	free(text);
+	/* with no cap of the operator's, a repository sets one */
+	ck_assert_int_eq(sbx_policy_narrow(d, "[model]\nspend_cap = 9.5\n",
+	    "r", &q, &err), 0);
+	ck_assert_uint_eq(q->spend_cap, 9500000000ull);
+	sbx_policy_free(q);
+	/* lower and equal narrow; higher and none widen, named by line */
+	ck_assert_int_eq(sbx_policy_narrow(p, "[model]\nspend_cap = 0.25\n",
+	    "r", &q, &err), 0);
+	ck_assert_uint_eq(q->spend_cap, 250000000ull);
+	sbx_policy_free(q);
+	ck_assert_int_eq(sbx_policy_narrow(p, "[model]\nspend_cap = 5\n", "r",
+	    &q, &err), 0);
+	sbx_policy_free(q);
+	ck_assert_int_eq(sbx_policy_narrow(p, "# r\n[model]\nspend_cap = "
+	    "5.000000001\n", "r", &w, &err), SBX_EWIDER);
+	ck_assert_ptr_null(w);
+	ck_assert_int_eq(err.line, 3);
+	ck_assert_str_eq(err.msg, "[model] spend_cap: 5.000000001 is wider "
+	    "than the operator's 5.00 USD");
+	ck_assert_int_eq(sbx_policy_narrow(p, "[model]\nspend_cap = none\n",
+	    "r", &w, &err), SBX_EWIDER);
+	ck_assert_ptr_null(w);
+	ck_assert_int_eq(err.line, 2);
+	ck_assert_ptr_nonnull(strstr(err.msg, "none is wider"));
+	sbx_policy_free(p);
+	load_bad("[model]\nspend_cap = 0\n", 2, "must be greater than 0");
+	load_bad("[model]\nspend_cap = 5 USD\n", 2, "not an amount in USD");
+	load_bad("[model]\nspend_cap = 1.0000000001\n", 2, "not an amount");
+	load_bad("[model]\ncap = 1\n", 2, "unknown key 'cap' in [model]");
+	sbx_policy_usd(125000, usd, sizeof usd);
+	ck_assert_str_eq(usd, "0.000125");
+	sbx_policy_usd(3000000000ull, usd, sizeof usd);
+	ck_assert_str_eq(usd, "3.00");
+	sbx_policy_free(d);
+}
+END_TEST
+
 START_TEST(test_policy_canonical_hash)
 {
 	struct sbx_policy *a = load_ok("[network]\nallow = b.x:1, a.x:2\n"
@@ -730,6 +784,7 @@ policy_suite(void)
 	tcase_add_test(tc, test_policy_mount_host_system);
 	tcase_add_test(tc, test_policy_output_dir);
 	tcase_add_test(tc, test_policy_git_history);
+	tcase_add_test(tc, test_policy_spend_cap);
 	tcase_add_test(tc, test_policy_long_line);
 	tcase_add_test(tc, test_policy_env_credentials);
 	tcase_add_test(tc, test_policy_narrow_limits);

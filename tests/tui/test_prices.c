@@ -94,6 +94,33 @@ START_TEST(test_prices_usd)
 }
 END_TEST
 
+
+/*
+ * A policy's [model] spend_cap (and its [git] history) survive the text
+ * the journal keeps: corral new reads it back and compares the hashes.
+ */
+START_TEST(test_prices_policy_cap_reads_back)
+{
+	struct sbx_policy_error err;
+	struct sbx_policy *p1 = NULL, *p2 = NULL;
+	char h1[SBX_SHA256_HEX], h2[SBX_SHA256_HEX], *text;
+
+	ck_assert_int_eq(sbx_policy_load("[model]\nspend_cap = 0.000125\n"
+	    "[git]\nhistory = 3\n", "op", NULL, &p1, &err), 0);
+	ck_assert_ptr_nonnull(text = tui_sandbox_policy_text(p1));
+	ck_assert_ptr_nonnull(strstr(text, "[model]\nspend_cap = 0.000125\n"));
+	ck_assert_int_eq(sbx_policy_load(text, "effective", NULL, &p2, &err),
+	    0);
+	ck_assert_uint_eq(p2->spend_cap, 125000);
+	ck_assert_uint_eq(p2->git_history, 3);
+	ck_assert_int_eq(sbx_policy_hash(p1, h1), 0);
+	ck_assert_int_eq(sbx_policy_hash(p2, h2), 0);
+	ck_assert_str_eq(h1, h2);
+	free(text);
+	sbx_policy_free(p1);
+	sbx_policy_free(p2);
+}
+END_TEST
 Suite *
 prices_suite(void)
 {
@@ -104,6 +131,7 @@ prices_suite(void)
 	tcase_add_test(tc, test_prices_cost);
 	tcase_add_test(tc, test_prices_bad);
 	tcase_add_test(tc, test_prices_usd);
+	tcase_add_test(tc, test_prices_policy_cap_reads_back);
 	suite_add_tcase(s, tc);
 	return s;
 }

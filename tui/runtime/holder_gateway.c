@@ -33,6 +33,8 @@ struct tui_holder_gw {
 	uint64_t spent;		/* nano-USD, requests of known cost */
 	unsigned long long unknown;	/* requests of unknown cost */
 	uint64_t cap;		/* nano-USD; 0: none */
+	const char *cap_from;	/* "provider" or "policy" */
+	uint64_t policy_cap;	/* the policy's, held or not; 0: none */
 	const char *held;	/* why requests are held, or NULL */
 	char budget[4096];	/* LEASE_DIR/budget */
 	char *upstream;
@@ -104,8 +106,8 @@ key_read(const char *path, char **out, char *err, size_t errsz)
 
 int
 tui_holder_gw_prepare(struct tui_ctx *c, json_t *cfg, const char *minted,
-    const char *lease_dir, const char *dir, struct tui_holder_gw **out,
-    char *err, size_t errsz)
+    uint64_t policy_cap, const char *lease_dir, const char *dir,
+    struct tui_holder_gw **out, char *err, size_t errsz)
 {
 	struct tui_holder_gw *g;
 	const char *api = json_string_value(json_object_get(cfg, "api"));
@@ -128,6 +130,16 @@ tui_holder_gw_prepare(struct tui_ctx *c, json_t *cfg, const char *minted,
 		snprintf(err, errsz, "spend_cap '%.40s' is not an amount in USD",
 		    cap);
 		return -EINVAL;
+	}
+	/*
+	 * A policy may only narrow the operator's cap (SPEC 8.5): the lower
+	 * holds; a higher one is ignored, and the receipt says both.
+	 */
+	g->cap_from = "provider";
+	g->policy_cap = policy_cap;
+	if (policy_cap != 0 && (g->cap == 0 || policy_cap < g->cap)) {
+		g->cap = policy_cap;
+		g->cap_from = "policy";
 	}
 	/* A cap is only as good as the prices: without them, none holds. */
 	if (tui_prices_load(c, &g->prices, g->prices_file,
@@ -336,7 +348,7 @@ tui_holder_gw_start(struct tui_holder_gw *g, struct uv_loop_s *loop,
     void *ud, char *err, size_t errsz)
 {
 	struct sbx_gateway_opts o;
-	char cap[32];
+	char cap[32], pcap[32];
 	int rc;
 
 	g->receipt = receipt;
@@ -363,12 +375,21 @@ tui_holder_gw_start(struct tui_holder_gw *g, struct uv_loop_s *loop,
 		return rc;
 	}
 	tui_prices_usd(g->cap, cap, sizeof cap);
+	tui_prices_usd(g->policy_cap, pcap, sizeof pcap);
 	receipt(ud, "model_gateway", json_pack("{s:s, s:s, s:s, s:s, s:s?, "
-	    "s:s, s:s?, s:s, s:s}", "provider", sbx_gateway_api_name(g->api),
-	    "upstream", g->upstream, "key_source", g->key_source,
-	    "key_fingerprint", g->fingerprint, "ca_file", g->ca_file,
-	    "base_url", SBX_GATEWAY_URL, "spend_cap_usd", g->cap ? cap : NULL,
-	    "prices", g->prices_file, "price_date", g->prices.date), NULL);
+	    "s:s, s:s?, s:s?, s:s?, s:s, s:s}", "provider",
+	    sbx_gateway_api_name(g->api), "upstream", g->upstream,
+	    "key_source", g->key_source, "key_fingerprint", g->fingerprint,
+	    "ca_file", g->ca_file, "base_url", SBX_GATEWAY_URL,
+	    "spend_cap_usd", g->cap ? cap : NULL, "spend_cap_from", g->cap ?
+	    g->cap_from : NULL, "policy_spend_cap_usd", g->policy_cap ? pcap :
+	    NULL, "prices", g->prices_file, "price_date", g->prices.date),
+	    NULL);
+	/* The policy's cap above the operator's: ignored, and said so. */
+	if (g->policy_cap > g->cap && strcmp(g->cap_from, "provider") == 0)
+		receipt(ud, "policy_spend_cap_ignored", json_pack("{s:s, s:s, "
+		    "s:s}", "policy_cap_usd", pcap, "cap_usd", cap, "why",
+		    "a policy may only lower the operator's spend cap"), NULL);
 	return 0;
 }
 

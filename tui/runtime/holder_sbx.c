@@ -510,8 +510,8 @@ tui_holder_sbx_prepare(struct tui_ctx *c, const struct sbx_adapter *ad,
 	 * this side. */
 	if (json_object_get(h->agent, "gateway") != NULL && (rc =
 	    tui_holder_gw_prepare(c, json_object_get(h->agent, "gateway"),
-	    h->cred != NULL ? h->cred->value : NULL, h->dir, EGRESS_DIR,
-	    &h->gw, err, errsz)) < 0)
+	    h->cred != NULL ? h->cred->value : NULL, h->pol->spend_cap,
+	    h->dir, EGRESS_DIR, &h->gw, err, errsz)) < 0)
 		return rc;
 	if (h->agent != NULL) {
 		if ((rc = agent_cmd(h, cmd)) < 0)

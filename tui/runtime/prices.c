@@ -168,27 +168,5 @@ int
 tui_prices_usd_parse(const char *s, uint64_t *nano)
 {
 	/* The same grammar, at most nine decimals: nano-USD. */
-	uint64_t whole = 0, frac = 0, scale = 1000000000ull;
-	const char *c = s;
-
-	if (s == NULL || *c < '0' || *c > '9')
-		return -EINVAL;
-	for (; *c >= '0' && *c <= '9'; c++) {
-		whole = whole * 10 + (uint64_t)(*c - '0');
-		if (whole > 1000000000ull)
-			return -EINVAL;
-	}
-	if (*c == '.') {
-		c++;
-		for (int k = 0; *c >= '0' && *c <= '9'; c++, k++) {
-			if (k >= 9)
-				return -EINVAL;
-			scale /= 10;
-			frac += (uint64_t)(*c - '0') * scale;
-		}
-	}
-	if (*c != '\0')
-		return -EINVAL;
-	*nano = whole * 1000000000ull + frac;
-	return 0;
+	return sbx_gateway_usd_parse(s, nano);
 }

@@ -313,11 +313,13 @@ typedef void (*tui_holder_gw_hold_fn)(const char *reason, void *ud);
  * From agent.json's "gateway" (api, upstream, key_file, ca_file,
  * spend_cap): read the key (the key file, else minted: the minted
  * credential's value) and the price table; the socket goes in dir.
- * *out is set even on failure (free it).
+ * policy_cap: the lease policy's [model] spend_cap (nano-USD, 0: none);
+ * the lower of it and the provider's holds. *out is set even on failure
+ * (free it).
  */
 int tui_holder_gw_prepare(struct tui_ctx *, struct json_t *cfg,
-    const char *minted, const char *lease_dir, const char *dir,
-    struct tui_holder_gw **out, char *err, size_t errsz);
+    const char *minted, uint64_t policy_cap, const char *lease_dir,
+    const char *dir, struct tui_holder_gw **out, char *err, size_t errsz);
 /* The real key (to scrub from every stream as a second line). */
 const char *tui_holder_gw_key(const struct tui_holder_gw *);
 /* Bind its socket into the zone and start the in-zone forwarder. */

@@ -590,6 +590,16 @@ tui_sandbox_policy_text(const struct sbx_policy *p)
 		tput(&b, "output_dir = %s\n", p->output_dir);
 	if (p->keep_workspace)
 		tput(&b, "keep_workspace = true\n");
+	if (p->git_history == SBX_HISTORY_ALL)
+		tput(&b, "[git]\nhistory = all\n");
+	else
+		tput(&b, "[git]\nhistory = %llu\n", p->git_history);
+	if (p->spend_cap != 0) {
+		char usd[32];
+
+		sbx_policy_usd(p->spend_cap, usd, sizeof usd);
+		tput(&b, "[model]\nspend_cap = %s\n", usd);
+	}
 	if (b.oom) {
 		free(b.p);
 		return NULL;
