@@ -6,7 +6,10 @@
 # with the canary as its Bearer token, never the placeholder; the canary
 # is in no zone process's environment or command line, no file of the
 # workspace, nor anything corral keeps or printed; each answer is metered
-# with the mock's tokens; a path outside the OpenAI API is refused.
+# with the mock's tokens; a path outside the OpenAI API is refused. The
+# generic profile's CLI (mini_agent.py) through the same gateway: its
+# OPENAI_BASE_URL ends in /v1 as OpenAI's SDKs expect, so its Responses
+# and chat completions paths are the API's.
 set -u
 . "$CORRAL_SRC/tests/agents/lib.bash"
 bin=$AGENTS/codex/node_modules/.bin
@@ -58,6 +61,39 @@ check "corral usage agrees" jq_eq "$(c usage "$id" --json)" \
 	'"\(.total.requests) \(.total.input) \(.total.output)"' \
 	"$nmock $((10 * nmock)) $((5 * nmock))"
 nothing_survives "$id"
+
+# The generic profile through the gateway.
+mkdir -p "$TMP/mini/bin"
+install -m 0755 "$CORRAL_SRC/tests/agents/mini_agent.py" "$TMP/mini/bin/mini-agent"
+export PATH="$TMP/mini/bin:$PATH"
+n0=$(mock_n)
+idg=$(cd "$TMP/repo" && c new --agent generic -- mini-agent 2>"$TMP/newg.err")
+check "corral new --agent generic -- mini-agent starts a lease" valid_id "$idg"
+check "... its gateway started" poll has_receipt "$idg" model_gateway \
+	'.fields.provider == "openai"'
+check "... the agent at its prompt" wait_screen "$idg" 'mini>' 60
+pg=$(zone_pid "$idg" mini-agent | tail -1)
+check "its OPENAI_BASE_URL is the gateway's, with /v1" bash -c 'tr "\0" "\n" \
+	<"/proc/$1/environ" | grep -qx "OPENAI_BASE_URL=http://127.0.0.1:3129/v1"' _ "$pg"
+ask "$idg" 'say hello'
+check "a plain answer comes back through the gateway" \
+	wait_screen "$idg" 'Hello from the mock model.' 60
+check "... its request was the API's /v1/responses, answered and metered" poll \
+	has_receipt "$idg" model_request '.fields.path == "/v1/responses" and
+	.fields.verdict == "done" and .fields.usage.input == 10'
+check "... and reached the upstream as such" test "$(jq -s --argjson n "$n0" \
+	'[.[] | select(.method != null)][$n:] | map(select(.path == "/v1/responses")) |
+	length' "$TMP/mock.log")" -ge 1
+code=$(curl -s --unix-socket "/proc/$pg/root/run/egress/gateway.sock" -o /dev/null \
+	-w '%{http_code}' -H 'content-type: application/json' \
+	http://gw/v1/chat/completions -d '{"model":"gpt-x","messages":[]}')
+check "chat completions under /v1 go through (not refused: $code)" test "$code" != 403
+check "... to the upstream" test "$(jq -s '[.[] | select(.path == "/v1/chat/completions")] |
+	length' "$TMP/mock.log")" = 1
+agent_exit "$idg"
+wait_activity "$idg" done 60
+c wait "$idg" --until result_ready,failed --timeout 120 >/dev/null
+nothing_survives "$idg"
 check "the canary is nowhere in the state directory" \
 	bash -c '! grep -rlaF -- "$1" "$2"' _ "$CANARY" "$CORRAL_STATE_DIR"
 check "... nor in anything corral printed" bash -c '! grep -qaF -- "$1" "$2"' _ \

@@ -2,7 +2,8 @@
 """mini_agent.py: a small terminal coding agent of our own, for the generic
 profile's session test (tests/agents/generic.sh): what `--agent generic`
 is for, any other CLI that reads OPENAI_BASE_URL and OPENAI_API_KEY. It
-speaks the OpenAI Responses API (streamed) to that endpoint: a prompt
+speaks the OpenAI Responses API (streamed) to that endpoint, which, as
+OpenAI's SDKs take it, is the API's root (/v1 included): a prompt
 line, the streamed answer with an "(esc to interrupt)" status line while
 it streams, a shell command the model asks for run only once the user
 answers y to "Run shell command? [y/N]", an API error shown, /exit.
@@ -22,7 +23,7 @@ def post(base, key, items):
                                   "name": "exec_command",
                                   "parameters": {"type": "object"}}]})
     req = urllib.request.Request(
-        base.rstrip("/") + "/v1/responses", data=body.encode(),
+        base.rstrip("/") + "/responses", data=body.encode(),
         headers={"Content-Type": "application/json",
                  "Authorization": "Bearer " + key})
     return urllib.request.urlopen(req, timeout=120)

@@ -45,6 +45,7 @@ struct prof {
 	char hint[256];
 	char args[256];
 	char base_url_env[64];
+	char base_path[64];	/* after the gateway's address: "/v1" */
 	char key_env[64];
 	char placeholder[128];
 	char api[16];
@@ -239,6 +240,15 @@ handler(void *user, const char *section, const char *name,
 		if (strcmp(name, "placeholder") == 0)
 			return set_str(p, p->placeholder,
 			    sizeof p->placeholder, value, line);
+		if (strcmp(name, "base_path") == 0) {
+			if (value[0] != '/' || strstr(value, "..") != NULL ||
+			    strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
+			    "klmnopqrstuvwxyz0123456789._-/") != strlen(value))
+				return bad(p, line, "base_path is a URL path "
+				    "(/v1)");
+			return set_str(p, p->base_path, sizeof p->base_path,
+			    value, line);
+		}
 		if (strcmp(name, "api") == 0) {
 			enum sbx_gateway_api api;
 
@@ -248,7 +258,7 @@ handler(void *user, const char *section, const char *name,
 			return set_str(p, p->api, sizeof p->api, value, line);
 		}
 		return bad(p, line, "unknown key in [model] (base_url_env, "
-		    "key_env, placeholder, api)");
+		    "base_path, key_env, placeholder, api)");
 	}
 	if (strcmp(section, "env") == 0) {
 		if (!name_ok(name))
@@ -899,9 +909,16 @@ tui_agent_setup(struct tui_ctx *c, const char *agent, char *const *cmd,
 		json_array_append_new(env, json_pack("[s,s]", p.env[i][0], v));
 		free(v);
 	}
-	if (p.base_url_env[0] != '\0' && a->base_url[0] != '\0')
+	if (p.base_url_env[0] != '\0' && a->base_url[0] != '\0') {
+		char url[sizeof a->base_url + sizeof p.base_path];
+
+		/* Through the gateway, the path its SDK expects (an
+		 * OpenAI-compatible one adds /chat/completions to /v1). */
+		snprintf(url, sizeof url, "%s%s", a->base_url, a->gateway ?
+		    p.base_path : "");
 		json_array_append_new(env, json_pack("[s,s]", p.base_url_env,
-		    a->base_url));
+		    url));
+	}
 	if (p.key_env[0] != '\0') {
 		json_object_set_new(a->setup, "key_env", json_string(p.key_env));
 		json_object_set_new(a->setup, "placeholder",
