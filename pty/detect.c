@@ -126,6 +126,8 @@ struct pty_detect {
 	uint64_t ask_ms;		/* ...at this time */
 	unsigned inflight;
 	char held[32];			/* the gateway holds requests: why */
+	char stop[24];			/* the model's last turn ended so */
+	uint64_t stop_ms;		/* ... then; "" once the user typed */
 
 	/* the end */
 	bool cancel;
@@ -562,6 +564,30 @@ on_osc(struct pty_detect *d, const char *text, size_t len, uint64_t now)
 	}
 }
 
+/*
+ * The model's stop reason, from the upstream through the gateway: kept
+ * only as a word ([a-z_], bounded), else "other".
+ */
+static void
+on_stop(struct pty_detect *d, const char *text, uint64_t now)
+{
+	size_t n = text != NULL ? strlen(text) : 0;
+
+	if (n == 0 || n >= sizeof d->stop ||
+	    strspn(text, "abcdefghijklmnopqrstuvwxyz_") != n)
+		text = "other";
+	snprintf(d->stop, sizeof d->stop, "%s", text);
+	d->stop_ms = now;
+}
+
+/* The model's turn ended with its answer (not a tool call): Anthropic's
+ * end_turn, chat completions' stop. */
+static bool
+turn_ended(const struct pty_detect *d)
+{
+	return strcmp(d->stop, "end_turn") == 0 || strcmp(d->stop, "stop") == 0;
+}
+
 void
 pty_detect_feed_event(struct pty_detect *d, const struct pty_detect_event *ev)
 {
@@ -579,6 +605,7 @@ pty_detect_feed_event(struct pty_detect *d, const struct pty_detect_event *ev)
 	case PTY_DETECT_EV_INPUT:
 		d->any_input = true;
 		d->input_ms = now;
+		d->stop[0] = '\0';	/* what it asks for next is unknown */
 		break;
 	case PTY_DETECT_EV_RESIZE:
 		d->any_resize = true;
@@ -607,6 +634,9 @@ pty_detect_feed_event(struct pty_detect *d, const struct pty_detect_event *ev)
 	case PTY_DETECT_EV_HELD:
 		snprintf(d->held, sizeof d->held, "%s", ev->text != NULL ?
 		    ev->text : "");
+		break;
+	case PTY_DETECT_EV_STOP:
+		on_stop(d, ev->text, now);
 		break;
 	}
 }
@@ -978,6 +1008,20 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 		    d->cpu_iv);
 		return;
 	}
+	/*
+	 * Its model's turn ended with an answer, nothing is in flight and
+	 * nothing runs: it waits for its user, with no wait for idle (the
+	 * gateway saw the turn end, SPEC 5.3, 8.5). A tool call (tool_use)
+	 * is left to the facts: the tool runs, or the agent asks first.
+	 */
+	if (d->stop[0] != '\0' && turn_ended(d)) {
+		char sig[48];
+
+		snprintf(sig, sizeof sig, "model:%s", d->stop);
+		decide(e, PTY_DETECT_PROMPT, sig, "its model's turn ended and "
+		    "nothing runs");
+		return;
+	}
 	/* Nothing shown yet and idle: a longer wait before saying so. */
 	idle = d->state == PTY_DETECT_STARTING ? d->o.blind_ms : d->o.idle_ms;
 	if (cpu_fresh) {
@@ -1202,6 +1246,9 @@ pty_detect_explain(const struct pty_detect *d, uint64_t now_ms, char *buf,
 	if (d->held[0] != '\0')
 		put(buf, bufsz, &o, "gateway: model requests held (%s)\n",
 		    d->held);
+	if (d->stop[0] != '\0')
+		put(buf, bufsz, &o, "model: the last turn ended %s, %" PRIu64
+		    " ms ago\n", d->stop, ago(now_ms, d->stop_ms));
 	if (d->cancel)
 		put(buf, bufsz, &o, "cancel: requested %" PRIu64 " ms ago\n",
 		    ago(now_ms, d->cancel_ms));

@@ -316,6 +316,17 @@ pty_holder_gateway_held(struct pty_holder *ph, const char *reason)
 }
 
 void
+pty_holder_gateway_stop(struct pty_holder *ph, const char *stop)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_STOP };
+
+	if (ph == NULL || ph->h == NULL || ph->h->det == NULL || stop == NULL)
+		return;
+	ev.text = stop;
+	pty__holder_detect_event(ph->h, &ev);
+}
+
+void
 pty_holder_hold(struct pty_holder *ph, const char *phase)
 {
 	if (ph == NULL || ph->h == NULL)

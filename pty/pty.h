@@ -618,6 +618,13 @@ char *pty_holder_question(struct pty_holder *);
  */
 void pty_holder_gateway_held(struct pty_holder *, const char *reason);
 /*
+ * The lease's model gateway answered its last model request, and none is
+ * in flight: how the model's turn ended (its stop reason, e.g. end_turn
+ * or tool_use): the detector's model:STOP signal (SPEC 5.3, 8.5).
+ * Same window.
+ */
+void pty_holder_gateway_stop(struct pty_holder *, const char *stop);
+/*
  * Once the agent has exited, keep serving status with phase (e.g.
  * "finishing") until pty_holder_finished: the composition root's result
  * and teardown run while clients still see a live holder. Call from
@@ -706,6 +713,9 @@ enum pty_detect_ev {
 	PTY_DETECT_EV_HELD,	/* the model gateway holds the lease's model
 				 * requests for .text (NUL-terminated: a
 				 * reason), or no longer (.text NULL) */
+	PTY_DETECT_EV_STOP,	/* the model's last turn, none in flight now,
+				 * ended for .text (NUL-terminated: its stop
+				 * reason, e.g. end_turn, tool_use) */
 };
 
 struct pty_detect_event {

@@ -702,6 +702,83 @@ START_TEST(test_detect_gateway_held)
 }
 END_TEST
 
+/* A model request through the gateway: in flight, then answered (its
+ * stop reason, or none), the answer drawn after it. */
+static void
+sim_model(struct sim *s, const char *stop)
+{
+	struct pty_detect_event ev = { .kind = PTY_DETECT_EV_EGRESS };
+	struct pty_detect_event st = { .kind = PTY_DETECT_EV_STOP };
+
+	ev.now_ms = s->now;
+	ev.inflight = 1;
+	pty_detect_feed_event(s->d, &ev);
+	sim_step(s);
+	sim_run(s, 2000);
+	ev.now_ms = st.now_ms = s->now;
+	ev.inflight = 0;
+	pty_detect_feed_event(s->d, &ev);
+	if (stop != NULL) {
+		st.text = stop;
+		pty_detect_feed_event(s->d, &st);
+	}
+	sim_out(s, 200);
+}
+
+/*
+ * How the model's turn ended, from the gateway (issue 19): end_turn with
+ * nothing running is a prompt as soon as the agent is quiet, with no
+ * wait for idle; once the user typed it is forgotten; tool_use is left
+ * to the facts (the quiet rest waits for idle). Explain names it.
+ */
+START_TEST(test_detect_gateway_stop)
+{
+	struct pty_detect_event st = { .kind = PTY_DETECT_EV_STOP };
+	struct sim s;
+	char buf[2048];
+	uint64_t t;
+
+	sim_init(&s, false, node_argv, 2);
+	sim_run(&s, 5000);
+	ck_assert_str_eq(s.tl, "starting,prompt");
+	sim_model(&s, "end_turn");
+	t = s.now;
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,prompt,working,prompt");
+	ck_assert_str_eq(s.last.signal, "model:end_turn");
+	ck_assert_uint_lt(s.changed_ms - t, 1000);
+	pty_detect_explain(s.d, s.now, buf, sizeof buf);
+	ck_assert_msg(strstr(buf, "model: the last turn ended end_turn") !=
+	    NULL, "%s", buf);
+
+	/* typed: the stop is forgotten, a quiet rest waits for idle */
+	sim_event(&s, PTY_DETECT_EV_INPUT, 1);
+	sim_model(&s, NULL);
+	t = s.now;
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,prompt,working,prompt,working,"
+	    "prompt");
+	ck_assert_str_eq(s.last.signal, "quiet");
+	ck_assert_uint_ge(s.changed_ms - t, 1000);
+
+	/* a tool call: no early prompt either */
+	sim_model(&s, "tool_use");
+	t = s.now;
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.last.signal, "quiet");
+	ck_assert_uint_ge(s.changed_ms - t, 1000);
+	pty_detect_explain(s.d, s.now, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "ended tool_use"));
+	/* from the upstream: a word only, bounded */
+	st.now_ms = s.now;
+	st.text = "end_turn\x1b[2J";
+	pty_detect_feed_event(s.d, &st);
+	pty_detect_explain(s.d, s.now, buf, sizeof buf);
+	ck_assert_ptr_nonnull(strstr(buf, "ended other"));
+	sim_free(&s);
+}
+END_TEST
+
 START_TEST(test_detect_egress_progress)
 {
 	struct sim s;
@@ -1959,6 +2036,7 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_egress_progress, 0, 2);
 	tcase_add_test(tc, test_detect_egress_over_tty_read);
 	tcase_add_test(tc, test_detect_gateway_held);
+	tcase_add_test(tc, test_detect_gateway_stop);
 	tcase_add_loop_test(tc, test_detect_progress_expires, 0, 2);
 	tcase_add_loop_test(tc, test_detect_notification, 0, 2);
 	tcase_add_loop_test(tc, test_detect_claude_prose, 0, 2);

@@ -808,10 +808,12 @@ gw_inflight(unsigned n, const char *stop, void *ud)
 {
 	struct tui_holder_sbx *h = ud;
 
-	(void)stop;
 	h->gw_inflight = n;
 	if (h->ph != NULL)
 		pty_holder_egress(h->ph, h->px_inflight + h->gw_inflight);
+	/* ... and how the model's turn ended, once none is in flight. */
+	if (h->ph != NULL && n == 0 && stop != NULL)
+		pty_holder_gateway_stop(h->ph, stop);
 }
 
 /* The gateway holds the lease's model requests: the operator decides. */
