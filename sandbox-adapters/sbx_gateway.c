@@ -239,9 +239,11 @@ sbx__gateway_from_upstream(struct gw_conn *c, const char *s, size_t n)
 			conn_end(c);
 		return;
 	}
+	/* Kept alive: the agent's next request on it is read now. */
 	sbx_gateway_meter_free(c->meter);
 	c->meter = NULL;
 	c->answered = false;
+	c->req_done = false;
 	sbx_gateway_req_reset(c->rq);
 	process(c);
 }

@@ -62,6 +62,17 @@ sbx__gateway_tls_new(const char *ca_file)
 	return ctx;
 }
 
+int
+sbx_gateway_ca_check(const char *ca_file)
+{
+	SSL_CTX *ctx = sbx__gateway_tls_new(ca_file);
+
+	if (ctx == NULL)
+		return -EPROTO;
+	SSL_CTX_free(ctx);
+	return 0;
+}
+
 bool
 sbx__gateway_up_open(const struct gw_up *up)
 {

@@ -32,6 +32,7 @@ certificate made at test time).
 import argparse
 import http.server
 import json
+import os
 import socketserver
 import ssl
 import sys
@@ -57,9 +58,11 @@ COUNTER = [0]
 
 
 def creds(h):
-    """The credential headers a request came with (the gateway's key)."""
+    """The credential headers a request came with (the gateway's key), and
+    the port it came from (one per connection: keep-alive is seen)."""
     return {"x_api_key": h.headers.get("x-api-key"),
-            "authorization": h.headers.get("authorization")}
+            "authorization": h.headers.get("authorization"),
+            "peer": h.client_address[1]}
 
 
 def log(entry):
@@ -297,7 +300,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")
+        # MOCK_KEEP_ALIVE=1: a whole answer leaves the connection open
+        # for the next request (tests/agents/gateway_mint.sh)
+        if os.environ.get("MOCK_KEEP_ALIVE") != "1":
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()

@@ -128,19 +128,43 @@ adversarial(struct tui_ctx *c)
 
 /* --agent NAME: what running it sandboxed means here. */
 static json_t *
-agent_json(const struct tui_agent *a, const char *why)
+agent_json(const struct tui_agent *a, const char *why, json_t *gw)
 {
 	return json_pack("{s:s, s:b, s:s, s:s?, s:s?, s:s?, s:s?, s:s?, "
-	    "s:s?}", "profile", a->name, "sandboxed", a->sandboxed, "status",
+	    "s:s?, s:O?}", "profile", a->name, "sandboxed", a->sandboxed,
+	    "status",
 	    tui_agent_status_name(a->status), "detail", why[0] ? why : NULL,
 	    "exe", a->exe[0] ? a->exe : NULL, "install", a->install[0] ?
 	    a->install : NULL, "runtime", a->runtime[0] ? a->runtime : NULL,
 	    "endpoint", a->endpoint[0] ? a->endpoint : NULL, "base_url",
-	    a->base_url[0] ? a->base_url : NULL);
+	    a->base_url[0] ? a->base_url : NULL, "gateway", gw);
+}
+
+/* The model gateway of its provider: upstream, key, CA, cap. */
+static void
+gateway_text(json_t *gw)
+{
+	const char *kf = json_string_value(json_object_get(gw, "key_file"));
+	const char *ca = json_string_value(json_object_get(gw, "ca_file"));
+	const char *cap = json_string_value(json_object_get(gw,
+	    "spend_cap_usd"));
+
+	printf("  %-15s [provider %s] to %s (the key stays outside the "
+	    "sandbox)\n", "gateway", json_string_value(json_object_get(gw,
+	    "provider")), json_string_value(json_object_get(gw, "upstream")));
+	if (kf != NULL)
+		printf("  %-15s key_file %s (readable, corral's user only)\n",
+		    "key", kf);
+	else
+		printf("  %-15s minted for each lease ([credentials] mint)\n",
+		    "key");
+	printf("  %-15s %s\n", "CA", ca != NULL ? ca : "the system's store");
+	printf("  %-15s %s%s\n", "spend cap", cap != NULL ? cap : "none",
+	    cap != NULL ? " USD a lease" : "");
 }
 
 static void
-agent_text(const struct tui_agent *a, const char *why)
+agent_text(const struct tui_agent *a, const char *why, json_t *gw)
 {
 	printf("agent            %s", a->name);
 	if (!a->sandboxed) {
@@ -159,7 +183,9 @@ agent_text(const struct tui_agent *a, const char *why)
 	    "(under /usr: nothing to mount)");
 	if (a->runtime[0] != '\0')
 		printf("  %-15s %s\n", "runtime", a->runtime);
-	if (a->endpoint[0] != '\0')
+	if (gw != NULL)
+		gateway_text(gw);
+	else if (a->endpoint[0] != '\0')
 		printf("  %-15s %s\n", "endpoint", a->endpoint);
 	else
 		printf("  %-15s not configured ([agent %s] endpoint = URL in "
@@ -185,6 +211,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 	char *init = NULL, *probe = NULL, why[600] = "", name[64] = "";
 	char **eps = NULL;
 	struct tui_agent ag;
+	json_t *gw = NULL;	/* its provider's gateway, checked */
 	bool adv = false;
 	int ch, rc;
 
@@ -236,12 +263,22 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 			sbx_policy_free(pol);
 			return tui_ctx_err(c, "out of memory");
 		}
+		/* Its provider's gateway would start: key, upstream, CA. */
+		if (ag.status == TUI_AGENT_OK && ag.gateway &&
+		    (gw = tui_holder_gw_doctor(json_object_get(ag.setup,
+		    "gateway"))) != NULL && !json_is_true(json_object_get(gw,
+		    "ok"))) {
+			ag.status = TUI_AGENT_ENDPOINT_INVALID;
+			snprintf(why, sizeof why, "model gateway: %s",
+			    json_string_value(json_object_get(gw, "problem")));
+		}
 		if (ag.status != TUI_AGENT_OK) {
 			if (c->json)
 				tui_ctx_print_json(json_pack("{s:o}", "agent",
-				    agent_json(&ag, why)));
+				    agent_json(&ag, why, gw)));
 			else
-				agent_text(&ag, why);
+				agent_text(&ag, why, gw);
+			json_decref(gw);
 			sbx_policy_free(pol);
 			tui_agent_clear(&ag);
 			return TUI_EXIT_FAIL;
@@ -250,6 +287,7 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		    name, sizeof name, &eps));
 	}
 	if ((rep = calloc(1, sizeof *rep)) == NULL) {
+		json_decref(gw);
 		sbx_policy_free(pol);
 		tui_agent_clear(&ag);
 		sbx_strv_free(eps);
@@ -284,11 +322,12 @@ doctor_exec(struct tui_ctx *c, int argc, char **argv)
 		json_t *j = report_json(rep, init);
 
 		if (j != NULL && agent != NULL)
-			json_object_set_new(j, "agent", agent_json(&ag, why));
+			json_object_set_new(j, "agent", agent_json(&ag, why,
+			    gw));
 		tui_ctx_print_json(j);
 	} else {
 		if (agent != NULL)
-			agent_text(&ag, why);
+			agent_text(&ag, why, gw);
 		report_text(rep, init);
 	}
 	rc = rep->halt;
@@ -316,6 +355,7 @@ out:
 	free(init);
 	free(probe);
 	free(rep);
+	json_decref(gw);
 	sbx_policy_free(pol);
 	sbx_strv_free(eps);
 	tui_agent_clear(&ag);

@@ -176,6 +176,55 @@ tui_holder_gw_prepare(struct tui_ctx *c, json_t *cfg, const char *minted,
 	return 0;
 }
 
+json_t *
+tui_holder_gw_doctor(json_t *cfg)
+{
+	const char *kf = json_string_value(json_object_get(cfg, "key_file"));
+	const char *ca = json_string_value(json_object_get(cfg, "ca_file"));
+	const char *cap = json_string_value(json_object_get(cfg, "spend_cap"));
+	struct tui_holder_cred_cfg cred;
+	char err[512] = "", *key = NULL;
+	bool ok = true;
+	json_t *o;
+	int rc;
+
+	o = json_pack("{s:s?, s:s?, s:s?, s:s?}", "provider",
+	    json_string_value(json_object_get(cfg, "api")), "upstream",
+	    json_string_value(json_object_get(cfg, "upstream")), "ca_file", ca,
+	    "spend_cap_usd", cap);
+	if (o == NULL)
+		return NULL;
+	/* The key, as the holder will read it (then wiped). */
+	if (kf != NULL) {
+		json_object_set_new(o, "key_source", json_string("key_file"));
+		json_object_set_new(o, "key_file", json_string(kf));
+		if (key_read(kf, &key, err, sizeof err) < 0)
+			ok = false;
+		if (key != NULL) {
+			explicit_bzero(key, strlen(key));
+			free(key);
+		}
+	} else {
+		json_object_set_new(o, "key_source", json_string("minted"));
+		rc = tui_holder_cred_load(&cred, err, sizeof err);
+		if (rc == 0 && cred.cfg.mint == NULL)
+			snprintf(err, sizeof err, "no key_file and no mint "
+			    "hook ([credentials] mint in credentials.ini)");
+		ok = rc == 0 && cred.cfg.mint != NULL;
+		if (rc == 0)
+			tui_holder_cred_clear(&cred);
+	}
+	if (ok && sbx_gateway_ca_check(ca) < 0) {
+		ok = false;
+		snprintf(err, sizeof err, "%s does not load as a CA file",
+		    ca != NULL ? ca : "the system's trust store");
+	}
+	json_object_set_new(o, "ok", json_boolean(ok));
+	if (!ok)
+		json_object_set_new(o, "problem", json_string(err));
+	return o;
+}
+
 const char *
 tui_holder_gw_key(const struct tui_holder_gw *g)
 {

@@ -291,6 +291,15 @@ struct sbx_facts;
  * agent binary's as resolved inside the zone (tui_sandbox_zone_program). A new
  * JSON object; NULL on -ENOMEM.
  */
+/*
+ * `corral doctor --agent`: whether the model gateway of an agent's
+ * provider would start (agent.json's "gateway" object): {"provider",
+ * "upstream", "key_source" (key_file or minted), "key_file", "ca_file",
+ * "spend_cap_usd", "ok", "problem"}: the key file read as the holder
+ * reads it (then wiped), or the mint hook configured, and the CA loaded.
+ * New reference; NULL on -ENOMEM.
+ */
+struct json_t *tui_holder_gw_doctor(struct json_t *cfg);
 struct json_t *tui_sandbox_facts_json(const struct sbx_facts *,
     const char *init,
     const char *cmd0);
