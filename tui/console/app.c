@@ -370,9 +370,15 @@ journal_reload(struct tui_app *a, const char *must)
 		rc = lease_record_get(st, s->id, &rec);
 		if (rc == 0)
 			update_record(a, s, &rec);
-		else if (rc == LEASE_ENOTFOUND)
-			session_remove(a, i);
 		lease_record_clear(&rec);
+		/*
+		 * Gone, or a `corral new` seen while it provisioned that failed
+		 * before creating anything (issue 21): its row goes, unless
+		 * the operator is looking at it.
+		 */
+		if (rc == LEASE_ENOTFOUND || (rc == 0 &&
+		    tui_view_stillborn(&s->rec) && strcmp(s->id, a->sel) != 0))
+			session_remove(a, i);
 	}
 }
 
