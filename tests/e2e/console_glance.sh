@@ -98,6 +98,19 @@ for w in 60 80 120 200 300; do
 	check "$w columns: the status bar counts who needs you" poll status_has "4 need you (Tab)"
 done
 
+# --- what the leases cost (SPEC 8.5) -------------------------------------------
+# A lease's usage as its model requests recorded it (the gateway's receipts
+# add to its row; written straight into the journal's row here: the demo
+# makes no model request): its row's cost, and the total in the status bar.
+sqlite3 "$CORRAL_STATE_DIR/corral.db" "UPDATE leases SET usage_requests = 3,
+	usage_input = 30, usage_output = 15, usage_cost_nano = 1200000000
+	WHERE id = '$FIN';"
+check "cost: the finisher's row shows what it cost" poll bash -c \
+	"tmux -L '$TS' capture-pane -p -t g | grep -F demo-finisher | head -1 | grep -qF '\$1.20'"
+check "cost: the other rows cost nothing shown" bash -c \
+	"! tmux -L '$TS' capture-pane -p -t g | grep -F demo-question | head -1 | grep -qF '\$'"
+check "cost: the status bar says the total" poll status_has '$1.20 spent'
+
 # --- one column below 60 ------------------------------------------------------
 t resize-window -t g -x 50 -y 30
 check "50 columns: drawn" wait_width 50

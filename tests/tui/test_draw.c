@@ -714,6 +714,30 @@ START_TEST(test_draw_status_golden)
 	tui_draw_status(&dr, &r, &st);
 	ck_assert_str_eq(row_text(0), " NORMAL  j/k move               "
 	    "1 needs you (Tab) ");
+	/* what the leases cost together, first; dropped first when narrow */
+	st.cost = "$1.20+";
+	r.w = 80;
+	surface(80, 1);
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " NORMAL  j/k move                      "
+	    "$1.20+ spent 1 needs you (Tab) P1 W2 D12 ");
+	r.w = 60;
+	surface(60, 1);
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " NORMAL  j/k move               "
+	    "1 needs you (Tab) P1 W2 D12 ");
+	r.w = 50;
+	surface(50, 1);
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " NORMAL  j/k move               "
+	    "1 needs you (Tab) ");
+	/* and a message has the room before it */
+	st.message = "applied";
+	r.w = 80;
+	surface(80, 1);
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " NORMAL  applied                                    "
+	    "1 needs you (Tab) P1 W2 D12 ");
 	assert_clean();
 }
 END_TEST

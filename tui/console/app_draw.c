@@ -244,7 +244,8 @@ draw_status(struct tui_app *a)
 {
 	struct tui_session *f = tui_app_focused(a);
 	struct tui_status st;
-	char hints[256];
+	char hints[256], cost[32];
+	int64_t requests = 0, nano = 0, unknown = 0;
 
 	memset(&st, 0, sizeof st);
 	st.mode = a->keys.mode;
@@ -258,7 +259,13 @@ draw_status(struct tui_app *a)
 	for (size_t i = 0; i < a->n; i++) {
 		st.counts[activity(a->s[i])]++;
 		st.attention += tui_app_needs_operator(a->s[i]);
+		requests += a->s[i]->rec.usage.requests;
+		nano += a->s[i]->rec.usage.cost_nano;
+		unknown += a->s[i]->rec.usage.cost_unknown;
 	}
+	/* the cost of the leases listed, together (SPEC 8.5) */
+	if (tui_draw_cost(requests, nano, unknown, cost, sizeof cost))
+		st.cost = cost;
 	tui_draw_status(&a->draw, &a->lay.status, &st);
 }
 

@@ -539,6 +539,9 @@ struct tui_status {
 	bool error;		/* message is an error or a question */
 	unsigned counts[TUI_ACTIVITY_COUNT];
 	unsigned attention;	/* leases that need the operator (Tab) */
+	/* what the listed leases' model requests cost together ("$1.20",
+	   tui_draw_cost); NULL: none made one */
+	const char *cost;
 };
 
 /* Text flags. */

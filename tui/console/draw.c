@@ -678,13 +678,31 @@ attention_text(const struct tui_status *st, char *buf, size_t bufsz)
 	return n > 0 && (size_t)n < bufsz ? n : 0;
 }
 
-/* Columns the counts take ("2 need you (Tab) B1 W2 D1 "). */
+/* "$1.20 spent ": what the listed leases cost together (SPEC 8.5). */
 static int
-counts_width(const struct tui_status *st, bool letters)
+total_text(const struct tui_status *st, char *buf, size_t bufsz)
 {
-	char num[32];
+	int n;
+
+	buf[0] = '\0';
+	if (st->cost == NULL || st->cost[0] == '\0')
+		return 0;
+	n = snprintf(buf, bufsz, "%.24s spent ", st->cost);
+	return n > 0 && (size_t)n < bufsz ? n : 0;
+}
+
+/*
+ * Columns the counts take ("$1.20 spent 2 need you (Tab) B1 W2 D1 "):
+ * narrower, without the total, then what needs you alone.
+ */
+static int
+counts_width(const struct tui_status *st, bool letters, bool total)
+{
+	char num[48];
 	int a, w = attention_text(st, num, sizeof num);
 
+	if (total)
+		w += total_text(st, num, sizeof num);
 	if (!letters)
 		return w;
 	for (a = 0; a < TUI_ACTIVITY_COUNT; a++)
@@ -709,6 +727,8 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	size_t i;
 	int cw, n;
 	bool letters = true;
+	/* a message (an outcome, a question) has the room before the total */
+	bool total = st->message == NULL || st->message[0] == '\0';
 
 	check_draw(d);
 	assert(r != NULL && st != NULL);
@@ -719,10 +739,14 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	    TUI_EL_STATUS_MODE);
 	msg = el_style(d, st->error ? TUI_EL_STATUS_ERROR :
 	    TUI_EL_STATUS_MESSAGE);
-	cw = counts_width(st, true);
+	cw = counts_width(st, true, total);
+	if (total && cw > r->w - STATUS_LEFT_MIN) {
+		total = false;		/* the counts before the total */
+		cw = counts_width(st, true, false);
+	}
 	if (cw > r->w - STATUS_LEFT_MIN) {
 		letters = false;	/* narrow: what needs you, not the rest */
-		cw = counts_width(st, false);
+		cw = counts_width(st, false, false);
 	}
 	if (cw > r->w - STATUS_LEFT_MIN)
 		cw = 0;			/* too narrow: the mode matters more */
@@ -745,6 +769,8 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	if (cw == 0)
 		return;
 	p = (struct pen){ d, r->x + r->w - cw, r->y, r->x + r->w };
+	if (total && (n = total_text(st, buf, sizeof buf)) > 0)
+		pen_text(&p, n, buf, &base, 0);
 	if ((n = attention_text(st, buf, sizeof buf)) > 0) {
 		badge = el_style(d, (enum tui_el)(TUI_EL_BADGE +
 		    TUI_ACTIVITY_BLOCKED));
