@@ -731,7 +731,31 @@ START_TEST(test_draw_status_golden)
 	tui_draw_status(&dr, &r, &st);
 	ck_assert_str_eq(row_text(0), " NORMAL  j/k move               "
 	    "1 needs you (Tab) ");
-	/* and a message has the room before it */
+	/* a message that needs the room has it before the letters */
+	st.message = "apply refused: main is checked out; run there: cd "
+	    "/src/app && git merge";
+	r.w = 100;
+	surface(100, 1);
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_str_eq(row_text(0), " NORMAL  apply refused: main is checked "
+	    "out; run there: cd /src/app && git merge  1 needs you (Tab) ");
+	/* a longer one: then the focus's name goes, then the count */
+	st.focus = "build-fix";
+	st.message = "checked out; run there: cd /var/tmp/corral-run.abcdef/"
+	    "corral-e2e.abcdef/repo && git merge --ff-only corral/x";
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_ptr_nonnull(strstr(row_text(0), " NORMAL  checked out; run "
+	    "there: cd /var/tmp/corral-run.abcdef/corral-e2e.abcdef/repo && "));
+	ck_assert_ptr_null(strstr(row_text(0), "needs you"));
+	r.w = 140;
+	surface(140, 1);
+	tui_draw_status(&dr, &r, &st);
+	ck_assert_ptr_nonnull(strstr(row_text(0), "--ff-only corral/x"));
+	ck_assert_ptr_null(strstr(row_text(0), "build-fix"));
+	st.focus = NULL;
+	r.w = 100;
+	surface(100, 1);
+	/* and a message has the room before the total */
 	st.message = "applied";
 	r.w = 80;
 	surface(80, 1);

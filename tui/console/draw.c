@@ -725,8 +725,8 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	char buf[64], letter[2] = { 0 };
 	struct pen p;
 	size_t i;
-	int cw, n;
-	bool letters = true;
+	int cw, n, left;
+	bool letters = true, focus = true;
 	/* a message (an outcome, a question) has the room before the total */
 	bool total = st->message == NULL || st->message[0] == '\0';
 
@@ -739,21 +739,38 @@ tui_draw_status(const struct tui_draw *d, const struct tui_rect *r,
 	    TUI_EL_STATUS_MODE);
 	msg = el_style(d, st->error ? TUI_EL_STATUS_ERROR :
 	    TUI_EL_STATUS_MESSAGE);
+	/* what the left side would take: the mode, the focus, the message */
+	left = (int)strlen(tui_keys_mode_name(st->mode)) + 3 +
+	    (st->focus != NULL && st->focus[0] != '\0' ? (int)strnlen(
+	    st->focus, 24) + 1 : 0) + (st->message != NULL ?
+	    (int)strnlen(st->message, 4096) : 0);
 	cw = counts_width(st, true, total);
 	if (total && cw > r->w - STATUS_LEFT_MIN) {
 		total = false;		/* the counts before the total */
 		cw = counts_width(st, true, false);
 	}
-	if (cw > r->w - STATUS_LEFT_MIN) {
-		letters = false;	/* narrow: what needs you, not the rest */
+	/*
+	 * Narrow, or a message that needs the room (a refusal naming the
+	 * command to run): what needs you, not the rest.
+	 */
+	if (cw > r->w - STATUS_LEFT_MIN || (st->message != NULL &&
+	    st->message[0] != '\0' && left + cw > r->w)) {
+		letters = false;
 		cw = counts_width(st, false, false);
 	}
-	if (cw > r->w - STATUS_LEFT_MIN)
+	/* ... then the focus's name, then the count */
+	if (st->message != NULL && st->message[0] != '\0' && left + cw > r->w &&
+	    st->focus != NULL && st->focus[0] != '\0') {
+		focus = false;
+		left -= (int)strnlen(st->focus, 24) + 1;
+	}
+	if (cw > r->w - STATUS_LEFT_MIN || (st->message != NULL &&
+	    st->message[0] != '\0' && left + cw > r->w))
 		cw = 0;			/* too narrow: the mode matters more */
 	p = (struct pen){ d, r->x, r->y, r->x + r->w - cw };
 	snprintf(buf, sizeof buf, " %s ", tui_keys_mode_name(st->mode));
 	pen_text(&p, (int)strlen(buf), buf, &tag, 0);
-	if (st->focus != NULL && st->focus[0] != '\0') {
+	if (focus && st->focus != NULL && st->focus[0] != '\0') {
 		pen_glyph(&p, " ", &base);
 		p.x += tui_draw_text(d, p.x, p.y, p.end - p.x > 24 ? 24 :
 		    p.end - p.x, st->focus, &base, 0);
