@@ -30,6 +30,8 @@ static const char *const state_names[PTY_DETECT_NSTATES] = {
 	[PTY_DETECT_CANCELLED] = "cancelled",
 };
 
+#define INPUT_WATCH_MS 10000	/* facts sampled at rest after a key */
+
 static const struct pty_detect_opts defaults = {
 	.quiet_ms = 250,
 	.rule_quiet_ms = 150,
@@ -826,6 +828,18 @@ working_match(const struct pty_detect *d)
 	return false;
 }
 
+/*
+ * Keep sampling a resting agent for INPUT_WATCH_MS after the operator's
+ * keys (backed off as ever): a command typed at a prompt may start after
+ * the one sample of the quiet spell (a loaded machine, a shell still
+ * reading the line) and print nothing while it runs.
+ */
+static bool
+input_watch(const struct pty_detect *d, uint64_t now)
+{
+	return d->any_input && now - d->input_ms < INPUT_WATCH_MS;
+}
+
 static void
 evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 {
@@ -912,6 +926,7 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 	    !(d->o.flags & PTY_DETECT_F_FACTS)) &&
 	    (!d->wait_known || d->tty_wait)) {
 		if (qfor >= d->o.rule_quiet_ms) {
+			e->facts = input_watch(d, now);
 			decide_rule(e, d, b);
 			return;
 		}
@@ -957,6 +972,7 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 		return;
 	}
 	if (b >= 0) {
+		e->facts = input_watch(d, now);
 		decide_rule(e, d, b);
 		return;
 	}
@@ -971,6 +987,7 @@ evaluate(const struct pty_detect *d, uint64_t now, struct eval *e)
 		return;
 	}
 	if (fresh && d->tty_read) {
+		e->facts = input_watch(d, now);
 		decide(e, PTY_DETECT_PROMPT, "fact:tty-read",
 		    "%s asleep in a terminal read", d->fg_comm);
 		return;

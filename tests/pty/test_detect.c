@@ -1661,7 +1661,46 @@ START_TEST(test_detect_fg_command)
 	ck_assert_str_eq(s.tl, "starting,working,prompt,working,prompt");
 	ck_assert_str_eq(s.last.signal, _i == 0 ? "rule:shell:prompt" :
 	    "fact:tty-read");
+	/*
+	 * It keeps looking for 10 s after the last key (a command typed
+	 * may start after a sample, and print nothing), then settles.
+	 */
+	ck_assert(s.next != PTY_DETECT_NEVER);
+	sim_run(&s, 8000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working,prompt");
 	ck_assert(s.next == PTY_DETECT_NEVER);
+	sim_free(&s);
+}
+END_TEST
+
+/*
+ * A typed command that starts after the one sample of its quiet spell
+ * (the shell still in its read when it was taken) and prints nothing:
+ * the samples after the key find it (issue 13: a loaded machine).
+ */
+START_TEST(test_detect_fg_command_late)
+{
+	static const char *const at_prompt[] = { "ann@box:~$ " };
+	static const char *const typed[] = { "ann@box:~$ make check" };
+	struct sim s;
+
+	sim_init_flags(&s, _i == 0, bash_argv, 1, PTY_DETECT_F_FACTS);
+	s.tty_read = s.tty_wait = s.wait_known = true;
+	sim_show(&s, at_prompt, 1);
+	sim_out(&s, 10);
+	sim_run(&s, 300);
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	sim_event(&s, PTY_DETECT_EV_INPUT, 11);
+	sim_run(&s, 5);
+	sim_show(&s, typed, 1);
+	sim_out(&s, 12);
+	sim_run(&s, 400);	/* sampled: still in its read */
+	ck_assert_str_eq(s.tl, "starting,working,prompt");
+	s.tty_read = s.tty_wait = false;	/* now it runs, silent */
+	s.comm = "make";
+	sim_run(&s, 3000);
+	ck_assert_str_eq(s.tl, "starting,working,prompt,working");
+	ck_assert_str_eq(s.last.signal, "fact:no-tty-wait");
 	sim_free(&s);
 }
 END_TEST
@@ -2043,6 +2082,7 @@ detect_suite(void)
 	tcase_add_loop_test(tc, test_detect_shell_question, 0, 2);
 	tcase_add_loop_test(tc, test_detect_silent_start, 0, 2);
 	tcase_add_loop_test(tc, test_detect_fg_command, 0, 2);
+	tcase_add_loop_test(tc, test_detect_fg_command_late, 0, 2);
 	tcase_add_loop_test(tc, test_detect_fg_listening, 0, 2);
 	tcase_add_test(tc, test_detect_fg_prompt_lookalike);
 	tcase_add_test(tc, test_detect_busy_under_prompt);
