@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -173,6 +174,31 @@ coalesce_check_cb(uv_check_t *ck)
 	h->wake_bytes = 0;
 }
 
+/*
+ * The output has rested HOLDER_IDLE_MS (or the agent just started): what
+ * only working needs goes back to the system (issue 17), so an idle holder
+ * costs its screen and little more: the PTY read buffer, the screen's
+ * scratch, the detector's row text, the frame buffer (each
+ * taken again when next needed), then every free page of the heap.
+ */
+static void
+idle_timer_cb(uv_timer_t *t)
+{
+	struct holder *h = t->data;
+	uint64_t quiet = uv_now(h->loop) - h->out_ms;
+
+	if (quiet < HOLDER_IDLE_MS) {
+		uv_timer_start(t, idle_timer_cb, HOLDER_IDLE_MS - quiet, 0);
+		return;
+	}
+	if (h->proc != NULL)
+		pty_proc_trim(h->proc);
+	pty_screen_trim(h->screen);
+	pty__holder_detect_trim(h);
+	pty_wbuf_free(&h->wb);
+	malloc_trim(0);
+}
+
 /* Output past the filter (or all of it): the screen and transcript. */
 static void
 output_clean(const char *buf, size_t len, void *ud)
@@ -209,6 +235,10 @@ on_pty_read(struct pty_proc *p, const char *buf, size_t len, void *ud)
 
 	(void)p;
 	pty__holder_detect_output(h, len);
+	h->out_ms = uv_now(h->loop);
+	if (!uv_is_active((uv_handle_t *)&h->idle_timer))
+		uv_timer_start(&h->idle_timer, idle_timer_cb, HOLDER_IDLE_MS,
+		    0);
 	if (h->clients != NULL)
 		pty__holder_server_summary_changed(h);
 	/* A minted credential never reaches the screen or transcript. */
@@ -548,7 +578,9 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	uv_timer_init(loop, &h.summary_timer);
 	uv_timer_init(loop, &h.filter_timer);
 	uv_timer_init(loop, &h.transcript_timer);
-	h.filter_timer.data = h.transcript_timer.data = &h;
+	uv_timer_init(loop, &h.idle_timer);
+	h.filter_timer.data = h.transcript_timer.data = h.idle_timer.data =
+	    &h;
 	uv_signal_init(loop, &h.sigterm);
 	h.flush_check.data = h.flush_timer.data = h.cancel_timer.data =
 	    h.linger_timer.data = h.summary_timer.data = h.sigterm.data = &h;
@@ -585,6 +617,9 @@ pty_holder_run(uv_loop_t *loop, const struct pty_holder_opts *o)
 	if (o->hooks.started != NULL)
 		o->hooks.started(h.child, o->hooks.ud);
 	ready(o->ready_fd, "ok %d\n", (int)h.child);
+	/* What the start freed goes back once the agent's first output rests. */
+	h.out_ms = uv_now(loop);
+	uv_timer_start(&h.idle_timer, idle_timer_cb, HOLDER_IDLE_MS, 0);
 	if (o->owner_fd >= 0) {
 		/* `corral wrap`: the owner's own connection, with control. */
 		struct hclient *c = pty__holder_server_conn_new(&h);

@@ -230,6 +230,12 @@ pty__holder_detect_free(struct holder *h)
 }
 
 void
+pty__holder_detect_trim(struct holder *h)
+{
+	rows_alloc(h, 0);
+}
+
+void
 pty__holder_detect_event(struct holder *h, const struct pty_detect_event *e)
 {
 	struct pty_detect_event ev = *e;

@@ -46,8 +46,9 @@ struct pty_proc {
 	void (*close_cb)(void *);
 	void *close_ud;
 	/*
-	 * Not zeroed: a PTY read returns a few kB, so an idle endpoint has
-	 * touched (and pays for) only the first pages (issue 17).
+	 * Taken at the first read after none (alloc_cb) and freed when the
+	 * output rests (pty_proc_trim, the holder's idle timer): a burst
+	 * that filled it leaves an idle endpoint nothing to pay (issue 17).
 	 */
 	char *rbuf;
 };
@@ -136,8 +137,10 @@ alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf)
 	struct pty_proc *p = h->data;
 
 	(void)hint;
+	if (p->rbuf == NULL)
+		p->rbuf = malloc(PROC_READ_BUF);
 	buf->base = p->rbuf;
-	buf->len = PROC_READ_BUF;
+	buf->len = p->rbuf != NULL ? PROC_READ_BUF : 0;
 }
 
 static void
@@ -190,7 +193,8 @@ read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		}
 		return;
 	}
-	if (n == 0 || n == UV_EAGAIN)
+	/* UV_ENOBUFS: no memory for the buffer; libuv tries again. */
+	if (n == 0 || n == UV_EAGAIN || n == UV_ENOBUFS)
 		return;
 	/* UV_EOF, or EIO once every slave fd is closed. */
 	uv_read_stop(s);
@@ -228,10 +232,6 @@ pty_proc_spawn(struct pty_proc **out, uv_loop_t *loop,
 		errbuf[0] = '\0';
 	if ((p = calloc(1, sizeof *p)) == NULL)
 		return -ENOMEM;
-	if ((p->rbuf = malloc(PROC_READ_BUF)) == NULL) {
-		free(p);
-		return -ENOMEM;
-	}
 	p->master = -1;
 	if (openpty(&master, &slave, NULL, NULL, &ws) < 0) {
 		rc = -errno;
@@ -426,6 +426,14 @@ pty_proc_signal(struct pty_proc *p, int sig)
 			sent++;
 	}
 	return sent;
+}
+
+void
+pty_proc_trim(struct pty_proc *p)
+{
+	/* Never inside read_cb: the loop calls this from a timer. */
+	free(p->rbuf);
+	p->rbuf = NULL;
 }
 
 void

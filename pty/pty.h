@@ -155,6 +155,12 @@ PTY_NODISCARD int pty_screen_new(struct pty_screen **out, int rows, int cols,
     size_t sb_max);
 void pty_screen_free(struct pty_screen *);
 void pty_screen_set_output(struct pty_screen *, pty_screen_output_cb, void *ud);
+/*
+ * Give back what the screen holds only while it works (issue 17): its
+ * scratch buffers. Nothing it shows or keeps changes; the next feed or
+ * resize takes what it needs.
+ */
+void pty_screen_trim(struct pty_screen *);
 void pty_screen_set_event(struct pty_screen *, pty_screen_event_cb, void *ud);
 /*
  * Feed bytes from the program; never fails, whatever the bytes, and how
@@ -472,6 +478,8 @@ int pty_proc_master_fd(const struct pty_proc *);
 int pty_proc_signal(struct pty_proc *, int sig);
 /* Pause/resume reading (backpressure from a slow consumer). */
 void pty_proc_read_pause(struct pty_proc *, bool paused);
+/* Free the read buffer while no output comes; the next read takes one. */
+void pty_proc_trim(struct pty_proc *);
 bool pty_proc_exited(const struct pty_proc *);
 /* Close handles; cb runs once everything is closed and freed. */
 void pty_proc_close(struct pty_proc *, void (*cb)(void *ud), void *ud);

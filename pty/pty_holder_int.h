@@ -22,6 +22,7 @@
 #define HOLDER_FILTER_MS 250
 #define HOLDER_TRANSCRIPT_BUF (32u * 1024u)	/* a batch of output */
 #define HOLDER_TRANSCRIPT_MS 100	/* written at most this late */
+#define HOLDER_IDLE_MS 1000	/* quiet this long: give back (holder.c) */
 
 struct hclient {
 	uv_pipe_t pipe;
@@ -63,6 +64,9 @@ struct holder {
 	char *tbuf;			/* the batch not yet written, or NULL */
 	size_t tlen;
 	uv_timer_t transcript_timer;
+	/* output rested HOLDER_IDLE_MS: buffers freed, heap trimmed */
+	uv_timer_t idle_timer;
+	uint64_t out_ms;		/* the loop's time of the last output */
 	enum pty_run_state state;
 	int64_t wstatus;
 	bool cancelled;
@@ -139,6 +143,8 @@ int pty__holder_detect_init(struct holder *);
 /* The agent's process facts: its session's tree and hooks.procs. */
 int pty__holder_facts(struct holder *, struct pty_facts *out);
 void pty__holder_detect_free(struct holder *);
+/* The row text buffers go until the next step that reads the screen. */
+void pty__holder_detect_trim(struct holder *);
 void pty__holder_detect_event(struct holder *,
     const struct pty_detect_event *);
 void pty__holder_detect_output(struct holder *, size_t bytes);

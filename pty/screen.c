@@ -956,6 +956,19 @@ nomem:
 }
 
 void
+pty_screen_trim(struct pty_screen *s)
+{
+	if (s == NULL)
+		return;
+	free(s->packbuf);
+	free(s->cellbuf);
+	s->packbuf = NULL;
+	s->cellbuf = NULL;
+	s->packbufsz = 0;
+	s->cellbufn = 0;
+}
+
+void
 pty_screen_free(struct pty_screen *s)
 {
 	size_t i;

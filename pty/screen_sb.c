@@ -128,9 +128,9 @@ pty__sb_push(struct pty_screen *s, const struct row *r, int cols)
 	uint8_t *e, **slot, *old = NULL;
 	size_t len;
 
-	if (s->sb_max == 0)
+	/* The pack buffer comes back after pty_screen_trim gave it away. */
+	if (s->sb_max == 0 || pty__screen_scratch_fit(s, cols) < 0)
 		return;
-	assert(s->packbufsz >= 2 + pty_line_packed_max(cols));
 	len = pty__sb_row_pack(r, pty__sb_row_trimmed(r, cols), s->packbuf + 2);
 	pty__line_put16(s->packbuf, (uint16_t)len);
 	len += 2;

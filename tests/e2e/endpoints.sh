@@ -104,6 +104,20 @@ check "screen --scrollback while the agent writes: exit 0" test "$rc" -eq 0
 "$CORRAL" send "$id" 'echo hello\r'
 wait_screen "$id" "got: hello" || fail "the echo never reached the screen"
 
+# --- the holder's malloc keeps no per-thread cache (issue 17) ------------------
+# spawn.c execs the holder with GLIBC_TUNABLES (unless the operator set
+# one); the holder takes it out before it starts the agent. /proc's environ
+# is a process's environment as it was exec'd.
+hp=$("$CORRAL" ls --json | jq -r ".[] | select(.id==\"$id\") | .holder_pid")
+ap=$(cut -d' ' -f1 "/proc/$hp/task/$hp/children" 2>/dev/null)
+env_of() { tr '\0' '\n' <"/proc/$1/environ"; }
+check "the holder was exec'd with the malloc tunables" grep -qx \
+	"GLIBC_TUNABLES=${GLIBC_TUNABLES:-glibc.malloc.tcache_count=0}" \
+	<(env_of "$hp")
+check "... which its agent (pid ${ap:-none}) does not inherit" bash -c \
+	"[ -n '$ap' ] && ! tr '\0' '\n' </proc/$ap/environ | grep -q \
+	'^CORRAL_HOLDER_TUNED=\|^GLIBC_TUNABLES=glibc.malloc.tcache_count=0$'"
+
 # --- refusal without --allow-control --------------------------------------------
 id2=$("$CORRAL" new --sandbox trusted_local --name beta -- "$AGENT")
 wait_screen "$id2" "ready"

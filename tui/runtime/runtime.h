@@ -119,6 +119,16 @@ struct tui_spawn {
  */
 int tui_spawn_holder(struct tui_ctx *, const struct tui_spawn *,
     pid_t *child_pid, char *err, size_t errsz);
+/*
+ * The holder's malloc keeps no per-thread cache of freed chunks (issue 17:
+ * ~90 kB an idle holder kept for good, which malloc_trim cannot give
+ * back): glibc reads this only at exec, so spawn.c puts it in the
+ * holder's environment, with TUI_HOLDER_TUNED_ENV saying it did, unless
+ * the operator set GLIBC_TUNABLES; corral_holder.c takes both out again
+ * before it starts anything.
+ */
+#define TUI_HOLDER_TUNABLES "glibc.malloc.tcache_count=0"
+#define TUI_HOLDER_TUNED_ENV "CORRAL_HOLDER_TUNED"
 
 /* ------------------------------------------------------------------ */
 /* holder_main.c: the holder process (SPEC 2)                         */

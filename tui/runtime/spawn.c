@@ -54,6 +54,9 @@ grandchild(struct tui_ctx *c, const struct tui_spawn *sp, char **argv,
 		dup2(hi_owner, 4);
 	close_range(hi_owner >= 0 ? 5 : 4, ~0U, 0);
 	signal(SIGHUP, SIG_IGN);
+	if (getenv("GLIBC_TUNABLES") == NULL &&
+	    setenv("GLIBC_TUNABLES", TUI_HOLDER_TUNABLES, 1) == 0)
+		setenv(TUI_HOLDER_TUNED_ENV, "1", 1);
 	execv(argv[0], argv);
 	_exit(127);
 }

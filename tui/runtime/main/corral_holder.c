@@ -7,6 +7,7 @@
  */
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <openssl/crypto.h>
 
@@ -18,6 +19,14 @@ int main(int, char **);
 int
 main(int argc, char **argv)
 {
+	/*
+	 * The malloc tunables spawn.c set for this process alone (runtime.h)
+	 * are read; nothing the holder starts inherits them.
+	 */
+	if (getenv(TUI_HOLDER_TUNED_ENV) != NULL) {
+		unsetenv("GLIBC_TUNABLES");
+		unsetenv(TUI_HOLDER_TUNED_ENV);
+	}
 	/*
 	 * One malloc arena for the loop and the journal's worker thread: a
 	 * second arena would keep its own free pages in every holder.
