@@ -281,7 +281,17 @@ struct lease_spec {
 	const char *policy;	/* policy text or NULL */
 	const char *limits;	/* JSON object text or NULL */
 	char *const *cmd;	/* NULL-terminated argv or NULL */
+	/*
+	 * Names are unique among live leases: with unique_name, a name a
+	 * live lease has becomes NAME-2, NAME-3... (the first free one),
+	 * chosen in the insert's own transaction, so two racing inserts
+	 * never get the same one. The name given goes to name_out (NULL or
+	 * LEASE_NAME_MAX + 1 bytes).
+	 */
+	bool unique_name;
+	char *name_out;
 };
+#define LEASE_NAME_MAX 128	/* bytes of a lease's name */
 
 /* One lease row. Strings are owned by the record (NULL when absent). */
 /*
@@ -351,7 +361,8 @@ enum lease_field {
  * fresh ID (retried on collision; IDs are kept in an ids table forever, so
  * one is never reused even after gc) and its first transition row, in one
  * transaction. The ID goes to id_out. -EINVAL for a bad spec (limits not
- * JSON, name too long, unknown mode); store errors as for open.
+ * JSON, name too long, unknown mode); -EEXIST when unique_name finds 999
+ * live leases with the name; store errors as for open.
  */
 LEASE_NODISCARD int lease_record_insert(struct lease_store *,
     const struct lease_spec *, char id_out[LEASE_ID_LEN + 1]);

@@ -13,7 +13,8 @@
 
 #include "lease/lease_int.h"
 
-#define NAME_MAX_BYTES 128
+#define NAME_MAX_BYTES LEASE_NAME_MAX
+#define NAME_TRIES 999
 #define ID_RETRIES 32
 
 /* ------------------------------------------------------------------ */
@@ -263,10 +264,57 @@ static const char sql_insert[] =
     " updated_at) VALUES (?1, ?2, ?3, ?4, ?5, 'provisioning', 'starting',"
     " 0, 'none', ?6, ?7, ?8, ?9, ?10, ?10)";
 
+static const char sql_name_live[] =
+    "SELECT 1 FROM leases WHERE name = ?1 AND lease_state NOT IN"
+    " ('applied', 'rejected', 'failed', 'cancelled') LIMIT 1";
+
+/*
+ * Inside the insert's transaction: the first of NAME, NAME-2... NAME-999
+ * that no live lease has, into out (a long NAME cut, at a character, to
+ * leave room for the suffix). -EEXIST when all are taken.
+ */
+static int
+name_pick(struct lease_store *s, const char *name,
+    char out[NAME_MAX_BYTES + 1])
+{
+	sqlite3_stmt *st;
+	char suffix[8];
+	size_t keep;
+	int rc;
+
+	for (unsigned k = 1; k <= NAME_TRIES; k++) {
+		suffix[0] = '\0';
+		if (k > 1)
+			snprintf(suffix, sizeof suffix, "-%u", k);
+		keep = strlen(name);
+		if (keep > NAME_MAX_BYTES - strlen(suffix)) {
+			keep = NAME_MAX_BYTES - strlen(suffix);
+			while (keep > 0 && (name[keep] & 0xc0) == 0x80)
+				keep--;		/* not inside a character */
+		}
+		snprintf(out, NAME_MAX_BYTES + 1, "%.*s%s", (int)keep, name,
+		    suffix);
+		if ((rc = lease__store_stmt(s, sql_name_live, &st)) < 0)
+			return rc;
+		sqlite3_bind_text(st, 1, out, -1, SQLITE_STATIC);
+		rc = sqlite3_step(st);
+		sqlite3_reset(st);
+		if (rc == SQLITE_DONE)
+			return 0;
+		if (rc != SQLITE_ROW)
+			return lease__store_fail(s, rc, "read live names");
+	}
+	lease__store_msg(s, "%d live leases are named '%.64s'", NAME_TRIES,
+	    name);
+	return -EEXIST;
+}
+
 int
 lease_record_insert(struct lease_store *s, const struct lease_spec *spec,
     char id_out[LEASE_ID_LEN + 1])
 {
+	char picked[NAME_MAX_BYTES + 1];
+	const char *name;
 	char id[LEASE_ID_LEN + 1];
 	sqlite3_stmt *st;
 	char *cmd = NULL;
@@ -308,11 +356,17 @@ lease_record_insert(struct lease_store *s, const struct lease_spec *spec,
 		if (sqlite3_changes(s->db) == 1)
 			break;
 	}
+	name = spec->name != NULL && *spec->name != '\0' ? spec->name : id;
+	/* the check and the insert under one write lock (issue 21) */
+	if (spec->unique_name && name != id) {
+		if ((rc = name_pick(s, name, picked)) < 0)
+			goto fail;
+		name = picked;
+	}
 	if ((rc = lease__store_stmt(s, sql_insert, &st)) < 0)
 		goto fail;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, spec->name != NULL && *spec->name != '\0' ?
-	    spec->name : id, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 2, name, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_text(st, 3, lease_fsm_mode_name(spec->mode), -1,
 	    SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, spec->adapter != NULL ? spec->adapter :
@@ -334,6 +388,8 @@ lease_record_insert(struct lease_store *s, const struct lease_spec *spec,
 	if ((rc = lease__store_commit(s)) < 0)
 		goto out;
 	memcpy(id_out, id, sizeof id);
+	if (spec->name_out != NULL)
+		snprintf(spec->name_out, NAME_MAX_BYTES + 1, "%s", name);
 	rc = 0;
 	goto out;
 fail:

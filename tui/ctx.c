@@ -257,39 +257,18 @@ tui_ctx_find_lease(struct tui_ctx *c, const char *idname,
 	return TUI_EXIT_FAIL;
 }
 
-int
-tui_ctx_unique_name(struct tui_ctx *c, const char *name,
-    char out[TUI_NAME_MAX], const char **use)
+void
+tui_ctx_name_notice(const struct tui_ctx *c, const char *asked,
+    const char *got)
 {
-	struct lease_store *st;
-	struct lease_record *v = NULL;
-	size_t n = 0;
-	bool taken = true;
-
-	*use = name;
-	if (name == NULL)
-		return 0;
-	if ((st = tui_ctx_store(c)) == NULL)
-		return TUI_EXIT_FAIL;
-	if (lease_record_list(st, 0, &v, &n) < 0)	/* the live ones */
-		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
-	for (unsigned k = 1; taken && k < 1000; k++) {
-		if (k == 1)
-			snprintf(out, TUI_NAME_MAX, "%s", name);
-		else
-			snprintf(out, TUI_NAME_MAX, "%.128s-%u", name, k);
-		taken = false;
-		for (size_t i = 0; i < n && !taken; i++)
-			taken = v[i].name != NULL &&
-			    !lease_fsm_state_final(v[i].state) &&
-			    strcmp(v[i].name, out) == 0;
-	}
-	lease_record_list_free(v, n);
-	if (taken)
-		return tui_ctx_err(c, "999 live leases are named '%.64s'",
-		    name);
-	*use = out;
-	return 0;
+	if (asked == NULL || got == NULL || strcmp(asked, got) == 0)
+		return;
+	fprintf(stderr, "corral %s: a live lease is named '", c->cmd ?
+	    c->cmd : "new");
+	tui_ctx_put_escaped(stderr, asked, strlen(asked));
+	fprintf(stderr, "': this one is '");
+	tui_ctx_put_escaped(stderr, got, strlen(got));
+	fprintf(stderr, "'\n");
 }
 
 void

@@ -74,13 +74,14 @@ void tui_ctx_print_json(struct json_t *);
 /* Path of lease id's directory / holder socket (malloc'd). */
 char *tui_ctx_lease_dir(const struct tui_ctx *, const char *id);
 /*
- * The name a new lease gets (issue 21): name itself, or "name-2",
- * "name-3"... when a live lease has it already. out has room for 140
- * bytes; 0, or TUI_EXIT_FAIL with the error printed. NULL name: NULL.
+ * Names are unique among live leases (issue 21): the journal's insert
+ * gives a name a live lease has "-2", "-3"... in its own transaction
+ * (lease_spec.unique_name). A buffer of TUI_NAME_MAX bytes holds any
+ * name. tui_ctx_name_notice says on stderr that got is not asked.
  */
 #define TUI_NAME_MAX 140
-int tui_ctx_unique_name(struct tui_ctx *, const char *name,
-    char out[TUI_NAME_MAX], const char **use);
+void tui_ctx_name_notice(const struct tui_ctx *, const char *asked,
+    const char *got);
 char *tui_ctx_holder_sock(const struct tui_ctx *, const char *id);
 /*
  * Look up a lease by exact ID or name; fills rec. A name held by several

@@ -172,4 +172,15 @@ lt_wait(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Open the journal at db, or fail the test with its message. */
+static inline struct lease_store *
+lt_store_open(const char *db)
+{
+	struct lease_store *s;
+	int rc = lease_store_open(&s, db);
+
+	ck_assert_msg(rc == 0, "open: %s", lease_store_errmsg(s));
+	return s;
+}
+
 #endif

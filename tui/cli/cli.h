@@ -35,6 +35,9 @@ struct tui_new {
 	const char *name, *sandbox, *repo, *base, *agent;
 	bool allow_control;
 	char **cmd;
+	/* NULL: a renamed lease is said on stderr; else the name it got
+	 * (TUI_NAME_MAX bytes: names are unique among live leases) */
+	char *name_out;
 };
 /* Create a lease and start its holder; id gets the ID (41 bytes ok). */
 int tui_cmd_new_lease(struct tui_ctx *, const struct tui_new *, int owner_fd,

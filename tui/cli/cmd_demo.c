@@ -139,7 +139,8 @@ demo_sandboxed(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 
 	snprintf(script, sizeof script, "/work/.demo/%s", a->script);
 	memset(&rq, 0, sizeof rq);
-	rq.name = d->names[a - demo_agents];
+	rq.name = a->name;
+	rq.name_out = d->names[a - demo_agents];
 	rq.repo = d->repo;
 	rq.base = "main";
 	rq.cmd = cmd;
@@ -172,7 +173,8 @@ demo_local(struct tui_ctx *c, struct demo *d, const struct demo_agent *a,
 	if (n < 0 || (size_t)n >= sizeof path)
 		return tui_ctx_err(c, "demo agent path too long");
 	memset(&nw, 0, sizeof nw);
-	nw.name = d->names[a - demo_agents];
+	nw.name = a->name;
+	nw.name_out = d->names[a - demo_agents];
 	nw.sandbox = "trusted_local";
 	nw.allow_control = true;
 	nw.cmd = cmd;
@@ -391,11 +393,9 @@ demo_exec(struct tui_ctx *c, int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < DEMO_NAGENTS; i++) {
 		const struct demo_agent *a = &demo_agents[i];
-		const char *use;
 
-		if ((rc = tui_ctx_unique_name(c, a->name, d.names[i], &use)) !=
-		    0)
-			goto out;
+		/* the name the journal gave it: demo-finisher-2... */
+		snprintf(d.names[i], sizeof d.names[i], "%s", a->name);
 		rc = a->sandboxed ? demo_sandboxed(c, &d, a, d.ids[i]) :
 		    demo_local(c, &d, a, d.ids[i]);
 		if (rc != 0) {

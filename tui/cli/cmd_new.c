@@ -31,6 +31,7 @@ struct new_args {
 	const char *host, *label;	/* the SSH fleet (cmd_fleet.c) */
 	bool allow_control;
 	char **cmd;
+	char *name_out;		/* NULL, or TUI_NAME_MAX bytes (tui_new) */
 };
 
 static int create_lease(struct tui_ctx *, const struct new_args *, int,
@@ -50,6 +51,7 @@ tui_cmd_new_lease(struct tui_ctx *c, const struct tui_new *nw, int owner_fd,
 	a.repo = nw->repo;
 	a.base = nw->base;
 	a.agent = nw->agent;
+	a.name_out = nw->name_out;
 	return create_lease(c, &a, owner_fd, id);
 }
 
@@ -81,8 +83,7 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 	struct lease_store *st;
 	struct tui_spawn sp;
 	char err[600], cwd[PATH_MAX], *dir = NULL, *sock = NULL;
-	char uname[TUI_NAME_MAX];
-	const char *name;
+	char got[TUI_NAME_MAX];
 	const struct sbx_adapter *ad;
 	struct lease_lock *lk = NULL;
 	pid_t child = 0;
@@ -94,12 +95,6 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		    "trusted_local, command)", a->sandbox);
 	if (a->name != NULL && (strlen(a->name) > 128 || *a->name == '\0'))
 		return tui_ctx_usage(c, "--name must be 1 to 128 bytes");
-	/* names are unique among live leases: a taken one gets "-2"... */
-	if ((rc = tui_ctx_unique_name(c, a->name, uname, &name)) != 0)
-		return rc;
-	if (name != a->name && strcmp(name, a->name) != 0)
-		fprintf(stderr, "corral %s: a live lease is named '%s': this "
-		    "one is '%s'\n", c->cmd ? c->cmd : "new", a->name, name);
 	if (a->agent != NULL) {
 		struct pty_rules *r = tui_ctx_rules_load(c, NULL, NULL);
 		bool known = r != NULL && pty_rules_find(r, a->agent) != NULL;
@@ -116,7 +111,8 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 
 		memset(&rq, 0, sizeof rq);
 		rq.sandbox = ad->name;
-		rq.name = name;
+		rq.name = a->name;
+		rq.name_out = a->name_out;
 		rq.repo = a->repo;
 		rq.base = a->base;
 		rq.policy_file = a->policy;
@@ -142,7 +138,10 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		return tui_ctx_err(c, "state lock: %s", lease_strerror(rc));
 
 	memset(&spec, 0, sizeof spec);
-	spec.name = name;
+	/* names are unique among live leases: a taken one gets "-2"... */
+	spec.name = a->name;
+	spec.unique_name = true;
+	spec.name_out = a->name_out != NULL ? a->name_out : got;
 	spec.mode = LEASE_MODE_TRUSTED_LOCAL;
 	spec.adapter = ad->name;
 	spec.isolation = ad->isolation;
@@ -151,6 +150,8 @@ create_lease(struct tui_ctx *c, const struct new_args *a, int owner_fd,
 		lease_lock_release(lk);
 		return tui_ctx_err(c, "%s", lease_store_errmsg(st));
 	}
+	if (a->name_out == NULL)
+		tui_ctx_name_notice(c, a->name, got);
 
 	/* The lease directory: identity journaled before it exists. */
 	dir = tui_ctx_lease_dir(c, id);

@@ -594,7 +594,7 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 	struct lease_spec spec;
 	struct lease_lock *lk = NULL;
 	struct sbx_policy_error perr;
-	char err[600], *limits = NULL;
+	char err[600], *limits = NULL, got[TUI_NAME_MAX];
 	struct lease_flag_rules rules;
 	const char *reason;
 	bool verified = false;
@@ -627,6 +627,8 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 	/* Step 1: persist the lease in provisioning... */
 	memset(&spec, 0, sizeof spec);
 	spec.name = rq->name;
+	spec.unique_name = true;
+	spec.name_out = rq->name_out != NULL ? rq->name_out : got;
 	spec.mode = LEASE_MODE_SANDBOXED;
 	spec.adapter = p.ad->name;
 	spec.isolation = p.ad->isolation;
@@ -635,6 +637,8 @@ tui_bringup_sandboxed(struct tui_ctx *c, const struct tui_bringup *rq,
 		rc = tui_ctx_err(c, "%s", lease_store_errmsg(p.st));
 		goto out;
 	}
+	if (rq->name_out == NULL)
+		tui_ctx_name_notice(c, rq->name, got);
 	/* ...validate the request and the policy... */
 	if (read_prompt(&p, err, sizeof err) < 0) {
 		fail_lease(&p, "request_invalid");

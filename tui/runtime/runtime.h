@@ -32,6 +32,9 @@ struct tui_bringup {
 	const char *name, *repo, *base, *policy_file, *agent, *prompt_file;
 	char **cmd;
 	int rows, cols;
+	/* NULL: a renamed lease is said on stderr; else the name it got
+	 * (TUI_NAME_MAX bytes: names are unique among live leases) */
+	char *name_out;
 };
 /*
  * SPEC 6 for a bwrap or command lease; id gets the ID once inserted.
