@@ -189,12 +189,20 @@ check "... the lease ends cancelled" jq_eq "$J" .lease_state cancelled
 check "... nothing of it is left running or claimed" jq_eq "$J" '[.resources[] |
 	select(.state != "removed" and (.kind=="cgroup" or .kind=="sandbox"))] | length' 0
 
+# left_diag ID: the lease's resources not removed, its cleanup, and what
+# the last reconcile said ($out)
+left_diag() {
+	js "$1" | jq -c '{cleanup, reason: .cleanup_reason,
+	    left: [.resources[] | select(.state != "removed")]}'
+	echo "reconcile said: $out"
+}
+
 # nothing_of_checks ID WHAT: no check run of lease ID runs or holds anything
 nothing_of_checks() {
 	local id=$1 what=$2
-	check "$what: no check resource is left unremoved" jq_eq "$(js "$id")" \
-		'[.resources[] | select((.identity | startswith("check:")) and
-		.state != "removed")] | length' 0
+	checkd "$what: no check resource is left unremoved" "left_diag $id" \
+		jq_eq "$(js "$id")" '[.resources[] | select((.identity |
+		startswith("check:")) and .state != "removed")] | length' 0
 	check "$what: no uid slot names the lease or a check of it" bash -c \
 		"! grep -rqs '^$id' /run/corral/uids/*/owner"
 	check "$what: no check cgroup is left on the host" bash -c \
@@ -226,8 +234,9 @@ check "... the lease failed holder_lost, no check pending" jq_eq "$J" \
 	'"\(.lease_state) \(.failed_reason) \([.result.checks[]? | select(.status == "pending")] | length)"' \
 	"failed holder_lost 0"
 nothing_of_checks "$ID3" "holder lost"
-check "reject confirms its cleanup" "$CORRAL" reject "$ID3"
-check "... cleanup confirmed" jq_eq "$(js "$ID3")" .cleanup confirmed
+out=$("$CORRAL" reject "$ID3" 2>&1)
+check "reject confirms its cleanup" test $? = 0
+checkd "... cleanup confirmed" "left_diag $ID3" jq_eq "$(js "$ID3")" .cleanup confirmed
 check "gc removes it" "$CORRAL" gc "$ID3"
 check "... no uid slot names it after gc" bash -c "! grep -rqs '^$ID3' /run/corral/uids/*/owner"
 

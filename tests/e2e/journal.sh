@@ -205,7 +205,7 @@ full_finish() {
 	check "($tag) ls says journal_unwritable while the finish waits" poll unwritable
 	check "($tag) the lease is still running (not failed)" \
 		jq_eq "$(js "$id")" .lease_state running
-	check "($tag) its holder is alive" holder_alive "$id"
+	checkd "($tag) its holder is alive" "holder_diag $id" holder_alive "$id"
 	rm -f "$CORRAL_STATE_DIR/fill" "$CORRAL_STATE_DIR/fill2"
 	check "($tag) once space returns, the lease settles" settled "$id"
 	j=$(js "$id")
@@ -220,6 +220,17 @@ full_finish() {
 	check "($tag) its receipt chain verifies" jq_eq "$j" .receipt.verified true
 }
 holder_alive() { ! holder_gone "$1"; }
+# holder_diag ID: what the lease's receipts say of its holder, and /proc
+holder_diag() {
+	local j pid
+	j=$("$CORRAL" show "$1" --json)
+	echo "show rc=$? df=$(df --output=avail -B1 "$CORRAL_STATE_DIR" | tail -1)"
+	jq -c '[.receipts[] | {kind, fields}] | .[-6:]' <<<"$j"
+	for pid in $(jq -r '.receipts[] | select(.kind == "holder_started") |
+	    .fields.holder_pid' <<<"$j"); do
+		echo "pid $pid: $(cat "/proc/$pid/stat" 2>&1)"
+	done
+}
 full_finish extract result.extract.before
 "$CORRAL" reject "$id" >/dev/null 2>&1
 printf '[checks]\nsees = test -s noise\n' >"$TMP/checks.ini"

@@ -62,6 +62,16 @@ check() {
 	if "$@" >/dev/null 2>&1; then pass "$name"; else fail "$name"; fi
 }
 
+# checkd NAME DIAG CMD...: check, and when it fails the output of the
+# shell command DIAG goes to the log ("# " lines), to tell why
+checkd() {
+	local name=$1 diag=$2; shift 2
+	if "$@" >/dev/null 2>&1; then pass "$name"; else
+		fail "$name"
+		eval "$diag" 2>&1 | head -c 4000 | sed 's/^/# /'
+	fi
+}
+
 # expect_rc RC NAME CMD...
 expect_rc() {
 	local want=$1 name=$2; shift 2
