@@ -32,11 +32,14 @@
 #define LEASE_USAGE_V4 ", 0, 0, 0, 0, 0, 0, 0"
 #define LEASE_USAGE_COL 27
 
+/* The final lease states, as lease_fsm_state_final says (SPEC 5). */
+#define SQL_FINAL_STATES "('applied','rejected','failed','cancelled')"
+
 #define SQL_GET(u) "SELECT " LEASE_COLUMNS u " FROM leases WHERE id = ?1"
 #define SQL_LIST_ALL(u) "SELECT " LEASE_COLUMNS u " FROM leases ORDER BY id"
 #define SQL_LIST_LIVE(u) \
-    "SELECT " LEASE_COLUMNS u " FROM leases WHERE lease_state NOT IN" \
-    " ('applied','rejected','failed','cancelled')" \
+    "SELECT " LEASE_COLUMNS u " FROM leases WHERE lease_state NOT IN " \
+    SQL_FINAL_STATES \
     " OR cleanup IN ('pending','failed') ORDER BY id"
 
 static const char *const sql_get[2] = {
@@ -265,8 +268,8 @@ static const char sql_insert[] =
     " 0, 'none', ?6, ?7, ?8, ?9, ?10, ?10)";
 
 static const char sql_name_live[] =
-    "SELECT 1 FROM leases WHERE name = ?1 AND lease_state NOT IN"
-    " ('applied', 'rejected', 'failed', 'cancelled') LIMIT 1";
+    "SELECT 1 FROM leases WHERE name = ?1 AND lease_state NOT IN "
+    SQL_FINAL_STATES " LIMIT 1";
 
 /*
  * Inside the insert's transaction: the first of NAME, NAME-2... NAME-999
